@@ -1,0 +1,9 @@
+#include "app/commands.h"
+
+namespace ringlab::app {
+namespace {
+int g_exit_code = 0;
+}
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+}  // namespace ringlab::app

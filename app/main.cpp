@@ -1,0 +1,50 @@
+// ringlab: one executable, one subcommand per job. With no subcommand it opens the desktop app.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <string>
+#include <vector>
+
+#include "app/commands.h"
+#include "engine/core/error.h"
+
+namespace {
+
+// `ringlab` and `ringlab --scenario x` mean `ringlab gui ...`.
+std::vector<std::string> arguments_with_default_command(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const bool asks_root = !args.empty() && (args[0] == "-h" || args[0] == "--help" || args[0] == "--version");
+  if (args.empty() || (args[0].rfind('-', 0) == 0 && !asks_root)) args.insert(args.begin(), "gui");
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App root{"ringlab: see DistributedDataParallel and ring all-reduce work, for real"};
+  root.name("ringlab");
+  root.require_subcommand(0, 1);
+  root.set_version_flag("--version", "ringlab 0.1.0");
+  ringlab::app::add_run_command(root);
+  ringlab::app::add_worker_command(root);
+  ringlab::app::add_gui_command(root);
+  ringlab::app::add_bench_command(root);
+  ringlab::app::add_simulate_command(root);
+  try {
+    std::vector<std::string> args = arguments_with_default_command(argc, argv);
+    root.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return root.exit(e);
+  } catch (const ringlab::InputError& e) {
+    fmt::print(stderr, "ringlab: error: {}\n", e.what());
+    return 2;
+  } catch (const ringlab::Error& e) {
+    fmt::print(stderr, "ringlab: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ringlab: unexpected error: {}\n", e.what());
+    return 1;
+  }
+  return ringlab::app::exit_code();
+}

@@ -1,0 +1,60 @@
+#pragma once
+// A process group: this process's rank among `size` peers and the ways to talk to them.
+// Backends (dist/gloo, dist/mpi, dist/nccl) implement point-to-point and their own all-reduce;
+// the ring all-reduce (dist/ring_allreduce.h) is written once on top of point-to-point.
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ringlab {
+
+// An outstanding send or receive. wait() throws TimeoutError when the timeout passes
+// and Error when the transfer failed (peer gone, connection dropped).
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual void wait(std::chrono::milliseconds timeout) = 0;
+};
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;  // "gloo", "mpi", "nccl", "local"
+
+  // Point-to-point on float32 buffers. The buffer must stay alive until wait() returns.
+  // `tag` tells apart concurrent transfers between the same pair (ring step, segment).
+  virtual std::unique_ptr<Request> isend(std::span<const float> data, int dst, int tag) = 0;
+  virtual std::unique_ptr<Request> irecv(std::span<float> data, int src, int tag) = 0;
+
+  virtual void broadcast(std::span<float> data, int root) = 0;
+  virtual void barrier() = 0;
+  // The backend's own all-reduce (sum), in place: gloo::allreduce, MPI_Allreduce, ncclAllReduce.
+  virtual void allreduce_native(std::span<float> data) = 0;
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+
+  // Blocking helpers over isend/irecv.
+  void send(std::span<const float> data, int dst, int tag) { isend(data, dst, tag)->wait(timeout_); }
+  void recv(std::span<float> data, int src, int tag) { irecv(data, src, tag)->wait(timeout_); }
+
+ protected:
+  std::chrono::milliseconds timeout_{60000};
+};
+
+// Which backends this build has, and why the others are missing.
+struct BackendInfo {
+  std::string name;
+  bool available = false;
+  std::string reason;  // why not, when unavailable
+};
+std::vector<BackendInfo> list_backends();
+// Throws InputError naming the backend and listing the available ones when `name` cannot run.
+void require_backend(const std::string& name);
+
+}  // namespace ringlab

@@ -1,0 +1,52 @@
+#pragma once
+// A small TCP key-value store for rendezvous, like torchrun's TCPStore. The controller hosts it;
+// workers use it to find each other (gloo's rendezvous, NCCL's unique id, MPI-less barriers).
+// Every connection first presents the run's token; frames have a size limit; every wait has a timeout.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ringlab {
+
+class StoreServer {
+ public:
+  // Binds to `host` (127.0.0.1 unless told otherwise) on `port` (0 = any free port).
+  StoreServer(const std::string& host, uint16_t port, std::string token);
+  ~StoreServer();
+  StoreServer(const StoreServer&) = delete;
+  StoreServer& operator=(const StoreServer&) = delete;
+  uint16_t port() const;
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class StoreClient {
+ public:
+  StoreClient(const std::string& host, uint16_t port, std::string token,
+              std::chrono::milliseconds timeout);
+  ~StoreClient();
+  StoreClient(const StoreClient&) = delete;
+  StoreClient& operator=(const StoreClient&) = delete;
+
+  void set(const std::string& key, const std::vector<uint8_t>& value);
+  // Waits until the key exists (or the timeout passes: TimeoutError naming the key).
+  std::vector<uint8_t> get(const std::string& key);
+  // Atomically adds `delta` to the integer stored at key (0 if absent) and returns the new value.
+  int64_t add(const std::string& key, int64_t delta);
+  // Waits until all keys exist.
+  void wait(const std::vector<std::string>& keys);
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
+  bool check(const std::vector<std::string>& keys);
+  std::chrono::milliseconds timeout() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringlab

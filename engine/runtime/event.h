@@ -1,0 +1,73 @@
+#pragma once
+// What a worker reports about itself. Events are data, never drawing: the controller stores
+// them in an EventStore, the views read them, the exporters write them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ringlab {
+
+enum class EventKind : uint8_t {
+  RunBegin = 0,        // text: JSON of the job config; value: world size
+  StepBegin = 1,       // step, epoch
+  StepEnd = 2,         // step, epoch, value = local loss of this step
+  Forward = 3,         // t_begin..t_end of the forward pass
+  Backward = 4,        // t_begin..t_end of the backward pass
+  BucketReady = 5,     // bucket index, bytes; t_begin = moment its last gradient was ready
+  CollectiveBegin = 6, // collective_id, bucket, bytes, text = "ring" | "native" | "broadcast" | "demo"
+  CollectiveEnd = 7,   // collective_id, t_begin..t_end
+  ChunkTransfer = 8,   // one chunk (or segment) sent from src to dst: phase, ring_step, chunk, bytes,
+                       // t_begin (send posted) .. t_end (receive completed); values = the receiver's
+                       // chunk after this step, for tensors of at most 64 elements
+  OptimizerStep = 9,   // t_begin..t_end
+  SamplerShard = 10,   // epoch; indices = this rank's index list for the epoch
+  EpochEnd = 11,       // epoch, value = MSE over the whole dataset (rank 0)
+  Error = 12,          // text = message
+  Log = 13,            // text
+  GateWait = 14,       // a gated ring waited for the controller: t_begin..t_end, ring_step
+  RunEnd = 15,         // value = us per step
+};
+
+enum class RingPhase : int8_t { None = -1, ReduceScatter = 0, AllGather = 1 };
+
+struct Event {
+  EventKind kind = EventKind::Log;
+  int32_t rank = 0;
+  int64_t t_begin_ns = 0;  // steady clock, shared by all processes on the machine
+  int64_t t_end_ns = 0;
+  int64_t step = -1;       // global training step, -1 when none
+  int32_t epoch = -1;
+  int64_t collective_id = -1;  // per-rank sequence number of the collective
+  int32_t bucket = -1;
+  int8_t phase = -1;       // RingPhase
+  int32_t ring_step = -1;
+  int32_t chunk = -1;
+  int32_t segment = -1;
+  int32_t src = -1;
+  int32_t dst = -1;
+  int64_t bytes = 0;
+  double value = 0.0;
+  std::vector<float> values;
+  std::vector<int64_t> indices;
+  std::string text;
+};
+
+const char* to_string(EventKind kind);
+
+// Where events go. The worker's sink sends them to the controller; tests collect them in memory.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void emit(Event event) = 0;
+  // How much detail the sink wants: chunk events cost a little, so they can be switched off.
+  virtual bool wants_chunks() const { return true; }
+};
+
+// Discards everything; the default when nobody listens.
+class NullEventSink : public EventSink {
+ public:
+  void emit(Event) override {}
+  bool wants_chunks() const override { return false; }
+};
+
+}  // namespace ringlab

@@ -1,0 +1,118 @@
+#include "engine/runtime/job_config.h"
+
+#include <cmath>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+
+namespace ringlab {
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw InputError(message);
+}
+
+}  // namespace
+
+void JobConfig::validate() const {
+  require(world_size >= 1 && world_size <= kMaxWorldSize,
+          fmt::format("--world-size must be between 1 and {}, got {}", kMaxWorldSize, world_size));
+  require(backend == "gloo" || backend == "mpi" || backend == "nccl",
+          fmt::format("--backend must be one of gloo, mpi, nccl; got '{}'", backend));
+  require(algorithm == "ring" || algorithm == "native",
+          fmt::format("--algorithm must be ring or native, got '{}'", algorithm));
+  require(samples >= 1 && samples <= 100'000'000,
+          fmt::format("--samples must be between 1 and 100000000, got {}", samples));
+  require(features >= 1 && features <= 4096,
+          fmt::format("features must be between 1 and 4096, got {}", features));
+  for (int h : hidden)
+    require(h >= 1 && h <= 4096, fmt::format("--hidden sizes must be between 1 and 4096, got {}", h));
+  require(batch_size >= 1 && batch_size <= 1'000'000,
+          fmt::format("--batch-size must be between 1 and 1000000, got {}", batch_size));
+  require(std::isfinite(lr) && lr > 0, fmt::format("--lr must be a finite number > 0, got {}", lr));
+  require(std::isfinite(momentum) && momentum >= 0 && momentum < 1,
+          fmt::format("--momentum must be in [0, 1), got {}", momentum));
+  require(std::isfinite(weight_decay) && weight_decay >= 0,
+          fmt::format("--weight-decay must be a finite number >= 0, got {}", weight_decay));
+  require(epochs >= 0 && epochs <= 1'000'000,
+          fmt::format("--epochs must be between 0 and 1000000, got {}", epochs));
+  require(bucket_cap_kb == -1 || (bucket_cap_kb >= 1 && bucket_cap_kb <= 1'048'576),
+          fmt::format("--bucket-cap-kb must be between 1 and 1048576 (or unset), got {}", bucket_cap_kb));
+  require(grad_accum >= 1 && grad_accum <= 1024,
+          fmt::format("--grad-accum must be between 1 and 1024, got {}", grad_accum));
+  require(std::isfinite(timeout_s) && timeout_s > 0 && timeout_s <= 86400,
+          fmt::format("--timeout must be between 0 and 86400 seconds (exclusive of 0), got {}", timeout_s));
+  require(trace_level == "none" || trace_level == "steps" || trace_level == "chunks",
+          fmt::format("--trace-level must be none, steps or chunks; got '{}'", trace_level));
+}
+
+std::string JobConfig::describe() const {
+  return fmt::format("{} rank{}, {}, {}, lr {}", world_size, world_size == 1 ? "" : "s", backend,
+                     algorithm, lr);
+}
+
+std::vector<int> parse_hidden(const std::string& text) {
+  std::vector<int> sizes;
+  if (text.empty()) return sizes;  // no hidden layer: a linear model
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t used = 0;
+    int value = 0;
+    try {
+      value = std::stoi(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (part.empty() || used != part.size() || value < 1 || value > 4096)
+      throw InputError(fmt::format(
+          "--hidden must be a comma-separated list of layer widths between 1 and 4096 (like 48,48); "
+          "got '{}'", text));
+    sizes.push_back(value);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return sizes;
+}
+
+void to_json(nlohmann::json& j, const JobConfig& c) {
+  j = nlohmann::json{{"world_size", c.world_size}, {"backend", c.backend},
+                     {"algorithm", c.algorithm}, {"samples", c.samples},
+                     {"features", c.features}, {"hidden", c.hidden},
+                     {"batch_size", c.batch_size}, {"lr", c.lr},
+                     {"momentum", c.momentum}, {"weight_decay", c.weight_decay},
+                     {"seed", c.seed}, {"epochs", c.epochs},
+                     {"drop_last", c.drop_last}, {"shuffle", c.shuffle},
+                     {"set_epoch", c.set_epoch}, {"bucket_cap_kb", c.bucket_cap_kb},
+                     {"grad_accum", c.grad_accum}, {"timeout_s", c.timeout_s},
+                     {"trace_level", c.trace_level}};
+}
+
+void from_json(const nlohmann::json& j, JobConfig& c) {
+  auto take = [&](const char* key, auto& field) {
+    if (j.contains(key)) j.at(key).get_to(field);
+  };
+  take("world_size", c.world_size);
+  take("backend", c.backend);
+  take("algorithm", c.algorithm);
+  take("samples", c.samples);
+  take("features", c.features);
+  take("hidden", c.hidden);
+  take("batch_size", c.batch_size);
+  take("lr", c.lr);
+  take("momentum", c.momentum);
+  take("weight_decay", c.weight_decay);
+  take("seed", c.seed);
+  take("epochs", c.epochs);
+  take("drop_last", c.drop_last);
+  take("shuffle", c.shuffle);
+  take("set_epoch", c.set_epoch);
+  take("bucket_cap_kb", c.bucket_cap_kb);
+  take("grad_accum", c.grad_accum);
+  take("timeout_s", c.timeout_s);
+  take("trace_level", c.trace_level);
+}
+
+}  // namespace ringlab

@@ -1,0 +1,46 @@
+#pragma once
+// One training job, as `ringlab run` flags, scenario files and the app's controls describe it.
+// Defaults are the seed's ddp_cpu.py: 256 samples, 6 features, seed 5, batch 32, lr 0.03, 4 epochs.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ringlab {
+
+inline constexpr int kMaxWorldSize = 64;
+
+struct JobConfig {
+  int world_size = 1;
+  std::string backend = "gloo";      // gloo | mpi | nccl
+  std::string algorithm = "ring";    // ring | native
+  int64_t samples = 256;
+  int features = 6;
+  std::vector<int> hidden = {48, 48};
+  int64_t batch_size = 32;           // per rank
+  double lr = 0.03;
+  double momentum = 0.0;
+  double weight_decay = 0.0;
+  uint64_t seed = 5;
+  int epochs = 4;
+  bool drop_last = false;            // the sampler's drop_last
+  bool shuffle = true;
+  bool set_epoch = true;             // false: the "forgot set_epoch" pitfall
+  int64_t bucket_cap_kb = -1;        // -1: PyTorch's defaults (25 MiB, first bucket 1 MiB)
+  int grad_accum = 1;
+  double timeout_s = 60.0;
+  std::string trace_level = "chunks";  // none | steps | chunks
+
+  // Throws InputError naming the field and the accepted range.
+  void validate() const;
+  std::string describe() const;  // "4 ranks, gloo, lr 0.03"
+};
+
+void to_json(nlohmann::json& j, const JobConfig& c);
+void from_json(const nlohmann::json& j, JobConfig& c);
+
+// Parses "48,48" into {48, 48}; throws InputError on anything else.
+std::vector<int> parse_hidden(const std::string& text);
+
+}  // namespace ringlab
