@@ -1,0 +1,77 @@
+#pragma once
+// The controller, like torchrun's agent: hosts the rendezvous store and the event server,
+// starts one worker process per rank (or mpirun), watches them, and turns their events into
+// a RunResult. `ringlab run` and the desktop app both drive a run through this class.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/event_store.h"
+#include "engine/runtime/job_config.h"
+
+namespace ringlab {
+
+struct ControllerOptions {
+  JobConfig job;
+  std::string master_addr = "127.0.0.1";  // where the store and event server listen
+  uint16_t master_port = 0;                // 0: any free port
+  int nnodes = 1;
+  int node_rank = 0;
+  bool gated = false;                      // step-through: ring steps wait for release_gate()
+  std::string executable;                  // the worker binary; default: this executable
+  std::string checkpoint_in;               // resume from this checkpoint (live change, restart)
+};
+
+struct RankResult {
+  int rank = 0;
+  std::vector<std::vector<int64_t>> shards;  // shards[epoch] = this rank's index list
+  std::vector<double> step_loss;             // local loss of every step
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string failure;                  // which rank failed, how, and where each rank was
+  JobConfig job;
+  int64_t batches_per_epoch = 0;
+  std::vector<float> allreduce_demo_input;
+  std::vector<float> allreduce_demo_output;
+  std::vector<double> epoch_mse;        // MSE over the whole dataset after each epoch (rank 0)
+  std::vector<RankResult> ranks;
+  int64_t steps = 0;
+  double train_seconds = 0.0;
+  double us_per_step = 0.0;             // training loop only, excluding start-up
+};
+
+class Controller {
+ public:
+  Controller(ControllerOptions options, EventStore& events);
+  ~Controller();  // stops and reaps every worker
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  void start();                      // non-blocking: workers are running when it returns
+  bool running() const;
+  RunResult wait();                  // blocks until the run ends (bounded by the job's timeout)
+  std::optional<RunResult> poll();   // the result once the run has ended, without blocking
+  void request_stop();               // stop at once (SIGTERM, then SIGKILL)
+
+  // Step-through: in gated mode every rank's ring waits before each ring step until released.
+  void set_gated(bool on);
+  bool gated() const;
+  void release_gate();               // lets every rank take one more ring step
+
+  // Live change of world size or backend: the workers stop at the next step boundary, rank 0
+  // checkpoints the model and optimizer, and a new set of workers resumes from it; the sampler
+  // re-shards for the new world size.
+  void change_world(int world_size, const std::string& backend);
+
+  const ControllerOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringlab

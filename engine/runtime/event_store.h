@@ -1,0 +1,46 @@
+#pragma once
+// The controller's memory of a run: every event the workers reported, in arrival order,
+// safe to append from the ingest thread while views and exporters read.
+// Memory is bounded: once `max_detail_events` chunk/bucket events are held, the oldest
+// collectives' chunk detail is dropped (their CollectiveBegin/End stay), so a long run keeps
+// its whole loss curve and the recent collectives in full detail.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "engine/runtime/event.h"
+
+namespace ringlab {
+
+class EventStore : public EventSink {
+ public:
+  explicit EventStore(size_t max_detail_events = 2'000'000);
+
+  void emit(Event event) override;  // append (thread-safe)
+  void clear();
+
+  // A monotonically increasing counter bumped on every append or clear; views use it to
+  // notice new data without copying.
+  uint64_t version() const;
+  size_t size() const;
+  size_t dropped_detail() const;  // chunk events discarded by down-sampling
+
+  // Calls fn(event) for each stored event with index >= from, under the lock; returns the index
+  // one past the last event visited. Keep fn short: the ingest thread waits meanwhile.
+  size_t for_each(size_t from, const std::function<void(const Event&)>& fn) const;
+  std::vector<Event> snapshot() const;  // a copy of everything
+
+ private:
+  void downsample_locked();
+
+  mutable std::mutex mutex_;
+  std::vector<Event> events_;
+  size_t max_detail_events_;
+  size_t detail_events_ = 0;
+  size_t dropped_detail_ = 0;
+  uint64_t version_ = 0;
+};
+
+}  // namespace ringlab
