@@ -36,6 +36,15 @@ class ProcessGroup {
   // The backend's own all-reduce (sum), in place: gloo::allreduce, MPI_Allreduce, ncclAllReduce.
   virtual void allreduce_native(std::span<float> data) = 0;
 
+  // Memory hooks so the ring can run where the buffers live. CPU backends use host memory and
+  // these defaults; the NCCL group's buffers are device pointers and it overrides all three.
+  // acc[i] += incoming[i]
+  virtual void reduce_add(std::span<float> acc, std::span<const float> incoming);
+  // A scratch buffer of at least n floats owned by the group, valid until the next call.
+  virtual std::span<float> scratch(size_t n);
+  // Copies a (possibly device) span into host memory, for recording chunk values.
+  virtual void copy_to_host(std::span<const float> src, float* dst);
+
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 
@@ -45,6 +54,7 @@ class ProcessGroup {
 
  protected:
   std::chrono::milliseconds timeout_{60000};
+  std::vector<float> scratch_;
 };
 
 // Which backends this build has, and why the others are missing.
