@@ -1,0 +1,183 @@
+#include "engine/ddp/distributed_data_parallel.h"
+
+#include <fmt/core.h>
+
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/dist/ring_allreduce.h"
+
+namespace ringlab::ddp {
+
+DistributedDataParallel::DistributedDataParallel(nn::Mlp& model, ProcessGroup& group, DdpOptions options)
+    : model_(model), group_(group), options_(std::move(options)) {
+  if (options_.algorithm != "ring" && options_.algorithm != "native")
+    throw InputError(fmt::format("unknown all-reduce algorithm '{}' (ring or native)", options_.algorithm));
+  buckets_ = plan_buckets(model_.parameter_views(), options_.bucket_cap_bytes);
+  bucket_of_parameter_.assign(model_.parameter_views().size(), -1);
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    for (int p : buckets_[b].parameters) bucket_of_parameter_[p] = static_cast<int>(b);
+  pending_in_bucket_.assign(buckets_.size(), 0);
+
+  // Every replica must start from the same weights: rank 0's win.
+  const int64_t t0 = now_ns();
+  group_.broadcast(model_.parameters(), 0);
+  if (options_.events) {
+    Event e;
+    e.kind = EventKind::CollectiveEnd;
+    e.rank = group_.rank();
+    e.t_begin_ns = t0;
+    e.t_end_ns = now_ns();
+    e.collective_id = next_collective_id_++;
+    e.bytes = static_cast<int64_t>(model_.parameters().size_bytes());
+    e.text = "broadcast";
+    options_.events->emit(std::move(e));
+  }
+  comm_thread_ = std::thread([this] { communication_loop(); });
+}
+
+DistributedDataParallel::~DistributedDataParallel() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  comm_thread_.join();
+}
+
+void DistributedDataParallel::backward(std::span<const float> grad_output, bool sync) {
+  if (!sync) {
+    model_.backward(grad_output);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+    for (size_t b = 0; b < buckets_.size(); ++b)
+      pending_in_bucket_[b] = static_cast<int>(buckets_[b].parameters.size());
+  }
+  model_.backward(grad_output, [this](int p) { on_gradient_ready(p); });
+}
+
+void DistributedDataParallel::on_gradient_ready(int parameter) {
+  // Average by scaling before the sum, as PyTorch's reducer does: grad * (1 / world_size).
+  const float scale = static_cast<float>(1.0 / group_.size());
+  const nn::ParameterView& view = model_.parameter_views()[parameter];
+  float* g = model_.gradients().data() + view.offset;
+  if (group_.size() > 1)
+    for (size_t i = 0; i < view.numel; ++i) g[i] = g[i] * scale;
+
+  const int b = bucket_of_parameter_[parameter];
+  bool ready = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ready = --pending_in_bucket_[b] == 0;
+    if (ready) {
+      queue_.push_back(static_cast<size_t>(b));
+      ++launched_;
+    }
+  }
+  if (!ready) return;
+  if (options_.events) {
+    Event e;
+    e.kind = EventKind::BucketReady;
+    e.rank = group_.rank();
+    e.t_begin_ns = e.t_end_ns = now_ns();
+    e.step = step_;
+    e.bucket = b;
+    e.bytes = static_cast<int64_t>(buckets_[b].numel * sizeof(float));
+    options_.events->emit(std::move(e));
+  }
+  cv_.notify_all();
+}
+
+void DistributedDataParallel::communication_loop() {
+  for (;;) {
+    size_t bucket = 0;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      bucket = queue_.front();
+      queue_.pop_front();
+    }
+    try {
+      allreduce_bucket(bucket);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++completed_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void DistributedDataParallel::allreduce_bucket(size_t b) {
+  const Bucket& bucket = buckets_[b];
+  std::span<float> grads = model_.gradients().subspan(bucket.offset, bucket.numel);
+  run_allreduce(grads, static_cast<int>(b), options_.algorithm);
+}
+
+void DistributedDataParallel::run_allreduce(std::span<float> data, int bucket, const std::string& label) {
+  const int64_t id = next_collective_id_++;
+  const int64_t t0 = now_ns();
+  if (options_.events) {
+    Event e;
+    e.kind = EventKind::CollectiveBegin;
+    e.rank = group_.rank();
+    e.t_begin_ns = e.t_end_ns = t0;
+    e.step = step_;
+    e.collective_id = id;
+    e.bucket = bucket;
+    e.bytes = static_cast<int64_t>(data.size_bytes());
+    e.text = label;
+    if (data.size() <= 64) e.values.assign(data.begin(), data.end());
+    options_.events->emit(std::move(e));
+  }
+  if (options_.algorithm == "native" || group_.size() == 1) {
+    group_.allreduce_native(data);
+  } else {
+    RingAllreduceOptions ring;
+    ring.timeout = options_.timeout;
+    ring.segment_elems = options_.segment_elems;
+    ring.events = options_.events;
+    ring.collective_id = id;
+    ring.step = step_;
+    ring.bucket = bucket;
+    ring.before_step = options_.before_ring_step;
+    ring_allreduce(group_, data, ring);
+  }
+  if (options_.events) {
+    Event e;
+    e.kind = EventKind::CollectiveEnd;
+    e.rank = group_.rank();
+    e.t_begin_ns = t0;
+    e.t_end_ns = now_ns();
+    e.step = step_;
+    e.collective_id = id;
+    e.bucket = bucket;
+    e.bytes = static_cast<int64_t>(data.size_bytes());
+    e.text = label;
+    if (data.size() <= 64) e.values.assign(data.begin(), data.end());
+    options_.events->emit(std::move(e));
+  }
+}
+
+void DistributedDataParallel::finish() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const bool done = cv_.wait_for(lock, options_.timeout, [this] { return completed_ == launched_; });
+  if (error_) std::rethrow_exception(error_);
+  if (!done)
+    throw TimeoutError(ErrorContext{group_.rank(), "ddp.finish", step_},
+                       fmt::format("{} of {} gradient buckets still not all-reduced after {} ms",
+                                   launched_ - completed_, launched_, options_.timeout.count()));
+}
+
+void DistributedDataParallel::allreduce(std::span<float> data, const std::string& label) {
+  finish();
+  run_allreduce(data, -1, label);
+}
+
+}  // namespace ringlab::ddp

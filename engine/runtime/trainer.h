@@ -1,0 +1,50 @@
+#pragma once
+// What one rank does: the seed's ddp_cpu.py, generalised to any world size. Builds the data and
+// the model from the seed exactly as PyTorch would, wraps the model in DDP, runs the direct
+// all-reduce demo, then trains with a DistributedSampler, reporting everything as events.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/dist/process_group.h"
+#include "engine/runtime/event.h"
+#include "engine/runtime/job_config.h"
+
+namespace ringlab {
+
+// Where a run resumes (live world-size change, restart): the model and optimizer state after
+// `steps_done` optimizer steps, at the start of epoch `epoch`, batch `batch`.
+struct TrainingState {
+  int epoch = 0;
+  int64_t batch = 0;       // batches already done in `epoch` (at the old world size)
+  int64_t steps_done = 0;
+  std::vector<float> parameters;
+  std::vector<float> momentum;
+};
+
+struct TrainerHooks {
+  std::function<void(RingPhase, int ring_step)> before_ring_step;  // gated mode
+  // Asked at every step boundary: return true to stop there (live change); the state is then
+  // left in RankOutcome::stopped_state.
+  std::function<bool(int64_t step)> stop_at_step_boundary;
+};
+
+struct RankOutcome {
+  int64_t batches_per_epoch = 0;
+  std::vector<float> demo_input, demo_output;
+  std::vector<std::vector<int64_t>> shards;  // per epoch
+  std::vector<double> step_loss;
+  std::vector<double> epoch_mse;             // filled on rank 0
+  int64_t steps = 0;
+  double train_seconds = 0.0;                // the training loop, without the per-epoch evaluation
+  double us_per_step = 0.0;
+  std::vector<float> final_parameters;
+  bool stopped = false;
+  TrainingState stopped_state;
+};
+
+RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& events,
+                       const TrainerHooks& hooks = {}, const TrainingState* resume = nullptr);
+
+}  // namespace ringlab

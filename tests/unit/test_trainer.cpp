@@ -1,0 +1,69 @@
+// The training loop end to end in one process: the seed's run at world size 1, and DDP's
+// promise that N ranks equal one rank on the union of their batches.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include "engine/dist/local_process_group.h"
+#include "engine/runtime/trainer.h"
+
+using namespace ringlab;
+
+namespace {
+
+std::vector<RankOutcome> train_threads(const JobConfig& job) {
+  LocalWorld world(job.world_size, std::chrono::milliseconds(20000));
+  std::vector<RankOutcome> out(job.world_size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < job.world_size; ++r)
+    threads.emplace_back([&, r] {
+      NullEventSink sink;
+      out[r] = train_rank(job, world.group(r), sink);
+    });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the seed's run: sampler indices and the four printed MSE values") {
+  JobConfig job;  // the seed's defaults
+  auto out = train_threads(job);
+  REQUIRE(out[0].epoch_mse.size() == 4);
+  CHECK(out[0].batches_per_epoch == 8);
+  const std::vector<int64_t> first8(out[0].shards[0].begin(), out[0].shards[0].begin() + 8);
+  CHECK(first8 == std::vector<int64_t>{99, 70, 55, 138, 66, 19, 48, 54});
+  const double printed[] = {0.900974, 0.136688, 0.065360, 0.062745};
+  for (int e = 0; e < 4; ++e) CHECK(std::fabs(out[0].epoch_mse[e] - printed[e]) < 5e-7);
+  CHECK(out[0].demo_output == std::vector<float>{1, 2, 3});
+  CHECK(out[0].steps == 32);
+}
+
+TEST_CASE("DDP equivalence: N ranks of batch b equal one rank of batch N*b on the same samples") {
+  // With shuffle off and n divisible by N*b, rank r's k-th batch is samples {r + N*j}; the union
+  // over ranks of step k is exactly the single rank's k-th batch of size N*b.
+  for (int world : {2, 4}) {
+    CAPTURE(world);
+    JobConfig multi;
+    multi.world_size = world;
+    multi.shuffle = false;
+    multi.epochs = 2;
+    multi.batch_size = 8;
+    multi.samples = 256;
+    JobConfig single = multi;
+    single.world_size = 1;
+    single.batch_size = 8 * world;
+    auto a = train_threads(multi);
+    auto b = train_threads(single);
+    REQUIRE(a[0].final_parameters.size() == b[0].final_parameters.size());
+    double max_diff = 0;
+    for (size_t i = 0; i < a[0].final_parameters.size(); ++i)
+      max_diff = std::max<double>(max_diff, std::fabs(a[0].final_parameters[i] - b[0].final_parameters[i]));
+    CHECK(max_diff < 1e-5);
+    for (int r = 1; r < world; ++r) CHECK(a[r].final_parameters == a[0].final_parameters);
+    CHECK(a[0].demo_output == std::vector<float>{float(world), 2.0f * world, 3.0f * world});
+    for (int e = 0; e < 2; ++e) CHECK(a[0].epoch_mse[e] == doctest::Approx(b[0].epoch_mse[e]).epsilon(1e-5));
+  }
+}
