@@ -1,14 +1,141 @@
+// `ringlab run`: the controller, headless. Starts one worker process per rank (like torchrun),
+// prints the seed script's report from rank 0's view, and exits non-zero if any rank failed.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
 #include "app/commands.h"
+#include "app/job_flags.h"
+#include "app/run_report.h"
 #include "engine/core/error.h"
+#include "engine/dist/process_group.h"
+#include "engine/runtime/chrome_trace.h"
+#include "engine/runtime/controller.h"
+#include "engine/runtime/metrics_csv.h"
 
 namespace ringlab::app {
+namespace {
+
+struct RunFlags {
+  JobFlags job;
+  std::string report, trace, metrics;
+  bool quiet = false;
+  int nnodes = 1, node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+};
+
+// Bad output paths are bad input: refuse them before any process starts.
+void require_writable(const std::string& path, const char* flag) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const bool ok = fs::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0 &&
+                  (!fs::exists(p) || (fs::is_regular_file(p) && ::access(p.c_str(), W_OK) == 0));
+  if (!ok) throw InputError(fmt::format("{}: cannot write '{}' (no such writable directory or file)", flag, path));
+}
+
+// A one-line progress bar on a terminal; silent otherwise.
+class Progress {
+ public:
+  Progress(const EventStore& events, int64_t total_steps, bool enabled)
+      : events_(events), total_(total_steps), enabled_(enabled && ::isatty(STDERR_FILENO)) {
+    if (enabled_) thread_ = std::thread([this] { loop(); });
+  }
+  ~Progress() {
+    done_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (enabled_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  void loop() {
+    size_t seen = 0;
+    int64_t steps = 0;
+    while (!done_) {
+      seen = events_.for_each(seen, [&](const Event& e) {
+        if (e.kind == EventKind::StepEnd && e.rank == 0) ++steps;
+      });
+      const double frac = total_ > 0 ? std::min(1.0, double(steps) / double(total_)) : 0.0;
+      const int width = 30, filled = static_cast<int>(frac * width);
+      std::fprintf(stderr, "\r[%s%s] step %lld/%lld", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), static_cast<long long>(steps),
+                   static_cast<long long>(total_));
+      std::fflush(stderr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  const EventStore& events_;
+  int64_t total_;
+  bool enabled_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+void run(RunFlags& f) {
+  ControllerOptions options;
+  options.job = f.job.resolve();
+  require_backend(options.job.backend);
+  require_writable(f.report, "--report");
+  require_writable(f.trace, "--trace");
+  require_writable(f.metrics, "--metrics");
+  if (f.nnodes < 1 || f.node_rank < 0 || f.node_rank >= f.nnodes)
+    throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", f.nnodes, f.node_rank));
+  if (options.job.world_size % f.nnodes != 0)
+    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", options.job.world_size, f.nnodes));
+  if (f.master_port < 0 || f.master_port > 65535)
+    throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
+  options.nnodes = f.nnodes;
+  options.node_rank = f.node_rank;
+  options.master_addr = f.master_addr;
+  options.master_port = static_cast<uint16_t>(f.master_port);
+
+  EventStore events;
+  Controller controller(options, events);
+  controller.start();
+  RunResult result;
+  {
+    JobConfig j = options.job;
+    const int64_t per_rank = (j.samples + j.world_size - 1) / j.world_size;
+    Progress progress(events, j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
+    result = controller.wait();
+  }
+  if (!f.quiet || !result.ok) std::fputs(format_seed_report(result).c_str(), stdout);
+  if (!f.report.empty()) write_report_json(result, f.report);
+  const std::vector<Event> all = events.snapshot();
+  if (!f.trace.empty()) write_chrome_trace(all, f.trace);
+  if (!f.metrics.empty()) write_metrics_csv(all, f.metrics);
+  if (!result.ok) {
+    std::fprintf(stderr, "ringlab run: %s\n", result.failure.c_str());
+    set_exit_code(1);
+  }
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("run", "not available yet in this build");
-  cmd->allow_extras();
-  cmd->callback([] { throw InputError("'ringlab run' is not available yet in this build"); });
+  auto* cmd = root.add_subcommand("run", "train with one real process per rank, headless, and print the report");
+  auto f = std::make_shared<RunFlags>();
+  add_job_flags(*cmd, f->job);
+  cmd->add_option("--report", f->report, "write the run as JSON");
+  cmd->add_option("--trace", f->trace, "write a Chrome trace (Perfetto, chrome://tracing)");
+  cmd->add_option("--metrics", f->metrics, "write per-step metrics as CSV");
+  cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors");
+  cmd->add_option("--nnodes", f->nnodes, "number of nodes")->capture_default_str();
+  cmd->add_option("--node-rank,--node_rank", f->node_rank, "this node's rank")->capture_default_str();
+  cmd->add_option("--master-addr,--master_addr", f->master_addr, "where the rendezvous store listens")
+      ->capture_default_str();
+  cmd->add_option("--master-port,--master_port", f->master_port, "the store's port (0: any free port)")
+      ->capture_default_str();
+  cmd->callback([f] { run(*f); });
 }
 
 }  // namespace ringlab::app

@@ -19,6 +19,7 @@ struct ControllerOptions {
   uint16_t master_port = 0;                // 0: any free port
   int nnodes = 1;
   int node_rank = 0;
+  bool interactive = false;                // workers honour the gate and live changes (the app)
   bool gated = false;                      // step-through: ring steps wait for release_gate()
   std::string executable;                  // the worker binary; default: this executable
   std::string checkpoint_in;               // resume from this checkpoint (live change, restart)
@@ -42,6 +43,7 @@ struct RunResult {
   int64_t steps = 0;
   double train_seconds = 0.0;
   double us_per_step = 0.0;             // training loop only, excluding start-up
+  std::vector<float> final_parameters;  // rank 0's model at the end
 };
 
 class Controller {

@@ -1,0 +1,90 @@
+#include "app/run_report.h"
+
+#include <fstream>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+
+namespace ringlab::app {
+namespace {
+
+// Python's list repr of floats: [1.0, 2.0, 3.0]
+std::string python_floats(const std::vector<float>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string x = fmt::format("{}", v[i]);
+    if (x.find_first_of(".en") == std::string::npos) x += ".0";
+    s += (i ? ", " : "") + x;
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+std::string format_seed_report(const RunResult& r) {
+  const JobConfig& j = r.job;
+  std::string out;
+  out += fmt::format("backend                : {}\n", j.backend);
+  out += fmt::format("world_size             : {}\n", j.world_size);
+  out += fmt::format("rank of this process   : 0\n");
+  out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(r.allreduce_demo_output));
+  out += "\n";
+  const int64_t per_rank = r.ranks.empty() || r.ranks[0].shards.empty()
+                               ? 0 : static_cast<int64_t>(r.ranks[0].shards[0].size());
+  out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", r.batches_per_epoch, per_rank,
+                     j.world_size > 1 ? " per rank" : "", j.batch_size);
+  if (!r.ranks.empty() && !r.ranks[0].shards.empty()) {
+    const auto& s = r.ranks[0].shards[0];
+    std::vector<int64_t> first(s.begin(), s.begin() + std::min<size_t>(8, s.size()));
+    out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first, ", "));
+  }
+  for (size_t e = 0; e < r.epoch_mse.size(); ++e)
+    out += fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", e + 1, r.epoch_mse[e]);
+  out += "\n";
+  out += "destroy_process_group  : done\n";
+  return out;
+}
+
+void write_report_json(const RunResult& r, const std::string& path) {
+  nlohmann::json j;
+  const JobConfig& c = r.job;
+  j["ok"] = r.ok;
+  if (!r.ok) j["failure"] = r.failure;
+  j["world_size"] = c.world_size;
+  j["backend"] = c.backend;
+  j["algorithm"] = c.algorithm;
+  j["samples"] = c.samples;
+  j["hidden"] = c.hidden;
+  j["batch_size"] = c.batch_size;
+  j["seed"] = c.seed;
+  j["epochs"] = c.epochs;
+  j["lr"] = c.lr;
+  j["momentum"] = c.momentum;
+  j["drop_last"] = c.drop_last;
+  j["shuffle"] = c.shuffle;
+  j["set_epoch"] = c.set_epoch;
+  j["bucket_cap_kb"] = c.bucket_cap_kb;
+  j["batches_per_epoch"] = r.batches_per_epoch;
+  j["allreduce_demo"] = {{"input", r.allreduce_demo_input}, {"output", r.allreduce_demo_output}};
+  nlohmann::json shards = nlohmann::json::array(), losses = nlohmann::json::array();
+  for (const RankResult& rank : r.ranks) {
+    shards.push_back(rank.shards);
+    losses.push_back(rank.step_loss);
+  }
+  j["shards"] = shards;
+  j["epoch_mse"] = r.epoch_mse;
+  j["step_loss"] = losses;
+  j["steps"] = r.steps;
+  j["train_seconds"] = r.train_seconds;
+  j["us_per_step"] = r.us_per_step;
+  j["final_parameters"] = r.final_parameters;
+  std::ofstream out(path);
+  if (!out) throw InputError(fmt::format("--report: cannot write '{}'", path));
+  out << j.dump(1) << "\n";
+  if (!out.good()) throw InputError(fmt::format("--report: cannot write '{}'", path));
+}
+
+}  // namespace ringlab::app

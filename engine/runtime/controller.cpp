@@ -1,0 +1,255 @@
+#include "engine/runtime/controller.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/dist/store.h"
+#include "engine/runtime/checkpoint.h"
+#include "engine/runtime/event_server.h"
+#include "engine/runtime/launcher.h"
+#include "engine/runtime/run_result.h"
+#include "engine/runtime/worker.h"
+
+namespace ringlab {
+namespace {
+
+std::string random_hex(size_t bytes) {
+  std::random_device rd;
+  std::string s;
+  for (size_t i = 0; i < bytes; ++i) s += fmt::format("{:02x}", rd() & 0xFF);
+  return s;
+}
+
+}  // namespace
+
+struct Controller::Impl {
+  ControllerOptions options;
+  EventStore& events;
+  std::string token = random_hex(16);
+  std::string run_id = random_hex(6);
+  std::unique_ptr<StoreServer> store_server;
+  std::unique_ptr<StoreClient> store;
+  std::unique_ptr<EventServer> event_server;
+  std::unique_ptr<Launcher> launcher;
+  size_t first_event = 0;
+  std::string checkpoint_path;
+
+  std::thread monitor;
+  mutable std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<RunResult> result;
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> gated{false};
+  std::optional<std::pair<int, std::string>> pending_change;
+
+  Impl(ControllerOptions o, EventStore& e) : options(std::move(o)), events(e) {}
+
+  std::vector<std::string> worker_args(const JobConfig& job, const std::string& checkpoint_in) const {
+    nlohmann::json j = job;
+    std::vector<std::string> args = {"worker", "--job-json", j.dump()};
+    if (options.interactive) args.push_back("--interactive");
+    if (!checkpoint_in.empty()) args.insert(args.end(), {"--checkpoint-in", checkpoint_in});
+    args.insert(args.end(), {"--checkpoint-out", checkpoint_path});
+    return args;
+  }
+
+  void launch(const JobConfig& job, const std::string& checkpoint_in) {
+    LaunchSpec spec;
+    spec.world_size = job.world_size;
+    spec.nnodes = options.nnodes;
+    spec.node_rank = options.node_rank;
+    spec.local_world_size = job.world_size / options.nnodes;
+    spec.use_mpirun = job.backend == "mpi";
+    spec.executable = options.executable;
+    spec.worker_args = worker_args(job, checkpoint_in);
+    spec.master_addr = options.master_addr;
+    spec.master_port = store_server ? store_server->port() : options.master_port;
+    spec.env = {{"RINGLAB_EVENT_ADDR", fmt::format("{}:{}", options.master_addr, event_server->port())},
+                {"RINGLAB_TOKEN", token},
+                {"RINGLAB_RUN_ID", run_id}};
+    launcher = std::make_unique<Launcher>(spec);
+    launcher->start();
+  }
+
+  void start_services() {
+    if (options.node_rank == 0)
+      store_server = std::make_unique<StoreServer>(options.master_addr, options.master_port, token);
+    const uint16_t port = store_server ? store_server->port() : options.master_port;
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+    store = std::make_unique<StoreClient>(options.master_addr, port, token, timeout);
+    event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
+    checkpoint_path = fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid());
+  }
+
+  // Nothing has moved for longer than the workers' own timeout: they should have failed by now.
+  bool stalled(int64_t& last_version_ns, uint64_t& last_version) const {
+    const uint64_t v = events.version();
+    const int64_t now = now_ns();
+    if (v != last_version) {
+      last_version = v;
+      last_version_ns = now;
+      return false;
+    }
+    if (gated) {
+      last_version_ns = now;
+      return false;
+    }
+    return now - last_version_ns > static_cast<int64_t>((options.job.timeout_s + 15.0) * 1e9);
+  }
+
+  std::vector<RankExit> wait_workers() {
+    int64_t last_ns = now_ns();
+    uint64_t last_version = events.version();
+    bool stalled_out = false;
+    auto should_stop = [&] {
+      if (stop_requested) return true;
+      if (stalled(last_ns, last_version)) {
+        stalled_out = true;
+        return true;
+      }
+      return false;
+    };
+    std::vector<RankExit> exits = launcher->wait(std::chrono::hours(24 * 365), should_stop);
+    // Workers flush their events before they exit; let the server take in the last of them.
+    event_server->wait_drained(std::chrono::milliseconds(3000));
+    if (stalled_out) {
+      Event e;
+      e.kind = EventKind::Error;
+      e.rank = -1;
+      e.t_begin_ns = e.t_end_ns = now_ns();
+      e.text = fmt::format("no progress from any rank for {:.0f} s: the run was stopped", options.job.timeout_s + 15.0);
+      events.emit(std::move(e));
+    }
+    return exits;
+  }
+
+  void emit_marker(const std::string& text) {
+    Event e;
+    e.kind = EventKind::Log;
+    e.rank = -1;
+    e.t_begin_ns = e.t_end_ns = now_ns();
+    e.text = text;
+    events.emit(std::move(e));
+  }
+
+  void run_loop() {
+    JobConfig job = options.job;
+    std::string checkpoint_in = options.checkpoint_in;
+    std::vector<RankExit> exits;
+    for (;;) {
+      exits = wait_workers();
+      std::optional<std::pair<int, std::string>> change;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        change.swap(pending_change);
+      }
+      const bool all_ok = std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
+      if (!change || !all_ok || stop_requested || ::access(checkpoint_path.c_str(), R_OK) != 0) break;
+      // Live change: the old set stopped at a step boundary and rank 0 left a checkpoint.
+      job.world_size = change->first;
+      job.backend = change->second;
+      checkpoint_in = checkpoint_path + ".in";
+      ::rename(checkpoint_path.c_str(), checkpoint_in.c_str());
+      restart_store();
+      emit_marker(fmt::format("world changed: {} rank{}, {}", job.world_size, job.world_size == 1 ? "" : "s", job.backend));
+      launch(job, checkpoint_in);
+    }
+    RunResult r = build_run_result(events, first_event, options.job, exits, stop_requested);
+    ::unlink(checkpoint_path.c_str());
+    ::unlink((checkpoint_path + ".in").c_str());
+    std::lock_guard<std::mutex> lock(mutex);
+    result = std::move(r);
+    cv.notify_all();
+  }
+
+  // A fresh store for the new set of workers: the old keys (stop flag, gate counters, gloo's
+  // rendezvous) must not leak into the new rendezvous.
+  void restart_store() {
+    store.reset();
+    store_server.reset();
+    store_server = std::make_unique<StoreServer>(options.master_addr, 0, token);
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+    store = std::make_unique<StoreClient>(options.master_addr, store_server->port(), token, timeout);
+    store->set(store_keys::kGateMode, {static_cast<uint8_t>(gated ? 1 : 0)});
+  }
+};
+
+Controller::Controller(ControllerOptions options, EventStore& events)
+    : impl_(std::make_unique<Impl>(std::move(options), events)) {
+  impl_->options.job.validate();
+  impl_->gated = impl_->options.gated;
+}
+
+Controller::~Controller() {
+  if (impl_->monitor.joinable()) {
+    request_stop();
+    impl_->monitor.join();
+  }
+}
+
+void Controller::start() {
+  if (impl_->monitor.joinable()) throw Error("this controller has already started a run");
+  impl_->first_event = impl_->events.size();
+  impl_->start_services();
+  impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
+  impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
+  impl_->monitor = std::thread([this] { impl_->run_loop(); });
+}
+
+bool Controller::running() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->monitor.joinable() && !impl_->result;
+}
+
+RunResult Controller::wait() {
+  if (!impl_->monitor.joinable()) throw Error("no run was started");
+  impl_->monitor.join();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return *impl_->result;
+}
+
+std::optional<RunResult> Controller::poll() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->result;
+}
+
+void Controller::request_stop() { impl_->stop_requested = true; }
+
+void Controller::set_gated(bool on) {
+  impl_->gated = on;
+  if (impl_->store) impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(on ? 1 : 0)});
+}
+
+bool Controller::gated() const { return impl_->gated; }
+
+void Controller::release_gate() {
+  if (impl_->store) impl_->store->add(store_keys::kGateReleased, 1);
+}
+
+void Controller::change_world(int world_size, const std::string& backend) {
+  JobConfig probe = impl_->options.job;
+  probe.world_size = world_size;
+  probe.backend = backend;
+  probe.validate();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->pending_change = std::make_pair(world_size, backend);
+  }
+  if (impl_->store) impl_->store->set(store_keys::kStop, {1});
+}
+
+const ControllerOptions& Controller::options() const { return impl_->options; }
+
+}  // namespace ringlab
