@@ -1,0 +1,127 @@
+#include "engine/replay/timeline_model.h"
+
+#include <algorithm>
+
+#include "engine/runtime/job_config.h"
+
+namespace ringlab::replay {
+
+const char* to_string(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::Forward: return "forward";
+    case SpanKind::Backward: return "backward";
+    case SpanKind::Optimizer: return "optimizer step";
+    case SpanKind::Collective: return "all-reduce";
+    case SpanKind::Transfer: return "chunk transfer";
+    case SpanKind::GateWait: return "gate wait";
+    case SpanKind::BucketReady: return "bucket ready";
+  }
+  return "span";
+}
+
+TimelineModel::TimelineModel(size_t max_spans_per_lane)
+    : max_spans_per_lane_(std::max<size_t>(max_spans_per_lane, 16)) {}
+
+void TimelineModel::clear() {
+  lanes_.clear();
+  open_.clear();
+  has_origin_ = false;
+  origin_ns_ = 0;
+  latest_ns_ = 0;
+}
+
+int64_t TimelineModel::earliest_ns() const {
+  int64_t earliest = latest_ns_;
+  for (const auto& lane : lanes_)
+    for (const auto* list : {&lane.spans, &lane.long_spans})
+      if (!list->empty()) earliest = std::min(earliest, list->front().t_begin_ns);
+  return earliest;
+}
+
+void TimelineModel::add(int rank, TimelineSpan span) {
+  if (rank < 0 || rank >= kMaxWorldSize) return;
+  if (static_cast<int>(lanes_.size()) <= rank) lanes_.resize(rank + 1);
+  Lane& lane = lanes_[rank];
+  // Events arrive almost in time order (a transfer is reported when it ends), so the right
+  // place is found from the back and the insert moves only a few spans.
+  std::vector<TimelineSpan>& list = span.t_end_ns - span.t_begin_ns > kLongSpanNs ? lane.long_spans : lane.spans;
+  auto it = std::upper_bound(list.begin(), list.end(), span.t_begin_ns,
+                             [](int64_t t, const TimelineSpan& s) { return t < s.t_begin_ns; });
+  list.insert(it, span);
+  latest_ns_ = std::max(latest_ns_, span.t_end_ns);
+  const size_t cap = &list == &lane.spans ? max_spans_per_lane_ : max_spans_per_lane_ / 16;
+  if (list.size() > cap)  // forget the oldest quarter at once
+    list.erase(list.begin(), list.begin() + cap / 4);
+}
+
+void TimelineModel::consume(const Event& event) {
+  if (!has_origin_ && event.t_begin_ns > 0) {
+    origin_ns_ = event.t_begin_ns;
+    has_origin_ = true;
+  }
+  TimelineSpan span;
+  span.t_begin_ns = event.t_begin_ns - origin_ns_;
+  span.t_end_ns = std::max(event.t_end_ns, event.t_begin_ns) - origin_ns_;
+  span.step = event.step;
+  span.collective_id = event.collective_id;
+  span.bucket = event.bucket;
+  span.bytes = event.bytes;
+  switch (event.kind) {
+    case EventKind::Forward: span.kind = SpanKind::Forward; break;
+    case EventKind::Backward: span.kind = SpanKind::Backward; break;
+    case EventKind::OptimizerStep: span.kind = SpanKind::Optimizer; break;
+    case EventKind::GateWait:
+      span.kind = SpanKind::GateWait;
+      span.ring_step = event.ring_step;
+      span.phase = event.phase;
+      break;
+    case EventKind::BucketReady:
+      span.kind = SpanKind::BucketReady;
+      span.t_end_ns = span.t_begin_ns;
+      break;
+    case EventKind::CollectiveBegin: {
+      if (open_.size() > 4096) open_.erase(open_.begin());  // ends that never came (a killed rank)
+      OpenCollective& open = open_[{event.rank, event.collective_id}];
+      open.bucket = event.bucket;
+      open.bytes = event.bytes;
+      open.algorithm = event.text == "ring" ? 0 : event.text == "native" ? 1 : 2;
+      return;
+    }
+    case EventKind::CollectiveEnd: {
+      span.kind = SpanKind::Collective;
+      auto it = open_.find({event.rank, event.collective_id});
+      if (it != open_.end()) {
+        if (span.bucket < 0) span.bucket = it->second.bucket;
+        if (span.bytes == 0) span.bytes = it->second.bytes;
+        span.algorithm = it->second.algorithm;
+        open_.erase(it);
+      }
+      break;
+    }
+    case EventKind::ChunkTransfer:
+      span.kind = SpanKind::Transfer;
+      span.phase = event.phase;
+      span.ring_step = event.ring_step;
+      span.chunk = event.chunk;
+      span.src = event.src;
+      span.dst = event.dst;
+      break;
+    default:
+      return;
+  }
+  add(event.rank, span);
+}
+
+size_t TimelineModel::span_count(int rank) const {
+  if (rank < 0 || rank >= lanes()) return 0;
+  return lanes_[rank].spans.size() + lanes_[rank].long_spans.size();
+}
+
+// A short span that began up to kLongSpanNs before t0 may still reach into the window.
+size_t TimelineModel::first_visible(const Lane& lane, int64_t t0) {
+  auto it = std::lower_bound(lane.spans.begin(), lane.spans.end(), t0 - kLongSpanNs,
+                             [](const TimelineSpan& s, int64_t t) { return s.t_begin_ns < t; });
+  return static_cast<size_t>(it - lane.spans.begin());
+}
+
+}  // namespace ringlab::replay

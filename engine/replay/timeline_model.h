@@ -1,0 +1,88 @@
+#pragma once
+// One lane per rank of what each process did and when: forward, backward, bucket ready, each
+// bucket's all-reduce with its chunk transfers, the optimizer step, waits at the step-through
+// gate. Times are relative to the first event of the run. Each lane keeps its most recent
+// spans only, so a long run costs bounded memory.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/runtime/event.h"
+
+namespace ringlab::replay {
+
+enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady };
+
+const char* to_string(SpanKind kind);
+
+struct TimelineSpan {
+  int64_t t_begin_ns = 0;  // relative to the run's origin
+  int64_t t_end_ns = 0;    // == t_begin_ns for instants (bucket ready)
+  int64_t step = -1;
+  int64_t collective_id = -1;
+  int64_t bytes = 0;
+  int32_t bucket = -1;
+  int32_t ring_step = -1;
+  int32_t chunk = -1;
+  int32_t src = -1;
+  int32_t dst = -1;
+  SpanKind kind = SpanKind::Forward;
+  int8_t phase = -1;
+  int8_t algorithm = 0;  // collectives: 0 ring, 1 native, 2 other
+};
+
+class TimelineModel {
+ public:
+  explicit TimelineModel(size_t max_spans_per_lane = 60000);
+
+  void consume(const Event& event);
+  void clear();
+
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  size_t span_count(int rank) const;
+  int64_t origin_ns() const { return origin_ns_; }
+  int64_t latest_ns() const { return latest_ns_; }   // latest end, relative
+  int64_t earliest_ns() const;                       // earliest span still kept, relative
+
+  // Calls fn(span) for every span of `rank` that overlaps [t0, t1] (relative ns), short spans
+  // in time order first, then the long ones (gate waits); returns how many it visited.
+  template <class Fn>
+  size_t for_each_visible(int rank, int64_t t0, int64_t t1, Fn&& fn) const {
+    if (rank < 0 || rank >= lanes()) return 0;
+    const Lane& lane = lanes_[rank];
+    size_t visited = 0;
+    for (size_t i = first_visible(lane, t0); i < lane.spans.size() && lane.spans[i].t_begin_ns <= t1; ++i)
+      if (lane.spans[i].t_end_ns >= t0) fn(lane.spans[i]), ++visited;
+    for (const TimelineSpan& s : lane.long_spans)
+      if (s.t_end_ns >= t0 && s.t_begin_ns <= t1) fn(s), ++visited;
+    return visited;
+  }
+
+ private:
+  // Spans up to kLongSpanNs long live in `spans`, sorted by begin, so a window is found by
+  // binary search; the few longer ones (a class pausing at the gate) are kept apart.
+  static constexpr int64_t kLongSpanNs = 50'000'000;
+  struct Lane {
+    std::vector<TimelineSpan> spans;
+    std::vector<TimelineSpan> long_spans;
+  };
+  static size_t first_visible(const Lane& lane, int64_t t0);
+  struct OpenCollective {
+    int32_t bucket = -1;
+    int64_t bytes = 0;
+    int8_t algorithm = 0;
+  };
+  void add(int rank, TimelineSpan span);
+
+  size_t max_spans_per_lane_;
+  std::vector<Lane> lanes_;
+  std::map<std::pair<int, int64_t>, OpenCollective> open_;  // (rank, collective id)
+  int64_t origin_ns_ = 0;
+  bool has_origin_ = false;
+  int64_t latest_ns_ = 0;
+};
+
+}  // namespace ringlab::replay
