@@ -67,16 +67,30 @@ void DistributedDataParallel::on_gradient_ready(int parameter) {
     for (size_t i = 0; i < view.numel; ++i) g[i] = g[i] * scale;
 
   const int b = bucket_of_parameter_[parameter];
+  // The last bucket becomes ready when backward is over: nothing is left to overlap with, so
+  // it is all-reduced right here once the buckets before it are done (saving a thread hand-off;
+  // with one bucket, as for the seed's small model by default, no hand-off happens at all).
+  const bool last = static_cast<size_t>(b) + 1 == buckets_.size();
   bool ready = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ready = --pending_in_bucket_[b] == 0;
-    if (ready) {
+    if (ready && !last) {
       queue_.push_back(static_cast<size_t>(b));
       ++launched_;
     }
   }
   if (!ready) return;
+  emit_bucket_ready(b);
+  if (last) {
+    finish();
+    allreduce_bucket(static_cast<size_t>(b));
+    return;
+  }
+  cv_.notify_all();
+}
+
+void DistributedDataParallel::emit_bucket_ready(int b) {
   if (options_.events) {
     Event e;
     e.kind = EventKind::BucketReady;
@@ -87,7 +101,6 @@ void DistributedDataParallel::on_gradient_ready(int parameter) {
     e.bytes = static_cast<int64_t>(buckets_[b].numel * sizeof(float));
     options_.events->emit(std::move(e));
   }
-  cv_.notify_all();
 }
 
 void DistributedDataParallel::communication_loop() {
@@ -136,7 +149,9 @@ void DistributedDataParallel::run_allreduce(std::span<float> data, int bucket, c
     if (data.size() <= 64) e.values.assign(data.begin(), data.end());
     options_.events->emit(std::move(e));
   }
-  if (options_.algorithm == "native" || group_.size() == 1) {
+  if (group_.size() == 1) {
+    // The sum over one rank is the tensor itself: nothing to send.
+  } else if (options_.algorithm == "native") {
     group_.allreduce_native(data);
   } else {
     RingAllreduceOptions ring;

@@ -60,6 +60,7 @@ class DistributedDataParallel {
 
  private:
   void on_gradient_ready(int parameter);
+  void emit_bucket_ready(int bucket);
   void communication_loop();
   void allreduce_bucket(size_t bucket);
   void run_allreduce(std::span<float> data, int bucket, const std::string& label);
