@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `ringlab run` end to end as a user sees it: the seed's printed run, the JSON report's fields,
+# and clear one-line errors with a non-zero exit for bad input.
+set -uo pipefail
+ringlab=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+# 1. The seed's run, word for word where the seed prints numbers.
+out=$("$ringlab" run --report "$work/r.json" 2>&1) || bad "seed run exited non-zero"
+for line in "world_size             : 1" "batches per epoch      : 8 (256 samples / 32)" \
+            "[99, 70, 55, 138, 66, 19, 48, 54]" "all-reduce SUM (rank 0): [1.0, 2.0, 3.0]" \
+            "epoch 1 done, MSE over the whole dataset: 0.900974" \
+            "epoch 2 done, MSE over the whole dataset: 0.136688" \
+            "epoch 3 done, MSE over the whole dataset: 0.065360" \
+            "epoch 4 done, MSE over the whole dataset: 0.062745" "destroy_process_group  : done"; do
+  grep -qF -- "$line" <<<"$out" && ok "prints: $line" || bad "missing: $line"
+done
+
+# 2. The report holds every field, with real values.
+/usr/bin/python3 - "$work/r.json" <<'PY' && ok "report fields" || bad "report fields"
+import json, sys
+r = json.load(open(sys.argv[1]))
+need = ["world_size", "backend", "algorithm", "samples", "batch_size", "seed", "epochs", "lr", "drop_last",
+        "shuffle", "batches_per_epoch", "allreduce_demo", "shards", "epoch_mse", "step_loss", "steps",
+        "train_seconds", "us_per_step"]
+missing = [k for k in need if k not in r]
+assert not missing, missing
+assert r["allreduce_demo"] == {"input": [1.0, 2.0, 3.0], "output": [1.0, 2.0, 3.0]}
+assert len(r["shards"]) == 1 and len(r["shards"][0]) == 4 and len(r["shards"][0][0]) == 256
+assert r["shards"][0][0][:8] == [99, 70, 55, 138, 66, 19, 48, 54]
+assert len(r["step_loss"][0]) == 32 and r["steps"] == 32
+assert [round(x, 6) for x in r["epoch_mse"]] == [0.900974, 0.136688, 0.06536, 0.062745]
+assert r["us_per_step"] > 0 and r["train_seconds"] > 0
+PY
+
+# 3. Four ranks: every rank's shards in the report, disjoint within an epoch.
+"$ringlab" run -q -n 4 --report "$work/r4.json" || bad "4-rank run exited non-zero"
+/usr/bin/python3 - "$work/r4.json" <<'PY' && ok "4-rank report: shards of every rank" || bad "4-rank report"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["shards"]) == 4 and len(r["step_loss"]) == 4
+for e in range(4):
+    seen = [i for rank in r["shards"] for i in rank[e]]
+    assert sorted(seen) == list(range(256)), e
+assert r["allreduce_demo"]["output"] == [4.0, 8.0, 12.0]
+PY
+
+# 4. Bad input: one clear line naming the flag, a non-zero exit, fast.
+expect_error() {  # expected-text, args...
+  local want=$1; shift
+  local msg rc
+  msg=$(timeout 10 "$ringlab" "$@" 2>&1); rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -qF -- "$want" <<<"$msg"; then ok "error for $*: $(head -1 <<<"$msg")"
+  else bad "expected '$want' and a non-zero exit for $* (rc=$rc): $msg"; fi
+}
+expect_error "--samples" run --samples 0
+expect_error "--batch-size" run --batch-size 0
+expect_error "--lr" run --lr nan
+expect_error "--lr" run --lr -1
+expect_error "--lr" run --lr inf
+expect_error "--epochs" run --epochs -1
+expect_error "--world-size" run --world-size 0
+expect_error "--world-size" run --world-size 100000
+expect_error "--backend" run --backend carrier-pigeon
+expect_error "--hidden" run --hidden 48,,48
+expect_error "--hidden" run --hidden abc
+expect_error "--report" run --report /nonexistent-dir/r.json
+expect_error "--algorithm" run --algorithm tree
+expect_error "--trace-level" run --trace-level everything
+expect_error "--bucket-cap-kb" run --bucket-cap-kb 0
+expect_error "--node-rank" run --nnodes 2 --node-rank 5 -n 4
+expect_error "samples" run --samples banana
+
+[ $fail -eq 0 ] && echo "cli_run: all checks passed" || echo "cli_run: FAILED"
+exit $fail

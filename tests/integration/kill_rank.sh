@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Kill one worker of a 4-rank run with SIGKILL: the controller must tear the others down within
+# 2 seconds, leave no process behind, exit non-zero, and say which rank died, how, and where
+# every rank was. Done for gloo, and for MPI when it is built.
+set -uo pipefail
+ringlab=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+
+rank_pid() {  # run-pid rank -> pid of that rank's worker
+  local parent=$1 rank=$2 pid
+  for pid in $(pgrep -f "ringlab worker" || true); do
+    tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=$rank" || \
+      tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank" || continue
+    tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -q "^RINGLAB_TOKEN=" || continue
+    echo "$pid"; return 0
+  done
+  return 1
+}
+
+check_backend() {
+  local backend=$1
+  "$ringlab" run -q -n 4 --backend "$backend" --samples 400000 --epochs 100 --trace-level none \
+    >"$work/out" 2>"$work/err" &
+  local run=$! victim="" i
+  for i in $(seq 1 200); do victim=$(rank_pid "$run" 2) && break; sleep 0.05; done
+  if [ -z "$victim" ]; then echo "FAIL $backend: rank 2's worker never appeared"; kill $run; fail=1; return; fi
+  sleep 0.5
+  local t0 t1
+  t0=$(date +%s%N)
+  kill -9 "$victim"
+  wait $run; local rc=$?
+  t1=$(date +%s%N)
+  local ms=$(( (t1 - t0) / 1000000 ))
+  local err; err=$(cat "$work/err")
+  [ $rc -ne 0 ] && echo "ok   $backend: exit code $rc" || { echo "FAIL $backend: exit code 0 after a killed rank"; fail=1; }
+  [ $ms -le 2500 ] && echo "ok   $backend: controller returned ${ms} ms after the kill" || { echo "FAIL $backend: took ${ms} ms"; fail=1; }
+  if [ "$backend" = mpi ]; then want="killed by SIGKILL\|signal 9\|mpirun failed"; else want="rank 2 failed: killed by SIGKILL"; fi
+  grep -q "$want" <<<"$err" && echo "ok   $backend: names the failure: $(grep -m1 "$want" <<<"$err")" || { echo "FAIL $backend: message lacks '$want': $err"; fail=1; }
+  grep -q "where each rank was" <<<"$err" && echo "ok   $backend: says where each rank was" || { echo "FAIL $backend: no rank positions"; fail=1; }
+  sleep 0.2
+  if pgrep -f "ringlab worker.*--job-json" >/dev/null && [ -n "$(rank_pid 0 0 2>/dev/null)" ]; then
+    echo "FAIL $backend: worker processes left behind: $(pgrep -af 'ringlab worker' | head -3)"; fail=1
+  else
+    echo "ok   $backend: no worker left behind"
+  fi
+}
+
+check_backend gloo
+if "$ringlab" run -q --backend mpi --epochs 0 >/dev/null 2>&1; then check_backend mpi; else echo "note: mpi not built"; fi
+exit $fail
