@@ -43,8 +43,7 @@ std::string format_seed_report(const RunResult& r) {
   }
   for (size_t e = 0; e < r.epoch_mse.size(); ++e)
     out += fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", e + 1, r.epoch_mse[e]);
-  out += "\n";
-  out += "destroy_process_group  : done\n";
+  if (r.ok) out += "\ndestroy_process_group  : done\n";
   return out;
 }
 
