@@ -18,15 +18,22 @@ class StoreServer {
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
   uint16_t port() const;
-  void stop();
+  void stop();  // ends every connection and joins every thread; also done by the destructor
+  // Connections the server closed because of a bad token, a malformed or oversized frame, or a
+  // lost peer, one line each (the most recent ones), for the controller to print.
+  std::vector<std::string> errors() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
+// One connection to the store. Safe to share between threads (requests take turns); a request
+// that fails on the connection itself leaves the client unusable (later requests throw Error).
 class StoreClient {
  public:
+  // Connects (retrying until `timeout` while the server is not listening yet) and presents the
+  // token: Error "store at host:port refused the token" when it is wrong.
   StoreClient(const std::string& host, uint16_t port, std::string token,
               std::chrono::milliseconds timeout);
   ~StoreClient();

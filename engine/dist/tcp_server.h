@@ -1,0 +1,44 @@
+#pragma once
+// The part every ringlab server shares: listen on host:port, accept connections on a background
+// thread, and serve each one on its own thread. Connections are few (one or two per rank), so a
+// thread each keeps every handler a plain sequence of blocking reads with deadlines.
+// stop() wakes the accept loop, shuts every open connection down (which wakes a handler blocked
+// on its socket) and joins all the threads.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "engine/dist/socket.h"
+
+namespace ringlab::net {
+
+class TcpServer {
+ public:
+  // Runs on its own thread for one accepted connection; the connection closes when it returns.
+  // An exception it throws is passed to `on_error` with the peer's address.
+  using Handler = std::function<void(Socket& socket, const std::string& peer)>;
+  using ErrorHandler = std::function<void(const std::string& message)>;
+
+  // Binds at once (throws Error naming host:port when it cannot) and starts accepting.
+  TcpServer(const std::string& host, uint16_t port, Handler handler, ErrorHandler on_error,
+            size_t max_connections = 1024);
+  ~TcpServer();
+  TcpServer(const TcpServer&) = delete;
+  TcpServer& operator=(const TcpServer&) = delete;
+
+  uint16_t port() const;
+  const std::string& host() const;
+  void stop();  // idempotent; returns once every thread has ended
+  size_t open_connections() const;
+  // Waits until no connection is open; false when the timeout passed first.
+  bool wait_no_connections(std::chrono::milliseconds timeout) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringlab::net
