@@ -1,0 +1,50 @@
+#pragma once
+// The ring all-reduce, written once over any ProcessGroup's point-to-point (gloo, MPI, NCCL,
+// threads): a reduce-scatter of N-1 steps followed by an all-gather of N-1 steps, summing.
+// Every chunk a rank receives can be reported as a ChunkTransfer event, and a hook can hold the
+// ring before each step, so what the app shows is where the processes really are.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "engine/dist/process_group.h"
+#include "engine/runtime/event.h"
+
+namespace ringlab {
+
+struct RingAllreduceOptions {
+  // How long one ring step may take (0: the group's timeout). Time spent in `before_step` does
+  // not count, so a gated ring can wait for the user as long as it likes.
+  std::chrono::milliseconds timeout{0};
+  // 0: send each chunk as one message. Otherwise chunks are cut into segments of at most this
+  // many elements, and the receive of segment k+1 is in flight while segment k is being added.
+  size_t segment_elems = 0;
+  // Where ChunkTransfer events go (only when events->wants_chunks()), and the labels they carry.
+  EventSink* events = nullptr;
+  int64_t collective_id = -1;
+  int64_t step = -1;  // training step
+  int bucket = -1;
+  // Called before each ring step (phase, step within the phase, 0..N-2); may block (step-through)
+  // and reports its own waiting as a GateWait event.
+  std::function<void(RingPhase, int ring_step)> before_step;
+};
+
+// Sums `data` across all ranks of `pg`, in place. Throws TimeoutError / Error naming the rank,
+// "ring_allreduce" and the ring step when a transfer fails. World size 1 returns at once.
+void ring_allreduce(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& options = {});
+
+// The ring's arithmetic, shared with the simulator and the views.
+struct RingChunk {
+  size_t offset = 0;
+  size_t count = 0;
+};
+// Chunk c of a `count`-element tensor cut into `world` chunks: sizes differ by at most one
+// (the first count % world chunks get the extra element); some are empty when count < world.
+RingChunk ring_chunk(size_t count, int world, int chunk);
+// The chunk rank `rank` sends / receives at step `ring_step` of `phase`.
+int ring_send_chunk(RingPhase phase, int rank, int ring_step, int world);
+int ring_recv_chunk(RingPhase phase, int rank, int ring_step, int world);
+
+}  // namespace ringlab
