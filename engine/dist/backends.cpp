@@ -1,0 +1,100 @@
+#include "engine/dist/backends.h"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/dist/store.h"
+
+#ifdef RINGLAB_HAVE_GLOO
+#include "engine/dist/gloo/gloo_process_group.h"
+#endif
+#ifdef RINGLAB_HAVE_MPI
+#include "engine/dist/mpi/mpi_process_group.h"
+#endif
+#ifdef RINGLAB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace ringlab {
+namespace {
+
+BackendInfo gloo_availability() {
+#ifdef RINGLAB_HAVE_GLOO
+  return {"gloo", true, ""};
+#else
+  return {"gloo", false, "built without gloo"};
+#endif
+}
+
+BackendInfo mpi_availability() {
+#ifdef RINGLAB_HAVE_MPI
+  return {"mpi", true, ""};
+#else
+  return {"mpi", false, "built without MPI"};
+#endif
+}
+
+std::string available_names() {
+  std::string names;
+  for (const BackendInfo& b : list_backends())
+    if (b.available) names += (names.empty() ? "" : ", ") + b.name;
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
+BackendInfo nccl_availability() {
+#ifdef RINGLAB_HAVE_CUDA
+  int devices = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&devices);
+  if (rc != cudaSuccess) return {"nccl", false, std::string("no CUDA device (") + cudaGetErrorString(rc) + ")"};
+  if (devices == 0) return {"nccl", false, "no CUDA device"};
+  return {"nccl", false, "the NCCL process group is not in this build yet"};
+#else
+  return {"nccl", false, "built without CUDA"};
+#endif
+}
+
+std::vector<BackendInfo> list_backends() {
+  return {gloo_availability(), mpi_availability(), nccl_availability()};
+}
+
+void require_backend(const std::string& name) {
+  for (const BackendInfo& b : list_backends()) {
+    if (b.name != name) continue;
+    if (b.available) return;
+    throw InputError("backend '" + name + "' cannot run here: " + b.reason +
+                     " (available: " + available_names() + ")");
+  }
+  throw InputError("unknown backend '" + name + "' (available: " + available_names() + ")");
+}
+
+std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int rank, int size,
+                                                 StoreClient* store, std::chrono::milliseconds timeout) {
+  require_backend(backend);
+#ifdef RINGLAB_HAVE_GLOO
+  if (backend == "gloo") {
+    if (!store) throw Error({rank, "gloo.connect", -1}, "the gloo backend needs a store to rendezvous");
+    const char* master = std::getenv("MASTER_ADDR");
+    return std::make_unique<GlooProcessGroup>(rank, size, *store, timeout,
+                                              gloo_host_for(master ? master : ""));
+  }
+#endif
+#ifdef RINGLAB_HAVE_MPI
+  if (backend == "mpi") {
+    auto group = std::make_unique<MpiProcessGroup>(timeout);
+    if ((rank >= 0 && rank != group->rank()) || (size >= 0 && size != group->size()))
+      throw Error({group->rank(), "mpi.init", -1},
+                  "expected rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                      " but mpirun started rank " + std::to_string(group->rank()) + " of " +
+                      std::to_string(group->size()));
+    return group;
+  }
+#endif
+  throw InputError("backend '" + backend + "' has no process group in this build (available: " +
+                   available_names() + ")");
+}
+
+}  // namespace ringlab
