@@ -1,14 +1,243 @@
+// `ringlab bench allreduce`: nccl-tests' all_reduce_perf for ringlab's ring and the backend's own
+// all-reduce, with real processes. The command is its own controller: it hosts a store on
+// 127.0.0.1, starts `--world-size` copies of itself (through mpirun for MPI) as
+// `ringlab bench allreduce --worker-of HOST:PORT ...`, and prints the rows rank 0 posts in the
+// store as they arrive.
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "engine/core/error.h"
+#include "engine/dist/allreduce_bench.h"
+#include "engine/dist/backends.h"
+#include "engine/dist/store.h"
+#include "engine/runtime/job_config.h"
+#include "engine/runtime/launcher.h"
+#include "engine/runtime/worker_env.h"
 
 namespace ringlab::app {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct BenchArgs {
+  std::string min_bytes = "4";
+  std::string max_bytes = "64M";
+  double step_factor = 2.0;
+  int iters = 20;
+  int warmup_iters = 5;
+  std::string backend = "gloo";
+  int world_size = 2;
+  std::string algorithm = "both";
+  std::string json_path;
+  bool check = true;
+  std::string segment_bytes = "0";
+  double timeout_s = 60.0;
+  std::string worker_of;  // set only on the ranks the controller starts
+
+  AllreduceBenchOptions options() const {
+    AllreduceBenchOptions o;
+    o.min_bytes = parse_byte_size(min_bytes, "--minbytes");
+    o.max_bytes = parse_byte_size(max_bytes, "--maxbytes");
+    o.step_factor = step_factor;
+    o.iters = iters;
+    o.warmup_iters = warmup_iters;
+    o.ring = algorithm == "ring" || algorithm == "both";
+    o.native = algorithm == "native" || algorithm == "both";
+    o.check = check;
+    o.segment_bytes = parse_byte_size(segment_bytes, "--segment-bytes");
+    o.validate();
+    return o;
+  }
+  milliseconds timeout() const { return milliseconds(static_cast<int64_t>(timeout_s * 1000)); }
+};
+
+// How long the whole sweep may run before the controller stops it; every operation inside has
+// its own (shorter) timeout, so this only bounds a run that keeps making progress.
+constexpr auto kSweepLimit = std::chrono::hours(1);
+
+std::string row_key(size_t i) { return "bench/row/" + std::to_string(i); }
+
+std::string random_token() {
+  std::random_device device;
+  std::string hex;
+  for (int i = 0; i < 16; ++i) hex += fmt::format("{:02x}", device() & 0xff);
+  return hex;
+}
+
+std::pair<std::string, uint16_t> split_host_port(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  const auto bad = [&] { return InputError("--worker-of: expected HOST:PORT, got '" + text + "'"); };
+  if (colon == std::string::npos || colon == 0) throw bad();
+  int port = 0;
+  try {
+    port = std::stoi(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (port <= 0 || port > 65535) throw bad();
+  return {text.substr(0, colon), static_cast<uint16_t>(port)};
+}
+
+std::vector<std::string> worker_arguments(const BenchArgs& a, uint16_t store_port) {
+  return {"bench", "allreduce", "--worker-of", "127.0.0.1:" + std::to_string(store_port),
+          "--minbytes", a.min_bytes, "--maxbytes", a.max_bytes,
+          "--stepfactor", fmt::format("{}", a.step_factor), "--iters", std::to_string(a.iters),
+          "--warmup_iters", std::to_string(a.warmup_iters), "--backend", a.backend,
+          "--world-size", std::to_string(a.world_size), "--algorithm", a.algorithm,
+          "--segment-bytes", a.segment_bytes, "--timeout", fmt::format("{}", a.timeout_s),
+          a.check ? "--check" : "--no-check"};
+}
+
+// One rank: join the group, run the sweep with a barrier before each size, and (rank 0) post
+// every row in the store for the controller.
+void run_worker(const BenchArgs& args) {
+  const AllreduceBenchOptions options = args.options();
+  const WorkerEnv env = read_worker_env();
+  const auto [host, port] = split_host_port(args.worker_of);
+  StoreClient store(host, port, env.token, args.timeout());
+  std::unique_ptr<ProcessGroup> group = make_process_group(args.backend, env.rank, env.world_size, &store, args.timeout());
+  if (group->size() != args.world_size)
+    throw Error({group->rank(), "bench", -1}, fmt::format("expected {} ranks, the group has {}", args.world_size, group->size()));
+  const std::vector<size_t> sizes = bench_sizes(options);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    group->barrier();
+    const AllreduceBenchRow row = bench_allreduce_size(*group, sizes[i], options);
+    if (group->rank() == 0) {
+      const std::string text = bench_row_to_json(row).dump();
+      store.set(row_key(i), std::vector<uint8_t>(text.begin(), text.end()));
+    }
+  }
+  group->barrier();
+}
+
+void write_json(const std::string& path, const BenchArgs& args, const AllreduceBenchOptions& options,
+                const std::vector<AllreduceBenchRow>& rows) {
+  nlohmann::json j = {{"benchmark", "allreduce"}, {"backend", args.backend}, {"world_size", args.world_size},
+                      {"algorithm", args.algorithm}, {"iters", options.iters},
+                      {"warmup_iters", options.warmup_iters}, {"check", options.check},
+                      {"segment_bytes", options.segment_bytes ? options.segment_bytes
+                                                              : ring_default_segment_bytes(args.backend)},
+                      {"rows", nlohmann::json::array()}};
+  for (const auto& row : rows) j["rows"].push_back(bench_row_to_json(row));
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write --json file '" + path + "'");
+  out << j.dump(2) << "\n";
+  if (!out) throw Error("cannot write --json file '" + path + "'");
+}
+
+void print_summary(const std::vector<AllreduceBenchRow>& rows, const AllreduceBenchOptions& options) {
+  int64_t wrong = 0;
+  double ring_bw = 0, native_bw = 0;
+  for (const auto& row : rows) {
+    if (row.ring) ring_bw += row.ring->busbw_gbps, wrong += std::max<int64_t>(row.ring->wrong, 0);
+    if (row.native) native_bw += row.native->busbw_gbps, wrong += std::max<int64_t>(row.native->wrong, 0);
+  }
+  const double n = rows.empty() ? 1.0 : static_cast<double>(rows.size());
+  fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  if (options.ring) fmt::print("# Avg bus bandwidth (ring)   : {:.3f}\n", ring_bw / n);
+  if (options.native) fmt::print("# Avg bus bandwidth (native) : {:.3f}\n", native_bw / n);
+  if (wrong != 0) set_exit_code(1);
+}
+
+// The controller: store, launch, stream rows, report.
+void run_controller(const BenchArgs& args) {
+  const AllreduceBenchOptions options = args.options();
+  if (args.world_size < 1 || args.world_size > kMaxWorldSize)
+    throw InputError(fmt::format("--world-size must be between 1 and {}", kMaxWorldSize));
+  require_backend(args.backend);
+  const std::vector<size_t> sizes = bench_sizes(options);
+
+  const std::string token = random_token();
+  StoreServer server("127.0.0.1", 0, token);
+  StoreClient store("127.0.0.1", server.port(), token, args.timeout());
+
+  LaunchSpec spec;
+  spec.world_size = spec.local_world_size = args.world_size;
+  spec.use_mpirun = args.backend == "mpi";
+  spec.worker_args = worker_arguments(args, server.port());
+  spec.env["RINGLAB_TOKEN"] = token;
+  spec.master_addr = "127.0.0.1";
+  spec.master_port = server.port();
+
+  fmt::print("# ringlab bench allreduce: backend {}, {} rank{}, {} iterations after {} warm-up, median time\n",
+             args.backend, args.world_size, args.world_size == 1 ? "" : "s", options.iters, options.warmup_iters);
+  const size_t segment = options.segment_bytes ? options.segment_bytes : ring_default_segment_bytes(args.backend);
+  if (options.ring)
+    fmt::print("# ring segments: {}\n", segment ? format_byte_size(segment) + " bytes" : "whole chunks");
+  fmt::print("#\n{}", bench_table_header(options));
+  std::fflush(stdout);
+
+  std::vector<AllreduceBenchRow> rows;
+  const auto take_rows = [&] {
+    while (rows.size() < sizes.size() && store.check({row_key(rows.size())})) {
+      const std::vector<uint8_t> value = store.get(row_key(rows.size()));
+      rows.push_back(bench_row_from_json(nlohmann::json::parse(value.begin(), value.end())));
+      fmt::print("{}", bench_table_row(rows.back(), options));
+      std::fflush(stdout);
+    }
+    return false;
+  };
+  Launcher launcher(spec);
+  launcher.start();
+  const std::vector<RankExit> exits = launcher.wait(kSweepLimit, take_rows);
+  take_rows();
+  for (const RankExit& e : exits)
+    if (!e.ok())
+      throw Error(e.rank >= 0 ? fmt::format("rank {} failed: {}", e.rank, e.describe())
+                              : fmt::format("mpirun failed: {}", e.describe()));
+  if (rows.size() != sizes.size())
+    throw Error(fmt::format("the ranks ended after {} of {} sizes", rows.size(), sizes.size()));
+  print_summary(rows, options);
+  if (!args.json_path.empty()) write_json(args.json_path, args, options, rows);
+}
+
+void add_allreduce_options(CLI::App& cmd, BenchArgs& a) {
+  cmd.add_option("-b,--minbytes", a.min_bytes, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
+  cmd.add_option("-e,--maxbytes", a.max_bytes, "largest size in bytes")->capture_default_str();
+  cmd.add_option("-f,--stepfactor", a.step_factor, "multiply the size by this between rows")->capture_default_str();
+  cmd.add_option("-n,--iters", a.iters, "timed iterations per size (the median is reported)")->capture_default_str();
+  cmd.add_option("-w,--warmup_iters", a.warmup_iters, "untimed iterations first")->capture_default_str();
+  cmd.add_option("--backend", a.backend, "gloo | mpi")->capture_default_str();
+  cmd.add_option("--world-size", a.world_size, "ranks, one process each")->capture_default_str();
+  cmd.add_option("--algorithm", a.algorithm, "ring | native | both")
+      ->check(CLI::IsMember({"ring", "native", "both"}))
+      ->capture_default_str();
+  cmd.add_option("--json", a.json_path, "also write the results to this file as JSON");
+  cmd.add_flag("--check,!--no-check", a.check, "verify every result against the serial sum (on by default)");
+  cmd.add_option("--segment-bytes", a.segment_bytes, "the ring's segment size, 0: the backend's default")
+      ->capture_default_str();
+  cmd.add_option("--timeout", a.timeout_s, "seconds any one operation may take")->capture_default_str();
+  cmd.add_option("--worker-of", a.worker_of, "(internal) run as a rank of the controller at HOST:PORT")
+      ->group("");
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("bench", "not available yet in this build");
-  cmd->allow_extras();
-  cmd->callback([] { throw InputError("'ringlab bench' is not available yet in this build"); });
+  auto* bench = root.add_subcommand("bench", "measurements: `ringlab bench allreduce` (nccl-tests style)");
+  bench->require_subcommand(1);
+  auto* allreduce = bench->add_subcommand(
+      "allreduce", "all-reduce bandwidth of the ring and the backend's own all-reduce, over real processes");
+  auto args = std::make_shared<BenchArgs>();
+  add_allreduce_options(*allreduce, *args);
+  allreduce->callback([args] {
+    if (args->timeout_s <= 0) throw InputError("--timeout must be positive");
+    if (args->worker_of.empty())
+      run_controller(*args);
+    else
+      run_worker(*args);
+  });
 }
 
 }  // namespace ringlab::app

@@ -1,0 +1,74 @@
+#pragma once
+// The all-reduce measurement behind `ringlab bench allreduce`, in the manner of nccl-tests'
+// all_reduce_perf: a sweep of sizes, warm-up then timed iterations, algorithm bandwidth
+// (bytes / time) and bus bandwidth (algbw * 2(n-1)/n), and a check of every result against the
+// serial sum. Every rank of the group calls the same functions with the same options.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/dist/process_group.h"
+
+namespace ringlab {
+
+struct AllreduceBenchOptions {
+  size_t min_bytes = 4;
+  size_t max_bytes = size_t{64} << 20;
+  double step_factor = 2.0;
+  int iters = 20;
+  int warmup_iters = 5;
+  bool ring = true;     // ringlab's ring over the group's point-to-point
+  bool native = true;   // the backend's own all-reduce
+  bool check = true;    // verify every timed iteration against the serial sum
+  size_t segment_bytes = 0;  // the ring's segment size; 0: ring_default_segment_bytes(backend)
+
+  // Throws InputError naming the flag (nccl-tests' spelling) that is out of range.
+  void validate() const;
+};
+
+// One algorithm at one size, over all ranks.
+struct AllreduceBenchResult {
+  double time_us = 0;      // the slowest rank's median over the timed iterations
+  double algbw_gbps = 0;   // bytes / time, GB = 1e9 bytes as nccl-tests counts
+  double busbw_gbps = 0;   // algbw * 2(n-1)/n: what each link carried; 0 for one rank
+  int64_t wrong = 0;       // wrong elements, summed over ranks (-1: not checked)
+};
+
+struct AllreduceBenchRow {
+  size_t bytes = 0;
+  size_t count = 0;
+  std::optional<AllreduceBenchResult> ring;
+  std::optional<AllreduceBenchResult> native;
+  // ring busbw / native busbw, when both ran and native's is not zero.
+  std::optional<double> ratio() const;
+};
+
+// "4", "4K", "64M", "1G" (powers of 1024, as nccl-tests reads them); InputError naming `flag`.
+size_t parse_byte_size(const std::string& text, const std::string& flag);
+// "4", "1K", "64M": the shortest exact spelling, for tables.
+std::string format_byte_size(size_t bytes);
+
+// The sizes of the sweep: min, min*f, ... up to max, each rounded down to whole floats.
+std::vector<size_t> bench_sizes(const AllreduceBenchOptions& options);
+
+// nccl-tests' bus bandwidth factor for all-reduce: 2(n-1)/n.
+double allreduce_bus_factor(int world_size);
+
+// The segment size the ring uses on `backend` when the user does not choose one.
+size_t ring_default_segment_bytes(const std::string& backend);
+
+// Measures one size on every rank (a collective call: all ranks, same arguments).
+AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const AllreduceBenchOptions& options);
+
+// The table, nccl-tests style: column groups per algorithm, then ring/native when both ran.
+std::string bench_table_header(const AllreduceBenchOptions& options);
+std::string bench_table_row(const AllreduceBenchRow& row, const AllreduceBenchOptions& options);
+
+nlohmann::json bench_row_to_json(const AllreduceBenchRow& row);
+AllreduceBenchRow bench_row_from_json(const nlohmann::json& j);
+
+}  // namespace ringlab
