@@ -22,9 +22,9 @@ void linear_reset_parameters(LinearShape s, float* weight, float* bias, Generato
 void linear_forward(LinearShape s, const float* x, int64_t batch, const float* weight,
                     const float* bias, float* weight_t, float* y);
 
-// Accumulates dW += dY^T x and db += sum_b dY.
+// Accumulates dW += dY^T x and db += sum_b dY. `dy_t` is scratch of batch*out floats.
 void linear_backward_params(LinearShape s, const float* x, const float* dy, int64_t batch,
-                            float* dweight, float* dbias);
+                            float* dweight, float* dbias, float* dy_t);
 
 // dX = dY W (overwrites dx).
 void linear_backward_input(LinearShape s, const float* dy, int64_t batch, const float* weight,

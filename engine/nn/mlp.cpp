@@ -71,7 +71,8 @@ void Mlp::backward(std::span<const float> grad_output, const GradReadyFn& ready)
     if (l + 1 < layers_.size()) tanh_backward(grad_a_.data(), acts_[l + 1].data(), batch_ * s.out, grad_a_.data());
     float* dw = grads_.data() + views_[2 * l].offset;
     float* db = grads_.data() + views_[2 * l + 1].offset;
-    linear_backward_params(s, acts_[l].data(), grad_a_.data(), batch_, dw, db);
+    scratch_t_.resize(batch_ * s.out);
+    linear_backward_params(s, acts_[l].data(), grad_a_.data(), batch_, dw, db, scratch_t_.data());
     // PyTorch's autograd finishes the bias (a plain sum) before the weight's matrix product,
     // so its hooks see the bias first; DDP's bucket order is by parameter index either way.
     if (ready) {

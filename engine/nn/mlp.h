@@ -69,6 +69,7 @@ class Mlp {
   std::vector<std::vector<float>> acts_;
   std::vector<float> weight_t_;                // scratch for the transposed weight
   std::vector<float> grad_a_, grad_b_;         // scratch for the backward pass
+  std::vector<float> scratch_t_;               // the transposed output gradient
   int64_t batch_ = 0;
 };
 
