@@ -1,0 +1,69 @@
+#include "engine/runtime/ports.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/core/error.h"
+
+namespace ringlab {
+namespace {
+
+ErrorContext port_context() { return ErrorContext{-1, "pick_free_port", -1}; }
+
+// The port number inside an IPv4 or IPv6 socket address, in host byte order.
+uint16_t port_of(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(addr).sin6_port);
+  return ntohs(reinterpret_cast<const sockaddr_in&>(addr).sin_port);
+}
+
+// Binds one candidate address on port 0; returns the chosen port, or 0 and sets `error`.
+uint16_t bind_port_zero(const addrinfo& ai, int& error) {
+  int fd = ::socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC, ai.ai_protocol);
+  if (fd < 0) {
+    error = errno;
+    return 0;
+  }
+  uint16_t port = 0;
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  if (::bind(fd, ai.ai_addr, ai.ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+    port = port_of(bound);
+  } else {
+    error = errno;
+  }
+  ::close(fd);
+  return port;
+}
+
+}  // namespace
+
+uint16_t pick_free_port(const std::string& host) {
+  if (host.empty()) throw InputError(port_context(), "host is empty: give an address such as 127.0.0.1");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), "0", &hints, &found);
+  if (rc != 0) {
+    throw InputError(port_context(), "cannot resolve host '" + host + "': " + ::gai_strerror(rc));
+  }
+  int error = 0;
+  uint16_t port = 0;
+  for (addrinfo* ai = found; ai != nullptr && port == 0; ai = ai->ai_next) {
+    port = bind_port_zero(*ai, error);
+  }
+  ::freeaddrinfo(found);
+  if (port == 0) {
+    throw Error(port_context(), "cannot bind a TCP port on '" + host + "': " + std::strerror(error));
+  }
+  return port;
+}
+
+}  // namespace ringlab
