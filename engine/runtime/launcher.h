@@ -23,7 +23,7 @@ struct LaunchSpec {
   std::vector<std::string> worker_args;      // e.g. {"worker", "--job-json", "..."}
   std::map<std::string, std::string> env;    // extra environment for every rank
   std::string master_addr = "127.0.0.1";
-  uint16_t master_port = 0;
+  uint16_t master_port = 0;  // 0: start() picks a free port on master_addr (see spec())
 };
 
 struct RankExit {
@@ -32,9 +32,16 @@ struct RankExit {
   bool exited = false;       // normal exit (then exit_code), else killed by `signal`
   int exit_code = 0;
   int signal = 0;
-  bool ok() const { return exited && exit_code == 0; }
-  std::string describe() const;  // "exit code 3", "killed by SIGKILL"
+  bool terminated = false;   // the launcher signalled it: another process failed, stop or timeout
+  bool timed_out = false;    // still running when wait()'s timeout passed (then terminated)
+  bool ok() const { return exited && exit_code == 0 && !timed_out; }
+  // "exit code 3", "killed by SIGKILL"; a note is added when the launcher caused it:
+  // "killed by SIGTERM (timed out)", "killed by SIGTERM (stopped by the launcher)".
+  std::string describe() const;
 };
+
+// Signal names as the shell spells them: "SIGKILL", "SIGTERM"; "signal 77" when unnamed.
+std::string signal_name(int signal);
 
 class Launcher {
  public:
@@ -54,9 +61,12 @@ class Launcher {
                              const std::function<bool()>& should_stop = {},
                              std::chrono::milliseconds grace = std::chrono::milliseconds(1500));
 
+  // SIGTERM to every process still running (and to its process group, so a rank's own
+  // children go too), SIGKILL after `grace`, then reaps them all. Safe from another thread.
   void terminate_all(std::chrono::milliseconds grace);
   std::vector<pid_t> pids() const;
   bool running() const;
+  const LaunchSpec& spec() const;  // as started: the executable and master_port resolved
 
  private:
   struct Impl;
