@@ -1,0 +1,78 @@
+#include "engine/sim/bench_file.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "engine/core/error.h"
+
+namespace ringlab::sim {
+
+namespace {
+
+using nlohmann::json;
+
+std::string optional_string(const json& object, const char* key, const std::string& origin) {
+  if (!object.contains(key)) return "";
+  if (!object[key].is_string()) throw InputError(fmt::format("{}: \"{}\" must be a string", origin, key));
+  return object[key].get<std::string>();
+}
+
+double finite_number(const json& object, const char* key, const std::string& where) {
+  if (!object.contains(key)) throw InputError(fmt::format("{}: \"{}\" is missing", where, key));
+  const json& v = object[key];
+  if (!v.is_number()) throw InputError(fmt::format("{}: \"{}\" must be a number, got {}", where, key, v.dump()));
+  const double d = v.get<double>();
+  if (!std::isfinite(d)) throw InputError(fmt::format("{}: \"{}\" is not finite", where, key));
+  return d;
+}
+
+BenchPoint parse_point(const json& item, size_t index, const BenchFile& file, const std::string& origin) {
+  const std::string where = fmt::format("{}: results[{}]", origin, index);
+  if (!item.is_object()) throw InputError(fmt::format("{} must be an object", where));
+  BenchPoint point;
+  point.bytes = finite_number(item, "bytes", where);
+  point.seconds = finite_number(item, "time_us", where) * 1e-6;
+  if (point.bytes < 0) throw InputError(fmt::format("{}: \"bytes\" must be >= 0, got {}", where, point.bytes));
+  if (point.seconds <= 0) throw InputError(fmt::format("{}: \"time_us\" must be > 0, got {}", where, point.seconds * 1e6));
+  point.algorithm = optional_string(item, "algorithm", where);
+  if (point.algorithm.empty()) point.algorithm = file.algorithm;
+  return point;
+}
+
+}  // namespace
+
+BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
+  }
+  if (!doc.is_object()) throw InputError(fmt::format("{}: expected a JSON object with \"results\"", origin));
+  BenchFile file;
+  file.backend = optional_string(doc, "backend", origin);
+  file.algorithm = optional_string(doc, "algorithm", origin);
+  const double world = finite_number(doc, "world_size", origin);
+  if (world < 1 || world != std::floor(world) || world > 1e9)
+    throw InputError(fmt::format("{}: \"world_size\" must be a whole number >= 1, got {}", origin, world));
+  file.world_size = static_cast<int64_t>(world);
+  if (!doc.contains("results") || !doc["results"].is_array())
+    throw InputError(fmt::format("{}: \"results\" must be an array of {{bytes, time_us}} objects", origin));
+  const json& results = doc["results"];
+  for (size_t i = 0; i < results.size(); ++i) file.points.push_back(parse_point(results[i], i, file, origin));
+  return file;
+}
+
+BenchFile load_bench_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot open bench file '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_bench_json(text.str(), path);
+}
+
+}  // namespace ringlab::sim
