@@ -1,9 +1,10 @@
 #pragma once
 // The controller's memory of a run: every event the workers reported, in arrival order,
 // safe to append from the ingest thread while views and exporters read.
-// Memory is bounded: once `max_detail_events` chunk/bucket events are held, the oldest
-// collectives' chunk detail is dropped (their CollectiveBegin/End stay), so a long run keeps
-// its whole loss curve and the recent collectives in full detail.
+// Memory is bounded: detail events (ChunkTransfer, GateWait) are capped at `max_detail_events`;
+// past the cap the older half of them is dropped at once (every other kind stays, so the
+// collectives' CollectiveBegin/End remain), so a long run keeps its whole loss curve and the
+// recent collectives in full detail.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,8 +25,12 @@ class EventStore : public EventSink {
   // A monotonically increasing counter bumped on every append or clear; views use it to
   // notice new data without copying.
   uint64_t version() const;
+  // Bumped whenever stored events move to other indices (clear, down-sampling): a view that
+  // reads incrementally with for_each(from) starts again from 0 when this changes.
+  uint64_t generation() const;
   size_t size() const;
-  size_t dropped_detail() const;  // chunk events discarded by down-sampling
+  size_t detail_events() const;   // detail events held now
+  size_t dropped_detail() const;  // detail events discarded by down-sampling
 
   // Calls fn(event) for each stored event with index >= from, under the lock; returns the index
   // one past the last event visited. Keep fn short: the ingest thread waits meanwhile.
@@ -41,6 +46,7 @@ class EventStore : public EventSink {
   size_t detail_events_ = 0;
   size_t dropped_detail_ = 0;
   uint64_t version_ = 0;
+  uint64_t generation_ = 0;
 };
 
 }  // namespace ringlab
