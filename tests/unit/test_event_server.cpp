@@ -1,0 +1,299 @@
+// The event stream end to end on 127.0.0.1: clients on threads play the workers, an EventStore
+// plays the controller. Every event arrives, in each rank's order; bad connections are refused
+// and recorded without disturbing the good ones.
+#include <doctest/doctest.h>
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/core/error.h"
+#include "engine/dist/framing.h"
+#include "engine/dist/socket.h"
+#include "engine/dist/wire.h"
+#include "engine/runtime/event_client.h"
+#include "engine/runtime/event_codec.h"
+#include "engine/runtime/event_server.h"
+#include "engine/runtime/event_store.h"
+
+using namespace ringlab;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kHost = "127.0.0.1";
+const std::string kToken = "run-token-42";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+EventClientOptions client_options(uint16_t port, int rank) {
+  EventClientOptions o;
+  o.host = kHost;
+  o.port = port;
+  o.token = kToken;
+  o.rank = rank;
+  o.timeout = 20000ms;
+  return o;
+}
+
+Event numbered(int rank, int64_t i) {
+  Event e;
+  e.kind = i % 3 == 0 ? EventKind::ChunkTransfer : EventKind::StepEnd;
+  e.rank = rank;
+  e.step = i;
+  e.value = static_cast<double>(i) * 0.5;
+  if (i % 100 == 0) {
+    e.values = {static_cast<float>(i), 1.0f, 2.0f};
+    e.text = "event " + std::to_string(i);
+  }
+  return e;
+}
+
+// Bounded wait for a condition the server reaches on its own threads.
+template <class Predicate>
+bool eventually(Predicate done) {
+  const auto deadline = net::deadline_after(10000ms);
+  while (!done()) {
+    if (net::Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(2ms);
+  }
+  return true;
+}
+
+void send_raw(const net::Socket& s, const std::vector<uint8_t>& bytes) {
+  net::write_all(s.fd(), bytes.data(), bytes.size(), net::deadline_after(5000ms), "test");
+}
+
+// Connects and completes a valid handshake by hand; the server's one-byte answer is read.
+net::Socket raw_client(uint16_t port, int rank) {
+  net::Socket s = net::connect_tcp(kHost, port, 5000ms);
+  std::vector<uint8_t> hello;
+  event_codec::encode_hello({event_codec::kVersion, kToken, rank}, hello);
+  send_raw(s, hello);
+  uint8_t answer = 0xff;
+  REQUIRE(net::read_exact(s.fd(), &answer, 1, net::deadline_after(5000ms), "test") == net::ReadStatus::Complete);
+  REQUIRE(answer == 0);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("N clients x M events all arrive, each rank's in order") {
+  EventStore store;
+  EventServer server(kHost, 0, kToken, store);
+  REQUIRE(server.port() != 0);
+  constexpr int kRanks = 4;
+  constexpr int kEvents = 20000;
+  std::vector<std::thread> workers;
+  std::atomic<int> failures{0};
+  for (int rank = 0; rank < kRanks; ++rank)
+    workers.emplace_back([&, rank] {
+      try {
+        EventClient client(client_options(server.port(), rank));
+        for (int64_t i = 0; i < kEvents; ++i) client.emit(numbered(rank, i));
+        client.close();
+        if (client.sent() != kEvents) ++failures;
+      } catch (const std::exception& e) {
+        MESSAGE(std::string(e.what()));
+        ++failures;
+      }
+    });
+  for (auto& w : workers) w.join();
+  REQUIRE(failures.load() == 0);
+  REQUIRE(server.wait_drained(10000ms));
+
+  CHECK(store.size() == kRanks * kEvents);
+  CHECK(server.received() == kRanks * kEvents);
+  const auto per_rank = server.received_per_rank();
+  for (int rank = 0; rank < kRanks; ++rank) CHECK(per_rank.at(rank) == kEvents);
+  std::vector<int64_t> next(kRanks, 0);
+  store.for_each(0, [&](const Event& e) {
+    const auto r = static_cast<size_t>(e.rank);
+    REQUIRE(e.step == next[r]);  // order kept per rank
+    CHECK(e.value == static_cast<double>(e.step) * 0.5);
+    if (e.step % 100 == 0) {
+      CHECK(e.text == "event " + std::to_string(e.step));
+      CHECK(e.values == std::vector<float>{static_cast<float>(e.step), 1.0f, 2.0f});
+    }
+    ++next[r];
+  });
+  for (int rank = 0; rank < kRanks; ++rank) CHECK(next[static_cast<size_t>(rank)] == kEvents);
+  CHECK(server.errors().empty());
+}
+
+TEST_CASE("a tiny queue blocks the producer briefly but loses nothing") {
+  EventStore store;
+  EventServer server(kHost, 0, kToken, store);
+  EventClientOptions options = client_options(server.port(), 1);
+  options.queue_capacity = 4;
+  {
+    EventClient client(options);
+    for (int64_t i = 0; i < 3000; ++i) client.emit(numbered(1, i));
+    client.flush();
+    CHECK(client.sent() == 3000);
+  }  // the destructor closes
+  REQUIRE(server.wait_drained(10000ms));
+  CHECK(store.size() == 3000);
+  CHECK(server.received_per_rank().at(1) == 3000);
+}
+
+TEST_CASE("flush makes events visible while the connection stays open") {
+  EventStore store;
+  EventServer server(kHost, 0, kToken, store);
+  EventClient client(client_options(server.port(), 0));
+  CHECK(client.wants_chunks());
+  client.set_wants_chunks(false);
+  CHECK_FALSE(client.wants_chunks());
+  for (int64_t i = 0; i < 10; ++i) client.emit(numbered(0, i));
+  client.flush(10000ms);
+  CHECK(client.sent() == 10);
+  CHECK(eventually([&] { return store.size() == 10; }));
+  CHECK(server.open_connections() == 1);
+}
+
+TEST_CASE("a wrong token is refused, recorded, and the server keeps serving") {
+  EventStore store;
+  EventServer server(kHost, 0, kToken, store);
+  EventClientOptions bad = client_options(server.port(), 7);
+  bad.token = "guess";
+  try {
+    EventClient client(bad);
+    FAIL("a wrong token must be refused");
+  } catch (const Error& e) {
+    CHECK(contains(e.what(), "event server at 127.0.0.1:" + std::to_string(server.port()) + " refused the token"));
+    CHECK(contains(e.what(), "rank 7"));
+  }
+  REQUIRE(eventually([&] { return !server.errors().empty(); }));
+  CHECK(contains(server.errors().back(), "wrong token"));
+  CHECK(contains(server.errors().back(), "rank 7"));
+
+  EventClient good(client_options(server.port(), 0));
+  good.emit(numbered(0, 1));
+  good.close();
+  REQUIRE(server.wait_drained(10000ms));
+  CHECK(store.size() == 1);
+}
+
+TEST_CASE("bad frames close only their own connection") {
+  EventStore store;
+  EventServer server(kHost, 0, kToken, store);
+  EventClient good(client_options(server.port(), 0));
+  good.emit(numbered(0, 0));
+  good.flush();
+
+  SUBCASE("an event of unknown kind") {
+    net::Socket raw = raw_client(server.port(), 3);
+    std::vector<uint8_t> frame;
+    event_codec::encode(numbered(3, 1), frame);
+    frame[4] = 99;  // the kind byte
+    send_raw(raw, frame);
+    REQUIRE(eventually([&] { return !server.errors().empty(); }));
+    CHECK(contains(server.errors().back(), "unknown kind 99"));
+    CHECK(contains(server.errors().back(), "rank 3"));
+  }
+  SUBCASE("a frame over the size limit") {
+    net::Socket raw = raw_client(server.port(), 3);
+    send_raw(raw, {0xff, 0xff, 0xff, 0xff});
+    REQUIRE(eventually([&] { return !server.errors().empty(); }));
+    CHECK(contains(server.errors().back(), "more than the limit"));
+  }
+  SUBCASE("garbage instead of a hello") {
+    net::Socket raw = net::connect_tcp(kHost, server.port(), 5000ms);
+    send_raw(raw, {12, 0, 0, 0, 'n', 'o', 't', ' ', 'a', ' ', 'h', 'e', 'l', 'l', 'o', '!'});
+    REQUIRE(eventually([&] { return !server.errors().empty(); }));
+    CHECK(contains(server.errors().back(), "magic"));
+  }
+  SUBCASE("another protocol version") {
+    net::Socket raw = net::connect_tcp(kHost, server.port(), 5000ms);
+    std::vector<uint8_t> hello;
+    event_codec::encode_hello({static_cast<uint16_t>(event_codec::kVersion + 1), kToken, 2}, hello);
+    send_raw(raw, hello);
+    uint8_t answer = 0;
+    REQUIRE(net::read_exact(raw.fd(), &answer, 1, net::deadline_after(5000ms), "test") == net::ReadStatus::Complete);
+    CHECK(answer == 2);
+    REQUIRE(eventually([&] { return !server.errors().empty(); }));
+    CHECK(contains(server.errors().back(), "version"));
+  }
+  SUBCASE("good events, then a connection cut mid-frame") {
+    {
+      net::Socket raw = raw_client(server.port(), 5);
+      std::vector<uint8_t> frames;
+      event_codec::encode(numbered(5, 0), frames);
+      event_codec::encode(numbered(5, 1), frames);
+      frames.resize(frames.size() - 3);  // the second one never completes
+      send_raw(raw, frames);
+    }
+    REQUIRE(eventually([&] { return !server.errors().empty(); }));
+    CHECK(contains(server.errors().back(), "middle of a frame"));
+    CHECK(eventually([&] { return server.received_per_rank().count(5) == 1; }));
+    CHECK(server.received_per_rank().at(5) == 1);  // the complete one still counted
+  }
+
+  // The good connection is untouched.
+  good.emit(numbered(0, 1));
+  good.close();
+  REQUIRE(server.wait_drained(10000ms));
+  CHECK(server.received_per_rank().at(0) == 2);
+}
+
+TEST_CASE("a server that stops reading makes emit throw after the timeout instead of hanging") {
+  // A fake controller that accepts the hello and then never reads again.
+  net::Socket listener = net::listen_tcp(kHost, 0);
+  const uint16_t port = net::local_port(listener);
+  std::mutex mutex;
+  std::condition_variable release;
+  bool finished = false;
+  std::thread fake([&] {
+    net::wait_ready(listener.fd(), POLLIN, net::deadline_after(10000ms));
+    net::Socket s = net::accept_tcp(listener);
+    if (!s.valid()) return;
+    net::FrameReader reader(s.fd(), event_codec::kMaxFrameBytes, "client");
+    if (!reader.next(net::deadline_after(5000ms), 5000ms)) return;
+    const uint8_t ok = 0;
+    net::write_all(s.fd(), &ok, 1, net::deadline_after(5000ms), "client");
+    std::unique_lock lock(mutex);
+    release.wait_for(lock, 30s, [&] { return finished; });
+  });
+
+  EventClientOptions options = client_options(port, 0);
+  options.timeout = 300ms;
+  options.queue_capacity = 8;
+  bool threw = false;
+  {
+    EventClient client(options);
+    Event big;
+    big.text.assign(1 << 20, 'x');  // a MiB each: the socket buffers fill after a few
+    try {
+      for (int i = 0; i < 10000; ++i) client.emit(big);
+    } catch (const Error& e) {
+      threw = true;
+      MESSAGE(std::string(e.what()));
+    }
+    CHECK_THROWS_AS(client.flush(100ms), Error);
+  }  // the destructor returns too
+  CHECK(threw);
+  {
+    std::lock_guard lock(mutex);
+    finished = true;
+  }
+  release.notify_all();
+  fake.join();
+}
+
+TEST_CASE("stop() ends open connections and joins, and the server's port can be reused") {
+  EventStore store;
+  auto server = std::make_unique<EventServer>(kHost, 0, kToken, store);
+  const uint16_t port = server->port();
+  net::Socket idle = raw_client(port, 0);  // connected and silent
+  REQUIRE(eventually([&] { return server->open_connections() == 1; }));
+  server->stop();
+  CHECK(server->open_connections() == 0);
+  server.reset();
+  EventServer again(kHost, port, kToken, store);  // SO_REUSEADDR
+  CHECK(again.port() == port);
+}
