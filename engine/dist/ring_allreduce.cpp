@@ -62,37 +62,148 @@ const char* phase_name(RingPhase phase) {
   return phase == RingPhase::ReduceScatter ? "reduce-scatter" : "all-gather";
 }
 
-// One all-reduce in progress: the buffers, the neighbours and the reporting.
+// One all-reduce in progress. The 2(N-1) ring steps are numbered t = 0 .. 2N-3 (reduce-scatter
+// first); step t receives chunk R(t) and sends chunk S(t), and S(t+1) = R(t): every rank forwards
+// what it just received (and, in reduce-scatter, added to). That lets the ring run as a
+// pipeline: segment k of step t+1 leaves as soon as segment k of step t has arrived, without
+// waiting for the rest of step t. A gated ring (before_step set) runs step by step instead, so
+// that "waiting before step t" means that nothing of step t has been posted yet.
 class RingRun {
  public:
   RingRun(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& opt)
       : pg_(pg), data_(data), opt_(opt), n_(pg.size()), rank_(pg.rank()),
-        left_(mod(rank_ - 1, n_)), right_(mod(rank_ + 1, n_)),
+        left_(mod(rank_ - 1, n_)), right_(mod(rank_ + 1, n_)), steps_(2 * (n_ - 1)),
         timeout_(opt.timeout.count() > 0 ? opt.timeout : pg.timeout()),
-        trace_(opt.events && opt.events->wants_chunks()) {
+        trace_(opt.events && opt.events->wants_chunks()), sends_(static_cast<size_t>(steps_)),
+        send_posted_(static_cast<size_t>(steps_)) {
     const size_t largest = ring_chunk(data.size(), n_, 0).count;
-    segment_ = opt.segment_elems > 0 ? opt.segment_elems : std::max<size_t>(largest, 1);
-    // Reduce-scatter receives into scratch and adds from there; all-gather receives in place.
-    scratch_ = pg.scratch(largest);
+    segment_ = opt.segment_elems > 0 ? std::min(opt.segment_elems, std::max<size_t>(largest, 1))
+                                     : std::max<size_t>(largest, 1);
+    depth_ = opt.pipeline_depth > 0 ? opt.pipeline_depth : kDefaultDepth;
+    // Reduce-scatter receives into `depth_` rotating scratch segments and adds from there, so a
+    // segment is added while it is still in cache; all-gather receives in place.
+    const size_t rs_segments = static_cast<size_t>(n_ - 1) * ((largest + segment_ - 1) / segment_);
+    scratch_ = pg.scratch(std::min(depth_, rs_segments) * segment_);
   }
 
   void run() {
-    for (RingPhase phase : {RingPhase::ReduceScatter, RingPhase::AllGather}) {
-      for (int s = 0; s < n_ - 1; ++s) {
-        gate(phase, s);
-        try {
-          step(phase, s);
-        } catch (const TimeoutError& e) {
-          throw TimeoutError(context(s), where(phase, e));
-        } catch (const Error& e) {
-          throw Error(context(s), where(phase, e));
-        }
-      }
+    if (!opt_.before_step) {
+      run_steps(0, steps_);
+      return;
+    }
+    for (int t = 0; t < steps_; ++t) {
+      opt_.before_step(phase_of(t), step_in_phase(t));
+      run_steps(t, t + 1);
     }
   }
 
  private:
-  ErrorContext context(int s) const { return {rank_, "ring_allreduce", s}; }
+  static constexpr size_t kDefaultDepth = 4;
+
+  struct Item {  // segment k of the chunk received at step t
+    int t;
+    size_t k;
+  };
+
+  RingPhase phase_of(int t) const { return t < n_ - 1 ? RingPhase::ReduceScatter : RingPhase::AllGather; }
+  int step_in_phase(int t) const { return t < n_ - 1 ? t : t - (n_ - 1); }
+  RingChunk recv_chunk(int t) const {
+    return ring_chunk(data_.size(), n_, ring_recv_chunk(phase_of(t), rank_, step_in_phase(t), n_));
+  }
+  RingChunk send_chunk(int t) const {
+    return ring_chunk(data_.size(), n_, ring_send_chunk(phase_of(t), rank_, step_in_phase(t), n_));
+  }
+  size_t segments_of(const RingChunk& c) const { return (c.count + segment_ - 1) / segment_; }
+  RingChunk segment_of(const RingChunk& c, size_t k) const {
+    const size_t begin = k * segment_;
+    return {c.offset + begin, std::min(segment_, c.count - begin)};
+  }
+  int tag(int t, size_t k) const { return static_cast<int>((static_cast<size_t>(t) * 1024 + k) % kTagSpace); }
+
+  // Steps [t0, t1) as one pipeline: every receive is posted up to `depth_` segments ahead of the
+  // one being consumed, and a segment is forwarded the moment it has been consumed.
+  void run_steps(int t0, int t1) {
+    std::vector<Item> items;
+    for (int t = t0; t < t1; ++t)
+      for (size_t k = 0; k < segments_of(recv_chunk(t)); ++k) items.push_back({t, k});
+    recvs_.clear();
+    recvs_.resize(items.size());
+    recv_posted_.assign(items.size(), 0);
+
+    for (size_t k = 0; k < segments_of(send_chunk(t0)); ++k) guarded(t0, [&] { post_send(t0, k); });
+    size_t next = 0;
+    for (; next < std::min(depth_, items.size()); ++next) guarded(items[next].t, [&] { post_recv(items, next); });
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Item it = items[i];
+      guarded(it.t, [&] { consume(items, i); });
+      if (it.t + 1 < t1) guarded(it.t + 1, [&] { post_send(it.t + 1, it.k); });
+      if (next < items.size()) {
+        guarded(items[next].t, [&] { post_recv(items, next); });
+        ++next;
+      }
+    }
+    for (int t = t0; t < t1; ++t)
+      for (auto& req : sends_[static_cast<size_t>(t)]) guarded(t, [&] { finish_send(req); });
+  }
+
+  void post_send(int t, size_t k) {
+    auto& sends = sends_[static_cast<size_t>(t)];
+    auto& posted = send_posted_[static_cast<size_t>(t)];
+    if (sends.size() <= k) sends.resize(k + 1), posted.resize(k + 1, 0);
+    const RingChunk seg = segment_of(send_chunk(t), k);
+    sends[k] = pg_.isend(data_.subspan(seg.offset, seg.count), right_, tag(t, k));
+    posted[k] = now_ns();
+  }
+
+  void post_recv(const std::vector<Item>& items, size_t i) {
+    const Item it = items[i];
+    const RingChunk seg = segment_of(recv_chunk(it.t), it.k);
+    std::span<float> into;
+    if (phase_of(it.t) == RingPhase::ReduceScatter) {
+      into = scratch_.subspan((i % depth_) * segment_, seg.count);
+    } else {
+      // All-gather step s overwrites chunk r - s, which this rank sent at reduce-scatter step s.
+      // That send is long done in practice (its data went round the whole ring before this
+      // segment can come back), but the transport must have said so before we write there.
+      const int sent_at = it.t - (n_ - 1);
+      auto& sends = sends_[static_cast<size_t>(sent_at)];
+      if (it.k < sends.size() && sends[it.k]) finish_send(sends[it.k]);
+      into = data_.subspan(seg.offset, seg.count);
+    }
+    recvs_[i] = pg_.irecv(into, left_, tag(it.t, it.k));
+    recv_posted_[i] = now_ns();
+  }
+
+  void consume(const std::vector<Item>& items, size_t i) {
+    const Item it = items[i];
+    const RingChunk chunk = recv_chunk(it.t);
+    const RingChunk seg = segment_of(chunk, it.k);
+    recvs_[i]->wait(timeout_);
+    recvs_[i].reset();
+    if (phase_of(it.t) == RingPhase::ReduceScatter)
+      pg_.reduce_add(data_.subspan(seg.offset, seg.count), scratch_.subspan((i % depth_) * segment_, seg.count));
+    if (trace_) report(it, chunk, seg, recv_posted_[i]);
+  }
+
+  void finish_send(std::unique_ptr<Request>& req) {
+    if (!req) return;
+    req->wait(timeout_);
+    req.reset();
+  }
+
+  // Runs fn and names the ring step in whatever it throws.
+  template <typename Fn>
+  void guarded(int t, Fn&& fn) {
+    try {
+      fn();
+    } catch (const TimeoutError& e) {
+      throw TimeoutError(context(t), where(phase_of(t), e));
+    } catch (const Error& e) {
+      throw Error(context(t), where(phase_of(t), e));
+    }
+  }
+
+  ErrorContext context(int t) const { return {rank_, "ring_allreduce", step_in_phase(t)}; }
   // "reduce-scatter: " + the transport's message without its own "rank r: " prefix, which the
   // rethrown error's context puts back in front.
   std::string where(RingPhase phase, const Error& e) const {
@@ -101,91 +212,29 @@ class RingRun {
     if (what.rfind(own, 0) == 0) what.erase(0, own.size());
     return std::string(phase_name(phase)) + ": " + what;
   }
-  int tag(RingPhase phase, int s, size_t segment) const {
-    const size_t global_step = static_cast<size_t>(phase == RingPhase::AllGather ? n_ - 1 + s : s);
-    return static_cast<int>((global_step * 1024 + segment) % kTagSpace);
-  }
-  size_t segments_of(const RingChunk& c) const { return (c.count + segment_ - 1) / segment_; }
-  RingChunk segment_of(const RingChunk& c, size_t k) const {
-    const size_t begin = k * segment_;
-    return {c.offset + begin, std::min(segment_, c.count - begin)};
-  }
 
-  // Step-through: the hook may block until the controller releases this rank. The hook reports
-  // its own waiting (GateWait), since only it knows whether it waited for anyone.
-  void gate(RingPhase phase, int s) {
-    if (opt_.before_step) opt_.before_step(phase, s);
-  }
-
-  Event label(EventKind kind, RingPhase phase, int s) const {
+  // t_begin: when this rank had posted both its receive of the segment and its own send of the
+  // same segment of the step (its neighbour posts the matching send at about the same moment).
+  void report(const Item& it, const RingChunk& chunk, const RingChunk& seg, int64_t recv_posted) {
     Event e;
-    e.kind = kind;
+    e.kind = EventKind::ChunkTransfer;
     e.rank = rank_;
     e.step = opt_.step;
     e.collective_id = opt_.collective_id;
     e.bucket = opt_.bucket;
-    e.phase = static_cast<int8_t>(phase);
-    e.ring_step = s;
-    return e;
-  }
-
-  // One ring step: every segment's receive and send is posted up front, then segments are
-  // consumed in order, so the transport moves segment k+1 while this rank adds segment k.
-  void step(RingPhase phase, int s) {
-    const RingChunk out = ring_chunk(data_.size(), n_, ring_send_chunk(phase, rank_, s, n_));
-    const int in_index = ring_recv_chunk(phase, rank_, s, n_);
-    const RingChunk in = ring_chunk(data_.size(), n_, in_index);
-    const bool reduce = phase == RingPhase::ReduceScatter;
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-
-    const size_t n_in = segments_of(in), n_out = segments_of(out);
-    std::vector<std::unique_ptr<Request>> recvs(n_in), sends(n_out);
-    std::vector<int64_t> posted(std::max(n_in, n_out), 0);
-    for (size_t k = 0; k < std::max(n_in, n_out); ++k) {
-      if (k < n_in) {
-        const RingChunk seg = segment_of(in, k);
-        std::span<float> into = reduce ? scratch_.subspan(seg.offset - in.offset, seg.count)
-                                       : data_.subspan(seg.offset, seg.count);
-        recvs[k] = pg_.irecv(into, left_, tag(phase, s, k));
-      }
-      if (k < n_out) {
-        const RingChunk seg = segment_of(out, k);
-        sends[k] = pg_.isend(data_.subspan(seg.offset, seg.count), right_, tag(phase, s, k));
-      }
-      posted[k] = now_ns();
-    }
-    for (size_t k = 0; k < n_in; ++k) {
-      const RingChunk seg = segment_of(in, k);
-      recvs[k]->wait(remaining(deadline));
-      if (reduce)
-        pg_.reduce_add(data_.subspan(seg.offset, seg.count),
-                       scratch_.subspan(seg.offset - in.offset, seg.count));
-      if (trace_) report(phase, s, in_index, in, k, seg, posted[k]);
-    }
-    // The next step may receive into the region just sent (all-gather after reduce-scatter
-    // with N = 2), so every send must be complete before the step ends.
-    for (auto& req : sends) req->wait(remaining(deadline));
-  }
-
-  std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadline) const {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    return std::max(left, std::chrono::milliseconds(1));
-  }
-
-  void report(RingPhase phase, int s, int chunk, const RingChunk& whole, size_t k,
-              const RingChunk& seg, int64_t posted) {
-    Event e = label(EventKind::ChunkTransfer, phase, s);
-    e.t_begin_ns = posted;
+    e.phase = static_cast<int8_t>(phase_of(it.t));
+    e.ring_step = step_in_phase(it.t);
+    const auto& sent = send_posted_[static_cast<size_t>(it.t)];
+    e.t_begin_ns = std::max(recv_posted, it.k < sent.size() ? sent[it.k] : 0);
     e.t_end_ns = now_ns();
-    e.chunk = chunk;
-    e.segment = static_cast<int32_t>(k);
+    e.chunk = ring_recv_chunk(phase_of(it.t), rank_, step_in_phase(it.t), n_);
+    e.segment = static_cast<int32_t>(it.k);
     e.src = left_;
     e.dst = rank_;
     e.bytes = static_cast<int64_t>(seg.count * sizeof(float));
     if (data_.size() <= kMaxRecordedValues) {
-      e.values.resize(whole.count);
-      pg_.copy_to_host(data_.subspan(whole.offset, whole.count), e.values.data());
+      e.values.resize(chunk.count);
+      pg_.copy_to_host(data_.subspan(chunk.offset, chunk.count), e.values.data());
     }
     opt_.events->emit(std::move(e));
   }
@@ -193,11 +242,16 @@ class RingRun {
   ProcessGroup& pg_;
   std::span<float> data_;
   const RingAllreduceOptions& opt_;
-  const int n_, rank_, left_, right_;
+  const int n_, rank_, left_, right_, steps_;
   const std::chrono::milliseconds timeout_;
   const bool trace_;
   size_t segment_ = 1;
+  size_t depth_ = kDefaultDepth;
   std::span<float> scratch_;
+  std::vector<std::vector<std::unique_ptr<Request>>> sends_;  // [step][segment]
+  std::vector<std::vector<int64_t>> send_posted_;             // [step][segment]
+  std::vector<std::unique_ptr<Request>> recvs_;               // [item] of the running steps
+  std::vector<int64_t> recv_posted_;
 };
 
 }  // namespace

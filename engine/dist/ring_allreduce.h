@@ -15,12 +15,14 @@
 namespace ringlab {
 
 struct RingAllreduceOptions {
-  // How long one ring step may take (0: the group's timeout). Time spent in `before_step` does
-  // not count, so a gated ring can wait for the user as long as it likes.
+  // How long any one transfer may take to complete (0: the group's timeout). Time spent in
+  // `before_step` does not count, so a gated ring can wait for the user as long as it likes.
   std::chrono::milliseconds timeout{0};
   // 0: send each chunk as one message. Otherwise chunks are cut into segments of at most this
   // many elements, and the receive of segment k+1 is in flight while segment k is being added.
   size_t segment_elems = 0;
+  // How many segment receives are posted ahead of the one being consumed (0: the default, 4).
+  size_t pipeline_depth = 0;
   // Where ChunkTransfer events go (only when events->wants_chunks()), and the labels they carry.
   EventSink* events = nullptr;
   int64_t collective_id = -1;

@@ -98,16 +98,18 @@ void check_grid(const std::function<World(int)>& make_world) {
   for (int n = 1; n <= 8; ++n) {
     World world = make_world(n);
     for (size_t count : kCounts) {
-      for (bool segmented : {false, true}) {
+      // Whole chunks, segments pipelined across steps, and segments step by step (gated).
+      for (const char* mode : {"whole", "segmented", "gated"}) {
         CAPTURE(n);
         CAPTURE(count);
-        CAPTURE(segmented);
+        CAPTURE(mode);
         std::vector<std::vector<float>> data(static_cast<size_t>(n));
         run_ranks(n, [&](int r) {
           data[static_cast<size_t>(r)] = rank_data(r, count);
           RingAllreduceOptions opt;
           // About three segments per chunk, so pipelining and ragged last segments are exercised.
-          if (segmented) opt.segment_elems = std::max<size_t>(1, count / (3 * static_cast<size_t>(n)));
+          if (mode != std::string("whole")) opt.segment_elems = std::max<size_t>(1, count / (3 * static_cast<size_t>(n)));
+          if (mode == std::string("gated")) opt.before_step = [](RingPhase, int) {};
           ring_allreduce(world.group(r), data[static_cast<size_t>(r)], opt);
         });
         const std::vector<float> expected = serial_sum(n, count);
@@ -325,6 +327,7 @@ TEST_CASE("the before-step hook runs before every ring step, in order") {
     RingAllreduceOptions opt;
     opt.before_step = [&, r](RingPhase phase, int s) { calls[static_cast<size_t>(r)].push_back({phase, s}); };
     ring_allreduce(world.group(r), data, opt);
+    CHECK(data == serial_sum(n, 12));
   });
   const std::vector<std::pair<RingPhase, int>> expected = {
       {RingPhase::ReduceScatter, 0}, {RingPhase::ReduceScatter, 1}, {RingPhase::AllGather, 0}, {RingPhase::AllGather, 1}};
@@ -347,7 +350,7 @@ TEST_CASE("world size 1 returns at once and leaves the data alone") {
 void check_missing_peer(World world, bool every_rank_times_out) {
   const int n = 3;
   std::vector<std::string> messages(2);
-  std::vector<bool> timed_out(2, false);
+  std::vector<char> timed_out(2, 0);  // not vector<bool>: its bits share words across threads
   const auto t0 = std::chrono::steady_clock::now();
   run_ranks(2, [&](int r) {
     std::vector<float> data = rank_data(r, 300);
@@ -356,7 +359,7 @@ void check_missing_peer(World world, bool every_rank_times_out) {
     try {
       ring_allreduce(world.group(r), data, opt);
     } catch (const TimeoutError& e) {
-      timed_out[static_cast<size_t>(r)] = true;
+      timed_out[static_cast<size_t>(r)] = 1;
       messages[static_cast<size_t>(r)] = e.what();
     } catch (const Error& e) {
       messages[static_cast<size_t>(r)] = e.what();
