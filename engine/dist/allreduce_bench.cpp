@@ -57,32 +57,51 @@ std::vector<float> gather(ProcessGroup& group, float time_us, float wrong) {
   return v;
 }
 
-AllreduceBenchResult measure(ProcessGroup& group, BenchBuffers& buffers, const AllreduceBenchOptions& options,
-                             const std::function<void(std::span<float>)>& allreduce) {
-  std::vector<double> times_us;
-  int64_t worst_wrong = 0;
-  for (int it = 0; it < options.warmup_iters + options.iters; ++it) {
-    std::memcpy(buffers.work.data(), buffers.input.data(), buffers.input.size() * sizeof(float));
-    group.barrier();
-    const int64_t t0 = now_ns();
-    allreduce(buffers.work);
-    const int64_t t1 = now_ns();
-    if (it < options.warmup_iters) continue;
-    times_us.push_back(static_cast<double>(t1 - t0) / 1e3);
-    if (options.check) worst_wrong = std::max(worst_wrong, buffers.wrong());
-  }
-  const std::vector<float> all = gather(group, static_cast<float>(median(times_us)), static_cast<float>(worst_wrong));
+using AllreduceFn = std::function<void(std::span<float>)>;
+
+// Turns every rank's median time and wrong count into the row's numbers: the slowest rank's
+// time (the collective is done when the last rank is), wrong elements summed over ranks.
+AllreduceBenchResult summarize(ProcessGroup& group, const std::vector<double>& times_us, int64_t wrong,
+                               size_t bytes, bool checked) {
+  const std::vector<float> all = gather(group, static_cast<float>(median(times_us)), static_cast<float>(wrong));
   const size_t n = static_cast<size_t>(group.size());
   AllreduceBenchResult result;
   for (size_t r = 0; r < n; ++r) {
     result.time_us = std::max(result.time_us, static_cast<double>(all[r]));
     result.wrong += static_cast<int64_t>(all[n + r]);
   }
-  if (!options.check) result.wrong = -1;
-  const double bytes = static_cast<double>(buffers.input.size() * sizeof(float));
-  result.algbw_gbps = result.time_us > 0 ? bytes / (result.time_us * 1e-6) / 1e9 : 0;
+  if (!checked) result.wrong = -1;
+  result.algbw_gbps = result.time_us > 0 ? static_cast<double>(bytes) / (result.time_us * 1e-6) / 1e9 : 0;
   result.busbw_gbps = result.algbw_gbps * allreduce_bus_factor(group.size());
   return result;
+}
+
+// Runs the algorithms in turns, one iteration of each per round (in alternating order), so a
+// shared, noisy machine slows them alike and their ratio stays meaningful. Each iteration starts
+// from the same input, after a barrier; only the all-reduce itself is timed.
+std::vector<AllreduceBenchResult> measure(ProcessGroup& group, BenchBuffers& buffers,
+                                          const AllreduceBenchOptions& options,
+                                          const std::vector<AllreduceFn>& algorithms) {
+  const size_t k = algorithms.size();
+  std::vector<std::vector<double>> times_us(k);
+  std::vector<int64_t> worst_wrong(k, 0);
+  for (int it = 0; it < options.warmup_iters + options.iters; ++it) {
+    for (size_t turn = 0; turn < k; ++turn) {
+      const size_t a = it % 2 ? k - 1 - turn : turn;
+      std::memcpy(buffers.work.data(), buffers.input.data(), buffers.input.size() * sizeof(float));
+      group.barrier();
+      const int64_t t0 = now_ns();
+      algorithms[a](buffers.work);
+      const int64_t t1 = now_ns();
+      if (it < options.warmup_iters) continue;
+      times_us[a].push_back(static_cast<double>(t1 - t0) / 1e3);
+      if (options.check) worst_wrong[a] = std::max(worst_wrong[a], buffers.wrong());
+    }
+  }
+  std::vector<AllreduceBenchResult> results;
+  for (size_t a = 0; a < k; ++a)
+    results.push_back(summarize(group, times_us[a], worst_wrong[a], buffers.input.size() * sizeof(float), options.check));
+  return results;
 }
 
 nlohmann::json result_to_json(const AllreduceBenchResult& r) {
@@ -171,15 +190,16 @@ AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const 
   row.bytes = bytes;
   row.count = bytes / sizeof(float);
   BenchBuffers buffers(group.rank(), group.size(), row.count);
-  if (options.ring) {
-    RingAllreduceOptions ring;
-    const size_t segment_bytes =
-        options.segment_bytes ? options.segment_bytes : ring_default_segment_bytes(group.backend());
-    ring.segment_elems = segment_bytes / sizeof(float);
-    row.ring = measure(group, buffers, options, [&](std::span<float> d) { ring_allreduce(group, d, ring); });
-  }
-  if (options.native)
-    row.native = measure(group, buffers, options, [&](std::span<float> d) { group.allreduce_native(d); });
+  RingAllreduceOptions ring;
+  const size_t segment_bytes =
+      options.segment_bytes ? options.segment_bytes : ring_default_segment_bytes(group.backend());
+  ring.segment_elems = segment_bytes / sizeof(float);
+  std::vector<AllreduceFn> algorithms;
+  if (options.ring) algorithms.push_back([&](std::span<float> d) { ring_allreduce(group, d, ring); });
+  if (options.native) algorithms.push_back([&](std::span<float> d) { group.allreduce_native(d); });
+  const std::vector<AllreduceBenchResult> results = measure(group, buffers, options, algorithms);
+  if (options.ring) row.ring = results.front();
+  if (options.native) row.native = results.back();
   return row;
 }
 
