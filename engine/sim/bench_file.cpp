@@ -43,6 +43,25 @@ BenchPoint parse_point(const json& item, size_t index, const BenchFile& file, co
   return point;
 }
 
+// One row of the bench's own layout: a size, and a result for each algorithm it measured.
+void parse_row(const json& row, size_t index, BenchFile& file, const std::string& origin) {
+  const std::string where = fmt::format("{}: rows[{}]", origin, index);
+  if (!row.is_object()) throw InputError(fmt::format("{} must be an object", where));
+  const double bytes = finite_number(row, "size", where);
+  if (bytes < 0) throw InputError(fmt::format("{}: \"size\" must be >= 0, got {}", where, bytes));
+  bool any = false;
+  for (const char* algorithm : {"ring", "native"}) {
+    if (!row.contains(algorithm)) continue;
+    const std::string at = fmt::format("{}.{}", where, algorithm);
+    if (!row[algorithm].is_object()) throw InputError(fmt::format("{} must be an object", at));
+    const double seconds = finite_number(row[algorithm], "time_us", at) * 1e-6;
+    if (seconds <= 0) throw InputError(fmt::format("{}: \"time_us\" must be > 0, got {}", at, seconds * 1e6));
+    file.points.push_back({bytes, seconds, algorithm});
+    any = true;
+  }
+  if (!any) throw InputError(fmt::format("{} has neither a \"ring\" nor a \"native\" result", where));
+}
+
 }  // namespace
 
 BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
@@ -60,8 +79,14 @@ BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
   if (world < 1 || world != std::floor(world) || world > 1e9)
     throw InputError(fmt::format("{}: \"world_size\" must be a whole number >= 1, got {}", origin, world));
   file.world_size = static_cast<int64_t>(world);
+  if (doc.contains("rows")) {
+    if (!doc["rows"].is_array()) throw InputError(fmt::format("{}: \"rows\" must be an array", origin));
+    for (size_t i = 0; i < doc["rows"].size(); ++i) parse_row(doc["rows"][i], i, file, origin);
+    return file;
+  }
   if (!doc.contains("results") || !doc["results"].is_array())
-    throw InputError(fmt::format("{}: \"results\" must be an array of {{bytes, time_us}} objects", origin));
+    throw InputError(fmt::format("{}: expected \"rows\" (ringlab bench allreduce --json) or a \"results\" array of "
+                                 "{{bytes, time_us}} objects", origin));
   const json& results = doc["results"];
   for (size_t i = 0; i < results.size(); ++i) file.points.push_back(parse_point(results[i], i, file, origin));
   return file;

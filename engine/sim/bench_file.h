@@ -1,9 +1,14 @@
 #pragma once
-// Reading what `ringlab bench allreduce --json PATH` writes:
+// Reading what `ringlab bench allreduce --json PATH` writes, in either of two layouts:
+//   {"backend": "gloo", "world_size": 4, "algorithm": "both", ...,
+//    "rows": [{"size": 4096, "count": 1024, "type": "float", "redop": "sum",
+//              "ring": {"time_us": 812.5, "algbw_gbps": ..., "busbw_gbps": ..., "wrong": 0},
+//              "native": {"time_us": ..., ...}}, ...]}
+// (the bench's own layout: one row per size, one result per algorithm measured), or
 //   {"backend": "gloo", "world_size": 4, "algorithm": "ring",
 //    "results": [{"bytes": 4096, "time_us": 812.5, "algbw": 0.005, "busbw": 0.0075}, ...]}
-// Only bytes and time_us are used; algbw and busbw follow from them. A result may carry its own
-// "algorithm" (a run with --algorithm both); otherwise the file's applies.
+// where a result may carry its own "algorithm". Only sizes and times are used; the bandwidths
+// follow from them.
 #include <cstdint>
 #include <string>
 #include <vector>

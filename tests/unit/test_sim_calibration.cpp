@@ -143,6 +143,40 @@ TEST_CASE("the backend's own all-reduce ('native') is fitted as a ring; mixed fi
   CHECK_THROWS_WITH_AS(calibrate_bench_file(both, -1, "tree"), doctest::Contains("tree"), InputError);
 }
 
+TEST_CASE("the bench's own layout: one row per size with ring and native results") {
+  // As `ringlab bench allreduce --algorithm both --json` writes it (engine/dist/allreduce_bench.cpp).
+  const std::string text = R"({"benchmark": "allreduce", "backend": "mpi", "world_size": 2, "algorithm": "both",
+      "iters": 20, "warmup_iters": 5, "check": true, "segment_bytes": 0, "rows": [
+      {"size": 4, "count": 1, "type": "float", "redop": "sum",
+       "ring": {"time_us": 30.0, "algbw_gbps": 0.0001, "busbw_gbps": 0.0001, "wrong": 0},
+       "native": {"time_us": 8.0, "algbw_gbps": 0.0005, "busbw_gbps": 0.0005, "wrong": 0}, "ring_over_native_busbw": 0.27},
+      {"size": 16777216, "count": 4194304, "type": "float", "redop": "sum",
+       "ring": {"time_us": 3030.0, "algbw_gbps": 5.5, "busbw_gbps": 5.5, "wrong": 0},
+       "native": {"time_us": 3008.0, "algbw_gbps": 5.6, "busbw_gbps": 5.6, "wrong": 0}, "ring_over_native_busbw": 0.99}]})";
+  const BenchFile file = parse_bench_json(text, "mpi2.json");
+  CHECK(file.backend == "mpi");
+  CHECK(file.world_size == 2);
+  REQUIRE(file.points.size() == 4);
+  CHECK(file.points[0].algorithm == "ring");
+  CHECK(file.points[1].algorithm == "native");
+  CHECK(file.points[2].bytes == 16777216);
+  CHECK(file.points[2].seconds == doctest::Approx(3030e-6));
+  // p = 2 ring: t = 2 alpha + n beta, through the two ring points exactly.
+  const Calibration ring = calibrate_bench_file(file);
+  CHECK(ring.source_algorithm == "ring");
+  const double beta = (3030e-6 - 30e-6) / (16777216.0 - 4.0);
+  CHECK(ring.link.beta_s_per_byte == doctest::Approx(beta).epsilon(1e-9));
+  CHECK(ring.link.alpha_s == doctest::Approx((30e-6 - 4 * beta) / 2).epsilon(1e-9));
+  const Calibration native = calibrate_bench_file(file, -1, "native");
+  CHECK(native.link.alpha_s == doctest::Approx((8e-6 - 4 * (3000e-6 / (16777216.0 - 4.0))) / 2).epsilon(1e-6));
+
+  CHECK_THROWS_WITH_AS(parse_bench_json(R"({"world_size": 2, "rows": [{"size": 4}]})", "r.json"),
+                       doctest::Contains("rows[0]"), InputError);
+  CHECK_THROWS_WITH_AS(parse_bench_json(R"({"world_size": 2, "rows": [{"size": 4, "ring": {"time_us": 0}}]})", "r.json"),
+                       doctest::Contains("rows[0].ring"), InputError);
+  CHECK_THROWS_WITH_AS(parse_bench_json(R"({"world_size": 2, "rows": 7})", "r.json"), doctest::Contains("rows"), InputError);
+}
+
 TEST_CASE("bad bench files and bad fits are InputErrors naming what is wrong") {
   CHECK_THROWS_WITH_AS(parse_bench_json("{not json", "bad.json"), doctest::Contains("bad.json"), InputError);
   CHECK_THROWS_WITH_AS(parse_bench_json("[]", "a.json"), doctest::Contains("a.json"), InputError);
