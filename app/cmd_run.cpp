@@ -19,13 +19,18 @@
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/controller.h"
 #include "engine/runtime/metrics_csv.h"
+#include "engine/runtime/scenario.h"
+
+#include <fmt/format.h>
+#include <fstream>
 
 namespace ringlab::app {
 namespace {
 
 struct RunFlags {
   JobFlags job;
-  std::string report, trace, metrics;
+  std::string report, trace, metrics, flight_dump, scenario;
+  int max_restarts = 0;
   bool quiet = false;
   int nnodes = 1, node_rank = 0;
   std::string master_addr = "127.0.0.1";
@@ -80,9 +85,21 @@ class Progress {
   std::thread thread_;
 };
 
+void write_flight_dump(const RunResult& r, const std::string& path) {
+  std::ofstream out(path);
+  out << (r.flight_report.empty() ? std::string("{\"ok\": true, \"note\": \"no rank failed\"}") : r.flight_report)
+      << "\n";
+  if (!out.good()) throw InputError(fmt::format("--dump-flight-recorder: cannot write '{}'", path));
+}
+
 void run(RunFlags& f) {
   ControllerOptions options;
-  options.job = f.job.resolve();
+  // A scenario supplies the job; flags given on the command line still win.
+  options.job = f.scenario.empty() ? f.job.resolve() : f.job.resolve_onto(load_scenario(f.scenario).job);
+  if (f.max_restarts < 0 || f.max_restarts > 100)
+    throw InputError(fmt::format("--max-restarts must be between 0 and 100, got {}", f.max_restarts));
+  options.max_restarts = f.max_restarts;
+  require_writable(f.flight_dump, "--dump-flight-recorder");
   require_backend(options.job.backend);
   require_writable(f.report, "--report");
   require_writable(f.trace, "--trace");
@@ -113,6 +130,9 @@ void run(RunFlags& f) {
   const std::vector<Event> all = events.snapshot();
   if (!f.trace.empty()) write_chrome_trace(all, f.trace);
   if (!f.metrics.empty()) write_metrics_csv(all, f.metrics);
+  if (!f.flight_dump.empty()) write_flight_dump(result, f.flight_dump);
+  if (result.restarts > 0 && !f.quiet)
+    std::fprintf(stdout, "restarts               : %d (resumed from the last epoch checkpoint)\n", result.restarts);
   if (!result.ok) {
     std::fprintf(stderr, "ringlab run: %s\n", result.failure.c_str());
     set_exit_code(1);
@@ -129,6 +149,10 @@ void add_run_command(CLI::App& root) {
   cmd->add_option("--trace", f->trace, "write a Chrome trace (Perfetto, chrome://tracing)");
   cmd->add_option("--metrics", f->metrics, "write per-step metrics as CSV");
   cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors");
+  cmd->add_option("--scenario", f->scenario, "start from a scenario (a name from assets/scenarios or a .json path)");
+  cmd->add_option("--max-restarts", f->max_restarts, "restart the group from the last epoch checkpoint after a failure")
+      ->capture_default_str();
+  cmd->add_option("--dump-flight-recorder", f->flight_dump, "write the ranks' flight recorders as JSON on failure");
   cmd->add_option("--nnodes", f->nnodes, "number of nodes")->capture_default_str();
   cmd->add_option("--node-rank,--node_rank", f->node_rank, "this node's rank")->capture_default_str();
   cmd->add_option("--master-addr,--master_addr", f->master_addr, "where the rendezvous store listens")

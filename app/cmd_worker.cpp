@@ -20,6 +20,7 @@ void add_worker_command(CLI::App& root) {
   cmd->add_flag("--interactive", options->interactive, "honour the controller's gate and stop requests");
   cmd->add_option("--checkpoint-in", options->checkpoint_in, "resume from this checkpoint");
   cmd->add_option("--checkpoint-out", options->checkpoint_out, "where rank 0 saves the state when stopped");
+  cmd->add_option("--epoch-checkpoint", options->epoch_checkpoint, "where rank 0 checkpoints every epoch");
   cmd->callback([=] {
     JobConfig job = flags->resolve();
     if (!job_json->empty()) {

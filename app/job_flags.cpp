@@ -5,6 +5,7 @@
 namespace ringlab::app {
 
 void add_job_flags(CLI::App& cmd, JobFlags& f) {
+  f.cmd = &cmd;
   JobConfig& j = f.job;
   cmd.add_option("-n,--world-size,--nproc-per-node,--nproc_per_node", j.world_size,
                  "number of ranks (processes)")->capture_default_str();
@@ -27,12 +28,48 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
       ->capture_default_str();
   cmd.add_option("--timeout", j.timeout_s, "seconds any blocking wait may take")->capture_default_str();
   cmd.add_option("--trace-level", j.trace_level, "none | steps | chunks")->capture_default_str();
+  cmd.add_option("--fault", j.faults,
+                 "inject a fault (repeatable): kill:R@STEP, delay:R:MS, drop:R@STEP, skip:R@STEP, "
+                 "extra:R@STEP, resize:R@STEP");
+  cmd.add_option("--uneven", j.uneven, "uneven inputs (repeatable): R:K takes K batches per epoch from rank R");
+  cmd.add_flag("--join", j.join, "PyTorch's Join: ranks out of data shadow the others' all-reduces");
+  cmd.add_flag("!--no-collective-check", j.check_collectives,
+               "do not compare collective fingerprints between ring neighbours");
 }
 
 JobConfig JobFlags::resolve() {
   job.hidden = parse_hidden(hidden);
   job.validate();
   return job;
+}
+
+JobConfig JobFlags::resolve_onto(JobConfig base) {
+  const JobConfig given = resolve();
+  auto set = [&](const char* flag) { return cmd && cmd->count(flag) > 0; };
+  if (set("--world-size")) base.world_size = given.world_size;
+  if (set("--backend")) base.backend = given.backend;
+  if (set("--algorithm")) base.algorithm = given.algorithm;
+  if (set("--samples")) base.samples = given.samples;
+  if (set("--hidden")) base.hidden = given.hidden;
+  if (set("--batch-size")) base.batch_size = given.batch_size;
+  if (set("--lr")) base.lr = given.lr;
+  if (set("--momentum")) base.momentum = given.momentum;
+  if (set("--weight-decay")) base.weight_decay = given.weight_decay;
+  if (set("--seed")) base.seed = given.seed;
+  if (set("--epochs")) base.epochs = given.epochs;
+  if (set("--drop-last")) base.drop_last = given.drop_last;
+  if (set("--no-shuffle")) base.shuffle = given.shuffle;
+  if (set("--forget-set-epoch")) base.set_epoch = given.set_epoch;
+  if (set("--bucket-cap-kb")) base.bucket_cap_kb = given.bucket_cap_kb;
+  if (set("--grad-accum")) base.grad_accum = given.grad_accum;
+  if (set("--timeout")) base.timeout_s = given.timeout_s;
+  if (set("--trace-level")) base.trace_level = given.trace_level;
+  if (set("--fault")) base.faults = given.faults;
+  if (set("--uneven")) base.uneven = given.uneven;
+  if (set("--join")) base.join = given.join;
+  if (set("--no-collective-check")) base.check_collectives = given.check_collectives;
+  base.validate();
+  return base;
 }
 
 }  // namespace ringlab::app

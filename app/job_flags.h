@@ -11,8 +11,11 @@ namespace ringlab::app {
 struct JobFlags {
   JobConfig job;
   std::string hidden = "48,48";
+  CLI::App* cmd = nullptr;
   // Turns the parsed strings into `job` and validates it (InputError naming the flag).
   JobConfig resolve();
+  // `base` (from a scenario) with every job flag that was given on the command line on top.
+  JobConfig resolve_onto(JobConfig base);
 };
 
 void add_job_flags(CLI::App& cmd, JobFlags& flags);

@@ -1,9 +1,12 @@
 #include "engine/ddp/distributed_data_parallel.h"
 
+#include <utility>
+
 #include <fmt/core.h>
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/ddp/collective_check.h"
 #include "engine/dist/ring_allreduce.h"
 
 namespace ringlab::ddp {
@@ -20,7 +23,15 @@ DistributedDataParallel::DistributedDataParallel(nn::Mlp& model, ProcessGroup& g
 
   // Every replica must start from the same weights: rank 0's win.
   const int64_t t0 = now_ns();
+  FlightRecorder* fr = options_.recorder;
+  const int64_t seq = fr ? fr->schedule("broadcast", static_cast<int64_t>(model_.parameters().size()),
+                                        group_.backend(), "native", -1)
+                         : -1;
+  if (options_.check_collectives && group_.backend() != "nccl")
+    check_collective(group_, {0, -1, 2, -1, static_cast<int64_t>(model_.parameters().size()), 0, 0});
+  if (fr) fr->start(seq);
   group_.broadcast(model_.parameters(), 0);
+  if (fr) fr->complete(seq);
   if (options_.events) {
     Event e;
     e.kind = EventKind::CollectiveEnd;
@@ -49,13 +60,34 @@ void DistributedDataParallel::backward(std::span<const float> grad_output, bool 
     model_.backward(grad_output);
     return;
   }
+  const CollectiveFault fault = std::exchange(fault_, CollectiveFault::None);
+  if (fault == CollectiveFault::Skip) {  // this rank silently leaves out its all-reduce
+    model_.backward(grad_output);
+    return;
+  }
+  if (fault == CollectiveFault::Extra) {  // one collective the other ranks do not make
+    std::vector<float> extra(buckets_.front().numel, 0.0f);
+    run_allreduce(extra, -2, "extra");
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (error_) std::rethrow_exception(error_);
     for (size_t b = 0; b < buckets_.size(); ++b)
       pending_in_bucket_[b] = static_cast<int>(buckets_[b].parameters.size());
   }
+  resize_next_ = fault == CollectiveFault::Resize;
   model_.backward(grad_output, [this](int p) { on_gradient_ready(p); });
+}
+
+void DistributedDataParallel::shadow_backward() {
+  model_.zero_grad();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(error_);
+    for (size_t b = 0; b < buckets_.size(); ++b)
+      pending_in_bucket_[b] = static_cast<int>(buckets_[b].parameters.size());
+  }
+  for (int p = static_cast<int>(model_.parameter_views().size()) - 1; p >= 0; --p) on_gradient_ready(p);
 }
 
 void DistributedDataParallel::on_gradient_ready(int parameter) {
@@ -129,26 +161,40 @@ void DistributedDataParallel::communication_loop() {
 
 void DistributedDataParallel::allreduce_bucket(size_t b) {
   const Bucket& bucket = buckets_[b];
-  std::span<float> grads = model_.gradients().subspan(bucket.offset, bucket.numel);
+  // A resized collective (failure lab): this rank offers one element fewer than its peers.
+  const size_t numel = std::exchange(resize_next_, false) && bucket.numel > 1 ? bucket.numel - 1 : bucket.numel;
+  std::span<float> grads = model_.gradients().subspan(bucket.offset, numel);
   run_allreduce(grads, static_cast<int>(b), options_.algorithm);
+}
+
+void DistributedDataParallel::emit_collective(EventKind kind, int64_t id, int64_t t0, std::span<const float> data,
+                                              int bucket, const std::string& label) {
+  if (!options_.events) return;
+  Event e;
+  e.kind = kind;
+  e.rank = group_.rank();
+  e.t_begin_ns = t0;
+  e.t_end_ns = now_ns();
+  e.step = step_;
+  e.collective_id = id;
+  e.bucket = bucket;
+  e.bytes = static_cast<int64_t>(data.size_bytes());
+  e.text = label;
+  if (data.size() <= 64) e.values.assign(data.begin(), data.end());
+  options_.events->emit(std::move(e));
 }
 
 void DistributedDataParallel::run_allreduce(std::span<float> data, int bucket, const std::string& label) {
   const int64_t id = next_collective_id_++;
   const int64_t t0 = now_ns();
-  if (options_.events) {
-    Event e;
-    e.kind = EventKind::CollectiveBegin;
-    e.rank = group_.rank();
-    e.t_begin_ns = e.t_end_ns = t0;
-    e.step = step_;
-    e.collective_id = id;
-    e.bucket = bucket;
-    e.bytes = static_cast<int64_t>(data.size_bytes());
-    e.text = label;
-    if (data.size() <= 64) e.values.assign(data.begin(), data.end());
-    options_.events->emit(std::move(e));
-  }
+  FlightRecorder* fr = options_.recorder;
+  const int64_t seq = fr ? fr->schedule("allreduce", static_cast<int64_t>(data.size()), group_.backend(),
+                                        options_.algorithm, step_)
+                         : -1;
+  emit_collective(EventKind::CollectiveBegin, id, t0, data, bucket, label);
+  if (options_.check_collectives && group_.backend() != "nccl")
+    check_collective(group_, {id, step_, 1, bucket, static_cast<int64_t>(data.size()), 0, 0});
+  if (fr) fr->start(seq);
   if (group_.size() == 1) {
     // The sum over one rank is the tensor itself: nothing to send.
   } else if (options_.algorithm == "native") {
@@ -161,23 +207,15 @@ void DistributedDataParallel::run_allreduce(std::span<float> data, int bucket, c
     ring.collective_id = id;
     ring.step = step_;
     ring.bucket = bucket;
-    ring.before_step = options_.before_ring_step;
+    const int world = group_.size();
+    ring.before_step = [this, fr, seq, world](RingPhase phase, int s) {
+      if (fr) fr->ring_step(seq, phase == RingPhase::AllGather ? world - 1 + s : s);
+      if (options_.before_ring_step) options_.before_ring_step(phase, s);
+    };
     ring_allreduce(group_, data, ring);
   }
-  if (options_.events) {
-    Event e;
-    e.kind = EventKind::CollectiveEnd;
-    e.rank = group_.rank();
-    e.t_begin_ns = t0;
-    e.t_end_ns = now_ns();
-    e.step = step_;
-    e.collective_id = id;
-    e.bucket = bucket;
-    e.bytes = static_cast<int64_t>(data.size_bytes());
-    e.text = label;
-    if (data.size() <= 64) e.values.assign(data.begin(), data.end());
-    options_.events->emit(std::move(e));
-  }
+  if (fr) fr->complete(seq);
+  emit_collective(EventKind::CollectiveEnd, id, t0, data, bucket, label);
 }
 
 void DistributedDataParallel::finish() {

@@ -24,6 +24,7 @@
 #include "engine/dist/process_group.h"
 #include "engine/nn/mlp.h"
 #include "engine/runtime/event.h"
+#include "engine/runtime/flight_recorder.h"
 
 namespace ringlab::ddp {
 
@@ -35,7 +36,12 @@ struct DdpOptions {
   EventSink* events = nullptr;
   // Gated step-through: called before every ring step of every bucket; may block.
   std::function<void(RingPhase, int ring_step)> before_ring_step;
+  bool check_collectives = true;        // fingerprint exchange before each collective
+  FlightRecorder* recorder = nullptr;   // where each collective is recorded
 };
+
+// Faults a rank can inject into its own next synchronised backward (failure labs).
+enum class CollectiveFault { None, Skip, Extra, Resize };
 
 class DistributedDataParallel {
  public:
@@ -49,6 +55,9 @@ class DistributedDataParallel {
   void backward(std::span<const float> grad_output, bool sync = true);
   // Waits until every bucket of the last synchronised backward is all-reduced.
   void finish();
+  // PyTorch's Join: a rank out of data takes part in the others' all-reduces with zero
+  // gradients, bucket by bucket, so nobody waits for a collective that never comes.
+  void shadow_backward();
 
   // The seed's direct all_reduce demo and any other one-off collective on a host tensor, with
   // the same algorithm and events as the buckets.
@@ -56,6 +65,7 @@ class DistributedDataParallel {
 
   const std::vector<Bucket>& buckets() const { return buckets_; }
   void set_step(int64_t step) { step_ = step; }
+  void inject(CollectiveFault fault) { fault_ = fault; }
   int64_t collectives() const { return next_collective_id_; }
 
  private:
@@ -64,6 +74,8 @@ class DistributedDataParallel {
   void communication_loop();
   void allreduce_bucket(size_t bucket);
   void run_allreduce(std::span<float> data, int bucket, const std::string& label);
+  void emit_collective(EventKind kind, int64_t id, int64_t t0, std::span<const float> data, int bucket,
+                       const std::string& label);
 
   nn::Mlp& model_;
   ProcessGroup& group_;
@@ -73,6 +85,8 @@ class DistributedDataParallel {
   std::vector<int> pending_in_bucket_;
   int64_t step_ = -1;
   int64_t next_collective_id_ = 0;
+  CollectiveFault fault_ = CollectiveFault::None;
+  bool resize_next_ = false;
 
   std::mutex mutex_;
   std::condition_variable cv_;

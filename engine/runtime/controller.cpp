@@ -62,6 +62,7 @@ struct Controller::Impl {
     if (options.interactive) args.push_back("--interactive");
     if (!checkpoint_in.empty()) args.insert(args.end(), {"--checkpoint-in", checkpoint_in});
     args.insert(args.end(), {"--checkpoint-out", checkpoint_path});
+    if (options.max_restarts > 0) args.insert(args.end(), {"--epoch-checkpoint", epoch_checkpoint_path()});
     return args;
   }
 
@@ -81,6 +82,39 @@ struct Controller::Impl {
                 {"RINGLAB_RUN_ID", run_id}};
     launcher = std::make_unique<Launcher>(spec);
     launcher->start();
+  }
+
+  std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }
+
+  // After a failure: the same job again from the last epoch checkpoint (or from the start), with
+  // the one-off faults taken out, so the lesson shows a recovery rather than the same crash.
+  bool restart(JobConfig& job, std::string& checkpoint_in, int& restarts) {
+    if (restarts >= options.max_restarts || stop_requested) return false;
+    ++restarts;
+    std::vector<std::string> kept;
+    for (const std::string& f : job.faults)
+      if (f.rfind("delay:", 0) == 0) kept.push_back(f);
+    job.faults = kept;
+    Event marker;
+    marker.kind = EventKind::Log;
+    marker.rank = -1;
+    marker.t_begin_ns = marker.t_end_ns = now_ns();
+    checkpoint_in.clear();
+    marker.epoch = 0;
+    marker.step = 0;
+    if (::access(epoch_checkpoint_path().c_str(), R_OK) == 0) {
+      checkpoint_in = checkpoint_path + ".resume";
+      ::rename(epoch_checkpoint_path().c_str(), checkpoint_in.c_str());
+      const Checkpoint c = load_checkpoint(checkpoint_in);
+      marker.epoch = c.state.epoch;
+      marker.step = c.state.steps_done;
+    }
+    marker.text = fmt::format("restart {} of {} from epoch {} (step {})", restarts, options.max_restarts,
+                              marker.epoch, marker.step);
+    events.emit(std::move(marker));
+    restart_store();
+    launch(job, checkpoint_in);
+    return true;
   }
 
   void start_services() {
@@ -148,8 +182,11 @@ struct Controller::Impl {
     JobConfig job = options.job;
     std::string checkpoint_in = options.checkpoint_in;
     std::vector<RankExit> exits;
+    int restarts = 0;
     for (;;) {
       exits = wait_workers();
+      const bool failed = !std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
+      if (failed && restart(job, checkpoint_in, restarts)) continue;
       std::optional<std::pair<int, std::string>> change;
       {
         std::lock_guard<std::mutex> lock(mutex);
@@ -167,8 +204,10 @@ struct Controller::Impl {
       launch(job, checkpoint_in);
     }
     RunResult r = build_run_result(events, first_event, options.job, exits, stop_requested);
-    ::unlink(checkpoint_path.c_str());
-    ::unlink((checkpoint_path + ".in").c_str());
+    r.restarts = restarts;
+    for (const std::string& p : {checkpoint_path, checkpoint_path + ".in", checkpoint_path + ".resume",
+                                 epoch_checkpoint_path()})
+      ::unlink(p.c_str());
     std::lock_guard<std::mutex> lock(mutex);
     result = std::move(r);
     cv.notify_all();

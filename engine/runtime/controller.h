@@ -23,6 +23,7 @@ struct ControllerOptions {
   bool gated = false;                      // step-through: ring steps wait for release_gate()
   std::string executable;                  // the worker binary; default: this executable
   std::string checkpoint_in;               // resume from this checkpoint (live change, restart)
+  int max_restarts = 0;                    // restart the whole group from the last epoch checkpoint
 };
 
 struct RankResult {
@@ -44,6 +45,8 @@ struct RunResult {
   double train_seconds = 0.0;
   double us_per_step = 0.0;             // training loop only, excluding start-up
   std::vector<float> final_parameters;  // rank 0's model at the end
+  int restarts = 0;                     // how often the group was restarted after a failure
+  std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
 };
 
 class Controller {

@@ -20,6 +20,8 @@ const char* to_string(EventKind kind) {
     case EventKind::Log: return "log";
     case EventKind::GateWait: return "gate_wait";
     case EventKind::RunEnd: return "run_end";
+    case EventKind::FlightRecord: return "flight_record";
+    case EventKind::Fault: return "fault";
   }
   return "unknown";
 }

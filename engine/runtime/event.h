@@ -26,7 +26,10 @@ enum class EventKind : uint8_t {
   Log = 13,            // text
   GateWait = 14,       // a gated ring waited for the controller: t_begin..t_end, ring_step
   RunEnd = 15,         // value = us per step
+  FlightRecord = 16,   // text = JSON of this rank's flight recorder (sent when a rank fails)
+  Fault = 17,          // a fault this rank injected on purpose (text says which), at `step`
 };
+inline constexpr EventKind kLastEventKind = EventKind::Fault;
 
 enum class RingPhase : int8_t { None = -1, ReduceScatter = 0, AllGather = 1 };
 
@@ -61,6 +64,8 @@ class EventSink {
   virtual void emit(Event event) = 0;
   // How much detail the sink wants: chunk events cost a little, so they can be switched off.
   virtual bool wants_chunks() const { return true; }
+  // Delivers what is queued, where the sink queues (a rank about to die on purpose says so first).
+  virtual void flush_events() {}
 };
 
 // Discards everything; the default when nobody listens.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/runtime/fault_plan.h"
 
 namespace ringlab {
 namespace {
@@ -45,6 +46,8 @@ void JobConfig::validate() const {
           fmt::format("--timeout must be between 0 and 86400 seconds (exclusive of 0), got {}", timeout_s));
   require(trace_level == "none" || trace_level == "steps" || trace_level == "chunks",
           fmt::format("--trace-level must be none, steps or chunks; got '{}'", trace_level));
+  parse_faults(*this);
+  parse_uneven(*this);
 }
 
 std::string JobConfig::describe() const {
@@ -87,7 +90,9 @@ void to_json(nlohmann::json& j, const JobConfig& c) {
                      {"drop_last", c.drop_last}, {"shuffle", c.shuffle},
                      {"set_epoch", c.set_epoch}, {"bucket_cap_kb", c.bucket_cap_kb},
                      {"grad_accum", c.grad_accum}, {"timeout_s", c.timeout_s},
-                     {"trace_level", c.trace_level}};
+                     {"trace_level", c.trace_level}, {"faults", c.faults},
+                     {"uneven", c.uneven}, {"join", c.join},
+                     {"check_collectives", c.check_collectives}};
 }
 
 void from_json(const nlohmann::json& j, JobConfig& c) {
@@ -113,6 +118,10 @@ void from_json(const nlohmann::json& j, JobConfig& c) {
   take("grad_accum", c.grad_accum);
   take("timeout_s", c.timeout_s);
   take("trace_level", c.trace_level);
+  take("faults", c.faults);
+  take("uneven", c.uneven);
+  take("join", c.join);
+  take("check_collectives", c.check_collectives);
 }
 
 }  // namespace ringlab

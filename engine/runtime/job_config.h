@@ -31,6 +31,15 @@ struct JobConfig {
   int grad_accum = 1;
   double timeout_s = 60.0;
   std::string trace_level = "chunks";  // none | steps | chunks
+  // Failure labs. Faults: "kill:R@S" (rank R dies by SIGKILL at step S), "delay:R:MS" (rank R
+  // sleeps MS ms every step: a straggler), "drop:R@S" (rank R closes its connections at step
+  // S), "skip:R@S" / "extra:R@S" / "resize:R@S" (rank R skips, adds, or changes the size of
+  // its gradient all-reduce at step S: mismatched collectives).
+  std::vector<std::string> faults;
+  // Uneven inputs: "R:K" takes K batches per epoch away from rank R.
+  std::vector<std::string> uneven;
+  bool join = false;               // PyTorch's Join: ranks out of data shadow the others
+  bool check_collectives = true;   // compare collective fingerprints with the ring neighbour
 
   // Throws InputError naming the field and the accepted range.
   void validate() const;

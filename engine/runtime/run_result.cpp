@@ -7,6 +7,7 @@
 
 #include "engine/data/data_loader.h"
 #include "engine/data/distributed_sampler.h"
+#include "engine/runtime/flight_recorder.h"
 
 namespace ringlab {
 namespace {
@@ -29,6 +30,13 @@ std::string describe(int rank, const RankPosition& p, int world) {
                                p.chunk->phase == 0 ? "reduce-scatter" : "all-gather", p.chunk->ring_step + 1,
                                world - 1);
   return where + ", waiting for its first chunk";
+}
+
+// "rank 2: <text>", without doubling a prefix the error already carries.
+std::string with_rank(const Event& e) {
+  if (e.rank < 0) return e.text;
+  const std::string prefix = fmt::format("rank {}: ", e.rank);
+  return e.text.rfind(prefix, 0) == 0 ? e.text : prefix + e.text;
 }
 
 }  // namespace
@@ -62,6 +70,8 @@ RunResult build_run_result(const EventStore& store, size_t first_event, const Jo
 
   int world = job.world_size;
   std::vector<std::string> errors;
+  const Event* first_error = nullptr;  // the earliest error a rank raised itself: the root cause
+  std::vector<nlohmann::json> flight;
   double rank0_us = 0.0;
   for (const Event& e : events) {
     if (e.kind == EventKind::RunBegin && e.rank == 0) {
@@ -89,7 +99,29 @@ RunResult build_run_result(const EventStore& store, size_t first_event, const Jo
         }
         break;
       case EventKind::Error:
-        errors.push_back(e.rank >= 0 ? fmt::format("rank {}: {}", e.rank, e.text) : e.text);
+        errors.push_back(with_rank(e));
+        if (!first_error && e.text.find("(SIGTERM)") == std::string::npos) first_error = &e;
+        break;
+      case EventKind::FlightRecord:
+        try {
+          flight.push_back(nlohmann::json::parse(e.text));
+        } catch (const nlohmann::json::exception&) {
+        }
+        break;
+      case EventKind::Log:
+        if (e.rank < 0 && e.text.rfind("restart", 0) == 0) {
+          // A restart resumes from the epoch checkpoint: what the failed attempt did after it
+          // is done again, so it is dropped here, and so are its errors.
+          for (RankResult& rank : r.ranks) {
+            rank.step_loss.resize(std::min<size_t>(rank.step_loss.size(), e.step));
+            rank.shards.resize(std::min<size_t>(rank.shards.size(), e.epoch));
+          }
+          r.epoch_mse.resize(std::min<size_t>(r.epoch_mse.size(), e.epoch));
+          r.steps = e.step;
+          errors.clear();
+          first_error = nullptr;
+          flight.clear();
+        }
         break;
       default: break;
     }
@@ -110,11 +142,17 @@ RunResult build_run_result(const EventStore& store, size_t first_event, const Jo
     else if (failed)
       msg = failed->rank >= 0 ? fmt::format("rank {} failed: {}", failed->rank, failed->describe())
                               : fmt::format("mpirun failed: {}", failed->describe());
-    for (const std::string& e : errors) msg += (msg.empty() ? "" : "\n") + e;
+    if (first_error) msg += fmt::format("\nfirst error: {}", with_rank(*first_error));
+    if (errors.size() > 1) {
+      msg += "\nall errors, in the order they arrived:";
+      for (const std::string& e : errors) msg += "\n  " + e;
+    }
     msg += "\nwhere each rank was:";
     for (const std::string& line : describe_rank_positions(events, world)) msg += "\n  " + line;
+    if (!flight.empty()) msg += "\n" + format_flight_report(flight, world);
     r.failure = msg;
   }
+  if (!flight.empty()) r.flight_report = flight_report_json(flight, world).dump(1);
   return r;
 }
 

@@ -11,6 +11,11 @@
 #include "engine/nn/mlp.h"
 #include "engine/nn/mse.h"
 #include "engine/nn/sgd.h"
+#include "engine/runtime/fault_plan.h"
+#include "engine/runtime/flight_recorder.h"
+
+#include <csignal>
+#include <thread>
 
 namespace ringlab {
 namespace {
@@ -30,6 +35,47 @@ void emit_span(EventSink& sink, EventKind kind, int rank, int64_t step, int epoc
   Event e = make_event(kind, rank, step, epoch);
   e.t_begin_ns = t0;
   sink.emit(std::move(e));
+}
+
+void emit_fault(EventSink& sink, int rank, int64_t step, int epoch, const std::string& what) {
+  Event e = make_event(EventKind::Fault, rank, step, epoch);
+  e.text = what;
+  sink.emit(std::move(e));
+}
+
+// The faults a rank injects into itself at the start of a step.
+void inject_faults(const FaultPlan& plan, ddp::DistributedDataParallel& ddp, EventSink& events,
+                   const TrainerHooks& hooks, int rank, int64_t step, int epoch) {
+  if (plan.delay_ms() > 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(plan.delay_ms() * 1000)));
+  if (plan.at(FaultKind::Kill, step)) {
+    emit_fault(events, rank, step, epoch, "kill: SIGKILL");
+    events.flush_events();
+    std::raise(SIGKILL);
+  }
+  if (plan.at(FaultKind::Drop, step)) {
+    emit_fault(events, rank, step, epoch, "drop: closing connections to the other ranks");
+    if (hooks.drop_connections) hooks.drop_connections();
+  }
+  if (plan.at(FaultKind::Skip, step)) {
+    emit_fault(events, rank, step, epoch, "skip: leaving out this step's gradient all-reduce");
+    ddp.inject(ddp::CollectiveFault::Skip);
+  }
+  if (plan.at(FaultKind::Extra, step)) {
+    emit_fault(events, rank, step, epoch, "extra: one all-reduce more than the other ranks");
+    ddp.inject(ddp::CollectiveFault::Extra);
+  }
+  if (plan.at(FaultKind::Resize, step)) {
+    emit_fault(events, rank, step, epoch, "resize: all-reducing one element fewer than the other ranks");
+    ddp.inject(ddp::CollectiveFault::Resize);
+  }
+}
+
+// Join's per-step question, asked with a real all-reduce: how many ranks still have a batch?
+int active_ranks(ddp::DistributedDataParallel& ddp, bool have_batch) {
+  float flag = have_batch ? 1.0f : 0.0f;
+  ddp.allreduce(std::span<float>(&flag, 1), "join");
+  return static_cast<int>(flag + 0.5f);
 }
 
 double whole_dataset_mse(nn::Mlp& model, const data::TensorDataset& d) {
@@ -63,7 +109,10 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 1000));
   options.events = &events;
   options.before_ring_step = hooks.before_ring_step;
+  options.check_collectives = job.check_collectives;
+  options.recorder = hooks.recorder;
   ddp::DistributedDataParallel ddp(model, group, options);
+  const FaultPlan faults(job, rank);
 
   // The seed's direct all_reduce of [1, 2, 3]: with N ranks every element becomes N times larger.
   out.demo_input = {1.0f, 2.0f, 3.0f};
@@ -86,8 +135,13 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
     out.shards.push_back(shard);
     const data::DataLoader loader(std::move(shard), job.batch_size);
     const int64_t first_batch = (resume && epoch == first_epoch) ? resume->batch : 0;
+    // Uneven inputs: this rank may hold fewer batches than the others.
+    const int64_t all_batches = loader.num_batches();
+    const int64_t my_batches = std::max<int64_t>(0, all_batches - faults.batches_removed(rank));
 
-    for (int64_t b = first_batch; b < loader.num_batches(); ++b) {
+    for (int64_t b = first_batch; b < all_batches; ++b) {
+      const bool have_batch = b < my_batches;
+      if (!job.join && !have_batch) break;  // without Join this rank just stops: the others hang
       if (hooks.stop_at_step_boundary && hooks.stop_at_step_boundary(step)) {
         out.stopped = true;
         out.stopped_state = {epoch, b, step,
@@ -96,14 +150,30 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
         out.final_parameters = out.stopped_state.parameters;
         return out;
       }
+      if (job.join && active_ranks(ddp, have_batch) == 0) break;
       const int64_t t_step = now_ns();
       ddp.set_step(step);
       events.emit(make_event(EventKind::StepBegin, rank, step, epoch));
+      if (!have_batch) {
+        // Joined: shadow the others' gradient all-reduce with zeros, skip the optimizer.
+        int64_t t0 = now_ns();
+        ddp.shadow_backward();
+        ddp.finish();
+        emit_span(events, EventKind::Backward, rank, step, epoch, t0);
+        Event end = make_event(EventKind::StepEnd, rank, step, epoch);
+        end.t_begin_ns = t_step;
+        end.text = "joined";
+        events.emit(std::move(end));
+        train_ns += end.t_end_ns - t_step;
+        ++step;
+        continue;
+      }
+      inject_faults(faults, ddp, events, hooks, rank, step, epoch);
       const std::span<const int64_t> batch = loader.batch(b);
       dataset.gather(batch, bx, by);
       const int64_t micro = b - first_batch;
       const bool sync = job.grad_accum <= 1 || (micro + 1) % job.grad_accum == 0 ||
-                        b + 1 == loader.num_batches();
+                        b + 1 == my_batches;
       const bool fresh = job.grad_accum <= 1 || micro % job.grad_accum == 0;
       if (fresh) model.zero_grad();
 
@@ -131,6 +201,14 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
       train_ns += end.t_end_ns - t_step;
       ++step;
     }
+    if (job.join && faults.any_uneven()) {
+      // Join's sync_final_model: the replicas that stopped early missed optimizer steps; the
+      // rank with the most batches has the model every rank must continue from.
+      group.broadcast(model.parameters(), faults.longest_rank());
+    }
+    if (hooks.epoch_checkpoint && rank == 0)
+      hooks.epoch_checkpoint({epoch + 1, 0, step, {model.parameters().begin(), model.parameters().end()},
+                              optimizer.momentum_buffer()});
     if (rank == 0) {
       const double mse = whole_dataset_mse(model, dataset);
       out.epoch_mse.push_back(mse);

@@ -23,11 +23,18 @@ struct TrainingState {
   std::vector<float> momentum;
 };
 
+class FlightRecorder;
+
 struct TrainerHooks {
   std::function<void(RingPhase, int ring_step)> before_ring_step;  // gated mode
   // Asked at every step boundary: return true to stop there (live change); the state is then
   // left in RankOutcome::stopped_state.
   std::function<bool(int64_t step)> stop_at_step_boundary;
+  // Called on rank 0 at the end of every epoch with the state to resume from (restarts).
+  std::function<void(const TrainingState&)> epoch_checkpoint;
+  // The "drop" fault: close this rank's connections to its peers (the worker knows which).
+  std::function<void()> drop_connections;
+  FlightRecorder* recorder = nullptr;
 };
 
 struct RankOutcome {

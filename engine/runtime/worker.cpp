@@ -1,6 +1,17 @@
 #include "engine/runtime/worker.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -15,6 +26,7 @@
 #include "engine/dist/store.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_client.h"
+#include "engine/runtime/flight_recorder.h"
 #include "engine/runtime/trainer.h"
 #include "engine/runtime/worker_env.h"
 
@@ -90,6 +102,78 @@ bool agree_to_stop(StoreClient& store, ProcessGroup& group) {
   return flag != 0.0f;
 }
 
+// The "drop" fault: shut down every TCP connection of this process except the ones to the
+// controller (store and event server), as a pulled cable would. gloo's pairs see the
+// connection die; peers see it from their side. (MPI talks through shared memory here.)
+void drop_peer_connections(const WorkerEnv& env) {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (!dir) return;
+  while (dirent* d = ::readdir(dir)) {
+    const int fd = std::atoi(d->d_name);
+    struct stat st{};
+    if (fd <= 2 || ::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage peer{};
+    socklen_t len = sizeof peer;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
+    uint16_t port = 0;
+    if (peer.ss_family == AF_INET) port = ntohs(reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
+    else if (peer.ss_family == AF_INET6) port = ntohs(reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port);
+    else continue;
+    if (port == env.master_port || port == env.event_port) continue;
+    ::shutdown(fd, SHUT_RDWR);
+  }
+  ::closedir(dir);
+}
+
+void emit_flight_record(EventSink& events, int rank, const FlightRecorder& recorder) {
+  Event e;
+  e.kind = EventKind::FlightRecord;
+  e.rank = rank;
+  e.t_begin_ns = e.t_end_ns = now_ns();
+  e.text = recorder.to_json(rank).dump();
+  events.emit(std::move(e));
+}
+
+// When the controller stops the run (SIGTERM, because another rank failed), this rank still
+// tells what it was doing: a thread waits for the signal, sends the flight record, flushes and
+// exits. SIGTERM is blocked in every other thread, so none of them is interrupted mid-call.
+class ReportOnTerminate {
+ public:
+  // Call block() first thing, before any thread exists: threads inherit the signal mask.
+  static void block() {
+    sigset_t set = terminate_set();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  }
+  ReportOnTerminate(EventSink& events, int rank, FlightRecorder& recorder) : armed_(std::make_shared<std::atomic<bool>>(true)) {
+    std::thread([armed = armed_, &events, rank, &recorder] {
+      sigset_t set = terminate_set();
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) return;
+      if (*armed) {
+        Event e;
+        e.kind = EventKind::Error;
+        e.rank = rank;
+        e.t_begin_ns = e.t_end_ns = now_ns();
+        e.text = "stopped by the controller (SIGTERM) because another rank failed";
+        events.emit(std::move(e));
+        emit_flight_record(events, rank, recorder);
+        events.flush_events();
+      }
+      std::_Exit(143);
+    }).detach();
+  }
+  ~ReportOnTerminate() { *armed_ = false; }  // the events and recorder are about to go away
+
+ private:
+  static sigset_t terminate_set() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    return set;
+  }
+  std::shared_ptr<std::atomic<bool>> armed_;
+};
+
 void emit_run_end(EventSink& events, int rank, const RankOutcome& out) {
   Event e;
   e.kind = EventKind::RunEnd;
@@ -116,6 +200,7 @@ void emit_run_begin(EventSink& events, int rank, const JobConfig& job) {
 }  // namespace
 
 int run_worker(JobConfig job, const WorkerOptions& options) {
+  ReportOnTerminate::block();
   WorkerEnv env = read_worker_env();
   if (job.world_size != env.world_size && job.world_size != 1)
     throw InputError(fmt::format("--world-size {} disagrees with the environment's WORLD_SIZE={}", job.world_size,
@@ -145,13 +230,22 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     events = std::make_unique<NullEventSink>();
   }
 
+  FlightRecorder recorder;
+  ReportOnTerminate on_sigterm(*events, env.rank, recorder);
+  // Declared outside the try: when this rank fails, its connections stay open until its error
+  // and flight record are on their way, so its peers fail on their own timeouts, not on a reset.
+  std::unique_ptr<ProcessGroup> group;
   try {
-    std::unique_ptr<ProcessGroup> group = make_process_group(job.backend, env.rank, env.world_size, &store, timeout);
+    group = make_process_group(job.backend, env.rank, env.world_size, &store, timeout);
     std::optional<TrainingState> resume;
     if (!options.checkpoint_in.empty()) resume = load_checkpoint(options.checkpoint_in).state;
 
     Gate gate(store, env.rank, *events);
     TrainerHooks hooks;
+    hooks.recorder = &recorder;
+    hooks.drop_connections = [&env] { drop_peer_connections(env); };
+    if (!options.epoch_checkpoint.empty())
+      hooks.epoch_checkpoint = [&](const TrainingState& s) { save_checkpoint({job, s}, options.epoch_checkpoint); };
     if (options.interactive) {
       hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
       hooks.stop_at_step_boundary = [&](int64_t) { return agree_to_stop(store, *group); };
@@ -163,16 +257,22 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
       save_checkpoint({job, out.stopped_state}, options.checkpoint_out);
     emit_run_end(*events, env.rank, out);
     if (auto* client = dynamic_cast<EventClient*>(events.get())) client->flush(timeout);
-    group->barrier();  // nobody tears the group down while a peer still reads from it
+    // Nobody tears the group down while a peer still reads from it.
+    const int64_t seq = recorder.schedule("barrier", 0, group->backend(), "native", out.steps);
+    recorder.start(seq);
+    group->barrier();
+    recorder.complete(seq);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ringlab worker rank %d: %s\n", env.rank, e.what());
+    // The controller prints the error from the event; started by hand, nobody else would.
+    if (env.event_addr.empty()) std::fprintf(stderr, "ringlab worker rank %d: %s\n", env.rank, e.what());
     Event err;
     err.kind = EventKind::Error;
     err.rank = env.rank;
     err.t_begin_ns = err.t_end_ns = now_ns();
     err.text = e.what();
     events->emit(std::move(err));
+    emit_flight_record(*events, env.rank, recorder);
     if (auto* client = dynamic_cast<EventClient*>(events.get())) {
       try {
         client->flush(milliseconds(2000));

@@ -13,6 +13,7 @@ struct WorkerOptions {
   bool interactive = false;
   std::string checkpoint_in;   // resume from this checkpoint
   std::string checkpoint_out;  // rank 0 writes the state here when stopped at a step boundary
+  std::string epoch_checkpoint;  // rank 0 checkpoints here at every epoch boundary (restarts)
 };
 
 // Returns the process exit code; failures are reported on stderr and as an Error event.

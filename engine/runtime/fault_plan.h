@@ -1,0 +1,44 @@
+#pragma once
+// The failure labs' faults and uneven inputs, parsed from a JobConfig: each rank asks its plan
+// what to do at each step. Every fault is real: a killed rank is killed by SIGKILL, a dropped
+// connection is closed, a skipped collective is not called.
+#include <cstdint>
+#include <vector>
+
+namespace ringlab {
+
+struct JobConfig;
+
+enum class FaultKind { Kill, Delay, Drop, Skip, Extra, Resize };
+
+struct Fault {
+  FaultKind kind = FaultKind::Kill;
+  int rank = 0;
+  int64_t step = 0;      // Kill, Drop, Skip, Extra, Resize
+  double delay_ms = 0;   // Delay
+};
+
+const char* to_string(FaultKind kind);
+
+// Throws InputError naming the bad entry ("--fault kill:x@3: ...").
+std::vector<Fault> parse_faults(const JobConfig& job);
+// batches_removed[r] for every rank; throws InputError naming the bad entry.
+std::vector<int64_t> parse_uneven(const JobConfig& job);
+
+class FaultPlan {
+ public:
+  FaultPlan(const JobConfig& job, int rank);
+  // The fault this rank injects at `step` of this kind, if any.
+  const Fault* at(FaultKind kind, int64_t step) const;
+  double delay_ms() const;  // straggler delay per step (0: none)
+  int64_t batches_removed(int rank) const;
+  bool any_uneven() const;
+  int longest_rank() const;  // the lowest rank with the most batches
+  bool any() const { return !mine_.empty(); }
+
+ private:
+  std::vector<Fault> mine_;
+  std::vector<int64_t> removed_;
+};
+
+}  // namespace ringlab

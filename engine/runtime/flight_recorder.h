@@ -1,0 +1,59 @@
+#pragma once
+// Each rank's flight recorder, like PyTorch's NCCL flight recorder: the last K collectives in a
+// ring buffer (sequence number, operation, size, backend, state, timestamps, current ring step).
+// When a run fails or hangs, every rank that can still talk sends its recorder to the
+// controller, which lines them up: which rank is behind, at which collective and step, and which
+// ranks never reached a collective that others are waiting in.
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ringlab {
+
+enum class CollectiveState : uint8_t { Scheduled, Started, Completed };
+
+struct CollectiveRecord {
+  int64_t seq = 0;
+  std::string op;        // "allreduce", "broadcast", "join-flag", ...
+  int64_t numel = 0;
+  std::string backend;
+  std::string algorithm;
+  CollectiveState state = CollectiveState::Scheduled;
+  int64_t t_scheduled_ns = 0, t_started_ns = 0, t_completed_ns = 0;
+  int64_t step = -1;     // training step
+  int ring_step = -1;    // 0 .. 2(N-1)-1 while a ring runs
+};
+
+class FlightRecorder {
+ public:
+  explicit FlightRecorder(size_t capacity = 2000) : capacity_(capacity) {}
+
+  int64_t schedule(const std::string& op, int64_t numel, const std::string& backend, const std::string& algorithm,
+                   int64_t step);
+  void start(int64_t seq);
+  void ring_step(int64_t seq, int ring_step);
+  void complete(int64_t seq);
+  std::vector<CollectiveRecord> records() const;  // oldest first
+  nlohmann::json to_json(int rank) const;
+
+ private:
+  CollectiveRecord* find(int64_t seq);
+
+  mutable std::mutex mutex_;
+  size_t capacity_;
+  std::vector<CollectiveRecord> ring_;
+  size_t next_ = 0;
+  int64_t next_seq_ = 0;
+};
+
+const char* to_string(CollectiveState s);
+
+// The controller's view: every rank's recorder (the JSON each rank sent in its FlightRecord
+// event), lined up. Ranks that sent nothing (a killed process) are listed as silent.
+std::string format_flight_report(const std::vector<nlohmann::json>& reported, int world_size);
+nlohmann::json flight_report_json(const std::vector<nlohmann::json>& reported, int world_size);
+
+}  // namespace ringlab
