@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The failure labs from the command line: every fault ends the way the lesson says it does.
+set -uo pipefail
+ringlab=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+py=/usr/bin/python3
+
+# Runs ringlab, records exit code and seconds taken.
+run() { local t0; t0=$(date +%s%N); "$ringlab" "$@" >"$work/out" 2>"$work/err"; rc=$?; ms=$((($(date +%s%N) - t0) / 1000000)); }
+
+# 1. Elastic restart: a rank killed mid-run, the group restarted from the last epoch
+#    checkpoint, ends bit-identical to the same run uninterrupted.
+for backend in gloo mpi; do
+  "$ringlab" run -q --backend $backend --epochs 0 >/dev/null 2>&1 || continue
+  run run -q -n 4 --backend $backend --epochs 4 --report "$work/clean.json"
+  run run -q -n 4 --backend $backend --epochs 4 --fault kill:2@5 --max-restarts 2 --report "$work/restarted.json"
+  [ $rc -eq 0 ] || bad "$backend restart: exit $rc: $(head -3 "$work/err")"
+  $py - "$work/clean.json" "$work/restarted.json" <<'PY' && ok "$backend: killed at step 5 and restarted: parameters and MSE bit-identical" || bad "$backend restart not identical"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["final_parameters"] == b["final_parameters"], "parameters differ"
+assert a["epoch_mse"] == b["epoch_mse"], (a["epoch_mse"], b["epoch_mse"])
+assert a["steps"] == b["steps"], (a["steps"], b["steps"])
+PY
+done
+
+# 2. Mismatched collectives are detected before any gradient moves, with both fingerprints.
+for fault in skip:1@5 extra:2@3 resize:3@4; do
+  run run -q -n 4 --fault $fault --timeout 20
+  if [ $rc -ne 0 ] && [ $ms -lt 15000 ] && grep -q "mismatched collectives: this rank is at #" "$work/err"; then
+    ok "--fault $fault: stopped in ${ms} ms: $(grep -m1 -o 'first error: .*' "$work/err" | cut -c1-150)"
+  else bad "--fault $fault: rc=$rc ms=$ms $(head -5 "$work/err")"; fi
+done
+
+# 3. Uneven inputs without Join hang; the flight recorder catches it at the timeout and names
+#    the rank that is missing from the collective.
+run run -q -n 4 --epochs 1 --uneven 1:1 --timeout 3 --dump-flight-recorder "$work/fr.json"
+if [ $rc -ne 0 ] && [ $ms -lt 10000 ] && grep -q "missing ranks: {1}" "$work/err"; then ok "uneven inputs: diagnosed in ${ms} ms, missing ranks: {1}"
+else bad "uneven inputs: rc=$rc ms=$ms $(tail -8 "$work/err")"; fi
+$py -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['missing_ranks']==[1] and d['waiting_ranks']==[0,2,3], d" "$work/fr.json" \
+  && ok "--dump-flight-recorder JSON names rank 1 missing" || bad "flight recorder JSON"
+
+# 4. With --join the same uneven run completes.
+run run -q -n 4 --epochs 2 --uneven 1:1 --join --report "$work/join.json"
+[ $rc -eq 0 ] && ok "uneven inputs with --join complete" || bad "--join: rc=$rc $(head -5 "$work/err")"
+
+# 5. A killed rank without restarts: clean teardown, the rank and signal named.
+run run -q -n 4 --fault kill:3@4
+[ $rc -ne 0 ] && grep -q "rank 3 failed: killed by SIGKILL" "$work/err" && ok "kill:3@4 named: rank 3 killed by SIGKILL (${ms} ms)" \
+  || bad "kill: rc=$rc $(head -3 "$work/err")"
+
+# 6. A dropped connection (gloo): every rank fails with a clear error instead of hanging.
+run run -q -n 4 --fault drop:1@4 --timeout 10
+[ $rc -ne 0 ] && [ $ms -lt 15000 ] && grep -q "where each rank was" "$work/err" && ok "drop:1@4: run stopped in ${ms} ms" \
+  || bad "drop: rc=$rc ms=$ms $(head -5 "$work/err")"
+
+# 7. A straggler: rank 1 sleeps 20 ms per step; every rank's step takes at least that long,
+#    because the others wait for it in the all-reduce.
+run run -q -n 2 --epochs 1 --fault delay:1:20 --metrics "$work/m.csv" --trace-level steps
+$py - "$work/m.csv" <<'PY' && ok "delay:1:20: rank 0 waits for the straggler every step" || bad "straggler: $(head -3 "$work/m.csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+r0 = [float(r["step_us"]) for r in rows if r["rank"] == "0"]
+assert len(r0) >= 4, len(r0)
+assert min(r0[1:]) >= 15000, r0
+PY
+exit $fail
