@@ -56,5 +56,21 @@ if(NOT RINGLAB_WITH_CUDA STREQUAL "OFF")
 endif()
 ringlab_optional(CUDA _cuda_found)
 if(RINGLAB_HAVE_CUDA)
+  # Ampere and Hopper unless the builder names its own (a one-GPU check builds only what it runs:
+  # -DCMAKE_CUDA_ARCHITECTURES=90). Set before enable_language, which would pick nvcc's default.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 80 90)
+  endif()
+  # One CUDA runtime per process: the shared libcudart that CUDA::cudart links, not a second,
+  # static copy that nvcc would add by default (two runtimes keep two views of the device).
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
   enable_language(CUDA)
+  # CUDA sources follow CMAKE_CXX_STANDARD (20: the engine's headers use std::span), but
+  # CMake 3.25's tables stop at C++17 for nvcc; nvcc 12+ takes -std=c++20.
+  if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
+    list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+  endif()
 endif()
