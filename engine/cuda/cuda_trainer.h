@@ -1,0 +1,14 @@
+#pragma once
+// What one rank does on the NCCL backend: train_rank (engine/runtime/trainer.h) with the model,
+// its data and its gradients on this rank's GPU. The same seed gives the same data, initial
+// weights and sampler order as the CPU run, the same events are reported, and the outcome has
+// the same shape, so `ringlab run --backend nccl` prints the report the CPU backends print.
+#include "engine/dist/nccl/nccl_process_group.h"
+#include "engine/runtime/trainer.h"
+
+namespace ringlab {
+
+RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, EventSink& events,
+                            const TrainerHooks& hooks = {}, const TrainingState* resume = nullptr);
+
+}  // namespace ringlab
