@@ -18,6 +18,10 @@
 // all go on the group's stream, and the host waits once per step, for the loss the report prints.
 // Forward, Backward and OptimizerStep events therefore mark when the host enqueued the work;
 // StepEnd, which follows the loss read-back, marks when the GPU had got that far.
+//
+// Of the failure labs, restarts from epoch checkpoints and live stops work here; the injected
+// faults, uneven inputs with Join, collective fingerprints and the flight recorder are CPU-only
+// for now, and a job asking for them on NCCL is refused with a message saying so.
 
 namespace ringlab {
 namespace {
@@ -71,6 +75,8 @@ TrainingState snapshot(cuda::CudaMlp& model, int epoch, int64_t batch, int64_t s
 
 RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, EventSink& events,
                             const TrainerHooks& hooks, const TrainingState* resume) {
+  if (!job.faults.empty() || !job.uneven.empty() || job.join)
+    throw InputError("--fault, --uneven and --join run on the CPU backends (gloo, mpi), not yet on nccl");
   const int rank = group.rank();
   const int world = group.size();
   RankOutcome out;
@@ -149,6 +155,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
       train_ns += end.t_end_ns - t_step;
       ++step;
     }
+    if (hooks.epoch_checkpoint && rank == 0) hooks.epoch_checkpoint(snapshot(model, epoch + 1, 0, step));
     if (rank == 0) {
       const double mse = model.dataset_mse();
       out.epoch_mse.push_back(mse);

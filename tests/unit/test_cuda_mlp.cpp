@@ -115,7 +115,7 @@ TEST_CASE("CudaMlp has the CPU model's parameter layout") {
   gpu.download_parameters(back);
   CHECK(back == std::vector<float>(job.cpu.parameters().begin(), job.cpu.parameters().end()));
   // The seed's first Linear weight, as PyTorch draws it (reference/torch-fidelity.md).
-  CHECK(back[0] == doctest::Approx(0.036556).epsilon(1e-5));
+  CHECK(back[0] == doctest::Approx(0.036556).epsilon(1e-4));  // printed to 6 decimals
 }
 
 TEST_CASE("forward, MSE and backward match the CPU engine") {

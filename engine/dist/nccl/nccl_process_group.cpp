@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include <fmt/core.h>
 
@@ -100,8 +101,10 @@ NcclProcessGroup::NcclProcessGroup(StoreClient& store, int rank, int size, NcclO
 void NcclProcessGroup::init_communicator(StoreClient& store, const std::string& key) {
   const ErrorContext ctx = context("nccl.init");
   // All ranks share one machine: keep NCCL's bootstrap sockets on the loopback interface
-  // unless the user chose one (NCCL reads this once, at its first call in the process).
-  setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+  // unless the user chose one. NCCL reads it once, at its first call in the process; the
+  // once-flag also keeps thread-ranks (the tests) from racing on the environment.
+  static std::once_flag loopback_only;
+  std::call_once(loopback_only, [] { setenv("NCCL_SOCKET_IFNAME", "lo", 0); });
   ncclUniqueId id{};
   if (rank_ == 0) {
     RINGLAB_NCCL_CHECK(ncclGetUniqueId(&id), ctx);
