@@ -29,6 +29,10 @@
 #include "engine/runtime/flight_recorder.h"
 #include "engine/runtime/trainer.h"
 #include "engine/runtime/worker_env.h"
+#ifdef RINGLAB_HAVE_CUDA
+#include "engine/cuda/cuda_trainer.h"
+#include "engine/dist/nccl/nccl_process_group.h"
+#endif
 
 namespace ringlab {
 namespace {
@@ -197,6 +201,15 @@ void emit_run_begin(EventSink& events, int rank, const JobConfig& job) {
   events.emit(std::move(e));
 }
 
+// The NCCL backend trains on the rank's GPU; the CPU backends on the CPU.
+RankOutcome train_on_backend(const JobConfig& job, ProcessGroup& group, EventSink& events, const TrainerHooks& hooks,
+                             const TrainingState* resume) {
+#ifdef RINGLAB_HAVE_CUDA
+  if (auto* nccl = dynamic_cast<NcclProcessGroup*>(&group)) return train_rank_cuda(job, *nccl, events, hooks, resume);
+#endif
+  return train_rank(job, group, events, hooks, resume);
+}
+
 }  // namespace
 
 int run_worker(JobConfig job, const WorkerOptions& options) {
@@ -252,7 +265,7 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     }
 
     emit_run_begin(*events, env.rank, job);
-    RankOutcome out = train_rank(job, *group, *events, hooks, resume ? &*resume : nullptr);
+    RankOutcome out = train_on_backend(job, *group, *events, hooks, resume ? &*resume : nullptr);
     if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty())
       save_checkpoint({job, out.stopped_state}, options.checkpoint_out);
     emit_run_end(*events, env.rank, out);
