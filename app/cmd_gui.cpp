@@ -1,14 +1,57 @@
+// `ringlab gui` (and plain `ringlab`): the desktop app, or N headless frames of it.
 #include <CLI/CLI.hpp>
 
+#include <memory>
+
 #include "app/commands.h"
+#include "app/gui_options.h"
 #include "engine/core/error.h"
 
 namespace ringlab::app {
 
+#ifndef RINGLAB_HAVE_GUI
+int run_gui(const GuiOptions&) {
+  throw InputError("this ringlab was built without the desktop app (GLFW, OpenGL and Dear ImGui were not found); "
+                   "use 'ringlab run' to train without it");
+}
+#endif
+
 void add_gui_command(CLI::App& root) {
-  auto* cmd = root.add_subcommand("gui", "not available yet in this build");
-  cmd->allow_extras();
-  cmd->callback([] { throw InputError("'ringlab gui' is not available yet in this build"); });
+  auto options = std::make_shared<GuiOptions>();
+  auto* cmd = root.add_subcommand("gui", "the desktop app: watch DDP and the ring all-reduce run for real (default)");
+  cmd->add_option("--scenario", options->scenario, "scenario name (assets/scenarios/NAME.json) or path to a .json file")
+      ->capture_default_str();
+  cmd->add_option("--world-size,--world_size", options->world_size, "ranks, overriding the scenario")
+      ->check(CLI::Range(1, 16));
+  cmd->add_option("--backend", options->backend, "gloo | mpi | nccl, overriding the scenario")
+      ->check(CLI::IsMember({"gloo", "mpi", "nccl"}));
+  cmd->add_flag("--gated", options->gated, "start in step-through mode: workers wait before every ring step");
+  cmd->add_option("--frames", options->frames, "headless: render N frames of a live run, then exit")
+      ->check(CLI::Range(1, 10'000'000));
+  cmd->add_flag("--wait-run", options->wait_run,
+                "with --frames: go on rendering until the run has ended (step-through with --ring-step: until the "
+                "all-reduce on screen has reached that step)");
+  cmd->add_option("--screenshot", options->screenshot, "with --frames: write the last frame as a PNG");
+  cmd->add_option("--frame-stats", options->frame_stats, "with --frames: write frame-time percentiles (ms) as JSON");
+  cmd->add_option("--ring-step", options->ring_step, "show the newest all-reduce at this ring step (0: before the first)")
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--ring-json", options->ring_json, "with --frames: write what the ring view drew at the end as JSON");
+  cmd->add_option("--focus", options->focus, "the view in the big pane")
+      ->check(CLI::IsMember({"ring", "training", "sampler", "timeline"}));
+  cmd->add_option("--lang", options->lang, "en | id (Bahasa Indonesia)")->check(CLI::IsMember({"en", "id"}))->capture_default_str();
+  cmd->add_option("--theme", options->theme, "light (projectors) | dark")->check(CLI::IsMember({"light", "dark"}))->capture_default_str();
+  cmd->add_option("--ui-scale", options->ui_scale, "text and widget scale")->check(CLI::Range(0.5, 4.0))->capture_default_str();
+  cmd->add_option("--width", options->width, "window width in pixels")->check(CLI::Range(640, 7680))->capture_default_str();
+  cmd->add_option("--height", options->height, "window height in pixels")->check(CLI::Range(480, 4320))->capture_default_str();
+  cmd->callback([options] {
+    if (options->frames == 0 && (!options->screenshot.empty() || !options->frame_stats.empty() || options->wait_run ||
+                                 !options->ring_json.empty()))
+      throw InputError("--screenshot, --frame-stats, --ring-json and --wait-run need --frames N (headless rendering)");
+#ifdef RINGLAB_SOURCE_DIR
+    options->source_dir = RINGLAB_SOURCE_DIR;
+#endif
+    set_exit_code(run_gui(*options));
+  });
 }
 
 }  // namespace ringlab::app

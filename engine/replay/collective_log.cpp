@@ -54,7 +54,7 @@ CollectiveRecord& CollectiveLog::record_for(const Event& event, int generation, 
 void CollectiveLog::consume(const Event& event, int generation, int world_size) {
   const bool belongs = event.kind == EventKind::CollectiveBegin ||
                        event.kind == EventKind::CollectiveEnd ||
-                       event.kind == EventKind::ChunkTransfer;
+                       event.kind == EventKind::ChunkTransfer || event.kind == EventKind::GateWait;
   if (!belongs || event.collective_id < 0 || event.rank < 0) return;
   // A stale event for a collective that was already forgotten must not bring it back.
   CollectiveKey key{generation, event.collective_id};
@@ -79,6 +79,9 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size) 
       if (record.bytes == 0) record.bytes = event.bytes;
       if (record.step < 0) record.step = event.step;
       if (record.algorithm.empty()) record.algorithm = event.text;
+      break;
+    case EventKind::GateWait:
+      span.gate_wait_ns += std::max<int64_t>(event.t_end_ns - event.t_begin_ns, 0);
       break;
     case EventKind::CollectiveEnd:
       span.ended = true;

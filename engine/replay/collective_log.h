@@ -1,7 +1,8 @@
 #pragma once
 // The recent collectives, each with every rank's begin/end and every chunk transfer, so the
 // ring view can replay any of them step by step. Events of one collective arrive interleaved
-// with other ranks' later collectives; they are matched by (generation, collective id), where a
+// with other ranks' later collectives (gate waits inside a ring count too); they are matched by
+// (generation, collective id), where a
 // generation is one set of worker processes (a live change of world size starts a new one and
 // its collective ids start again).
 #include <cstddef>
@@ -41,6 +42,7 @@ struct RankCollectiveSpan {
   int64_t t_begin_ns = 0;
   int64_t t_end_ns = 0;
   std::vector<float> input;  // this rank's tensor before the all-reduce, when recorded
+  int64_t gate_wait_ns = 0;  // time spent waiting at the step-through gate inside it
 };
 
 struct CollectiveRecord {

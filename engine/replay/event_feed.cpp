@@ -1,22 +1,32 @@
 #include "engine/replay/event_feed.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace ringlab::replay {
 
-EventFeed::EventFeed(bool retain, size_t max_detail_events, size_t max_queued)
-    : EventStore(max_detail_events), retain_(retain), max_queued_(std::max<size_t>(max_queued, 1)) {}
+EventFeed::EventFeed(size_t retain_limit, size_t max_queued)
+    : EventStore(std::max<size_t>(retain_limit / 2, 1)),
+      retain_limit_(std::max<size_t>(retain_limit, 1)),
+      max_queued_(std::max<size_t>(max_queued, 1)) {}
 
 void EventFeed::emit(Event event) {
+  bool restart = false;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     if (queue_.size() - head_ >= max_queued_) {
       ++overflowed_;
     } else {
-      queue_.push_back(retain_ ? event : std::move(event));
+      queue_.push_back(event);
     }
   }
-  if (retain_) EventStore::emit(std::move(event));
+  EventStore::emit(std::move(event));
+  if (size() > retain_limit_) {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    ++restarts_;
+    restart = true;
+  }
+  if (restart) clear();
 }
 
 size_t EventFeed::drain(std::vector<Event>& out, size_t max) {
@@ -48,6 +58,11 @@ void EventFeed::discard_queued() {
 size_t EventFeed::overflowed() const {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   return overflowed_;
+}
+
+size_t EventFeed::restarts() const {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return restarts_;
 }
 
 }  // namespace ringlab::replay

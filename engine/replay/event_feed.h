@@ -2,8 +2,12 @@
 // An EventStore that also queues every new event for one reader (the desktop app's frame
 // loop), exactly once and in arrival order. The controller's ingest thread appends; the reader
 // drains the queue between frames, so it never blocks a worker and never misses an event, even
-// when the store forgets old detail. `retain = false` keeps nothing in the store itself: the
-// app's models hold what they draw, with bounded memory, however long the run.
+// when the store forgets old detail.
+//
+// The store itself keeps at most `retain_limit` events: past that it is cleared and starts
+// again. The controller only needs the recent events (its stall check watches the version, a
+// failure report describes where each rank was last), and the reader's models keep what they
+// draw with bounded memory, so a run of any length costs bounded memory.
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -14,22 +18,24 @@ namespace ringlab::replay {
 
 class EventFeed : public EventStore {
  public:
-  explicit EventFeed(bool retain, size_t max_detail_events = 200'000, size_t max_queued = 2'000'000);
+  explicit EventFeed(size_t retain_limit = 500'000, size_t max_queued = 2'000'000);
 
   void emit(Event event) override;
   // Moves up to `max` queued events into `out` (appended); returns how many.
   size_t drain(std::vector<Event>& out, size_t max);
   size_t queued() const;
-  void discard_queued();  // forget what the reader has not drained (a new run starts)
-  size_t overflowed() const;  // events dropped because the reader fell too far behind
+  void discard_queued();      // forget what the reader has not drained (a new run starts)
+  size_t overflowed() const;  // events the reader lost because it fell too far behind
+  size_t restarts() const;    // how often the store was cleared to stay within retain_limit
 
  private:
-  bool retain_;
+  size_t retain_limit_;
   size_t max_queued_;
   mutable std::mutex queue_mutex_;
   std::vector<Event> queue_;
   size_t head_ = 0;  // first event not yet drained
   size_t overflowed_ = 0;
+  size_t restarts_ = 0;
 };
 
 }  // namespace ringlab::replay

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fmt/core.h>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 namespace ringlab::replay {
@@ -194,9 +195,11 @@ void measure_traffic(RingFrame& frame, const CollectiveRecord& record,
   }
   for (const auto& [key, link] : links) frame.links.push_back(link);
 
+  // Time held at the step-through gate is the class thinking, not the ring working.
   int64_t slowest_ns = 0;
   for (const auto& span : record.ranks)
-    if (span.began && span.ended) slowest_ns = std::max(slowest_ns, span.t_end_ns - span.t_begin_ns);
+    if (span.began && span.ended)
+      slowest_ns = std::max(slowest_ns, span.t_end_ns - span.t_begin_ns - span.gate_wait_ns);
   if (slowest_ns <= 0 || record.bytes <= 0) return;
   frame.duration_s = slowest_ns * 1e-9;
   frame.algbw_gbs = record.bytes / frame.duration_s / 1e9;
@@ -296,6 +299,34 @@ RingFrame ring_frame(const CollectiveRecord& record, int position) {
   check_final_values(frame, record);
   measure_traffic(frame, record, merged);
   return frame;
+}
+
+std::string ring_frame_to_json(const RingFrame& f) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& rank : f.chunks) {
+    nlohmann::json chunks = nlohmann::json::array();
+    for (const auto& c : rank) {
+      nlohmann::json contributors = nlohmann::json::array();
+      for (int r = 0; r < 64; ++r)
+        if ((c.contributors >> r) & 1) contributors.push_back(r);
+      nlohmann::json chunk = {{"contributors", contributors}, {"fully_reduced", c.fully_reduced}};
+      if (c.has_values) chunk["values"] = c.values;
+      chunks.push_back(chunk);
+    }
+    ranks.push_back(chunks);
+  }
+  nlohmann::json packets = nlohmann::json::array();
+  for (const auto& p : f.packets)
+    packets.push_back({{"src", p.src}, {"dst", p.dst}, {"chunk", p.chunk}, {"bytes", p.bytes}});
+  nlohmann::json j = {{"world_size", f.world_size},   {"num_chunks", f.num_chunks},
+                      {"elements", f.elements},       {"algorithm", f.algorithm},
+                      {"position", f.position},       {"total_steps", f.total_steps},
+                      {"done", f.done},               {"banner", f.banner},
+                      {"chunks", ranks},              {"packets", packets},
+                      {"has_inputs", f.has_inputs},   {"serial_sum", f.serial_sum},
+                      {"final_checked", f.final_checked}, {"final_matches", f.final_matches},
+                      {"max_abs_error", f.max_abs_error}, {"busbw_gbs", f.busbw_gbs}};
+  return j.dump(1);
 }
 
 }  // namespace ringlab::replay

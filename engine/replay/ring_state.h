@@ -86,7 +86,7 @@ struct RingFrame {
 
   // Traffic of the whole collective.
   std::vector<LinkTraffic> links;
-  double duration_s = 0.0;  // the slowest rank's begin..end
+  double duration_s = 0.0;  // the slowest rank's begin..end, less its waits at the gate
   double algbw_gbs = 0.0;   // bytes / duration
   double busbw_gbs = 0.0;   // algbw * 2(N-1)/N, as nccl-tests reports it
 };
@@ -96,6 +96,9 @@ RingFrame ring_frame(const CollectiveRecord& record, int position);
 
 // "Reduce-scatter, step 2 of 3", "All-gather, step 1 of 3", "All-reduce done: ...".
 std::string ring_banner(RingPhase phase, int step_in_phase, int steps_in_phase, bool done);
+
+// The frame as JSON (what the ring view decided to draw), for tests and tools.
+std::string ring_frame_to_json(const RingFrame& frame);
 
 // Where the chunks of an `elements`-long buffer split over `chunks` chunks: the first
 // elements % chunks chunks get one element more. Returns chunks + 1 offsets.

@@ -28,6 +28,13 @@ void TimelineModel::clear() {
   has_origin_ = false;
   origin_ns_ = 0;
   latest_ns_ = 0;
+  recent_forward_.clear();
+}
+
+int64_t TimelineModel::recent_steps_begin(int steps) const {
+  if (steps <= 0 || recent_forward_.empty()) return earliest_ns();
+  const size_t k = std::min<size_t>(static_cast<size_t>(steps), recent_forward_.size());
+  return recent_forward_[recent_forward_.size() - k];
 }
 
 int64_t TimelineModel::earliest_ns() const {
@@ -67,7 +74,13 @@ void TimelineModel::consume(const Event& event) {
   span.bucket = event.bucket;
   span.bytes = event.bytes;
   switch (event.kind) {
-    case EventKind::Forward: span.kind = SpanKind::Forward; break;
+    case EventKind::Forward:
+      span.kind = SpanKind::Forward;
+      if (event.rank == 0) {
+        if (recent_forward_.size() == 16) recent_forward_.erase(recent_forward_.begin());
+        recent_forward_.push_back(span.t_begin_ns);
+      }
+      break;
     case EventKind::Backward: span.kind = SpanKind::Backward; break;
     case EventKind::OptimizerStep: span.kind = SpanKind::Optimizer; break;
     case EventKind::GateWait:

@@ -46,6 +46,9 @@ class TimelineModel {
   int64_t origin_ns() const { return origin_ns_; }
   int64_t latest_ns() const { return latest_ns_; }   // latest end, relative
   int64_t earliest_ns() const;                       // earliest span still kept, relative
+  // Where the `steps`-th most recent forward pass of the lowest rank began (relative ns), for
+  // a window that shows the last few steps; earliest_ns() when fewer were seen.
+  int64_t recent_steps_begin(int steps) const;
 
   // Calls fn(span) for every span of `rank` that overlaps [t0, t1] (relative ns), short spans
   // in time order first, then the long ones (gate waits); returns how many it visited.
@@ -83,6 +86,7 @@ class TimelineModel {
   int64_t origin_ns_ = 0;
   bool has_origin_ = false;
   int64_t latest_ns_ = 0;
+  std::vector<int64_t> recent_forward_;  // begins of rank 0's last forward passes, oldest first
 };
 
 }  // namespace ringlab::replay

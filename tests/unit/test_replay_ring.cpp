@@ -232,6 +232,26 @@ TEST_CASE("per-link traffic and bus bandwidth") {
   CHECK(f.busbw_gbs == doctest::Approx(f.algbw_gbs * 1.5));
 }
 
+TEST_CASE("waits at the step-through gate do not count as ring time") {
+  std::vector<Event> events = ring_events();
+  for (int r = 0; r < kRanks; ++r) {
+    Event wait;
+    wait.kind = EventKind::GateWait;
+    wait.rank = r;
+    wait.collective_id = 7;
+    wait.phase = 0;
+    wait.ring_step = 1;
+    wait.t_begin_ns = 5000;
+    wait.t_end_ns = 5000 + 4'000'000'000;  // the class talked for 4 s
+    events.push_back(wait);
+    for (auto& e : events)
+      if (e.kind == EventKind::CollectiveEnd && e.rank == r) e.t_end_ns += 4'000'000'000;
+  }
+  const RingFrame f = ring_frame(record_of(events), 6);
+  CHECK(f.duration_s == doctest::Approx(1e-3));
+  CHECK(f.total_steps == 6);  // a gate wait is not a transfer
+}
+
 TEST_CASE("a collective still running stops at the last recorded step") {
   // Gated: the workers reported two steps and wait at the gate before the third.
   const CollectiveRecord rec = record_of(ring_events(2));

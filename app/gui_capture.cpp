@@ -1,0 +1,78 @@
+// Built only with the desktop app.
+#ifdef RINGLAB_HAVE_GUI
+#include "app/gui_capture.h"
+
+#include <epoxy/gl.h>
+#include <stb/stb_image_write.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/core.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+
+namespace ringlab::app {
+
+OffscreenTarget::OffscreenTarget(int width, int height) : width_(width), height_(height) {
+  glGenFramebuffers(1, &framebuffer_);
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer_);
+  glGenTextures(1, &color_);
+  glBindTexture(GL_TEXTURE_2D, color_);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, color_, 0);
+  const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (status != GL_FRAMEBUFFER_COMPLETE)
+    throw Error(fmt::format("cannot render offscreen: framebuffer {}x{} incomplete (status 0x{:x})", width, height, status));
+}
+
+OffscreenTarget::~OffscreenTarget() {
+  glDeleteTextures(1, &color_);
+  glDeleteFramebuffers(1, &framebuffer_);
+}
+
+void OffscreenTarget::bind() const { glBindFramebuffer(GL_FRAMEBUFFER, framebuffer_); }
+
+void write_screenshot(const std::string& path, int width, int height) {
+  std::vector<uint8_t> pixels(static_cast<size_t>(width) * height * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  // OpenGL's first row is the bottom one; PNG's is the top.
+  std::vector<uint8_t> flipped(pixels.size());
+  const size_t row = static_cast<size_t>(width) * 4;
+  for (int y = 0; y < height; ++y)
+    std::copy_n(pixels.begin() + static_cast<ptrdiff_t>(y * row), row,
+                flipped.begin() + static_cast<ptrdiff_t>((height - 1 - y) * row));
+  for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // opaque, whatever the blending left
+  if (!stbi_write_png(path.c_str(), width, height, 4, flipped.data(), static_cast<int>(row)))
+    throw Error(fmt::format("--screenshot: cannot write '{}'", path));
+}
+
+void FrameTimes::write_json(const std::string& path, const std::string& context) const {
+  std::vector<double> sorted = ms_;
+  std::sort(sorted.begin(), sorted.end());
+  auto percentile = [&](double q) {
+    if (sorted.empty()) return 0.0;
+    const size_t i = static_cast<size_t>(std::ceil(q * sorted.size())) - 1;  // nearest rank
+    return sorted[std::min(i, sorted.size() - 1)];
+  };
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  nlohmann::json j = {{"frames", sorted.size()},
+                      {"p50_ms", percentile(0.50)},
+                      {"p95_ms", percentile(0.95)},
+                      {"p99_ms", percentile(0.99)},
+                      {"max_ms", sorted.empty() ? 0.0 : sorted.back()},
+                      {"mean_ms", sorted.empty() ? 0.0 : sum / sorted.size()},
+                      {"context", context}};
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("--frame-stats: cannot write '{}'", path));
+  out << j.dump(2) << "\n";
+  if (!out) throw Error(fmt::format("--frame-stats: cannot write '{}'", path));
+}
+
+}  // namespace ringlab::app
+#endif  // RINGLAB_HAVE_GUI

@@ -1,0 +1,250 @@
+// The desktop app's main loop, shaped like Dear ImGui's example_glfw_opengl3: open a window,
+// then poll events, take in the run's events, draw the views, render, repeat.
+#ifdef RINGLAB_HAVE_GUI
+#include <epoxy/gl.h>
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <fmt/core.h>
+#include <memory>
+#include <optional>
+
+#include "app/gui_capture.h"
+#include "app/gui_options.h"
+#include "app/gui_session.h"
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/dist/process_group.h"
+#include "engine/replay/ring_state.h"
+#include "engine/runtime/scenario.h"
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+
+namespace ringlab::app {
+namespace {
+
+constexpr float kBaseFontPx = 18.0f;
+constexpr int kNoDisplayExit = 3;
+std::string g_glfw_error;
+
+void remember_glfw_error(int code, const char* text) { g_glfw_error = fmt::format("{} (GLFW error {:#x})", text, code); }
+
+void print_headless_help() {
+  fmt::print(stderr,
+             "ringlab: cannot open a window: {}\n"
+             "There is no display here. To render the app without one, run it under a virtual display:\n"
+             "  xvfb-run -a -s '-screen 0 1920x1080x24' ringlab gui --frames 300 --screenshot out.png\n"
+             "To train without the app: ringlab run --world-size 4\n",
+             g_glfw_error.empty() ? "no display (DISPLAY is not set)" : g_glfw_error);
+}
+
+viz::AppState initial_state(const GuiOptions& o) {
+  viz::AppState state;
+  if (!o.source_dir.empty()) add_scenario_search_dir(std::filesystem::path(o.source_dir) / "assets/scenarios");
+  state.scenario = load_scenario(o.scenario);  // InputError names the file, the field and the reason
+  state.scenario_names = list_scenarios();
+  state.job = state.scenario.job;
+  if (o.world_size > 0) state.job.world_size = o.world_size;
+  if (!o.backend.empty()) state.job.backend = o.backend;
+  state.job.validate();
+  state.gated = state.scenario.gated || o.gated;
+  state.language = o.lang == "id" ? viz::Language::Indonesian : viz::Language::English;
+  state.theme = o.theme == "dark" ? viz::ThemeKind::Dark : viz::ThemeKind::Light;
+  state.ui_scale = o.ui_scale;
+  const std::string focus = o.focus.empty() ? state.scenario.view.focus : o.focus;
+  state.focus = focus == "training" ? viz::Focus::Training
+                : focus == "sampler" ? viz::Focus::Sampler
+                : focus == "timeline" ? viz::Focus::Timeline
+                                      : viz::Focus::Ring;
+  state.step.speed = state.scenario.view.speed;
+  state.step.mode = state.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
+  state.step.playing = !state.gated;
+  state.step.fixed_position = o.ring_step;
+  state.backends = list_backends();
+  return state;
+}
+
+// Text grows with the window, so a projector at 1280x720 and one at 1920x1080 show the same
+// layout; --ui-scale and Ctrl+= / Ctrl+- multiply on top.
+float effective_scale(const viz::AppState& state, int framebuffer_height) {
+  return state.ui_scale * std::clamp(framebuffer_height / 1080.0f, 0.75f, 2.0f);
+}
+
+// Rebuilds the font atlas and the style when the text size changed; returns the new size.
+float restyle_if_needed(const viz::AppState& state, int framebuffer_height, float applied_px) {
+  const float scale = effective_scale(state, framebuffer_height);
+  const float px = std::round(kBaseFontPx * scale);
+  if (px == applied_px) return applied_px;
+  viz::load_fonts(px);
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  viz::apply_theme(state.theme, px / kBaseFontPx);
+  return px;
+}
+
+// Window-level requests: full screen, text size, theme and language. Returns true when the
+// style must be applied again.
+bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
+  viz::Requests& r = state.requests;
+  if (r.toggle_fullscreen) {
+    static int saved[4] = {100, 100, 1600, 900};
+    if (glfwGetWindowMonitor(window)) {
+      glfwSetWindowMonitor(window, nullptr, saved[0], saved[1], saved[2], saved[3], 0);
+    } else if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) {
+      glfwGetWindowPos(window, &saved[0], &saved[1]);
+      glfwGetWindowSize(window, &saved[2], &saved[3]);
+      const GLFWvidmode* mode = glfwGetVideoMode(monitor);
+      glfwSetWindowMonitor(window, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    }
+  }
+  if (r.zoom_steps != 0)
+    state.ui_scale = std::clamp(state.ui_scale * std::pow(1.1f, static_cast<float>(r.zoom_steps)), 0.5f, 4.0f);
+  const bool restyle = r.zoom_steps != 0 || r.style_changed;
+  viz::set_language(state.language);
+  r.toggle_fullscreen = false;
+  r.zoom_steps = 0;
+  r.style_changed = false;
+  return restyle;
+}
+
+// --wait-run: the run has ended, or (step-through with --ring-step) the all-reduce on screen
+// has reached the requested step and the workers wait at the gate.
+bool reached_goal(const RunSession& session, const viz::AppState& state) {
+  if (session.run_over()) return true;
+  if (state.step.mode != viz::RingMode::Gated || state.step.fixed_position < 0) return false;
+  const replay::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
+  return shown && state.step.position >= state.step.fixed_position;
+}
+
+void write_ring_json(const std::string& path, const RunSession& session, const viz::AppState& state) {
+  const replay::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("--ring-json: cannot write '{}'", path));
+  out << (shown ? replay::ring_frame_to_json(replay::ring_frame(*shown, state.step.position)) : std::string("null")) << "\n";
+}
+
+struct Window {
+  GLFWwindow* handle = nullptr;
+  ~Window() {
+    if (handle) glfwDestroyWindow(handle);
+    glfwTerminate();
+  }
+};
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+  viz::AppState state = initial_state(options);  // bad flags or scenario: before any window
+  const bool headless = options.frames > 0;
+
+  glfwSetErrorCallback(remember_glfw_error);
+  if (!glfwInit()) {
+    print_headless_help();
+    return kNoDisplayExit;
+  }
+  Window window;
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  window.handle = glfwCreateWindow(headless ? 64 : options.width, headless ? 64 : options.height,
+                                   "ringlab: DDP and ring all-reduce, for real", nullptr, nullptr);
+  if (!window.handle) {
+    print_headless_help();
+    return kNoDisplayExit;
+  }
+  glfwMakeContextCurrent(window.handle);
+  glfwSwapInterval(headless ? 0 : 1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  ImGui_ImplGlfw_InitForOpenGL(window.handle, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  viz::set_language(state.language);
+
+  std::optional<OffscreenTarget> target;
+  if (headless) target.emplace(options.width, options.height);
+  float font_px = 0;
+  FrameTimes frame_times;
+  int exit_code = 0;
+  {
+    RunSession session(state);
+    if (headless) session.start();
+    const int64_t give_up_ns = now_ns() + static_cast<int64_t>((state.job.timeout_s + 60) * 1e9);
+    int frames = 0;
+    while (!glfwWindowShouldClose(window.handle)) {
+      const int64_t t0 = now_ns();
+      glfwPollEvents();
+      session.update();
+      int fb_w = 0, fb_h = 0;
+      if (target) {
+        fb_w = target->width();
+        fb_h = target->height();
+      } else {
+        glfwGetFramebufferSize(window.handle, &fb_w, &fb_h);
+      }
+      font_px = restyle_if_needed(state, fb_h, font_px);
+
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGuiIO& io = ImGui::GetIO();
+      if (target) {  // headless: the frame is the offscreen target, not the hidden window
+        io.DisplaySize = ImVec2(static_cast<float>(target->width()), static_cast<float>(target->height()));
+        io.DisplayFramebufferScale = ImVec2(1, 1);
+      }
+      ImGui::NewFrame();
+      state.frame_dt_s = io.DeltaTime;
+      viz::HandleShortcuts(session.model(), state);
+      viz::AdvanceStepThrough(session.model(), state);
+      viz::DrawMainWindow(session.model(), state);
+      ImGui::Render();
+
+      if (target) target->bind();
+      glViewport(0, 0, fb_w, fb_h);
+      const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+      glClearColor(bg.x, bg.y, bg.z, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      if (target) glFinish();  // software GL draws here: count it in the frame's time
+      else glfwSwapBuffers(window.handle);
+
+      session.apply_requests();
+      if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
+      frame_times.add((now_ns() - t0) / 1e6);
+      ++frames;
+      if (headless && frames >= options.frames) {
+        const bool waiting = options.wait_run && !reached_goal(session, state) && now_ns() < give_up_ns;
+        if (!waiting) break;
+      }
+    }
+    if (target && !options.screenshot.empty()) write_screenshot(options.screenshot, target->width(), target->height());
+    if (!options.ring_json.empty()) write_ring_json(options.ring_json, session, state);
+    if (!options.frame_stats.empty())
+      frame_times.write_json(options.frame_stats,
+                             fmt::format("{}x{}, {}, {} events", options.width, options.height, state.job.describe(),
+                                         session.model().events_seen()));
+    if (headless && state.run.phase == viz::RunPhase::Failed) {
+      fmt::print(stderr, "ringlab gui: the run failed: {}\n", state.run.message);
+      exit_code = 1;
+    }
+  }
+  target.reset();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  return exit_code;
+}
+
+}  // namespace ringlab::app
+#endif  // RINGLAB_HAVE_GUI

@@ -1,0 +1,30 @@
+#pragma once
+// What `ringlab gui` was asked to do, from its flags.
+#include <string>
+
+namespace ringlab::app {
+
+struct GuiOptions {
+  std::string scenario = "four-ranks-gloo";
+  int world_size = 0;           // 0: the scenario's
+  std::string backend;          // "": the scenario's
+  bool gated = false;           // start in step-through mode
+  int frames = 0;               // > 0: render this many frames of a live run headless, then exit
+  bool wait_run = false;        // with --frames: keep rendering until the run has ended
+  std::string screenshot;       // PNG of the last frame
+  std::string frame_stats;      // JSON of frame-time percentiles
+  int ring_step = -1;           // show the newest all-reduce at this ring position (no animation)
+  std::string ring_json;        // at exit: what the ring view drew, as JSON
+  std::string focus;            // ring | training | sampler | timeline
+  std::string lang = "en";
+  std::string theme = "light";
+  float ui_scale = 1.0f;
+  int width = 1920;
+  int height = 1080;
+  std::string source_dir;       // where assets/ lives, for scenarios
+};
+
+// Opens the window and runs the app; returns the process exit code.
+int run_gui(const GuiOptions& options);
+
+}  // namespace ringlab::app

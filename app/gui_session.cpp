@@ -1,0 +1,200 @@
+// Built only with the desktop app.
+#ifdef RINGLAB_HAVE_GUI
+#include "app/gui_session.h"
+
+#include <chrono>
+#include <fmt/core.h>
+
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/runtime/scenario.h"
+#include "viz/i18n.h"
+
+namespace ringlab::app {
+namespace {
+
+constexpr int64_t kIngestBudgetNs = 6'000'000;  // per frame
+constexpr size_t kIngestBatch = 4096;
+constexpr size_t kMaxOverlays = 6;
+
+double seconds_now() { return now_ns() * 1e-9; }
+
+}  // namespace
+
+RunSession::RunSession(viz::AppState& state) : state_(state) {}
+
+RunSession::~RunSession() {
+  if (controller_) controller_->request_stop();
+  controller_.reset();  // joins the monitor, which reaps every worker
+}
+
+bool RunSession::run_over() const {
+  return state_.run.phase != viz::RunPhase::Running && state_.run.phase != viz::RunPhase::Paused;
+}
+
+void RunSession::keep_as_overlay() {
+  if (model_.loss().empty()) return;
+  state_.overlays.push_back(model_.loss());
+  if (state_.overlays.size() > kMaxOverlays) state_.overlays.erase(state_.overlays.begin());
+}
+
+void RunSession::start() {
+  sequence_ = state_.scenario.sequence;
+  // A scenario's sequence runs as written; otherwise the job the controls describe.
+  const bool use_sequence = !sequence_.empty() && state_.job.world_size == state_.scenario.job.world_size &&
+                            state_.job.backend == state_.scenario.job.backend;
+  if (!use_sequence) sequence_ = {state_.job};
+  state_.run.sequence_length = static_cast<int>(sequence_.size());
+  state_.run.sequence_index = 0;
+  JobConfig first = sequence_.front();
+  sequence_.erase(sequence_.begin());
+  launch(first);
+}
+
+void RunSession::launch(const JobConfig& job) {
+  if (controller_) {  // the previous run is over (or stopping): reap it before starting again
+    controller_->request_stop();
+    controller_.reset();
+  }
+  keep_as_overlay();
+  feed_.clear();
+  feed_.discard_queued();
+  model_.clear();
+  state_.step.has_selection = false;
+  state_.run.message.clear();
+  stopping_ = false;
+  try {
+    job.validate();
+    require_backend(job.backend);
+    ControllerOptions options;
+    options.job = job;
+    options.interactive = true;
+    options.gated = state_.gated;
+    controller_ = std::make_unique<Controller>(options, feed_);
+    controller_->start();
+  } catch (const Error& e) {
+    controller_.reset();
+    state_.run.phase = viz::RunPhase::Failed;
+    state_.run.message = e.what();
+    return;
+  }
+  state_.run.phase = viz::RunPhase::Running;
+  state_.run.live_world_size = job.world_size;
+  state_.run.live_backend = job.backend;
+  started_at_s_ = seconds_now();
+}
+
+void RunSession::stop() {
+  if (!controller_ || run_over()) return;
+  stopping_ = true;
+  sequence_.clear();
+  controller_->request_stop();
+}
+
+void RunSession::finish(const RunResult& result) {
+  if (stopping_) {
+    state_.run.phase = viz::RunPhase::Stopped;
+    state_.run.message.clear();
+  } else if (result.ok) {
+    state_.run.phase = viz::RunPhase::Finished;
+    state_.run.message.clear();
+  } else {
+    state_.run.phase = viz::RunPhase::Failed;
+    state_.run.message = result.failure;
+  }
+  if (result.ok && !sequence_.empty()) {
+    JobConfig next = sequence_.front();
+    sequence_.erase(sequence_.begin());
+    ++state_.run.sequence_index;
+    launch(next);
+  }
+}
+
+void RunSession::update() {
+  const int64_t deadline = now_ns() + kIngestBudgetNs;
+  do {
+    batch_.clear();
+    if (feed_.drain(batch_, kIngestBatch) == 0) break;
+    for (const Event& e : batch_) model_.consume(e);
+  } while (now_ns() < deadline);
+  if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;
+  // The run is over once the controller says so and its last events are in.
+  if (controller_ && !run_over() && feed_.queued() == 0)
+    if (std::optional<RunResult> result = controller_->poll()) finish(*result);
+}
+
+void RunSession::load_scenario(const std::string& name) {
+  Scenario s = ringlab::load_scenario(name);  // throws InputError naming the file and field
+  stop();
+  state_.scenario = s;
+  state_.job = s.job;
+  state_.gated = s.gated;
+  state_.step.speed = s.view.speed;
+  state_.focus = s.view.focus == "training"   ? viz::Focus::Training
+                 : s.view.focus == "sampler"  ? viz::Focus::Sampler
+                 : s.view.focus == "timeline" ? viz::Focus::Timeline
+                                              : viz::Focus::Ring;
+  state_.step.mode = s.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
+  state_.step.playing = !s.gated;
+  state_.step.has_selection = false;
+}
+
+void RunSession::apply_requests() {
+  viz::Requests& r = state_.requests;
+  if (!r.load_scenario.empty()) {
+    try {
+      load_scenario(r.load_scenario);
+    } catch (const Error& e) {
+      state_.run.message = e.what();
+    }
+  }
+  if (r.reset) {
+    stop();
+    if (controller_) controller_.reset();
+    state_.job = state_.scenario.job;
+    state_.gated = state_.scenario.gated;
+    feed_.clear();
+    feed_.discard_queued();
+    model_.clear();
+    state_.overlays.clear();
+    state_.run = viz::RunStatus{};
+    state_.step.has_selection = false;
+  }
+  if (r.clear_overlays) state_.overlays.clear();
+  if (r.stop) stop();
+  if (r.restart && !run_over()) {
+    stop();
+    controller_.reset();  // waits for the workers to go
+    start();
+  } else if (r.start && run_over()) {
+    start();
+  }
+  if (r.set_gated && controller_ && !run_over()) controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
+  if (r.pause_toggle && controller_ && !run_over()) {
+    const bool pause = state_.run.phase == viz::RunPhase::Running;
+    state_.run.phase = pause ? viz::RunPhase::Paused : viz::RunPhase::Running;
+    controller_->set_gated(pause || state_.gated);
+  }
+  for (int i = 0; i < r.gate_releases && controller_ && !run_over(); ++i) controller_->release_gate();
+  if (r.change_world && controller_ && !run_over()) {
+    try {
+      require_backend(state_.job.backend);
+      controller_->change_world(state_.job.world_size, state_.job.backend);
+      state_.run.live_world_size = state_.job.world_size;
+      state_.run.live_backend = state_.job.backend;
+      state_.run.message = viz::trf("switching to {} rank{}, {}", state_.job.world_size,
+                                    state_.job.world_size == 1 ? "" : "s", state_.job.backend);
+    } catch (const Error& e) {
+      state_.run.message = e.what();
+    }
+  }
+  // What concerns the window (full screen, zoom, style) is left for the main loop.
+  viz::Requests window_only;
+  window_only.toggle_fullscreen = r.toggle_fullscreen;
+  window_only.zoom_steps = r.zoom_steps;
+  window_only.style_changed = r.style_changed;
+  r = window_only;
+}
+
+}  // namespace ringlab::app
+#endif  // RINGLAB_HAVE_GUI

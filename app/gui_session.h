@@ -1,0 +1,49 @@
+#pragma once
+// The app's side of a run: the controller that starts the worker processes, the event feed it
+// fills from its ingest thread, and the model the views draw, updated once per frame. It acts
+// on what the views asked for (AppState::requests) and reports the run's phase back.
+#include <memory>
+#include <vector>
+
+#include "engine/replay/event_feed.h"
+#include "engine/replay/run_model.h"
+#include "engine/runtime/controller.h"
+#include "viz/app_state.h"
+
+namespace ringlab::app {
+
+class RunSession {
+ public:
+  explicit RunSession(viz::AppState& state);
+  ~RunSession();  // stops every worker
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+
+  // Takes in the events that arrived since the last frame (within a time budget, so a flood
+  // never stalls the frame) and notices when the run ended.
+  void update();
+  // Acts on state.requests about runs (start, stop, gate, live change, scenario) and clears them.
+  void apply_requests();
+
+  void start();  // a fresh run of state.job (or the scenario's sequence)
+  void load_scenario(const std::string& name);
+  const replay::RunModel& model() const { return model_; }
+  bool run_over() const;  // ended, failed, stopped, or never started
+
+ private:
+  void launch(const JobConfig& job);
+  void finish(const RunResult& result);
+  void stop();
+  void keep_as_overlay();
+
+  viz::AppState& state_;
+  replay::EventFeed feed_;
+  replay::RunModel model_;
+  std::unique_ptr<Controller> controller_;
+  std::vector<Event> batch_;
+  std::vector<JobConfig> sequence_;  // runs still to make, in order
+  bool stopping_ = false;
+  double started_at_s_ = 0;
+};
+
+}  // namespace ringlab::app

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# The desktop app under Xvfb (Mesa's software OpenGL): it starts real worker processes,
+# renders frames, and its screenshots are real pictures that change with the ring's phase.
+# Called by ctest as: bash gui_xvfb.sh <ringlab> <source-dir>. Exit 77 = skipped.
+set -u
+RINGLAB=${1:?usage: gui_xvfb.sh <ringlab> <source-dir>}
+SOURCE=${2:?usage: gui_xvfb.sh <ringlab> <source-dir>}
+export RINGLAB_SOURCE_DIR="$SOURCE"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Without a display the app explains how to run headless and exits non-zero, or says it was
+# built without the app (then there is nothing to test here).
+env -u DISPLAY -u WAYLAND_DISPLAY "$RINGLAB" gui --frames 1 >"$WORK/nodisplay.out" 2>&1
+rc=$?
+if grep -q "built without the desktop app" "$WORK/nodisplay.out"; then
+  echo "SKIP: this ringlab was built without the desktop app"
+  exit 77
+fi
+[ "$rc" -ne 0 ] || fail "no display: expected a non-zero exit"
+grep -q "xvfb-run" "$WORK/nodisplay.out" || fail "no display: the message should say how to run headless: $(cat "$WORK/nodisplay.out")"
+
+# A bad scenario file is reported with the file, the field and the reason, before any window.
+printf '{"job": {"world_size": 99}}' >"$WORK/bad.json"
+env -u DISPLAY "$RINGLAB" gui --scenario "$WORK/bad.json" >"$WORK/bad.out" 2>&1 && fail "bad scenario accepted"
+grep -q "bad.json" "$WORK/bad.out" && grep -q "job.world_size" "$WORK/bad.out" ||
+  fail "bad scenario: message should name the file and field: $(cat "$WORK/bad.out")"
+
+if ! command -v xvfb-run >/dev/null 2>&1; then
+  echo "SKIP: xvfb-run is not installed (apt-get install xvfb); the app was not rendered"
+  exit 77
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+  echo "SKIP: python3 is needed to read the screenshots"
+  exit 77
+fi
+
+# Reads a PNG with the standard library only and prints: width height distinct_colours.
+cat >"$WORK/png.py" <<'PY'
+import struct, sys, zlib
+
+def read(path):
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), "unexpected PNG format"
+            channels = 4 if color == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = previous[i]
+            c = previous[i - channels] if i >= channels else 0
+            if kind == 1: line[i] = (line[i] + a) & 255
+            elif kind == 2: line[i] = (line[i] + b) & 255
+            elif kind == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        previous = line
+    pixels = [row[x:x + 3] for row in rows for x in range(0, stride, channels)]
+    return width, height, pixels
+
+if sys.argv[1] == "info":
+    w, h, px = read(sys.argv[2])
+    print(w, h, len(set(px)))
+else:  # diff A B: fraction of pixels that differ
+    _, _, a = read(sys.argv[2])
+    _, _, b = read(sys.argv[3])
+    print(sum(1 for p, q in zip(a, b) if p != q) / max(len(a), 1))
+PY
+
+render() {  # render NAME ARGS...: one headless run of the app
+  local name=$1
+  shift
+  if ! xvfb-run -a -s "-screen 0 1280x1024x24" "$RINGLAB" gui "$@" --screenshot "$WORK/$name.png" \
+      >"$WORK/$name.out" 2>&1; then
+    cat "$WORK/$name.out" >&2
+    fail "ringlab gui $* exited non-zero"
+  fi
+  [ -s "$WORK/$name.png" ] || fail "$name: no screenshot written"
+}
+
+# 1. The 4-rank scenario, live, to the end of its run, shown at two phases of the ring.
+render scatter --scenario four-ranks-gloo --frames 30 --wait-run --ring-step 2 \
+  --frame-stats "$WORK/stats.json" --ring-json "$WORK/scatter.json"
+render gather --scenario four-ranks-gloo --frames 30 --wait-run --ring-step 5 --ring-json "$WORK/gather.json"
+read -r w h colours < <(python3 "$WORK/png.py" info "$WORK/scatter.png")
+[ "$w" = 1920 ] && [ "$h" = 1080 ] || fail "screenshot is ${w}x${h}, expected 1920x1080"
+[ "$colours" -ge 200 ] || fail "screenshot looks blank: only $colours distinct colours"
+changed=$(python3 "$WORK/png.py" diff "$WORK/scatter.png" "$WORK/gather.png")
+python3 -c "import sys; sys.exit(0 if float('$changed') > 0.005 else 1)" ||
+  fail "the screenshots at reduce-scatter and all-gather are (nearly) the same: $changed of the pixels differ"
+python3 - "$WORK/stats.json" "$WORK/scatter.json" "$WORK/gather.json" <<'PY' || fail "frame stats or ring model wrong"
+import json, sys
+stats = json.load(open(sys.argv[1]))
+for key in ("p50_ms", "p95_ms", "p99_ms", "max_ms"):
+    assert stats[key] > 0, key
+assert stats["frames"] >= 30 and stats["p50_ms"] <= stats["p95_ms"] <= stats["p99_ms"] <= stats["max_ms"]
+scatter, gather = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+assert scatter["world_size"] == 4 and scatter["total_steps"] == 6, scatter
+assert scatter["banner"] == "Reduce-scatter, step 3 of 3", scatter["banner"]
+assert gather["banner"] == "All-gather, step 3 of 3", gather["banner"]
+# After 2 reduce-scatter steps each rank holds: the chunk it got at step 2 (3 ranks summed), the
+# one it got at step 1 (2 ranks), and two chunks with only its own gradient.
+for rank in scatter["chunks"]:
+    assert sorted(len(c["contributors"]) for c in rank) == [1, 1, 2, 3], [c["contributors"] for c in rank]
+print("frame p50 %.1f ms, p95 %.1f ms" % (stats["p50_ms"], stats["p95_ms"]))
+PY
+
+# 2. Step-through with real waiting: the [1, 2, 3] demo on 4 processes, held at the gate after
+#    the last ring step, must show every rank holding the serial sum [4, 8, 12].
+render gated --scenario step-through-four-ranks --frames 10 --wait-run --ring-step 6 --ring-json "$WORK/gated.json"
+python3 - "$WORK/gated.json" <<'PY' || fail "step-through: the ring did not end with the serial sum"
+import json, sys
+f = json.load(open(sys.argv[1]))
+assert f["algorithm"] == "demo" and f["done"], f["banner"]
+assert f["serial_sum"] == [4.0, 8.0, 12.0], f["serial_sum"]
+assert f["final_checked"] and f["final_matches"], f
+for rank in f["chunks"]:
+    assert [c.get("values") for c in rank] == [[4.0], [8.0], [12.0], []], rank
+PY
+
+# 3. Bahasa Indonesia, dark theme, a projector's 1280x720.
+render small --scenario seed-one-rank --frames 20 --lang id --theme dark --width 1280 --height 720
+read -r w h colours < <(python3 "$WORK/png.py" info "$WORK/small.png")
+[ "$w" = 1280 ] && [ "$h" = 720 ] || fail "screenshot is ${w}x${h}, expected 1280x720"
+[ "$colours" -ge 100 ] || fail "dark screenshot looks blank: only $colours distinct colours"
+echo "PASS: gui under Xvfb"

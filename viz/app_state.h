@@ -1,0 +1,110 @@
+#pragma once
+// Everything the views remember between frames, in one struct. The views read the run's
+// model (engine/replay) and this state; what they want done (start, stop, release the gate,
+// change the world) they write into `requests`, and the app acts on it after the frame.
+#include <string>
+#include <vector>
+
+#include "engine/dist/process_group.h"
+#include "engine/replay/collective_log.h"
+#include "engine/replay/loss_series.h"
+#include "engine/runtime/job_config.h"
+#include "engine/runtime/scenario.h"
+
+namespace ringlab::viz {
+
+enum class Language { English, Indonesian };
+enum class ThemeKind { Light, Dark };
+enum class Focus { Ring, Training, Sampler, Timeline };
+
+// Follow: animate the newest finished all-reduce, over and over as training runs.
+// Gated: the workers really wait before every ring step until Next (or Play) lets them go.
+// Replay: scrub any recorded all-reduce, step by step.
+enum class RingMode { Follow, Gated, Replay };
+
+enum class RunPhase { Idle, Running, Paused, Finished, Failed, Stopped };
+
+struct StepThroughState {
+  RingMode mode = RingMode::Follow;
+  bool playing = true;
+  double speed = 1.5;                 // ring steps per second
+  bool has_selection = false;
+  replay::CollectiveKey selected;     // the all-reduce on screen
+  int position = 0;                   // ring steps completed on screen
+  double progress = 0.0;              // 0..1: how far the next step's packets have travelled
+  double hold_s = 0.0;                // time spent on a finished all-reduce (follow mode)
+  double since_release_s = 0.0;       // gated play: time since the gate was last released
+  int fixed_position = -1;            // --ring-step: show this position, no animation
+};
+
+struct SamplerViewState {
+  bool follow = true;   // show the newest epoch
+  int epoch_slot = 0;   // index into the recorded epochs when not following
+  bool label_order = false;  // cells show the position in the rank's order instead of the index
+};
+
+struct TrainingViewState {
+  bool log_scale = true;
+  bool by_epoch = false;  // x axis in epochs instead of steps
+  bool show_ranks = true;
+  bool show_overlays = true;
+};
+
+struct TimelineViewState {
+  bool follow = true;
+  double window_ms = 0.0;  // 0: fit the last few steps
+  double end_ms = 0.0;     // right edge when not following
+};
+
+struct Requests {
+  bool start = false;
+  bool stop = false;
+  bool pause_toggle = false;
+  bool reset = false;
+  int gate_releases = 0;
+  bool set_gated = false;
+  bool gated_value = false;
+  bool change_world = false;   // to job.world_size / job.backend, live
+  bool restart = false;        // stop and start again with `job` (a setting that needs new workers)
+  std::string load_scenario;
+  bool toggle_fullscreen = false;
+  int zoom_steps = 0;          // Ctrl+= / Ctrl+-
+  bool style_changed = false;  // theme or language
+  bool clear_overlays = false;
+};
+
+struct RunStatus {
+  RunPhase phase = RunPhase::Idle;
+  std::string message;        // failure text or a note
+  int sequence_index = 0;     // which run of a scenario's sequence
+  int sequence_length = 1;
+  int live_world_size = 0;    // what the controller runs now
+  std::string live_backend;
+  double elapsed_s = 0.0;
+};
+
+struct AppState {
+  Language language = Language::English;
+  ThemeKind theme = ThemeKind::Light;
+  float ui_scale = 1.0f;
+  Focus focus = Focus::Ring;
+
+  Scenario scenario;
+  std::vector<std::string> scenario_names;
+  JobConfig job;       // what Start launches; the controls edit it
+  bool gated = false;  // start the next run gated
+
+  StepThroughState step;
+  SamplerViewState sampler;
+  TrainingViewState training;
+  TimelineViewState timeline;
+
+  std::vector<replay::LossSeries> overlays;  // earlier runs, for comparison
+  std::vector<BackendInfo> backends;
+  RunStatus run;
+  Requests requests;
+  double frame_dt_s = 0.0;
+  bool show_shortcuts = false;
+};
+
+}  // namespace ringlab::viz

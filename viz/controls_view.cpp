@@ -1,0 +1,180 @@
+// Controls: the job (world size, backend, algorithm, bucket cap, lr, batch, samples, seed,
+// epochs) and Start / Pause / Stop / Reset. World size and backend can change while training:
+// the controller stops the workers at a step boundary, checkpoints, and starts the new set.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/core.h>
+
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+
+namespace ringlab::viz {
+namespace {
+
+bool running(const AppState& s) { return s.run.phase == RunPhase::Running || s.run.phase == RunPhase::Paused; }
+
+const BackendInfo* backend_info(const AppState& s, const std::string& name) {
+  for (const auto& b : s.backends)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+// A field that only a fresh run can change is disabled while one runs.
+void restart_tooltip(const AppState& s) {
+  if (running(s) && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Takes effect at the next Start."));
+}
+
+const char* phase_text(RunPhase phase) {
+  switch (phase) {
+    case RunPhase::Idle: return tr("ready");
+    case RunPhase::Running: return tr("training");
+    case RunPhase::Paused: return tr("paused at the gate");
+    case RunPhase::Finished: return tr("finished");
+    case RunPhase::Failed: return tr("failed");
+    case RunPhase::Stopped: return tr("stopped");
+  }
+  return "";
+}
+
+void draw_backend_choice(AppState& state) {
+  ImGui::TextUnformatted(tr("Backend"));
+  for (const char* name : {"gloo", "mpi", "nccl"}) {
+    const BackendInfo* info = backend_info(state, name);
+    const bool available = info && info->available;
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!available);
+    if (ImGui::RadioButton(name, state.job.backend == name) && state.job.backend != name) {
+      state.job.backend = name;
+      if (running(state)) state.requests.change_world = true;
+    }
+    ImGui::EndDisabled();
+    if (!available && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", info ? info->reason.c_str() : tr("not built into this ringlab"));
+  }
+}
+
+void draw_job_fields(AppState& state) {
+  JobConfig& job = state.job;
+  const float w = ImGui::GetContentRegionAvail().x * 0.45f;
+  ImGui::BeginDisabled(running(state));
+  {
+    const char* algorithms[] = {"ring", "native"};
+    int algorithm = job.algorithm == "native" ? 1 : 0;
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::Combo(label("Algorithm", "algorithm").c_str(), &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
+    restart_tooltip(state);
+    int cap = static_cast<int>(std::max<int64_t>(job.bucket_cap_kb, 0));
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label("Bucket cap KB", "bucket_cap").c_str(), &cap, 1, 16))
+      job.bucket_cap_kb = cap <= 0 ? -1 : std::min(cap, 1'048'576);
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
+                                             : tr("0: PyTorch's default (25 MiB, so the seed's model is one bucket). A few KB splits it into buckets that overlap backward."));
+    float lr = static_cast<float>(job.lr);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::SliderFloat(label("Learning rate", "lr").c_str(), &lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic))
+      job.lr = std::max(static_cast<double>(lr), 1e-6);
+    restart_tooltip(state);
+    int batch = static_cast<int>(job.batch_size);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label("Batch per rank", "batch").c_str(), &batch, 1, 8)) job.batch_size = std::clamp(batch, 1, 1'000'000);
+    restart_tooltip(state);
+    int samples = static_cast<int>(std::min<int64_t>(job.samples, 100'000'000));
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label("Samples", "samples").c_str(), &samples, 16, 256)) job.samples = std::clamp(samples, 1, 100'000'000);
+    restart_tooltip(state);
+    int seed = static_cast<int>(job.seed);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label("Seed", "seed").c_str(), &seed)) job.seed = static_cast<uint64_t>(std::max(seed, 0));
+    restart_tooltip(state);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label("Epochs", "epochs").c_str(), &job.epochs)) job.epochs = std::clamp(job.epochs, 0, 1'000'000);
+    restart_tooltip(state);
+  }
+  ImGui::EndDisabled();
+}
+
+void draw_buttons(AppState& state) {
+  const float w = ImGui::GetContentRegionAvail().x;
+  const float bw = (w - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const bool live = running(state);
+  ImGui::BeginDisabled(live);
+  if (ImGui::Button(label("▶ Start", "start").c_str(), ImVec2(bw, 0))) state.requests.start = true;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");
+  if (ImGui::Button(label(state.run.phase == RunPhase::Paused ? "Resume" : "‖ Pause", "pause").c_str(), ImVec2(bw, 0)))
+    state.requests.pause_toggle = true;
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));
+  ImGui::BeginDisabled(!live);
+  if (ImGui::Button(label("■ Stop", "stop").c_str(), ImVec2(bw, 0))) state.requests.stop = true;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button(label("Reset", "reset").c_str(), ImVec2(bw, 0))) state.requests.reset = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("Stop, forget this run and go back to the scenario's settings."));
+}
+
+void draw_status(const replay::RunModel& model, AppState& state) {
+  const Palette& p = palette();
+  const uint32_t color = state.run.phase == RunPhase::Failed ? p.bad : state.run.phase == RunPhase::Running ? p.ok : p.text_dim;
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", phase_text(state.run.phase));
+  ImGui::PopFont();
+  if (state.run.sequence_length > 1) {
+    ImGui::SameLine();
+    ImGui::TextUnformatted(trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length).c_str());
+  }
+  if (model.latest_step() >= 0) {
+    const int world = model.world_size();
+    std::string line = trf("{} rank{} · step {} · epoch {}", world, world == 1 ? "" : "s", model.latest_step() + 1,
+                           model.latest_epoch() + 1);
+    ImGui::TextUnformatted(line.c_str());
+    if (model.us_per_step() > 0) ImGui::TextUnformatted(trf("{:.0f} µs per step", model.us_per_step()).c_str());
+  }
+  if (!state.run.message.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(state.run.phase == RunPhase::Failed ? p.bad : p.text_dim), "%s",
+                       state.run.message.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  for (const auto& e : model.errors()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s", e.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+}  // namespace
+
+void DrawControlsView(const replay::RunModel& model, AppState& state) {
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextUnformatted(state.scenario.title(language_code()).c_str());
+  ImGui::PopFont();
+  if (ImGui::IsItemHovered() && !state.scenario.description_en.empty())
+    ImGui::SetTooltip("%s", state.scenario.description(language_code()).c_str());
+
+  draw_buttons(state);
+  ImGui::Separator();
+
+  int world = state.job.world_size;
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
+  ImGui::SliderInt(label("World size", "world_size").c_str(), &world, 1, 16);
+  if (world != state.job.world_size) state.job.world_size = world;
+  // A live change happens when the slider is let go, not on every value it passes.
+  if (ImGui::IsItemDeactivatedAfterEdit() && running(state)) state.requests.change_world = true;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
+  draw_backend_choice(state);
+  draw_job_fields(state);
+  ImGui::Separator();
+  draw_status(model, state);
+}
+
+}  // namespace ringlab::viz

@@ -1,0 +1,163 @@
+// The window: a menu bar and a fixed layout of panes that resizes with the window (docking is
+// not in Dear ImGui 1.86's stable branch). The focused view gets the big pane.
+#include <imgui.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+
+namespace ringlab::viz {
+namespace {
+
+using DrawFn = void (*)(const replay::RunModel&, AppState&);
+
+struct ViewEntry {
+  Focus focus;
+  const char* title;
+  const char* id;
+  DrawFn draw;
+};
+
+const ViewEntry kViews[] = {
+    {Focus::Ring, "Ring all-reduce", "ring", DrawRingView},
+    {Focus::Training, "Training", "training", DrawTrainingView},
+    {Focus::Sampler, "Sampler", "sampler", DrawSamplerView},
+    {Focus::Timeline, "Timeline", "timeline", DrawTimelineView},
+};
+
+const ViewEntry& view(Focus f) {
+  for (const auto& v : kViews)
+    if (v.focus == f) return v;
+  return kViews[0];
+}
+
+// Which view sits in the big pane, the two right panes and the bottom pane.
+std::array<Focus, 4> arrangement(Focus focus) {
+  switch (focus) {
+    case Focus::Ring: return {Focus::Ring, Focus::Training, Focus::Sampler, Focus::Timeline};
+    case Focus::Training: return {Focus::Training, Focus::Ring, Focus::Sampler, Focus::Timeline};
+    case Focus::Sampler: return {Focus::Sampler, Focus::Ring, Focus::Training, Focus::Timeline};
+    case Focus::Timeline: return {Focus::Timeline, Focus::Ring, Focus::Training, Focus::Sampler};
+  }
+  return {Focus::Ring, Focus::Training, Focus::Sampler, Focus::Timeline};
+}
+
+void pane(const replay::RunModel& model, AppState& state, Focus which, ImVec2 size, bool big) {
+  const ViewEntry& v = view(which);
+  ImGui::BeginChild(v.id, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextUnformatted(tr(v.title));
+  ImGui::PopFont();
+  if (!big) {
+    ImGui::SameLine(ImGui::GetContentRegionMax().x - ImGui::CalcTextSize(tr("enlarge")).x - ImGui::GetStyle().FramePadding.x * 2);
+    if (ImGui::SmallButton(label("enlarge", v.id).c_str())) state.focus = which;
+  }
+  v.draw(model, state);
+  ImGui::EndChild();
+}
+
+void menu_bar(const replay::RunModel& model, AppState& state) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu(label("Scenario", "menu_scenario").c_str())) {
+    for (const auto& name : state.scenario_names)
+      if (ImGui::MenuItem(name.c_str(), nullptr, state.scenario.name == name)) state.requests.load_scenario = name;
+    if (state.scenario_names.empty()) ImGui::TextDisabled("%s", tr("no scenario folder found"));
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(label("View", "menu_view").c_str())) {
+    for (const auto& v : kViews)
+      if (ImGui::MenuItem(tr(v.title), nullptr, state.focus == v.focus)) state.focus = v.focus;
+    ImGui::Separator();
+    if (ImGui::MenuItem(tr("Light theme (projector)"), nullptr, state.theme == ThemeKind::Light)) {
+      state.theme = ThemeKind::Light;
+      state.requests.style_changed = true;
+    }
+    if (ImGui::MenuItem(tr("Dark theme"), nullptr, state.theme == ThemeKind::Dark)) {
+      state.theme = ThemeKind::Dark;
+      state.requests.style_changed = true;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem(tr("Larger text"), "Ctrl+=")) ++state.requests.zoom_steps;
+    if (ImGui::MenuItem(tr("Smaller text"), "Ctrl+-")) --state.requests.zoom_steps;
+    if (ImGui::MenuItem(tr("Full screen"), "F11")) state.requests.toggle_fullscreen = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(label("Language", "menu_language").c_str())) {
+    if (ImGui::MenuItem("English", nullptr, state.language == Language::English)) {
+      state.language = Language::English;
+      state.requests.style_changed = true;
+    }
+    if (ImGui::MenuItem("Bahasa Indonesia", nullptr, state.language == Language::Indonesian)) {
+      state.language = Language::Indonesian;
+      state.requests.style_changed = true;
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu(label("Help", "menu_help").c_str())) {
+    ImGui::TextUnformatted(tr("Space: play / pause"));
+    ImGui::TextUnformatted(tr("Right / Left: next / previous ring step"));
+    ImGui::TextUnformatted(tr("F11: full screen"));
+    ImGui::TextUnformatted(tr("Ctrl+= / Ctrl+-: larger / smaller text"));
+    ImGui::TextUnformatted(tr("Timeline: wheel zooms, drag pans, double-click follows"));
+    ImGui::EndMenu();
+  }
+  // What is running, at the right end of the bar.
+  const std::string status = model.events_seen() > 0 && model.current_generation() && model.current_generation()->has_job
+                                 ? model.current_generation()->job.describe()
+                                 : state.job.describe();
+  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
+  ImGui::EndMenuBar();
+}
+
+}  // namespace
+
+void DrawMainWindow(const replay::RunModel& model, AppState& state) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBackground;
+  ImGui::Begin("ringlab", nullptr, flags);
+  menu_bar(model, state);
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float fs = ImGui::GetFontSize();
+  const float left_w = std::clamp(fs * 19.0f, 260.0f, avail.x * 0.3f);
+
+  ImGui::BeginChild("left", ImVec2(left_w, avail.y), false);
+  const float step_h = std::min(fs * 19.5f, avail.y * 0.5f);
+  ImGui::BeginChild("controls", ImVec2(0, avail.y - step_h - spacing), true);
+  DrawControlsView(model, state);
+  ImGui::EndChild();
+  ImGui::BeginChild("step_through", ImVec2(0, 0), true);
+  DrawStepThroughView(model, state);
+  ImGui::EndChild();
+  ImGui::EndChild();
+
+  ImGui::SameLine();
+  ImGui::BeginChild("main", ImVec2(0, avail.y), false);
+  const ImVec2 main = ImGui::GetContentRegionAvail();
+  const auto slots = arrangement(state.focus);
+  const float top_h = std::floor(main.y * 0.63f);
+  const float big_w = std::floor(main.x * 0.6f);
+  pane(model, state, slots[0], ImVec2(big_w, top_h), true);
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  const float right_h = std::floor((top_h - ImGui::GetStyle().ItemSpacing.y) / 2);
+  pane(model, state, slots[1], ImVec2(0, right_h), false);
+  pane(model, state, slots[2], ImVec2(0, top_h - right_h - ImGui::GetStyle().ItemSpacing.y), false);
+  ImGui::EndGroup();
+  pane(model, state, slots[3], ImVec2(0, 0), false);
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+}  // namespace ringlab::viz

@@ -1,0 +1,204 @@
+#include "viz/plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/core.h>
+
+#include "viz/fonts.h"
+#include "viz/theme.h"
+
+namespace ringlab::viz {
+
+std::vector<double> nice_ticks(double lo, double hi, int target) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || target < 1) return ticks;
+  const double raw = (hi - lo) / target;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+    if (m * magnitude >= raw) {
+      step = m * magnitude;
+      break;
+    }
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
+    ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+std::vector<double> log_ticks(double lo, double hi) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || lo <= 0) return ticks;
+  const int k0 = static_cast<int>(std::floor(std::log10(lo)));
+  const int k1 = static_cast<int>(std::ceil(std::log10(hi)));
+  const bool dense = k1 - k0 <= 2;
+  for (int k = k0; k <= k1; ++k)
+    for (double m : dense ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+      const double t = m * std::pow(10.0, k);
+      if (t >= lo * 0.999 && t <= hi * 1.001) ticks.push_back(t);
+    }
+  return ticks;
+}
+
+std::string format_tick(double v, double step) {
+  if (step <= 0 || std::fabs(v) < 1e4 || step < 1) {
+    const int decimals = step > 0 ? std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6) : 2;
+    return fmt::format("{:.{}f}", v, decimals);
+  }
+  return format_number(v);
+}
+
+std::string format_number(double v) {
+  const double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
+  if (a >= 0.01) return fmt::format("{:.4g}", v);
+  return fmt::format("{:.1e}", v);
+}
+
+void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash) {
+  const float dx = b.x - a.x, dy = b.y - a.y;
+  const float length = std::sqrt(dx * dx + dy * dy);
+  if (length <= 0 || dash <= 0) return;
+  for (float t = 0; t < length; t += 2 * dash) {
+    const float e = std::min(t + dash, length);
+    dl->AddLine(ImVec2(a.x + dx * t / length, a.y + dy * t / length),
+                ImVec2(a.x + dx * e / length, a.y + dy * e / length), color, thickness);
+  }
+}
+
+Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::string& x_label,
+           const std::string& y_label)
+    : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
+  const Palette& p = palette();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  size.x = std::max(size.x, 80.0f);
+  size.y = std::max(size.y, 60.0f);
+  ImGui::InvisibleButton(id, size);
+  hovered_ = ImGui::IsItemHovered();
+  const float fs = ImGui::GetFontSize();
+  if (y_.log) {
+    y_.min = std::log10(std::max(y_.min, 1e-12));
+    y_.max = std::log10(std::max(y_.max, 1e-12));
+  }
+  if (!(x_.max > x_.min)) x_.max = x_.min + 1;
+  if (!(y_.max > y_.min)) y_.max = y_.min + 1;
+  min_ = ImVec2(origin.x + fs * 3.6f, origin.y + fs * 1.5f);
+  max_ = ImVec2(origin.x + size.x - fs * 0.6f, origin.y + size.y - fs * 2.6f);
+
+  // Grid, ticks and their labels.
+  const float plot_w = max_.x - min_.x, plot_h = max_.y - min_.y;
+  for (double t : nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6))))) {
+    const float px = sx(t);
+    dl_->AddLine(ImVec2(px, min_.y), ImVec2(px, max_.y), p.grid);
+    const std::string s = format_number(t);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    dl_->AddText(ImVec2(px - ts.x / 2, max_.y + fs * 0.25f), p.text_dim, s.c_str());
+  }
+  const std::vector<double> yt = y_.log ? log_ticks(std::pow(10.0, y_.min), std::pow(10.0, y_.max))
+                                        : nice_ticks(y_.min, y_.max, std::max(2, static_cast<int>(plot_h / (fs * 2.5f))));
+  for (double t : yt) {
+    const float py = sy(y_.log ? std::log10(t) : t);
+    dl_->AddLine(ImVec2(min_.x, py), ImVec2(max_.x, py), p.grid);
+    const std::string s = format_number(t);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    dl_->AddText(ImVec2(min_.x - ts.x - fs * 0.3f, py - ts.y / 2), p.text_dim, s.c_str());
+  }
+  dl_->AddRect(min_, max_, p.axis);
+  const ImVec2 xs = ImGui::CalcTextSize(x_label.c_str());
+  dl_->AddText(ImVec2((min_.x + max_.x - xs.x) / 2, max_.y + fs * 1.3f), p.text, x_label.c_str());
+  dl_->AddText(ImVec2(origin.x, origin.y), p.text_dim, y_label.c_str());
+  dl_->PushClipRect(min_, max_, true);
+}
+
+Plot::~Plot() { dl_->PopClipRect(); }
+
+float Plot::sx(double x) const {
+  return static_cast<float>(min_.x + (x - x_.min) / (x_.max - x_.min) * (max_.x - min_.x));
+}
+
+float Plot::sy(double y) const {
+  return static_cast<float>(max_.y - (y - y_.min) / (y_.max - y_.min) * (max_.y - min_.y));
+}
+
+ImVec2 Plot::to_screen(double x, double y) const {
+  if (y_.log) y = std::log10(std::max(y, 1e-12));
+  return ImVec2(sx(x), sy(y));
+}
+
+double Plot::x_at(float screen_x) const {
+  return x_.min + (screen_x - min_.x) / (max_.x - min_.x) * (x_.max - x_.min);
+}
+
+void Plot::line(std::span<const replay::LossPoint> points, uint32_t color, float thickness) const {
+  if (points.size() < 2) {
+    dots(points, color, thickness * 1.5f);
+    return;
+  }
+  std::vector<ImVec2> screen;
+  screen.reserve(points.size());
+  for (const auto& pt : points)
+    if (std::isfinite(pt.loss) && (!y_.log || pt.loss > 0)) screen.push_back(to_screen(pt.step, pt.loss));
+  if (screen.size() >= 2) dl_->AddPolyline(screen.data(), static_cast<int>(screen.size()), color, 0, thickness);
+}
+
+void Plot::dots(std::span<const replay::LossPoint> points, uint32_t color, float radius) const {
+  for (const auto& pt : points)
+    if (std::isfinite(pt.loss) && (!y_.log || pt.loss > 0)) dl_->AddCircleFilled(to_screen(pt.step, pt.loss), radius, color);
+}
+
+void Plot::marker(double x, uint32_t color, const std::string& text) const {
+  const float px = sx(x);
+  dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, 6.0f);
+  if (!text.empty()) {
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    const float fs = ImGui::GetFontSize();
+    const float x0 = std::min(px + fs * 0.3f, max_.x - ts.x - fs * 0.2f);
+    dl_->AddRectFilled(ImVec2(x0 - 3, min_.y + 3), ImVec2(x0 + ts.x + 3, min_.y + 5 + ts.y),
+                       with_alpha(palette().canvas, 0.85f), 3);
+    dl_->AddText(ImVec2(x0, min_.y + 4), color, text.c_str());
+  }
+}
+
+void Plot::legend(std::span<const LegendEntry> entries) const {
+  if (entries.empty()) return;
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  float width = 0;
+  for (const auto& e : entries) width = std::max(width, ImGui::CalcTextSize(e.text.c_str()).x);
+  const float line_w = fs * 1.6f, pad = fs * 0.4f, row = fs * 1.2f;
+  const ImVec2 box_max(max_.x - pad, min_.y + pad + row * entries.size() + pad);
+  const ImVec2 box_min(box_max.x - width - line_w - pad * 3, min_.y + pad);
+  dl_->AddRectFilled(box_min, box_max, with_alpha(p.canvas, 0.9f), 4);
+  dl_->AddRect(box_min, box_max, p.grid, 4);
+  float y = box_min.y + pad;
+  for (const auto& e : entries) {
+    dl_->AddLine(ImVec2(box_min.x + pad, y + row / 2), ImVec2(box_min.x + pad + line_w, y + row / 2), e.color,
+                 e.thickness + 1);
+    dl_->AddText(ImVec2(box_min.x + pad * 2 + line_w, y + (row - fs) / 2), p.text, e.text.c_str());
+    y += row;
+  }
+}
+
+void LegendRow(std::span<const LegendEntry> entries) {
+  const float fs = ImGui::GetFontSize();
+  const float line_w = fs * 1.4f;
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  bool first = true;
+  for (const auto& e : entries) {
+    const float w = line_w + fs * 0.3f + ImGui::CalcTextSize(e.text.c_str()).x;
+    if (!first) {
+      ImGui::SameLine(0, fs);
+      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+    }
+    first = false;
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddLine(ImVec2(at.x, at.y + fs * 0.55f), ImVec2(at.x + line_w, at.y + fs * 0.55f),
+                                        e.color, e.thickness + 1);
+    ImGui::Dummy(ImVec2(line_w, fs));
+    ImGui::SameLine(0, fs * 0.3f);
+    ImGui::TextUnformatted(e.text.c_str());
+  }
+}
+
+}  // namespace ringlab::viz

@@ -1,0 +1,71 @@
+#pragma once
+// Line plots drawn with ImDrawList (ImPlot is not packaged): axes with readable ticks, a
+// log scale for losses, lines, markers, vertical markers, a legend and hover read-outs.
+#include <imgui.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/replay/loss_series.h"
+
+namespace ringlab::viz {
+
+struct PlotAxis {
+  double min = 0;
+  double max = 1;
+  bool log = false;
+};
+
+struct LegendEntry {
+  std::string text;
+  uint32_t color = 0;
+  float thickness = 2.0f;
+};
+
+class Plot {
+ public:
+  // Reserves `size` at the cursor and draws the frame, grid, ticks and axis labels.
+  Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::string& x_label,
+       const std::string& y_label);
+  ~Plot();  // pops the clip rectangle
+  Plot(const Plot&) = delete;
+  Plot& operator=(const Plot&) = delete;
+
+  ImVec2 to_screen(double x, double y) const;
+  double x_at(float screen_x) const;
+  bool hovered() const { return hovered_; }
+  ImVec2 mouse() const { return ImGui::GetIO().MousePos; }
+  ImVec2 inner_min() const { return min_; }
+  ImVec2 inner_max() const { return max_; }
+  ImDrawList* draw_list() const { return dl_; }
+
+  void line(std::span<const replay::LossPoint> points, uint32_t color, float thickness) const;
+  void dots(std::span<const replay::LossPoint> points, uint32_t color, float radius) const;
+  // A dashed vertical line at x with a label at the top.
+  void marker(double x, uint32_t color, const std::string& text) const;
+  void legend(std::span<const LegendEntry> entries) const;
+
+ private:
+  float sx(double x) const;
+  float sy(double y) const;
+
+  ImDrawList* dl_;
+  PlotAxis x_, y_;
+  ImVec2 min_, max_;
+  bool hovered_ = false;
+};
+
+// A legend laid out as a row (wrapping) above a plot, so it never hides the data.
+void LegendRow(std::span<const LegendEntry> entries);
+
+std::vector<double> nice_ticks(double lo, double hi, int target);
+std::vector<double> log_ticks(double lo, double hi);
+std::string format_number(double v);  // short: 0.05, 1.2k, 3e-05
+// A tick label with as many decimals as the tick spacing needs: 11213.5 next to 11214.0.
+std::string format_tick(double v, double step);
+
+// A dashed line (ImDrawList has none).
+void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash);
+
+}  // namespace ringlab::viz

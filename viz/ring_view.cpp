@@ -1,0 +1,402 @@
+// The ring: ranks on a circle, each rank's buffer as N chunks, packets moving along the links.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/core.h>
+#include <numbers>
+
+#include "engine/replay/ring_state.h"
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/plot.h"
+#include "viz/rank_colors.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+
+namespace ringlab::viz {
+namespace {
+
+using replay::ChunkState;
+using replay::RingFrame;
+
+constexpr float kPi = std::numbers::pi_v<float>;
+constexpr int kMaxValuesShown = 3;  // per chunk; more than that shows colours only
+
+// Ranks sit on an ellipse that fills the pane; angle 0 is the top, clockwise.
+struct Geometry {
+  ImVec2 center;
+  float rx = 0, ry = 0;   // the ring's radii
+  ImVec2 card;            // card size
+  float cell_w = 0, cell_h = 0, header_h = 0;
+  int values_per_cell = 0;  // rows of numbers in a chunk cell
+  float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
+};
+
+float angle_of(int rank, int n) { return -kPi / 2 + 2 * kPi * rank / std::max(n, 1); }
+
+ImVec2 on_ring(const Geometry& g, float angle) {
+  return ImVec2(g.center.x + g.rx * std::cos(angle), g.center.y + g.ry * std::sin(angle));
+}
+
+std::string human_bytes(double bytes) {
+  if (bytes >= 1 << 20) return fmt::format("{:.1f} MiB", bytes / (1 << 20));
+  if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string short_value(float v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e6) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+// The smallest angle past a card's centre at which a packet of `packet` size no longer
+// overlaps the card (the worst case over the ring's positions), found by bisection.
+float exit_angle(const Geometry& g, int n, ImVec2 packet) {
+  float worst = 0;
+  for (int r = 0; r < n; ++r) {
+    const float a = angle_of(r, n);
+    const ImVec2 c = on_ring(g, a);
+    auto clear = [&](float d) {
+      const ImVec2 p = on_ring(g, a + d);
+      return std::fabs(p.x - c.x) > (g.card.x + packet.x) / 2 || std::fabs(p.y - c.y) > (g.card.y + packet.y) / 2;
+    };
+    float lo = 0, hi = kPi / std::max(n, 1);
+    if (!clear(hi)) {
+      worst = std::max(worst, hi * 0.8f);
+      continue;
+    }
+    for (int i = 0; i < 24; ++i) {
+      const float mid = (lo + hi) / 2;
+      (clear(mid) ? hi : lo) = mid;
+    }
+    worst = std::max(worst, hi);
+  }
+  return worst;
+}
+
+Geometry layout(ImVec2 min, ImVec2 max, int n, int values_per_cell) {
+  Geometry g;
+  const float fs = ImGui::GetFontSize();
+  const float w = max.x - min.x, h = max.y - min.y;
+  g.center = ImVec2((min.x + max.x) / 2, (min.y + max.y) / 2);
+  g.header_h = fs * 1.35f;
+  const float number_rows = static_cast<float>(std::max(values_per_cell, 1));
+  float rx = w * 0.36f, ry = h * 0.36f;
+  for (int pass = 0; pass < 3; ++pass) {
+    // Cards share the ring: each gets a good part of its arc, capped for few ranks.
+    const float perimeter = 2 * kPi * std::sqrt((rx * rx + ry * ry) / 2);
+    const float arc = n > 1 ? perimeter / n : w;
+    g.card.x = std::clamp(arc * (n > 4 ? 0.62f : n > 2 ? 0.72f : 0.45f), fs * 4.0f, fs * 17.0f);
+    g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
+    const bool numbers = values_per_cell > 0 && g.cell_w > fs * 1.6f;
+    g.values_per_cell = numbers ? values_per_cell : 0;
+    g.cell_h = numbers ? std::max(fs * 1.3f * number_rows + fs * 0.5f, std::min(g.cell_w * 0.55f, fs * 2.6f))
+                       : std::clamp(g.cell_w * 0.6f, fs * 1.3f, fs * 2.2f);
+    g.card.y = g.header_h + g.cell_h + fs * 0.6f;
+    rx = std::max(fs * 3.0f, (w - g.card.x) / 2 * 0.96f);
+    ry = std::max(fs * 2.0f, (h - g.card.y) / 2 * 0.94f);
+  }
+  g.rx = n == 1 ? 0 : rx;
+  g.ry = n == 1 ? 0 : ry;
+  return g;
+}
+
+// A chunk's contributors as horizontal bands in rank colours: the more ranks summed in, the
+// more bands; a fully reduced chunk holds every colour and gets a gold frame.
+void draw_bands(ImDrawList* dl, ImVec2 a, ImVec2 b, uint64_t contributors, int n, float alpha) {
+  int count = 0;
+  for (int r = 0; r < n && r < 64; ++r) count += (contributors >> r) & 1;
+  if (count == 0) {
+    dl->AddRectFilled(a, b, with_alpha(palette().grid, alpha));
+    return;
+  }
+  const float band = (b.y - a.y) / count;
+  float y = a.y;
+  for (int r = 0; r < n && r < 64; ++r) {
+    if (!((contributors >> r) & 1)) continue;
+    dl->AddRectFilled(ImVec2(a.x, y), ImVec2(b.x, y + band + 0.5f), rank_color(r, alpha));
+    y += band;
+  }
+}
+
+void draw_chunk(ImDrawList* dl, const Geometry& g, ImVec2 a, const ChunkState& chunk, int n, bool receiving,
+                bool empty) {
+  const Palette& p = palette();
+  const ImVec2 b(a.x + g.cell_w - 2, a.y + g.cell_h);
+  if (empty) {  // fewer elements than ranks: this chunk holds nothing and is never sent
+    dl->AddRect(a, b, p.grid, 2, 0, 1.5f);
+    dl->AddLine(a, b, p.grid, 1.5f);
+    return;
+  }
+  draw_bands(dl, a, b, chunk.contributors, n, 0.9f);
+  if (chunk.fully_reduced) {
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), p.reduced, 2, 0, 3.0f);
+  } else if (chunk.updated) {
+    dl->AddRect(a, b, p.text, 2, 0, 1.5f);
+  }
+  if (receiving) dashed_line(dl, ImVec2(a.x, b.y + 3), ImVec2(b.x, b.y + 3), p.text, 2.0f, 3.0f);
+  if (g.values_per_cell == 0 || !chunk.has_values) return;
+  ImFont* mono = fonts().mono;
+  const float fs = ImGui::GetFontSize() * 1.15f;
+  float y = a.y + (g.cell_h - fs * 1.12f * std::min<size_t>(chunk.values.size(), kMaxValuesShown)) / 2;
+  for (size_t i = 0; i < chunk.values.size() && i < kMaxValuesShown; ++i) {
+    const std::string s = short_value(chunk.values[i]);
+    const ImVec2 ts = mono->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str());
+    const ImVec2 at(std::floor(a.x + (g.cell_w - 2 - ts.x) / 2), std::floor(y));
+    dl->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + ts.x + 2, at.y + ts.y), with_alpha(p.canvas, 0.8f), 3);
+    dl->AddText(mono, fs, at, p.text, s.c_str());
+    y += fs * 1.12f;
+  }
+}
+
+void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* frame, int n,
+               const std::vector<char>& receiving) {
+  const Palette& p = palette();
+  const ImVec2 c = on_ring(g, angle_of(rank, n));
+  const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
+  dl->AddRectFilled(a, b, p.card, 8);
+  dl->AddRect(a, b, rank_color(rank), 8, 0, 2.5f);
+  const std::string title = trf("rank {}", rank);
+  ImFont* bold = fonts().bold;
+  dl->AddText(bold, bold->FontSize, ImVec2(a.x + 8, a.y + (g.header_h - bold->FontSize) / 2 + 2), rank_color(rank),
+              title.c_str());
+  const float fs = ImGui::GetFontSize();
+  float x = a.x + fs * 0.3f;
+  const float y = a.y + g.header_h;
+  for (int chunk = 0; chunk < n; ++chunk) {
+    ChunkState own;  // before any all-reduce: each rank holds only its own gradient
+    own.contributors = uint64_t{1} << (rank % 64);
+    const ChunkState& state = frame ? frame->chunks[rank][chunk] : own;
+    const bool empty = frame && frame->chunk_offsets[chunk + 1] == frame->chunk_offsets[chunk];
+    draw_chunk(dl, g, ImVec2(x, y), state, n, receiving[rank * n + chunk], empty);
+    x += g.cell_w;
+  }
+}
+
+// The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
+// carried in the whole all-reduce.
+void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame) {
+  if (n < 2) return;
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  for (int r = 0; r < n; ++r) {
+    const float a0 = angle_of(r, n), a1 = angle_of(r + 1, n);
+    std::vector<ImVec2> arc;
+    for (int i = 0; i <= 24; ++i) arc.push_back(on_ring(g, a0 + (a1 - a0) * i / 24.0f));
+    dl->AddPolyline(arc.data(), static_cast<int>(arc.size()), p.edge, 0, 3.0f);
+    // An arrow head halfway, pointing along the ring.
+    const float mid = (a0 + a1) / 2;
+    const ImVec2 m = on_ring(g, mid);
+    ImVec2 dir(-g.rx * std::sin(mid), g.ry * std::cos(mid));
+    const float len = std::sqrt(dir.x * dir.x + dir.y * dir.y) + 1e-6f;
+    dir = ImVec2(dir.x / len, dir.y / len);
+    const ImVec2 out(dir.y, -dir.x);  // outward normal of a clockwise ring
+    const float s = fs * 0.55f;
+    dl->AddTriangleFilled(ImVec2(m.x + dir.x * s, m.y + dir.y * s),
+                          ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
+                          ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), p.edge);
+    if (!frame || n > 8) continue;
+    for (const auto& link : frame->links)
+      if (link.src == r && link.dst == (r + 1) % n) {
+        const std::string text = human_bytes(static_cast<double>(link.bytes));
+        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+        const ImVec2 at(m.x + out.x * fs * 1.7f - ts.x / 2, m.y + out.y * fs * 1.7f - ts.y / 2);
+        dl->AddText(at, p.text_dim, text.c_str());
+      }
+  }
+}
+
+void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, float progress) {
+  const Palette& p = palette();
+  const int n = frame.world_size;
+  const float fs = ImGui::GetFontSize();
+  // Ease in and out, so the class sees each packet leave and arrive.
+  const float t = progress * progress * (3 - 2 * progress);
+  const float w = std::max(g.cell_w * 1.2f, fs * 1.8f), h = fs * 1.5f;
+  for (const auto& packet : frame.packets) {
+    // From the edge of the sender's card to the edge of the receiver's.
+    const float a0 = angle_of(packet.src, n) + g.exit_angle;
+    float a1 = angle_of(packet.dst, n) - g.exit_angle;
+    if (a1 < a0) a1 += 2 * kPi;
+    const ImVec2 c = on_ring(g, a0 + (a1 - a0) * t);
+    const ImVec2 a(c.x - w / 2, c.y - h / 2), b(c.x + w / 2, c.y + h / 2);
+    dl->AddRectFilled(ImVec2(a.x + 3, a.y + 4), ImVec2(b.x + 3, b.y + 4), with_alpha(0xFF000000, 0.25f), 4);
+    draw_bands(dl, a, b, packet.contributors, n, 1.0f);
+    const uint32_t frame_color = packet.phase == RingPhase::ReduceScatter ? p.reduce_scatter : p.all_gather;
+    dl->AddRect(a, b, frame_color, 4, 0, 2.5f);
+    const std::string text = fmt::format("c{}", packet.chunk);
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    dl->AddRectFilled(ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2),
+                      with_alpha(p.canvas, 0.85f), 3);
+    dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2), p.text, text.c_str());
+  }
+}
+
+std::string banner_of(const RingFrame& f, const replay::CollectiveRecord& rec) {
+  if (f.total_steps == 0 && f.world_size <= 1) return tr("One rank: nothing to exchange");
+  if (f.total_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
+  if (f.done) return tr("All-reduce done: every rank holds the sum");
+  const char* phase = f.active_phase == RingPhase::ReduceScatter ? "Reduce-scatter, step {} of {}" : "All-gather, step {} of {}";
+  return trf(phase, f.active_step_in_phase, f.steps_in_phase);
+}
+
+std::string explanation_of(const RingFrame& f) {
+  if (f.done || f.total_steps == 0) return "";
+  if (f.active_phase == RingPhase::ReduceScatter)
+    return tr("Each rank sends one chunk to its right neighbour, which adds it to its own copy.");
+  return tr("The finished chunks travel on around the ring and replace the stale copies.");
+}
+
+std::string bandwidth(double gbs) {
+  if (gbs >= 1.0) return fmt::format("{:.2f} GB/s", gbs);
+  if (gbs >= 1e-3) return fmt::format("{:.1f} MB/s", gbs * 1e3);
+  return fmt::format("{:.1f} kB/s", gbs * 1e6);
+}
+
+std::string values_text(const std::vector<float>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size() && i < 12; ++i) s += (i ? ", " : "") + short_value(v[i]);
+  if (v.size() > 12) s += ", …";
+  return s + "]";
+}
+
+void draw_footer(ImDrawList* dl, ImVec2 at, const RingFrame& f, const replay::CollectiveRecord& rec) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  std::string line;
+  if (f.duration_s > 0) {
+    line = trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
+               f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
+    dl->AddText(at, p.text_dim, line.c_str());
+    at.y += fs * 1.3f;
+  }
+  if (f.has_inputs && f.elements <= 64) {
+    std::string check = trf("serial sum {}", values_text(f.serial_sum));
+    uint32_t color = p.text_dim;
+    if (f.final_checked) {
+      check += f.final_matches ? trf("  ✓ every rank holds it (max error {:.2g})", f.max_abs_error)
+                               : trf("  ✗ a rank differs (max error {:.3g})", f.max_abs_error);
+      color = f.final_matches ? p.ok : p.bad;
+    }
+    dl->AddText(fonts().bold, fs, at, color, check.c_str());
+  }
+}
+
+// One pill per ring step, reduce-scatter then all-gather: done ones filled, the moving one
+// filling up as its packets travel. Right-aligned at `right_top`.
+void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float progress) {
+  const int per_phase = f.world_size - 1;
+  if (per_phase < 1 || f.total_steps == 0) return;
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  ImFont* small = fonts().regular;
+  const float sfs = fs * 0.8f;
+  const float label_w = std::max(small->CalcTextSizeA(sfs, FLT_MAX, 0, "reduce-scatter").x,
+                                 small->CalcTextSizeA(sfs, FLT_MAX, 0, "all-gather").x);
+  const float gap = fs * 0.25f, phase_gap = fs * 0.8f, h = fs * 0.7f;
+  // Each phase's pills span at least its label.
+  const float w = std::clamp((label_w - (per_phase - 1) * gap) / per_phase, fs * 0.5f, fs * 1.6f);
+  const int steps = 2 * per_phase;
+  const float total_w = steps * w + (steps - 2) * gap + phase_gap;
+  float x = right_top.x - total_w;
+  for (int i = 0; i < steps; ++i) {
+    const bool scatter = i < per_phase;
+    const uint32_t color = scatter ? p.reduce_scatter : p.all_gather;
+    const ImVec2 a(x, right_top.y), b(x + w, right_top.y + h);
+    if (i < f.position) {
+      dl->AddRectFilled(a, b, color, h / 2);
+    } else if (i == f.position && !f.done) {
+      dl->AddRectFilled(a, ImVec2(a.x + w * progress, b.y), color, h / 2);
+      dl->AddRect(a, b, color, h / 2, 0, 2.5f);
+    } else {
+      dl->AddRect(a, b, with_alpha(color, 0.6f), h / 2, 0, 1.5f);
+    }
+    x += w + (i == per_phase - 1 ? phase_gap : gap);
+  }
+  const float rs_w = per_phase * w + (per_phase - 1) * gap;
+  dl->AddText(small, sfs, ImVec2(right_top.x - total_w, right_top.y + h + 3), p.text_dim, "reduce-scatter");
+  dl->AddText(small, sfs, ImVec2(right_top.x - total_w + rs_w + phase_gap, right_top.y + h + 3), p.text_dim, "all-gather");
+}
+
+void draw_legend(ImDrawList* dl, ImVec2 at) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  const float s = fs * 0.9f;
+  dl->AddRect(at, ImVec2(at.x + s, at.y + s), p.reduced, 2, 0, 3.0f);
+  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("fully reduced"));
+  at.y += fs * 1.25f;
+  draw_bands(dl, at, ImVec2(at.x + s, at.y + s), 0b1011, 4, 0.9f);
+  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("colours: ranks summed in"));
+}
+
+}  // namespace
+
+void DrawRingView(const replay::RunModel& model, AppState& state) {
+  const Palette& p = palette();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 min = ImGui::GetCursorScreenPos();
+  const ImVec2 size = ImGui::GetContentRegionAvail();
+  if (size.x < 50 || size.y < 50) return;
+  const ImVec2 max(min.x + size.x, min.y + size.y);
+  ImGui::InvisibleButton("##ring_canvas", size);
+  const float fs = ImGui::GetFontSize();
+
+  const replay::CollectiveRecord* rec = ShownCollective(model, state);
+  RingFrame frame;
+  if (rec) frame = replay::ring_frame(*rec, state.step.position);
+  const int n = rec ? std::max(frame.world_size, 1)
+                    : std::max(1, model.world_size() > 0 ? model.world_size() : state.job.world_size);
+  int values_rows = 0;
+  if (rec && frame.elements > 0 && frame.elements <= 64 && n > 0)
+    values_rows = static_cast<int>(std::min<int64_t>((frame.elements + n - 1) / n, kMaxValuesShown));
+
+  // Banner and subtitle; a small pane gets a smaller banner.
+  ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
+  std::string banner;
+  if (rec) banner = banner_of(frame, *rec);
+  else if (model.events_seen() > 0 && n == 1) banner = tr("One rank: nothing to exchange");
+  else if (model.events_seen() > 0) banner = tr("Waiting for the first ring all-reduce");
+  else banner = trf("Press Start: {} worker processes will train", n);
+  dl->AddText(big, big->FontSize, ImVec2(min.x + fs, min.y + fs * 0.5f), p.text, banner.c_str());
+  float y = min.y + fs * 0.6f + big->FontSize;
+  if (rec) {
+    std::string sub = trf("all-reduce #{} · {} · {} floats", rec->key.id,
+                          rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
+                          frame.elements);
+    if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);
+    dl->AddText(ImVec2(min.x + fs, y), p.text_dim, sub.c_str());
+    y += fs * 1.3f;
+    const std::string why = explanation_of(frame);
+    if (!why.empty()) dl->AddText(ImVec2(min.x + fs, y), p.text, why.c_str());
+    y += fs * 1.3f;
+    if (state.step.mode == RingMode::Gated && !frame.done && state.step.position >= frame.total_steps &&
+        state.run.phase == RunPhase::Running) {
+      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, tr("The workers are waiting at the gate: press Next"));
+      y += fs * 1.3f;
+    }
+  }
+  const float footer = rec ? fs * 3.0f : fs;
+  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer);
+  Geometry g = layout(ring_min, ring_max, n, values_rows);
+  g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
+
+  std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
+  if (rec)
+    for (const auto& packet : frame.packets)
+      if (packet.dst < n && packet.chunk < n) receiving[packet.dst * n + packet.chunk] = 1;
+
+  dl->PushClipRect(min, max, true);
+  draw_links(dl, g, n, rec ? &frame : nullptr);
+  for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
+  if (rec) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
+  if (rec) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
+  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec);
+  if (n > 1) {
+    const float legend_w = std::max(ImGui::CalcTextSize(tr("colours: ranks summed in")).x, ImGui::CalcTextSize(tr("fully reduced")).x);
+    draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 2.8f));
+  }
+  dl->PopClipRect();
+}
+
+}  // namespace ringlab::viz

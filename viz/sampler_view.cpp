@@ -1,0 +1,202 @@
+// The sampler: every dataset index as a cell coloured by the rank that trains on it this
+// epoch, padded repeats marked, each rank's current batch outlined, an epoch scrubber, and the
+// "forget set_epoch" switch that shows the same order coming back every epoch.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/core.h>
+
+#include "engine/replay/sampler_grid.h"
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/rank_colors.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+#include "viz/widgets.h"
+
+namespace ringlab::viz {
+namespace {
+
+constexpr int64_t kMaxCells = 16384;  // larger datasets: one cell per group of indices
+
+struct Cells {
+  int columns = 1;
+  int rows = 1;
+  float size = 1;
+  int64_t per_cell = 1;
+};
+
+Cells fit_cells(int64_t count, ImVec2 area) {
+  Cells c;
+  c.per_cell = std::max<int64_t>(1, (count + kMaxCells - 1) / kMaxCells);
+  const int64_t cells = (count + c.per_cell - 1) / c.per_cell;
+  // The largest square cell that fits all cells in the area.
+  float best = 1;
+  for (int columns = 1; columns <= cells; ++columns) {
+    const int64_t rows = (cells + columns - 1) / columns;
+    const float size = std::min(area.x / columns, area.y / rows);
+    if (size > best) {
+      best = size;
+      c.columns = columns;
+      c.rows = static_cast<int>(rows);
+    }
+    if (columns * best > area.x) break;
+  }
+  c.size = best;
+  return c;
+}
+
+// Each rank's indices in the order it trains on them: with set_epoch forgotten this line is
+// the same every epoch.
+void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::SamplerGrid& grid) {
+  const Palette& p = palette();
+  ImFont* mono = fonts().mono;
+  const float fs = ImGui::GetFontSize();
+  for (int r = 0; r < grid.world_size && r < 16; ++r) {
+    const auto& shard = grid.shards[r];
+    std::string text = trf("rank {}:", r);
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    dl->AddText(fonts().bold, fs, at, rank_color(r), text.c_str());
+    float x = at.x + ts.x + fs * 0.5f;
+    for (size_t i = 0; i < shard.size(); ++i) {
+      const std::string s = fmt::format("{}", shard[i]);
+      const ImVec2 vs = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, s.c_str());
+      if (x + vs.x + fs > at.x + width) {
+        dl->AddText(mono, mono->FontSize, ImVec2(x, at.y), p.text_dim, "…");
+        break;
+      }
+      const bool padded = !grid.padded[r].empty() && grid.padded[r][i];
+      dl->AddText(mono, mono->FontSize, ImVec2(x, at.y), padded ? p.bad : p.text, s.c_str());
+      x += vs.x + mono->FontSize * 0.6f;
+    }
+    at.y += fs * 1.25f;
+  }
+}
+
+}  // namespace
+
+void DrawSamplerView(const replay::RunModel& model, AppState& state) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  const replay::SamplerHistory& history = model.sampler();
+  const std::vector<replay::EpochKey> epochs = history.epochs();
+
+  // Controls: the forget-set_epoch switch, follow, and the epoch scrubber.
+  bool forget = !state.job.set_epoch;
+  if (FlowCheckbox(label("Forget set_epoch", "forget_set_epoch"), &forget, true)) {
+    state.job.set_epoch = !forget;
+    if (state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused) state.requests.restart = true;
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s", tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing this restarts the run."));
+  FlowCheckbox(label("Newest epoch", "follow_epoch"), &state.sampler.follow);
+  FlowCheckbox(label("Show order", "label_order"), &state.sampler.label_order);
+  if (epochs.empty()) {
+    ImGui::TextDisabled("%s", tr("No shards yet: each rank reports its indices when an epoch starts."));
+    return;
+  }
+  int slot = state.sampler.follow ? static_cast<int>(epochs.size()) - 1
+                                  : std::clamp(state.sampler.epoch_slot, 0, static_cast<int>(epochs.size()) - 1);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+  const std::string fmt_text = trf("epoch {}", epochs[slot].epoch + 1);
+  if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, fmt_text.c_str())) {
+    state.sampler.follow = false;
+    state.sampler.epoch_slot = slot;
+  }
+  const replay::EpochKey key = epochs[slot];
+  const auto* shards = history.shards(key);
+  const replay::Generation* gen = nullptr;
+  for (const auto& g : model.generations())
+    if (g.index == key.generation) gen = &g;
+  const int64_t samples = gen && gen->has_job ? gen->job.samples : state.job.samples;
+  const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
+  const replay::SamplerGrid grid = replay::build_sampler_grid(samples, key.epoch, *shards);
+
+  // Is this epoch's order the previous epoch's again?
+  const auto* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
+  std::string verdict;
+  uint32_t verdict_color = p.text_dim;
+  if (previous) {
+    const bool same = replay::same_order(*previous, *shards);
+    verdict = same ? tr("Same order as the epoch before: set_epoch was not called")
+                   : tr("New order: set_epoch reshuffled this epoch");
+    verdict_color = same ? p.bad : p.ok;
+  }
+  const std::string summary = trf("{} indices over {} ranks · {} per rank · {} padded repeats", samples,
+                                  grid.world_size, shards->empty() ? 0 : shards->front().size(), grid.padded_count);
+  ImGui::TextUnformatted(summary.c_str());
+  if (!verdict.empty()) {
+    ImGui::PushFont(fonts().bold);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(verdict_color), "%s", verdict.c_str());
+    ImGui::PopFont();
+  }
+
+  // The grid.
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float order_h = fs * 1.25f * std::min(grid.world_size, 16) + fs * 0.5f;
+  const ImVec2 area(avail.x, std::max(avail.y - order_h, fs * 4));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const Cells cells = fit_cells(samples, area);
+  ImGui::InvisibleButton("##sampler_grid", area);
+  const bool hovered = ImGui::IsItemHovered();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+
+  // Which positions of each rank's shard are in its current batch.
+  std::vector<char> in_batch(samples, 0);
+  for (int r = 0; r < grid.world_size; ++r) {
+    const replay::RankBatch b = history.current_batch(r);
+    if (b.epoch != key.epoch || b.generation != key.generation) continue;
+    const replay::BatchRange range = replay::batch_positions(static_cast<int64_t>(grid.shards[r].size()), batch_size, b.batch);
+    for (int64_t i = range.begin; i < range.end; ++i) {
+      const int64_t index = grid.shards[r][i];
+      if (index >= 0 && index < samples) in_batch[index] = static_cast<char>(r + 1);
+    }
+  }
+  std::vector<int64_t> order(samples, -1);  // position of the index in its owner's shard
+  for (int r = 0; r < grid.world_size; ++r)
+    for (size_t i = 0; i < grid.shards[r].size(); ++i) {
+      const int64_t index = grid.shards[r][i];
+      if (index >= 0 && index < samples && grid.owner[index] == r && order[index] < 0) order[index] = static_cast<int64_t>(i);
+    }
+
+  ImFont* mono = fonts().mono;
+  const float gap = cells.size > 8 ? 1.5f : 0.0f;
+  const int64_t count = (samples + cells.per_cell - 1) / cells.per_cell;
+  int64_t hovered_index = -1;
+  for (int64_t c = 0; c < count; ++c) {
+    const int64_t index = c * cells.per_cell;
+    const float x = origin.x + (c % cells.columns) * cells.size, y = origin.y + (c / cells.columns) * cells.size;
+    const ImVec2 a(x + gap, y + gap), b(x + cells.size - gap, y + cells.size - gap);
+    const int owner = grid.owner[index];
+    dl->AddRectFilled(a, b, owner >= 0 ? rank_color(owner, 0.85f) : p.grid, cells.size > 10 ? 3.0f : 0.0f);
+    if (grid.copies[index] > 1) {  // handed out again as padding: hatch it
+      dl->AddLine(a, b, p.canvas, 2.0f);
+      dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), p.canvas, 2.0f);
+      dl->AddRect(a, b, p.bad, 2, 0, 2.0f);
+    }
+    if (in_batch[index]) {  // the batch each rank trains on now: a dot, or a frame on big cells
+      if (cells.size > 18) dl->AddRect(a, b, p.highlight, 3, 0, 2.0f);
+      else dl->AddCircleFilled(ImVec2((a.x + b.x) / 2, (a.y + b.y) / 2), std::max(1.5f, cells.size * 0.18f), p.highlight);
+    }
+    if (cells.per_cell == 1 && cells.size > mono->FontSize * 1.7f) {
+      const std::string s = fmt::format("{}", state.sampler.label_order ? order[index] : index);
+      const ImVec2 ts = mono->CalcTextSizeA(mono->FontSize * 0.8f, FLT_MAX, 0, s.c_str());
+      dl->AddText(mono, mono->FontSize * 0.8f, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), 0xFFFFFFFF, s.c_str());
+    }
+    if (hovered && mouse.x >= x && mouse.x < x + cells.size && mouse.y >= y && mouse.y < y + cells.size)
+      hovered_index = index;
+  }
+  if (hovered_index >= 0) {
+    const int owner = grid.owner[hovered_index];
+    std::string tip = owner >= 0 ? trf("index {}: rank {}, position {} of its shard", hovered_index, owner, order[hovered_index])
+                                 : trf("index {}: no rank (dropped by drop_last)", hovered_index);
+    if (grid.copies[hovered_index] > 1) tip += "\n" + trf("handed out {} times: the sampler pads by repeating indices", grid.copies[hovered_index]);
+    if (cells.per_cell > 1) tip += "\n" + trf("each cell shows {} indices", cells.per_cell);
+    ImGui::SetTooltip("%s", tip.c_str());
+  }
+  draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid);
+}
+
+}  // namespace ringlab::viz

@@ -1,0 +1,217 @@
+// Timeline: one lane per rank. Top row: forward, backward, optimizer step. Bottom row: each
+// bucket's all-reduce with its chunk transfers underneath, waits at the step-through gate,
+// and a tick where each bucket became ready. Wheel zooms, dragging pans, double-click follows.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/core.h>
+
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/plot.h"
+#include "viz/rank_colors.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+
+namespace ringlab::viz {
+namespace {
+
+using replay::SpanKind;
+using replay::TimelineSpan;
+
+uint32_t color_of(const TimelineSpan& s) {
+  const Palette& p = palette();
+  switch (s.kind) {
+    case SpanKind::Forward: return p.forward;
+    case SpanKind::Backward: return p.backward;
+    case SpanKind::Optimizer: return p.optimizer;
+    case SpanKind::Collective: return s.algorithm == 1 ? p.native : p.collective;
+    case SpanKind::Transfer: return s.phase == 0 ? p.reduce_scatter : p.all_gather;
+    case SpanKind::GateWait: return p.gate;
+    case SpanKind::BucketReady: return p.text;
+  }
+  return p.text;
+}
+
+const char* name_of(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::Forward: return tr("forward");
+    case SpanKind::Backward: return tr("backward");
+    case SpanKind::Optimizer: return tr("optimizer step");
+    case SpanKind::Collective: return tr("all-reduce");
+    case SpanKind::Transfer: return tr("chunk transfer");
+    case SpanKind::GateWait: return tr("waiting at the gate");
+    case SpanKind::BucketReady: return tr("bucket ready");
+  }
+  return "";
+}
+
+std::string describe(const TimelineSpan& s, int rank) {
+  const double us = (s.t_end_ns - s.t_begin_ns) / 1e3;
+  std::string text = fmt::format("{} · {}", name_of(s.kind), trf("rank {}", rank));
+  if (s.step >= 0) text += "\n" + trf("training step {}", s.step);
+  if (s.kind != SpanKind::BucketReady) text += "\n" + trf("{:.1f} µs, from {:.3f} ms", us, s.t_begin_ns / 1e6);
+  if (s.bucket >= 0) text += "\n" + trf("bucket {}", s.bucket);
+  if (s.bytes > 0) text += "\n" + trf("{} bytes", s.bytes);
+  if (s.kind == SpanKind::Collective)
+    text += "\n" + std::string(s.algorithm == 1 ? tr("the backend's own all-reduce") : tr("ring all-reduce"));
+  if (s.kind == SpanKind::Transfer)
+    text += "\n" + trf("{}, step {} · chunk {} · rank {} → rank {}", s.phase == 0 ? tr("reduce-scatter") : tr("all-gather"),
+                       s.ring_step + 1, s.chunk, s.src, s.dst);
+  if (s.kind == SpanKind::GateWait) text += "\n" + trf("before ring step {}", s.ring_step + 1);
+  return text;
+}
+
+void legend_item(const char* text, uint32_t color) {
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + fs * 0.2f), ImVec2(at.x + fs * 0.8f, at.y + fs), color, 2);
+  ImGui::Dummy(ImVec2(fs * 0.9f, fs));
+  ImGui::SameLine(0, fs * 0.2f);
+  ImGui::TextUnformatted(text);
+  ImGui::SameLine(0, fs * 0.8f);
+}
+
+}  // namespace
+
+void DrawTimelineView(const replay::RunModel& model, AppState& state) {
+  const Palette& p = palette();
+  const replay::TimelineModel& tl = model.timeline();
+  TimelineViewState& v = state.timeline;
+  const float fs = ImGui::GetFontSize();
+
+  if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow) && v.follow) v.window_ms = 0;
+  ImGui::SameLine(0, fs);
+  legend_item(tr("forward"), p.forward);
+  legend_item(tr("backward"), p.backward);
+  legend_item(tr("optimizer step"), p.optimizer);
+  legend_item(tr("all-reduce"), p.collective);
+  legend_item(tr("reduce-scatter"), p.reduce_scatter);
+  legend_item(tr("all-gather"), p.all_gather);
+  legend_item(tr("gate"), p.gate);
+  ImGui::NewLine();
+
+  const int lanes = tl.lanes();
+  if (lanes == 0) {
+    ImGui::TextDisabled("%s", tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
+    return;
+  }
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 size = ImGui::GetContentRegionAvail();
+  if (size.y < fs * 3) return;
+  ImGui::InvisibleButton("##timeline", size);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f);
+  ImGuiIO& io = ImGui::GetIO();
+
+  // The time window, in ms since the run began.
+  const double latest_ms = tl.latest_ns() / 1e6;
+  double window = v.window_ms;
+  if (window <= 0) {
+    const double begin = tl.recent_steps_begin(3) / 1e6;
+    window = std::max(latest_ms - begin, 0.05) * 1.05;
+  }
+  double end = v.follow ? latest_ms : v.end_ms;
+  const float gutter = fs * 4.2f, axis_h = fs * 1.5f;
+  const ImVec2 plot_min(origin.x + gutter, origin.y + axis_h), plot_max(origin.x + size.x, origin.y + size.y);
+  const float width = std::max(plot_max.x - plot_min.x, 1.0f);
+  if (hovered && io.MouseWheel != 0) {
+    // Zoom about the mouse: the time under the cursor stays put.
+    const double at = end - window + (io.MousePos.x - plot_min.x) / width * window;
+    const double factor = std::pow(0.8, io.MouseWheel);
+    const double new_window = std::clamp(window * factor, 0.001, std::max(latest_ms, 1.0) * 2);
+    end = at + (end - at) * (new_window / window);
+    window = new_window;
+    v.window_ms = window;
+    if (!v.follow || end < latest_ms - 1e-9) {
+      v.follow = false;
+      v.end_ms = end;
+    }
+  }
+  if (dragging) {
+    v.follow = false;
+    end -= io.MouseDelta.x / width * window;
+    v.end_ms = end;
+    v.window_ms = window;
+  }
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    v.follow = true;
+    v.window_ms = 0;
+  }
+  const double begin = end - window;
+  auto x_of = [&](double ms) { return plot_min.x + static_cast<float>((ms - begin) / window) * width; };
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const std::vector<double> ticks = nice_ticks(begin, end, std::max(2, static_cast<int>(width / (fs * 8))));
+  const double tick_step = ticks.size() > 1 ? ticks[1] - ticks[0] : window;
+  for (double t : ticks) {
+    const float x = x_of(t);
+    dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.grid);
+    const std::string s = format_tick(t, tick_step) + " ms";
+    dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x / 2, origin.y + fs * 0.2f), p.text_dim, s.c_str());
+  }
+
+  const float lane_h = std::min(fs * 3.4f, (plot_max.y - plot_min.y) / lanes);
+  const float row_h = lane_h * 0.42f;
+  const TimelineSpan* hit = nullptr;
+  int hit_rank = -1;
+  for (int rank = 0; rank < lanes; ++rank)
+    dl->AddText(fonts().bold, fs, ImVec2(origin.x + fs * 0.4f, plot_min.y + rank * lane_h + (lane_h - fs) / 2),
+                rank_color(rank), trf("rank {}", rank).c_str());
+  dl->PushClipRect(plot_min, plot_max, true);
+  for (int rank = 0; rank < lanes; ++rank) {
+    const float top = plot_min.y + rank * lane_h;
+    dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
+    float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
+    tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
+                        [&](const TimelineSpan& s) {
+      float x0 = x_of(s.t_begin_ns / 1e6), x1 = x_of(s.t_end_ns / 1e6);
+      int row = 0;
+      float y0 = top + lane_h * 0.06f, y1 = y0 + row_h;
+      switch (s.kind) {
+        case SpanKind::Collective:
+        case SpanKind::GateWait:
+          row = 1;
+          y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
+          y1 = y0 + row_h * 0.62f;
+          break;
+        case SpanKind::Transfer:
+          row = 2;
+          y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f + row_h * 0.66f;
+          y1 = y0 + row_h * 0.34f;
+          break;
+        case SpanKind::BucketReady: {
+          const float y = top + lane_h * 0.06f + row_h;
+          dl->AddTriangleFilled(ImVec2(x0, y - fs * 0.1f), ImVec2(x0 - fs * 0.3f, y + fs * 0.4f),
+                                ImVec2(x0 + fs * 0.3f, y + fs * 0.4f), p.text);
+          if (hovered && std::fabs(io.MousePos.x - x0) < fs * 0.3f && io.MousePos.y > y - fs * 0.2f && io.MousePos.y < y + fs * 0.5f) {
+            hit = &s;
+            hit_rank = rank;
+          }
+          return;
+        }
+        default: break;
+      }
+      if (x1 - x0 < 1.0f) {  // too narrow to see: one pixel, once per pixel column
+        if (x0 < last_px[row] + 1.0f) return;
+        x1 = x0 + 1.0f;
+      }
+      last_px[row] = x1;
+      const uint32_t color = color_of(s);
+      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color, 2);
+      if (s.kind == SpanKind::Collective && x1 - x0 > fs * 3) {
+        const std::string text = s.bucket >= 0 ? trf("bucket {}", s.bucket) : std::string(tr("all-reduce"));
+        dl->AddText(ImVec2(x0 + 3, y0 + (y1 - y0 - fs) / 2), 0xFFFFFFFF, text.c_str());
+      }
+      if (hovered && io.MousePos.x >= x0 && io.MousePos.x <= x1 && io.MousePos.y >= y0 && io.MousePos.y <= y1) {
+        hit = &s;
+        hit_rank = rank;
+      }
+    });
+  }
+  dl->PopClipRect();
+  if (hit && !dragging) ImGui::SetTooltip("%s", describe(*hit, hit_rank).c_str());
+}
+
+}  // namespace ringlab::viz

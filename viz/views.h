@@ -1,0 +1,31 @@
+#pragma once
+// The views, one per file, each a function of the run's model and the app's view state.
+// Every one draws into the current ImGui window (a child pane of the fixed layout).
+#include "engine/replay/run_model.h"
+#include "viz/app_state.h"
+
+namespace ringlab::viz {
+
+void DrawRingView(const replay::RunModel& model, AppState& state);         // ring_view.cpp
+void DrawStepThroughView(const replay::RunModel& model, AppState& state);  // step_through_view.cpp
+void DrawSamplerView(const replay::RunModel& model, AppState& state);      // sampler_view.cpp
+void DrawTrainingView(const replay::RunModel& model, AppState& state);     // training_view.cpp
+void DrawTimelineView(const replay::RunModel& model, AppState& state);     // timeline_view.cpp
+void DrawControlsView(const replay::RunModel& model, AppState& state);     // controls_view.cpp
+
+// The whole window: menu bar and the fixed layout of panes (layout.cpp).
+void DrawMainWindow(const replay::RunModel& model, AppState& state);
+
+// Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).
+void HandleShortcuts(const replay::RunModel& model, AppState& state);
+
+// Step-through (step_through_view.cpp): which all-reduce is on screen and where in it; advanced
+// once per frame before drawing.
+const replay::CollectiveRecord* ShownCollective(const replay::RunModel& model, const AppState& state);
+void AdvanceStepThrough(const replay::RunModel& model, AppState& state);
+void StepForward(const replay::RunModel& model, AppState& state);
+void StepBack(const replay::RunModel& model, AppState& state);
+void TogglePlay(AppState& state);
+void SetRingMode(const replay::RunModel& model, AppState& state, RingMode mode);
+
+}  // namespace ringlab::viz
