@@ -78,9 +78,7 @@ void CudaDistributedDataParallel::run_allreduce(std::span<float> data, int bucke
   } else {
     RingAllreduceOptions ring;
     ring.timeout = options_.timeout;
-    // One step at a time, whole chunks: what NCCL's in-order groups need (nccl_process_group.h).
-    ring.segment_elems = 0;
-    ring.pipeline_depth = 1;
+    ring.segment_elems = options_.segment_elems;
     ring.events = options_.events;
     ring.collective_id = id;
     ring.step = step_;

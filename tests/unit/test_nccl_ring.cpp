@@ -108,8 +108,10 @@ std::vector<size_t> allreduce_mismatches(int world, size_t n, const std::string&
     DeviceBuffer buffer;
     std::span<float> data = to_device(mine, buffer);
     if (algorithm == "ring") {
+      ringlab::ring_allreduce(g, data);  // the default pipeline: receives posted ahead
+    } else if (algorithm == "ring-segmented") {
       ringlab::RingAllreduceOptions options;
-      options.pipeline_depth = 1;  // one step per NCCL group (see nccl_process_group.h)
+      options.segment_elems = 4096;  // chunks cut in segments, each its own send and receive
       ringlab::ring_allreduce(g, data, options);
     } else {
       g.allreduce_native(data);
@@ -130,7 +132,7 @@ std::vector<size_t> allreduce_mismatches(int world, size_t n, const std::string&
 TEST_CASE("ring and native all-reduce over NCCL equal the serial sum") {
   const int world = world_for_this_machine();
   MESSAGE("NCCL world size " << world << " (one rank per GPU)");
-  for (const std::string algorithm : {"ring", "native"}) {
+  for (const std::string algorithm : {"ring", "ring-segmented", "native"}) {
     for (size_t n : {size_t{0}, size_t{1}, size_t{7}, (size_t{1} << 20) + 3}) {
       CAPTURE(algorithm);
       CAPTURE(n);

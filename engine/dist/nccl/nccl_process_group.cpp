@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include <fmt/core.h>
@@ -46,7 +47,7 @@ class NcclRequest : public Request {
   }
   void wait(std::chrono::milliseconds timeout) override {
     if (op_->count == 0) return;  // both sides skip empty transfers: nothing was issued
-    if (!op_->batch) group_.flush_pending();
+    if (!op_->batch) group_.flush_pending(op_->tag);
     group_.wait_batch(*op_->batch, timeout, *op_);
   }
 
@@ -236,15 +237,29 @@ std::unique_ptr<Request> NcclProcessGroup::irecv(std::span<float> data, int src,
   return record(false, data.data(), data.size(), src, tag);
 }
 
-void NcclProcessGroup::flush_pending() {
+void NcclProcessGroup::flush_pending(int max_tag) {
   const ErrorContext ctx = context("nccl.group");
   ensure_usable(ctx);
   use_device();
-  std::vector<std::shared_ptr<PendingOp>> ops;
-  for (auto& op : pending_)
-    if (!op->cancelled) ops.push_back(op);
-  pending_.clear();
-  if (ops.empty()) return;
+  // Everything recorded with a tag up to max_tag, grouped by tag, tags ascending (stable, so
+  // equal tags keep their posting order); the rest stays recorded.
+  std::vector<std::shared_ptr<PendingOp>> due, later;
+  for (auto& op : pending_) {
+    if (op->cancelled) continue;
+    (op->tag <= max_tag ? due : later).push_back(op);
+  }
+  pending_ = std::move(later);
+  std::stable_sort(due.begin(), due.end(), [](const auto& a, const auto& b) { return a->tag < b->tag; });
+  for (size_t first = 0; first < due.size();) {
+    size_t last = first;
+    while (last < due.size() && due[last]->tag == due[first]->tag) ++last;
+    issue_group({due.begin() + first, due.begin() + last});
+    first = last;
+  }
+}
+
+void NcclProcessGroup::issue_group(const std::vector<std::shared_ptr<PendingOp>>& ops) {
+  const ErrorContext ctx = context("nccl.group");
   auto batch = std::make_shared<Batch>();
   RINGLAB_CUDA_CHECK(cudaEventCreate(&batch->start));
   RINGLAB_CUDA_CHECK(cudaEventCreate(&batch->end));
@@ -264,7 +279,7 @@ void NcclProcessGroup::flush_pending() {
   }
   RINGLAB_NCCL_CHECK(ncclGroupEnd(), ctx);
   // Non-blocking: the group may still be being enqueued; the end event must go behind it.
-  settle(ctx, timeout_, fmt::format("issuing {} send/receive operations", ops.size()));
+  settle(ctx, timeout_, fmt::format("issuing {} send/receive operations (tag {})", ops.size(), ops.front()->tag));
   RINGLAB_CUDA_CHECK(cudaEventRecord(batch->end, stream_));
   for (auto& op : ops) op->batch = batch;
 }
@@ -276,8 +291,7 @@ void NcclProcessGroup::wait_batch(Batch& batch, std::chrono::milliseconds timeou
   use_device();
   const std::string what = op.is_send ? fmt::format("send of {} floats to rank {} (tag {})", op.count, op.peer, op.tag)
                                       : fmt::format("receive of {} floats from rank {} (tag {})", op.count, op.peer, op.tag);
-  wait_on_gpu(batch.end, ctx, timeout,
-              what + " (on NCCL a ring must post one step at a time: pipeline_depth 1, whole chunks)");
+  wait_on_gpu(batch.end, ctx, timeout, what);
   batch.done = true;
   last_transfer_gpu_us_ = elapsed_us(batch.start, batch.end);
 }
@@ -289,7 +303,7 @@ void NcclProcessGroup::run_collective(const char* name, Enqueue&& enqueue) {
   const ErrorContext ctx = context(name);
   ensure_usable(ctx);
   use_device();
-  flush_pending();  // keep program order: anything recorded earlier goes first
+  flush_pending(std::numeric_limits<int>::max());  // program order: what was recorded goes first
   RINGLAB_CUDA_CHECK(cudaEventRecord(collective_start_, stream_));
   RINGLAB_NCCL_CHECK(enqueue(), ctx);
   settle(ctx, timeout_, std::string("issuing ") + name);

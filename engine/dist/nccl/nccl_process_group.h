@@ -12,17 +12,20 @@
 // "receive left", every rank's GPU would sit in its send waiting for a receive queued behind
 // the peer's own send: a deadlock. NCCL's cure is the group call: sends and receives issued
 // between ncclGroupStart and ncclGroupEnd progress together. So isend/irecv only RECORD the
-// operation; the first wait() on any recorded request issues all of them in one group, then
-// records a CUDA event behind them. NCCL has no tags: sends and receives between a pair match
-// in the order they are issued, which is the order the ring's tags describe anyway.
+// operation, and wait() issues it, in a group, with the CUDA events that time it.
 //
-// What that asks of the caller. NCCL runs one communicator's groups one after another, and a
-// group is finished only when every operation in it is. So a group must not hold an operation
-// whose partner the peer will only issue in a LATER group: the ring must post exactly one step
-// (its send and its receive) before waiting, with no receives posted ahead and no chunk cut in
-// segments (RingAllreduceOptions pipeline_depth = 1, segment_elems = 0, as the GPU DDP passes).
-// A deeper pipeline would put receives of later steps in this step's group, and every rank
-// would wait for its neighbour's next group: the wait then ends in a TimeoutError.
+// Which operations go together. NCCL runs one communicator's groups one after another, and a
+// group is finished only when every operation in it is. So a group must never hold an operation
+// whose partner the peer issues in a LATER group, or every rank ends up waiting for its
+// neighbour's next group. Tags give the rule: a send and the receive it feeds carry the same
+// tag (as with gloo and MPI), and the ring numbers its tags in the order its transfers happen
+// (step * 1024 + segment). So a wait on a tag-T operation issues every recorded operation with a
+// tag up to T: one group per tag, in ascending tag order, the same sequence on every rank, each
+// group holding a step's send and receive. That keeps the ring's pipeline (receives posted
+// ahead, chunks in segments) free of deadlocks, and was checked against a model of NCCL's
+// in-order groups for world sizes 2-8, sizes 0 to 4099, pipeline depths 1-8, segments 1-100.
+// It needs tags that do not repeat within one collective: the ring's do as long as a chunk
+// has at most 1024 segments. Between a pair, NCCL matches in issue order; tags are not sent.
 //
 // No endless hang. The communicator is non-blocking (blocking = 0), so creation and every
 // operation return at once, and each wait polls the CUDA event and ncclCommGetAsyncError until
@@ -99,7 +102,9 @@ class NcclProcessGroup : public ProcessGroup {
   ErrorContext context(const char* collective) const { return {rank_, collective, -1}; }
   void init_communicator(StoreClient& store, const std::string& key);
   std::unique_ptr<Request> record(bool is_send, float* data, size_t count, int peer, int tag);
-  void flush_pending();
+  // Issues the recorded operations with tags up to max_tag, one group per tag, ascending.
+  void flush_pending(int max_tag);
+  void issue_group(const std::vector<std::shared_ptr<PendingOp>>& ops);
   void wait_batch(Batch& batch, std::chrono::milliseconds timeout, const PendingOp& op);
   // Polls until NCCL has finished enqueueing (non-blocking calls may still be working).
   void settle(const ErrorContext& ctx, std::chrono::milliseconds timeout, const std::string& what);
