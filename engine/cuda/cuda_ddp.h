@@ -6,9 +6,11 @@
 //
 // Where the CPU reducer hands buckets to a communication thread, here the model and the group
 // share one CUDA stream and a bucket's all-reduce is issued from the ready callback itself: the
-// stream already orders it after the kernels that produced the bucket's gradients and before
-// the backward kernels of earlier layers, which is all the ordering DDP needs. The host waits
-// for each ring step (the ring is host-driven), but the GPU is never idle for lack of work.
+// stream orders it after the kernels that produced the bucket's gradients, which is the
+// ordering DDP needs. What this gives up is overlap: the ring is driven by the host, which
+// waits for each step before it enqueues the backward of earlier layers. For the seed's model
+// one bucket holds every gradient, so there is nothing to overlap; overlapping buckets on the
+// GPU would need a second stream and a second communicator.
 #include <span>
 #include <string>
 #include <vector>
