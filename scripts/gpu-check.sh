@@ -127,6 +127,7 @@ NCCL_RC=$?
 epoch_mse "$WORK/cpu.txt" > "$WORK/cpu.mse"
 epoch_mse "$WORK/nccl.txt" > "$WORK/nccl.mse"
 if [ $NCCL_RC -ne 0 ] || [ ! -s "$WORK/nccl.mse" ]; then
+  # Needs make_process_group to build NcclProcessGroup and the worker to call train_rank_cuda.
   result FAIL "ringlab run --backend nccl (exit $NCCL_RC, no epoch MSE lines)"
 elif [ ! -s "$WORK/cpu.mse" ]; then
   result FAIL "the CPU reference run ($CPU_BACKEND) printed no epoch MSE lines"
@@ -149,7 +150,8 @@ if run 150 "$RINGLAB" bench allreduce --backend nccl --world-size "$WORLD" --alg
   result PASS "bench allreduce on NCCL, $WORLD rank(s), ring and native, 4 B - 256 MiB"
   [ -n "${OUT:-}" ] && cp "$WORK/bench.json" "$OUT/gpu-bench-allreduce.json"
 else
-  result FAIL "bench allreduce on NCCL (see above)"
+  # The sweep needs its buffers in GPU memory on NCCL (engine/dist/allreduce_bench.cpp).
+  result FAIL "bench allreduce on NCCL (see above; the NCCL group refuses host buffers for the ring)"
 fi
 
 finish
