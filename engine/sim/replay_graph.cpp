@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <tuple>
 
@@ -44,6 +45,7 @@ class GraphBuilder {
     if (graph_.nodes.empty())
       throw InputError("the trace holds nothing to replay (no forward, backward, optimizer, collective or chunk events)");
     for (auto& [rank, r] : ranks_) sort_rank(r);
+    for (auto& [rank, r] : ranks_) split_waiting_spans(rank, r);
     for (auto& [rank, r] : ranks_) {
       link_lane(r);
       link_ready(r);
@@ -142,6 +144,7 @@ class GraphBuilder {
       }
       case EventKind::ChunkTransfer: {
         const int node = add(ReplayNodeKind::Transfer, e.rank, begin, moment(e), static_cast<double>(e.bytes));
+        graph_.nodes[node].reduces = e.phase == static_cast<int8_t>(RingPhase::ReduceScatter);
         graph_.nodes[node].deps.reserve(3);
         r.transfers[{e.collective_id, e.segment}].push_back({{e.phase, e.ring_step}, begin, node});
         sender_of_[node] = e.src;
@@ -177,6 +180,34 @@ class GraphBuilder {
       std::stable_sort(list.begin(), list.end(), [](const TransferRef& a, const TransferRef& b) {
         return std::tie(a.key, a.t0) < std::tie(b.key, b.t0);
       });
+  }
+
+  // A compute span may end by waiting for communication: ringlab's trainer times DDP's
+  // backward() and finish() as one Backward span, and the last bucket is all-reduced inside it,
+  // after the last gradient is ready. Such a span (one inside which a collective of this rank
+  // ends) is split in two: its compute, up to the last moment it made something ready (its
+  // last BucketReady, else the last collective it began), and an instant at its measured end,
+  // which the lane then makes wait for those collectives. Otherwise the communication inside it
+  // would be kept as if it were compute, whatever the link.
+  void split_waiting_spans(int rank, RankNodes& r) {
+    std::vector<double> ends, issued;
+    for (const auto& [cid, node] : r.end_of) ends.push_back(graph_.nodes[node].t1);
+    for (const auto& [cid, node] : r.begin_of) issued.push_back(graph_.nodes[node].t0);
+    for (int node : r.ready) issued.push_back(graph_.nodes[node].t0);
+    std::vector<int> lane;
+    for (int id : r.lane) {
+      lane.push_back(id);
+      const ReplayNode n = graph_.nodes[id];
+      if (n.kind != ReplayNodeKind::Compute) continue;
+      const bool waits = std::any_of(ends.begin(), ends.end(), [&](double t) { return t > n.t0 && t <= n.t1; });
+      double last_issued = -std::numeric_limits<double>::infinity();
+      for (double t : issued)
+        if (t >= n.t0 && t < n.t1) last_issued = std::max(last_issued, t);
+      if (!waits || !std::isfinite(last_issued)) continue;
+      graph_.nodes[id].t1 = last_issued;
+      lane.push_back(add(ReplayNodeKind::Instant, rank, n.t1, n.t1));
+    }
+    r.lane = std::move(lane);
   }
 
   double measured(const ReplayDep& d) const {
@@ -279,32 +310,43 @@ class GraphBuilder {
     }
   }
 
-  // The sender's side of a chunk: the sender forwards what it received at its previous ring
-  // step (reduce-scatter passes partial sums on; all-gather passes finished chunks on), so the
-  // chunk is posted after that arrival plus the sender's measured local work (adding it in).
-  // The sender's first step is posted when its collective began.
+  // How ringlab's ring records a chunk (engine/dist/ring_allreduce.cpp): on the receiving rank,
+  // t_begin = when that rank had posted its receive and its own send of the ring step, t_end =
+  // when the chunk had arrived (and, in reduce-scatter, been added in). Every rank forwards what
+  // it received at the previous step (reduce-scatter passes partial sums on, all-gather finished
+  // chunks), so ring step t can be posted only after step t-1 arrived, plus some local work.
+  //
+  // The sender's side: it posted this chunk after its previous step arrived (its first step,
+  // after its collective began), plus some local work. When exactly is bounded twice: by the
+  // sender's own event of the same ring step (whose t_begin is the later of its receive and its
+  // send being posted) and by this chunk's arrival. The earlier bound is taken: a sender that
+  // stalled after sending, before posting its next receive, did not delay this chunk.
   bool sender_post(int src, int64_t cid, int32_t segment, const TransferRef& t, ReplayDep& dep) const {
     auto rank_it = ranks_.find(src);
     if (rank_it == ranks_.end()) return false;
     const RankNodes& s = rank_it->second;
     auto list_it = s.transfers.find({cid, segment});
     const TransferRef* before = nullptr;
+    const double arrived = graph_.nodes[t.node].t1;
+    double posted = std::min(t.t0, arrived);
     if (list_it != s.transfers.end())
-      for (const TransferRef& candidate : list_it->second)
+      for (const TransferRef& candidate : list_it->second) {
         if (candidate.key < t.key) before = &candidate;
+        if (candidate.key == t.key) posted = std::min(candidate.t0, arrived);
+      }
     if (before) {
-      dep = {before->node, ReplayAnchor::End, std::max(0.0, t.t0 - graph_.nodes[before->node].t1)};
+      dep = {before->node, ReplayAnchor::End, std::max(0.0, posted - graph_.nodes[before->node].t1)};
       return true;
     }
     auto begin = s.begin_of.find(cid);
     if (begin == s.begin_of.end()) return false;
-    dep = {begin->second, ReplayAnchor::End, std::max(0.0, t.t0 - graph_.nodes[begin->second].t1)};
+    dep = {begin->second, ReplayAnchor::End, std::max(0.0, posted - graph_.nodes[begin->second].t1)};
     return true;
   }
 
-  // The receiver's side: ring step s+1 cannot complete before step s has (the receiver posts
-  // its next receive after finishing the previous one); its first step waits for its collective
-  // to begin. One chunk at a time on a link: the next may start once the previous left the wire.
+  // The receiver's side: it was ready for ring step t at its t_begin, some local work after its
+  // step t-1 arrived (or after its collective began). The chunk moves once both sides are
+  // ready and the link has let the previous chunk through.
   void link_transfers(int rank, RankNodes& r) {
     std::map<int, int> last_on_link;  // src -> previous transfer from it, by post time
     std::vector<std::pair<double, int>> by_post;
@@ -313,8 +355,13 @@ class GraphBuilder {
       for (size_t i = 0; i < list.size(); ++i) {
         const int id = list[i].node;
         std::vector<ReplayDep>& deps = graph_.nodes[id].deps;
-        if (i > 0) deps.push_back({list[i - 1].node, ReplayAnchor::End, 0});
-        else if (r.begin_of.count(cid)) deps.push_back({r.begin_of[cid], ReplayAnchor::End, 0});
+        const double ready = list[i].t0;
+        if (i > 0) {
+          deps.push_back({list[i - 1].node, ReplayAnchor::End, std::max(0.0, ready - graph_.nodes[list[i - 1].node].t1)});
+        } else if (r.begin_of.count(cid)) {
+          const int begin = r.begin_of[cid];
+          deps.push_back({begin, ReplayAnchor::End, std::max(0.0, ready - graph_.nodes[begin].t1)});
+        }
         ReplayDep post;
         const int src = sender_of_.at(id);
         if (src >= 0 && src != rank && sender_post(src, cid, segment, list[i], post)) deps.push_back(post);

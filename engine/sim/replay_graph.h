@@ -30,6 +30,7 @@ struct ReplayNode {
   double t0 = 0, t1 = 0;  // measured start and end, seconds from the first event of the run
   double bytes = 0;       // transfers and collectives
   bool modelled = false;  // a collective end without chunk detail: re-timed with a cost model
+  bool reduces = false;   // a reduce-scatter chunk: arrived once added in (bytes * gamma more)
   std::vector<ReplayDep> deps;  // none: the node starts at its measured time
 };
 

@@ -161,8 +161,8 @@ class TraceReader {
     events_.push_back(std::move(e));
   }
 
-  // ts (and ts + dur) in microseconds. A chunk's slice may be drawn later than the send was
-  // posted; args.send_posted_us keeps the real moment, and that is what replay needs.
+  // ts (and ts + dur) in microseconds. A chunk's slice may be drawn later than its t_begin;
+  // args.send_posted_us keeps the real moment, and that is what replay needs.
   void read_times(const json& entry, const json& args, size_t index, bool span, Event& e) const {
     if (!entry.contains("ts")) throw InputError(fmt::format("{}: \"ts\" is missing", where(index)));
     double begin = number(entry, "ts", index);

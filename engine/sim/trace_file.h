@@ -8,8 +8,8 @@
 //   cat "step" (a whole step), cat "compute" with name "forward" / "backward" / "optimizer step",
 //   cat "ddp" "bucket ready", cat "collective" (a whole collective; args collective_id, bucket,
 //   bytes), cat "ring" "reduce-scatter" / "all-gather" / "chunk" (one chunk on the receiving rank;
-//   args src, dst, bytes, ring_step, chunk, segment, collective_id, and send_posted_us: when the
-//   sender posted it, which the drawn slice may not show).
+//   args src, dst, bytes, ring_step, chunk, segment, collective_id, and send_posted_us: the
+//   event's own t_begin, which the drawn slice may not show).
 // An event may instead name its EventKind in args.kind ("forward", "chunk", "collective_begin",
 // ...) with args.rank; args.rank always wins over the pid. Metadata, flows, counters, gate waits
 // and the controller's process are skipped.

@@ -70,7 +70,8 @@ class Retimer {
   double duration(const ReplayNode& n) const {
     switch (n.kind) {
       case ReplayNodeKind::Compute: return n.t1 - n.t0;
-      case ReplayNodeKind::Transfer: return link_.alpha_s + n.bytes * link_.beta_s_per_byte;
+      case ReplayNodeKind::Transfer:
+        return link_.alpha_s + n.bytes * link_.beta_s_per_byte + (n.reduces ? n.bytes * link_.gamma_s_per_byte : 0.0);
       case ReplayNodeKind::CollectiveEnd:
         return n.modelled ? predict_allreduce(options_.model, world(), n.bytes, link_, options_.model_options) : 0.0;
       default: return 0.0;

@@ -3,18 +3,26 @@
 //
 // Every rank's events become nodes of a dependency graph, and the graph is re-timed:
 // - compute (Forward, Backward, OptimizerStep) keeps its measured duration;
-// - each chunk transfer is re-timed as alpha + bytes * beta of the new link, and starts only
-//   once the sender has posted it (the sender's previous ring step has arrived, plus the
-//   sender's measured local work such as adding the chunk in) and the receiver has finished its
-//   own previous ring step; one link carries one chunk at a time;
+// - each chunk transfer is re-timed as alpha + bytes * beta of the new link (+ bytes * gamma for
+//   a reduce-scatter chunk, which ringlab records as arrived once it has been added in), and
+//   moves only once the sender has posted it (the sender's previous ring step has arrived, plus
+//   the sender's measured local work) and the receiver is ready for it (its own previous ring
+//   step has arrived, plus its local work); one link carries one chunk at a time;
 // - a collective starts once its bucket is ready and the previous collective on the rank is done;
 // - compute that waited on communication (the optimizer waits for every bucket) starts once
-//   that communication is done.
+//   that communication is done; a compute span inside which collectives end (ringlab's Backward
+//   span holds DDP's final wait and the last bucket's all-reduce) counts as compute only up to
+//   its last BucketReady, then as waiting for those collectives.
 // Measured gaps that are not waiting (Python-free overheads, data loading, the time between a
 // dependency's end and the next start) are kept as they were. Waiting is what gets recomputed.
 //
-// Limits: the measured reduction (adding a received chunk) is kept as it was (gamma of the new
-// link is not applied: it ran on this machine's CPU either way). A collective recorded without
+// Chunk events are read as ringlab's ring writes them (engine/dist/ring_allreduce.cpp): on the
+// receiving rank, t_begin = when it had posted its receive and its own send of that ring step,
+// t_end = when the chunk had arrived (and been added in).
+//
+// Limits: stalls inside a transfer (a descheduled process on a loaded machine) are not a
+// property of the link and are not reproduced: a replay under the recorded link then comes out
+// faster than the recording. A collective recorded without
 // its chunks (the event store drops old chunk detail; "native" collectives have none) is re-timed
 // with the cost model of ReplayOptions::model. Without BucketReady events a collective cannot
 // start earlier than it did, relative to the compute that issued it.

@@ -31,9 +31,14 @@ struct SyntheticRun {
   int steps = 3;
   int buckets = 2;
   double bucket_bytes = 4e6;
-  LinkParams link{50e-6, 1.0 / 2.5e9, 0.0};  // this machine's loopback level
+  LinkParams link{50e-6, 1.0 / 2.5e9, 1.0 / 11e9};  // this machine's loopback level
   double noise = 0;                          // +- fraction on each chunk's duration
   unsigned seed = 1;
+  double skew = 0.1;                         // rank r computes (1 + skew r) times slower
+  // ringlab's trainer: the Backward span also holds DDP's final wait, in which the last bucket
+  // is all-reduced; otherwise backward is pure compute and the optimizer waits.
+  bool backward_holds_last_bucket = false;
+  double rank1_post_work = 0;  // rank 1's extra local work before posting each ring step
 };
 
 constexpr int64_t kEpochNs = 5'000'000'000;  // an arbitrary steady-clock origin
@@ -57,9 +62,11 @@ Event instant(EventKind kind, int rank, double t, int64_t step) {
 }
 
 // A DDP run: per step forward, backward (buckets ready along it), one ring all-reduce per bucket
-// (each queued behind the previous, each chunk obeying: posted by the sender after it received
-// the previous ring step and added it in; received once posted, once the receiver finished its
-// previous step, and once the link is free), then the optimizer after the last bucket.
+// (each queued behind the previous), then the optimizer after the last bucket. Each rank posts
+// ring step k (its receive and its send) a little after step k-1 arrived; a chunk moves once
+// both its sender and its receiver have posted step k and the link is free, and takes
+// alpha + n beta (+ n gamma to add it in, in reduce-scatter). Chunks are recorded as ringlab's
+// ring records them: on the receiver, from its own posting of the step to the chunk's arrival.
 class SyntheticTrace {
  public:
   explicit SyntheticTrace(const SyntheticRun& run) : run_(run), gen_(run.seed), jitter_(1 - run.noise, 1 + run.noise) {}
@@ -87,14 +94,15 @@ class SyntheticTrace {
     std::vector<double> step_begin(p), backward_begin(p), backward_end(p);
     std::vector<std::vector<double>> ready(p, std::vector<double>(run_.buckets));
     for (int r = 0; r < p; ++r) {
-      const double forward = 2e-3 * (1 + 0.1 * r), backward = 2 * forward;
+      const double forward = 2e-3 * (1 + run_.skew * r), backward = 2 * forward;
       step_begin[r] = next_step_[r];
       events_.push_back(instant(EventKind::StepBegin, r, step_begin[r], step));
       const double f0 = step_begin[r] + 1e-6;
       events_.push_back(span(EventKind::Forward, r, f0, f0 + forward, step));
       backward_begin[r] = f0 + forward + 0.5e-6;
       backward_end[r] = backward_begin[r] + backward;
-      events_.push_back(span(EventKind::Backward, r, backward_begin[r], backward_end[r], step));
+      if (!run_.backward_holds_last_bucket)
+        events_.push_back(span(EventKind::Backward, r, backward_begin[r], backward_end[r], step));
       for (int b = 0; b < run_.buckets; ++b) {
         ready[r][b] = backward_begin[r] + backward * (b + 1) / run_.buckets;
         Event e = instant(EventKind::BucketReady, r, ready[r][b], step);
@@ -105,7 +113,11 @@ class SyntheticTrace {
     }
     for (int b = 0; b < run_.buckets; ++b) ring_allreduce(step, b, ready);
     for (int r = 0; r < p; ++r) {
-      const double o0 = std::max(backward_end[r], collective_free_[r]) + 2e-6;
+      double o0 = std::max(backward_end[r], collective_free_[r]) + 2e-6;
+      if (run_.backward_holds_last_bucket) {
+        events_.push_back(span(EventKind::Backward, r, backward_begin[r], o0, step));
+        o0 += 1e-6;
+      }
       events_.push_back(span(EventKind::OptimizerStep, r, o0, o0 + 3e-4, step));
       const double end = o0 + 3e-4 + 1e-6;
       events_.push_back(instant(EventKind::StepEnd, r, end, step));
@@ -131,15 +143,19 @@ class SyntheticTrace {
     const int ring_steps = 2 * (p - 1);
     for (int k = 0; k < ring_steps; ++k) {
       std::vector<double> posted(p);
-      for (int r = 0; r < p; ++r) posted[r] = received[r] + (k == 0 ? 0.5e-6 : k < p ? 3e-6 : 0.5e-6);
+      for (int r = 0; r < p; ++r)
+        posted[r] = received[r] + (k == 0 ? 0.5e-6 : k < p ? 3e-6 : 0.5e-6) + (r == 1 ? run_.rank1_post_work : 0.0);
       std::vector<double> arrived(p);
       for (int r = 0; r < p; ++r) {
         const int src = (r - 1 + p) % p;
-        const double start = std::max({posted[src], received[r], wire_free_[r]});
-        const double duration = (run_.link.alpha_s + chunk * run_.link.beta_s_per_byte) * (run_.noise > 0 ? jitter_(gen_) : 1);
+        const bool reduces = k < p - 1;
+        const double start = std::max({posted[src], posted[r], wire_free_[r]});
+        const double duration = (run_.link.alpha_s + chunk * run_.link.beta_s_per_byte +
+                                 (reduces ? chunk * run_.link.gamma_s_per_byte : 0.0)) *
+                                (run_.noise > 0 ? jitter_(gen_) : 1);
         wire_free_[r] = start + chunk * run_.link.beta_s_per_byte;
         arrived[r] = start + duration;
-        Event e = span(EventKind::ChunkTransfer, r, posted[src], arrived[r], step);
+        Event e = span(EventKind::ChunkTransfer, r, posted[r], arrived[r], step);
         e.collective_id = collective_;
         e.phase = static_cast<int8_t>(k < p - 1 ? RingPhase::ReduceScatter : RingPhase::AllGather);
         e.ring_step = k % (p - 1);
@@ -259,6 +275,27 @@ TEST_CASE("identity: replaying under the recorded link reproduces every step") {
   }
 }
 
+TEST_CASE("a sender's local work before posting is kept, read from the sender's own events") {
+  // Rank 1 spends 1 ms before posting each ring step; its receiver is ready long before. The
+  // receiver's chunk event starts at the receiver's readiness, so only rank 1's own events say
+  // when rank 1 posted.
+  SyntheticRun run;
+  run.ranks = 2;
+  run.rank1_post_work = 1e-3;
+  SyntheticTrace trace(run);
+  const std::vector<Event> events = trace.build();
+  const ReplayResult same = replay_trace(events, run.link);
+  for (const RankReplay& rank : same.ranks)
+    for (size_t s = 0; s < rank.steps.size(); ++s)
+      CHECK(rank.replayed_step_s[s] == doctest::Approx(rank.measured_step_s[s]).epsilon(1e-5));
+  // With free communication a step is rank 1's compute (forward 2.2 ms, backward 4.4 ms,
+  // optimizer 0.3 ms) plus its 1 ms before each of the last bucket's 2 ring steps: ~8.9 ms
+  // (the first bucket's all-reduce hides behind backward). Measured: ~12.5 ms.
+  const ReplayResult fast = replay_trace(events, LinkParams{0, 1e-15, 0});
+  for (const RankReplay& rank : fast.ranks)
+    for (size_t s = 0; s < rank.steps.size(); ++s) CHECK(rank.replayed_step_s[s] == doctest::Approx(8.91e-3).epsilon(0.02));
+}
+
 TEST_CASE("identity holds within a few percent when the recorded chunks are noisy") {
   SyntheticRun run;
   run.noise = 0.05;
@@ -291,6 +328,28 @@ TEST_CASE("doubling the bandwidth shortens every rank's communication and no ste
     for (size_t i = 0; i < rank.steps.size(); ++i) CHECK(rank.replayed_step_s[i] > 2 * rank.measured_step_s[i]);
 }
 
+TEST_CASE("a Backward span holding the last bucket's all-reduce (ringlab's trainer) is compute, then waiting") {
+  SyntheticRun run;
+  run.backward_holds_last_bucket = true;
+  run.skew = 0;
+  SyntheticTrace trace(run);
+  const std::vector<Event> events = trace.build();
+  const ReplayResult same = replay_trace(events, run.link);
+  for (const RankReplay& rank : same.ranks)
+    for (size_t s = 0; s < rank.steps.size(); ++s)
+      CHECK(rank.replayed_step_s[s] == doctest::Approx(rank.measured_step_s[s]).epsilon(1e-5));
+  // On a link where communication is nearly free, only compute is left: forward 2 ms,
+  // backward 4 ms, optimizer 0.3 ms and a few microseconds between them.
+  const ReplayResult fast = replay_trace(events, LinkParams{0, 1e-15, 0});
+  for (const RankReplay& rank : fast.ranks) {
+    CAPTURE(rank.rank);
+    for (size_t s = 0; s < rank.steps.size(); ++s) {
+      CHECK(rank.replayed_step_s[s] < 0.8 * rank.measured_step_s[s]);
+      CHECK(rank.replayed_step_s[s] == doctest::Approx(6.3e-3).epsilon(0.01));
+    }
+  }
+}
+
 TEST_CASE("a chunk cannot arrive before its sender posted it") {
   // Two ranks, one collective of one chunk each way; rank 1 joins 10 ms late.
   std::vector<Event> events;
@@ -300,10 +359,11 @@ TEST_CASE("a chunk cannot arrive before its sender posted it") {
     b.bytes = 2000;
     events.push_back(b);
   }
+  // Each chunk is recorded on its receiver from the receiver's own posting of the step.
   const double arrive0 = 10e-3 + 1e-3, arrive1 = 10e-3 + 1e-3;
-  Event to0 = span(EventKind::ChunkTransfer, 0, 10e-3, arrive0, -1);  // posted by rank 1 when it joined
+  Event to0 = span(EventKind::ChunkTransfer, 0, 0.0, arrive0, -1);  // rank 1 only sends when it joins
   to0.src = 1, to0.dst = 0, to0.bytes = 1000, to0.collective_id = 0, to0.phase = 0, to0.ring_step = 0;
-  Event to1 = span(EventKind::ChunkTransfer, 1, 0.0, arrive1, -1);  // posted by rank 0 at once
+  Event to1 = span(EventKind::ChunkTransfer, 1, 10e-3, arrive1, -1);  // rank 0 sent at once
   to1.src = 0, to1.dst = 1, to1.bytes = 1000, to1.collective_id = 0, to1.phase = 0, to1.ring_step = 0;
   events.push_back(to0);
   events.push_back(to1);
