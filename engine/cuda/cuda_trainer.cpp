@@ -12,6 +12,8 @@
 #include "engine/data/distributed_sampler.h"
 #include "engine/data/tensor_dataset.h"
 #include "engine/nn/mlp.h"
+#include "engine/runtime/ddp_options.h"
+#include "engine/runtime/rank_events.h"
 
 // The loop is train_rank's, step for step; what changes is where the work runs. The host only
 // enqueues: gathering the batch, forward, loss, backward, the all-reduces and the optimizer step
@@ -25,32 +27,6 @@
 
 namespace ringlab {
 namespace {
-
-Event make_event(EventKind kind, int rank, int64_t step, int epoch) {
-  Event e;
-  e.kind = kind;
-  e.rank = rank;
-  e.step = step;
-  e.epoch = epoch;
-  e.t_begin_ns = e.t_end_ns = now_ns();
-  return e;
-}
-
-void emit_span(EventSink& sink, EventKind kind, int rank, int64_t step, int epoch, int64_t t0) {
-  Event e = make_event(kind, rank, step, epoch);
-  e.t_begin_ns = t0;
-  sink.emit(std::move(e));
-}
-
-ddp::DdpOptions ddp_options(const JobConfig& job, EventSink& events, const TrainerHooks& hooks) {
-  ddp::DdpOptions options;
-  options.algorithm = job.algorithm;
-  options.bucket_cap_bytes = job.bucket_cap_kb < 0 ? -1 : job.bucket_cap_kb * 1024;
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 1000));
-  options.events = &events;
-  options.before_ring_step = hooks.before_ring_step;
-  return options;
-}
 
 // The seed's direct all_reduce of [1, 2, 3], on the device like everything else.
 void run_demo(cuda::CudaDistributedDataParallel& ddp, NcclProcessGroup& group, RankOutcome& out) {
@@ -97,7 +73,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
   const float lr = static_cast<float>(job.lr), momentum = static_cast<float>(job.momentum),
               weight_decay = static_cast<float>(job.weight_decay);
 
-  cuda::CudaDistributedDataParallel ddp(model, group, ddp_options(job, events, hooks));
+  cuda::CudaDistributedDataParallel ddp(model, group, ddp_options_for(job, events, hooks));
   run_demo(ddp, group, out);
 
   data::DistributedSampler sampler({job.samples, world, rank, job.shuffle, job.seed, job.drop_last});

@@ -13,8 +13,9 @@
 #ifdef RINGLAB_HAVE_MPI
 #include "engine/dist/mpi/mpi_process_group.h"
 #endif
+#include "engine/dist/nccl/nccl_availability.h"
 #ifdef RINGLAB_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "engine/dist/nccl/nccl_process_group.h"
 #endif
 
 namespace ringlab {
@@ -45,20 +46,13 @@ std::string available_names() {
 
 }  // namespace
 
-BackendInfo nccl_availability() {
-#ifdef RINGLAB_HAVE_CUDA
-  int devices = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&devices);
-  if (rc != cudaSuccess) return {"nccl", false, std::string("no CUDA device (") + cudaGetErrorString(rc) + ")"};
-  if (devices == 0) return {"nccl", false, "no CUDA device"};
-  return {"nccl", false, "the NCCL process group is not in this build yet"};
-#else
-  return {"nccl", false, "built without CUDA"};
-#endif
+BackendInfo nccl_backend_info(int world_size) {
+  const CudaAvailability a = nccl_availability(world_size);
+  return {"nccl", a.usable, a.reason};
 }
 
 std::vector<BackendInfo> list_backends() {
-  return {gloo_availability(), mpi_availability(), nccl_availability()};
+  return {gloo_availability(), mpi_availability(), nccl_backend_info()};
 }
 
 void require_backend(const std::string& name) {
@@ -91,6 +85,16 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int
                       " but mpirun started rank " + std::to_string(group->rank()) + " of " +
                       std::to_string(group->size()));
     return group;
+  }
+#endif
+#ifdef RINGLAB_HAVE_CUDA
+  if (backend == "nccl") {
+    if (!store) throw Error({rank, "nccl.init", -1}, "the NCCL backend needs a store for its unique id");
+    const BackendInfo info = nccl_backend_info(size);
+    if (!info.available) throw InputError("backend 'nccl' cannot run here: " + info.reason);
+    NcclOptions options;
+    options.timeout = timeout;
+    return std::make_unique<NcclProcessGroup>(*store, rank, size, options);
   }
 #endif
   throw InputError("backend '" + backend + "' has no process group in this build (available: " +

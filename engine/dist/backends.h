@@ -18,10 +18,8 @@ class StoreClient;
 std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int rank, int size,
                                                  StoreClient* store, std::chrono::milliseconds timeout);
 
-// Whether the NCCL backend can run here. This is the seam for the NCCL process group: for now it
-// answers "built without CUDA" or "no CUDA device" (or that the group is not built yet); when the
-// group lands in engine/dist/nccl, its own nccl_availability() replaces this one there and
-// make_process_group() hands "nccl" to it.
-BackendInfo nccl_availability();
+// The NCCL backend as the backend list shows it: usable, or why not ("built without CUDA",
+// "no CUDA device", one GPU per rank needed, ...).
+BackendInfo nccl_backend_info(int world_size = 1);
 
 }  // namespace ringlab

@@ -1,4 +1,6 @@
 #include "engine/runtime/trainer.h"
+#include "engine/runtime/ddp_options.h"
+#include "engine/runtime/rank_events.h"
 
 #include <chrono>
 
@@ -19,23 +21,6 @@
 
 namespace ringlab {
 namespace {
-
-Event make_event(EventKind kind, int rank, int64_t step, int epoch) {
-  Event e;
-  e.kind = kind;
-  e.rank = rank;
-  e.step = step;
-  e.epoch = epoch;
-  e.t_begin_ns = e.t_end_ns = now_ns();
-  return e;
-}
-
-// One span event (forward, backward, optimizer step) from t0 to now.
-void emit_span(EventSink& sink, EventKind kind, int rank, int64_t step, int epoch, int64_t t0) {
-  Event e = make_event(kind, rank, step, epoch);
-  e.t_begin_ns = t0;
-  sink.emit(std::move(e));
-}
 
 void emit_fault(EventSink& sink, int rank, int64_t step, int epoch, const std::string& what) {
   Event e = make_event(EventKind::Fault, rank, step, epoch);
@@ -103,15 +88,7 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
     if (!resume->momentum.empty()) optimizer.set_momentum_buffer(resume->momentum);
   }
 
-  ddp::DdpOptions options;
-  options.algorithm = job.algorithm;
-  options.bucket_cap_bytes = job.bucket_cap_kb < 0 ? -1 : job.bucket_cap_kb * 1024;
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 1000));
-  options.events = &events;
-  options.before_ring_step = hooks.before_ring_step;
-  options.check_collectives = job.check_collectives;
-  options.recorder = hooks.recorder;
-  ddp::DistributedDataParallel ddp(model, group, options);
+  ddp::DistributedDataParallel ddp(model, group, ddp_options_for(job, events, hooks));
   const FaultPlan faults(job, rank);
 
   // The seed's direct all_reduce of [1, 2, 3]: with N ranks every element becomes N times larger.
