@@ -16,6 +16,35 @@ int run_gui(const GuiOptions&) {
 }
 #endif
 
+namespace {
+
+// "S:N[:BACKEND]", e.g. "10:2:mpi".
+void parse_switch(const std::string& text, GuiOptions& options) {
+  const auto bad = [&] {
+    return InputError("--switch must be STEP:WORLD_SIZE[:BACKEND] with WORLD_SIZE 1-16 and BACKEND gloo, mpi or nccl "
+                      "(like 10:2:mpi); got '" + text + "'");
+  };
+  const size_t a = text.find(':');
+  if (a == std::string::npos) throw bad();
+  const size_t b = text.find(':', a + 1);
+  try {
+    size_t used = 0;
+    options.switch_step = std::stoll(text.substr(0, a), &used);
+    if (used != a || options.switch_step < 0) throw bad();
+    const std::string world = text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+    options.switch_world = std::stoi(world, &used);
+    if (used != world.size() || options.switch_world < 1 || options.switch_world > 16) throw bad();
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+  if (b != std::string::npos) {
+    options.switch_backend = text.substr(b + 1);
+    if (options.switch_backend != "gloo" && options.switch_backend != "mpi" && options.switch_backend != "nccl") throw bad();
+  }
+}
+
+}  // namespace
+
 void add_gui_command(CLI::App& root) {
   auto options = std::make_shared<GuiOptions>();
   auto* cmd = root.add_subcommand("gui", "the desktop app: watch DDP and the ring all-reduce run for real (default)");
@@ -35,7 +64,9 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--frame-stats", options->frame_stats, "with --frames: write frame-time percentiles (ms) as JSON");
   cmd->add_option("--ring-step", options->ring_step, "show the newest all-reduce at this ring step (0: before the first)")
       ->check(CLI::Range(0, 1000));
-  cmd->add_option("--ring-json", options->ring_json, "with --frames: write what the ring view drew at the end as JSON");
+  cmd->add_option("--state-json", options->state_json,
+                  "with --frames: write what the views showed at the end (ring, generations, world changes) as JSON");
+  auto* change = cmd->add_option("--switch", "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
       ->check(CLI::IsMember({"ring", "training", "sampler", "timeline"}));
   cmd->add_option("--lang", options->lang, "en | id (Bahasa Indonesia)")->check(CLI::IsMember({"en", "id"}))->capture_default_str();
@@ -43,10 +74,11 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--ui-scale", options->ui_scale, "text and widget scale")->check(CLI::Range(0.5, 4.0))->capture_default_str();
   cmd->add_option("--width", options->width, "window width in pixels")->check(CLI::Range(640, 7680))->capture_default_str();
   cmd->add_option("--height", options->height, "window height in pixels")->check(CLI::Range(480, 4320))->capture_default_str();
-  cmd->callback([options] {
+  cmd->callback([options, change] {
     if (options->frames == 0 && (!options->screenshot.empty() || !options->frame_stats.empty() || options->wait_run ||
-                                 !options->ring_json.empty()))
-      throw InputError("--screenshot, --frame-stats, --ring-json and --wait-run need --frames N (headless rendering)");
+                                 !options->state_json.empty() || change->count() > 0))
+      throw InputError("--screenshot, --frame-stats, --state-json, --switch and --wait-run need --frames N (headless rendering)");
+    if (change->count() > 0) parse_switch(change->results().front(), *options);
 #ifdef RINGLAB_SOURCE_DIR
     options->source_dir = RINGLAB_SOURCE_DIR;
 #endif

@@ -3,6 +3,8 @@
 #include "app/gui_capture.h"
 
 #include <epoxy/gl.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <stb/stb_image_write.h>
 
 #include <algorithm>
@@ -51,22 +53,49 @@ void write_screenshot(const std::string& path, int width, int height) {
     throw Error(fmt::format("--screenshot: cannot write '{}'", path));
 }
 
-void FrameTimes::write_json(const std::string& path, const std::string& context) const {
-  std::vector<double> sorted = ms_;
-  std::sort(sorted.begin(), sorted.end());
-  auto percentile = [&](double q) {
+namespace {
+
+struct Summary {
+  std::vector<double> sorted;
+  double mean = 0;
+  explicit Summary(std::vector<double> v) : sorted(std::move(v)) {
+    std::sort(sorted.begin(), sorted.end());
+    for (double x : sorted) mean += x;
+    if (!sorted.empty()) mean /= static_cast<double>(sorted.size());
+  }
+  double percentile(double q) const {  // nearest rank
     if (sorted.empty()) return 0.0;
-    const size_t i = static_cast<size_t>(std::ceil(q * sorted.size())) - 1;  // nearest rank
+    const size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) - 1;
     return sorted[std::min(i, sorted.size() - 1)];
-  };
-  double sum = 0;
-  for (double v : sorted) sum += v;
-  nlohmann::json j = {{"frames", sorted.size()},
-                      {"p50_ms", percentile(0.50)},
-                      {"p95_ms", percentile(0.95)},
-                      {"p99_ms", percentile(0.99)},
-                      {"max_ms", sorted.empty() ? 0.0 : sorted.back()},
-                      {"mean_ms", sorted.empty() ? 0.0 : sum / sorted.size()},
+  }
+};
+
+double max_rss_mb() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // Linux reports kilobytes
+}
+
+}  // namespace
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+void FrameTimes::write_json(const std::string& path, const std::string& context) const {
+  const Summary wall(wall_ms_), cpu(cpu_ms_);
+  nlohmann::json j = {{"frames", wall.sorted.size()},
+                      {"p50_ms", wall.percentile(0.50)},
+                      {"p95_ms", wall.percentile(0.95)},
+                      {"p99_ms", wall.percentile(0.99)},
+                      {"max_ms", wall.sorted.empty() ? 0.0 : wall.sorted.back()},
+                      {"mean_ms", wall.mean},
+                      {"cpu_p50_ms", cpu.percentile(0.50)},
+                      {"cpu_p95_ms", cpu.percentile(0.95)},
+                      {"cpu_mean_ms", cpu.mean},
+                      {"max_rss_mb", max_rss_mb()},
                       {"context", context}};
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("--frame-stats: cannot write '{}'", path));

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <fmt/core.h>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "app/gui_capture.h"
@@ -125,11 +126,39 @@ bool reached_goal(const RunSession& session, const viz::AppState& state) {
   return shown && state.step.position >= state.step.fixed_position;
 }
 
-void write_ring_json(const std::string& path, const RunSession& session, const viz::AppState& state) {
-  const replay::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
+// What the views showed at the end, for tests: the ring's frame, the sets of workers, where
+// the loss curve marks a change of world, and how far training got.
+void write_state_json(const std::string& path, const RunSession& session, const viz::AppState& state) {
+  const replay::RunModel& model = session.model();
+  const replay::CollectiveRecord* shown = viz::ShownCollective(model, state);
+  nlohmann::json j;
+  j["ring"] = shown ? nlohmann::json::parse(replay::ring_frame_to_json(replay::ring_frame(*shown, state.step.position)))
+                    : nlohmann::json();
+  j["generations"] = nlohmann::json::array();
+  for (const auto& g : model.generations())
+    j["generations"].push_back({{"index", g.index}, {"world_size", g.world_size}, {"backend", g.has_job ? g.job.backend : ""}});
+  j["world_changes"] = nlohmann::json::array();
+  for (const auto& c : model.loss().changes)
+    j["world_changes"].push_back({{"step", c.step}, {"world_size", c.world_size}, {"backend", c.backend}});
+  j["latest_step"] = model.latest_step();
+  j["epoch_mse"] = nlohmann::json::array();
+  for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
+  j["sampler_epochs"] = model.sampler().epochs().size();
+  j["errors"] = model.errors();
+  j["run_message"] = state.run.message;
   std::ofstream out(path);
-  if (!out) throw Error(fmt::format("--ring-json: cannot write '{}'", path));
-  out << (shown ? replay::ring_frame_to_json(replay::ring_frame(*shown, state.step.position)) : std::string("null")) << "\n";
+  if (!out) throw Error(fmt::format("--state-json: cannot write '{}'", path));
+  out << j.dump(1) << "\n";
+}
+
+// --switch: asks for the live change once training has reached the step, as the controls do.
+void maybe_switch(const GuiOptions& o, const RunSession& session, viz::AppState& state, bool& done) {
+  if (done || o.switch_step < 0 || session.model().latest_step() < o.switch_step) return;
+  if (state.run.phase != viz::RunPhase::Running) return;
+  state.job.world_size = o.switch_world;
+  if (!o.switch_backend.empty()) state.job.backend = o.switch_backend;
+  state.requests.change_world = true;
+  done = true;
 }
 
 struct Window {
@@ -181,10 +210,15 @@ int run_gui(const GuiOptions& options) {
   {
     RunSession session(state);
     if (headless) session.start();
-    const int64_t give_up_ns = now_ns() + static_cast<int64_t>((state.job.timeout_s + 60) * 1e9);
+    // --wait-run gives up when nothing arrives for longer than the workers' own timeout.
+    const int64_t patience_ns = static_cast<int64_t>((state.job.timeout_s + 30) * 1e9);
+    int64_t last_progress_ns = now_ns();
+    uint64_t last_events = 0;
     int frames = 0;
+    bool switched = false;
     while (!glfwWindowShouldClose(window.handle)) {
       const int64_t t0 = now_ns();
+      const double cpu0 = process_cpu_ms();
       glfwPollEvents();
       session.update();
       int fb_w = 0, fb_h = 0;
@@ -219,17 +253,23 @@ int run_gui(const GuiOptions& options) {
       if (target) glFinish();  // software GL draws here: count it in the frame's time
       else glfwSwapBuffers(window.handle);
 
+      maybe_switch(options, session, state, switched);
       session.apply_requests();
       if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
-      frame_times.add((now_ns() - t0) / 1e6);
+      frame_times.add((now_ns() - t0) / 1e6, process_cpu_ms() - cpu0);
       ++frames;
       if (headless && frames >= options.frames) {
-        const bool waiting = options.wait_run && !reached_goal(session, state) && now_ns() < give_up_ns;
+        if (session.model().events_seen() != last_events) {
+          last_events = session.model().events_seen();
+          last_progress_ns = now_ns();
+        }
+        const bool stalled = now_ns() - last_progress_ns > patience_ns && state.step.mode != viz::RingMode::Gated;
+        const bool waiting = options.wait_run && !reached_goal(session, state) && !stalled;
         if (!waiting) break;
       }
     }
     if (target && !options.screenshot.empty()) write_screenshot(options.screenshot, target->width(), target->height());
-    if (!options.ring_json.empty()) write_ring_json(options.ring_json, session, state);
+    if (!options.state_json.empty()) write_state_json(options.state_json, session, state);
     if (!options.frame_stats.empty())
       frame_times.write_json(options.frame_stats,
                              fmt::format("{}x{}, {}, {} events", options.width, options.height, state.job.describe(),

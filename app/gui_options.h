@@ -14,7 +14,12 @@ struct GuiOptions {
   std::string screenshot;       // PNG of the last frame
   std::string frame_stats;      // JSON of frame-time percentiles
   int ring_step = -1;           // show the newest all-reduce at this ring position (no animation)
-  std::string ring_json;        // at exit: what the ring view drew, as JSON
+  std::string state_json;       // at exit: what the views showed (ring, generations, changes), as JSON
+  // Headless demo of a live change: when training reaches `switch_step`, change to
+  // `switch_world` ranks on `switch_backend` ("" keeps the backend), as the controls would.
+  int64_t switch_step = -1;
+  int switch_world = 0;
+  std::string switch_backend;
   std::string focus;            // ring | training | sampler | timeline
   std::string lang = "en";
   std::string theme = "light";

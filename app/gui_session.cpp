@@ -21,7 +21,9 @@ double seconds_now() { return now_ns() * 1e-9; }
 
 }  // namespace
 
-RunSession::RunSession(viz::AppState& state) : state_(state) {}
+// The store keeps the latest 200k events for the controller's own use; the models keep what
+// the views draw. Together they stay within a few hundred MB however long the run.
+RunSession::RunSession(viz::AppState& state) : state_(state), feed_(200'000) {}
 
 RunSession::~RunSession() {
   if (controller_) controller_->request_stop();

@@ -40,11 +40,8 @@ std::vector<double> log_ticks(double lo, double hi) {
 }
 
 std::string format_tick(double v, double step) {
-  if (step <= 0 || std::fabs(v) < 1e4 || step < 1) {
-    const int decimals = step > 0 ? std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6) : 2;
-    return fmt::format("{:.{}f}", v, decimals);
-  }
-  return format_number(v);
+  const int decimals = step > 0 ? std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6) : 2;
+  return fmt::format("{:.{}f}", v, decimals);
 }
 
 std::string format_number(double v) {

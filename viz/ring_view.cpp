@@ -33,7 +33,11 @@ struct Geometry {
   float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
 };
 
-float angle_of(int rank, int n) { return -kPi / 2 + 2 * kPi * rank / std::max(n, 1); }
+// Two ranks sit side by side (left, right); more start at the top and go clockwise.
+float angle_of(int rank, int n) {
+  if (n == 2) return kPi + kPi * rank;
+  return -kPi / 2 + 2 * kPi * rank / std::max(n, 1);
+}
 
 ImVec2 on_ring(const Geometry& g, float angle) {
   return ImVec2(g.center.x + g.rx * std::cos(angle), g.center.y + g.ry * std::sin(angle));
@@ -75,12 +79,13 @@ float exit_angle(const Geometry& g, int n, ImVec2 packet) {
   return worst;
 }
 
-Geometry layout(ImVec2 min, ImVec2 max, int n, int values_per_cell) {
+Geometry layout(ImVec2 min, ImVec2 max, int n, int values_per_cell, bool compact) {
   Geometry g;
   const float fs = ImGui::GetFontSize();
   const float w = max.x - min.x, h = max.y - min.y;
   g.center = ImVec2((min.x + max.x) / 2, (min.y + max.y) / 2);
-  g.header_h = fs * 1.35f;
+  g.header_h = compact ? fs * 1.1f : fs * 1.35f;
+  if (compact) values_per_cell = 0;
   const float number_rows = static_cast<float>(std::max(values_per_cell, 1));
   float rx = w * 0.36f, ry = h * 0.36f;
   for (int pass = 0; pass < 3; ++pass) {
@@ -88,11 +93,14 @@ Geometry layout(ImVec2 min, ImVec2 max, int n, int values_per_cell) {
     const float perimeter = 2 * kPi * std::sqrt((rx * rx + ry * ry) / 2);
     const float arc = n > 1 ? perimeter / n : w;
     g.card.x = std::clamp(arc * (n > 4 ? 0.62f : n > 2 ? 0.72f : 0.45f), fs * 4.0f, fs * 17.0f);
+    // Neighbouring cards must clear each other: the side ones sit rx from the centre.
+    if (n >= 3) g.card.x = std::max(fs * 3.0f, std::min(g.card.x, w / 3.1f));
     g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
     const bool numbers = values_per_cell > 0 && g.cell_w > fs * 1.6f;
     g.values_per_cell = numbers ? values_per_cell : 0;
-    g.cell_h = numbers ? std::max(fs * 1.3f * number_rows + fs * 0.5f, std::min(g.cell_w * 0.55f, fs * 2.6f))
-                       : std::clamp(g.cell_w * 0.6f, fs * 1.3f, fs * 2.2f);
+    g.cell_h = numbers  ? std::max(fs * 1.3f * number_rows + fs * 0.5f, std::min(g.cell_w * 0.55f, fs * 2.6f))
+               : compact ? fs * 0.9f
+                         : std::clamp(g.cell_w * 0.6f, fs * 1.3f, fs * 2.2f);
     g.card.y = g.header_h + g.cell_h + fs * 0.6f;
     rx = std::max(fs * 3.0f, (w - g.card.x) / 2 * 0.96f);
     ry = std::max(fs * 2.0f, (h - g.card.y) / 2 * 0.94f);
@@ -176,7 +184,7 @@ void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* fra
 
 // The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
 // carried in the whole all-reduce.
-void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame) {
+void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, bool labels) {
   if (n < 2) return;
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
@@ -196,7 +204,7 @@ void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame
     dl->AddTriangleFilled(ImVec2(m.x + dir.x * s, m.y + dir.y * s),
                           ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
                           ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), p.edge);
-    if (!frame || n > 8) continue;
+    if (!frame || !labels || n > 8) continue;
     for (const auto& link : frame->links)
       if (link.src == r && link.dst == (r + 1) % n) {
         const std::string text = human_bytes(static_cast<double>(link.bytes));
@@ -261,13 +269,15 @@ std::string values_text(const std::vector<float>& v) {
   return s + "]";
 }
 
-void draw_footer(ImDrawList* dl, ImVec2 at, const RingFrame& f, const replay::CollectiveRecord& rec) {
+void draw_footer(ImDrawList* dl, ImVec2 at, const RingFrame& f, const replay::CollectiveRecord& rec, bool compact) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   std::string line;
   if (f.duration_s > 0) {
-    line = trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
-               f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
+    line = compact ? trf("{} in {:.2f} ms · busbw {}", human_bytes(double(rec.bytes)), f.duration_s * 1e3,
+                         bandwidth(f.busbw_gbs))
+                   : trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
+                         f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
     dl->AddText(at, p.text_dim, line.c_str());
     at.y += fs * 1.3f;
   }
@@ -315,6 +325,7 @@ void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float
     x += w + (i == per_phase - 1 ? phase_gap : gap);
   }
   const float rs_w = per_phase * w + (per_phase - 1) * gap;
+  if (rs_w < label_w) return;  // too few steps to label the phases under them
   dl->AddText(small, sfs, ImVec2(right_top.x - total_w, right_top.y + h + 3), p.text_dim, "reduce-scatter");
   dl->AddText(small, sfs, ImVec2(right_top.x - total_w + rs_w + phase_gap, right_top.y + h + 3), p.text_dim, "all-gather");
 }
@@ -351,7 +362,8 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   if (rec && frame.elements > 0 && frame.elements <= 64 && n > 0)
     values_rows = static_cast<int>(std::min<int64_t>((frame.elements + n - 1) / n, kMaxValuesShown));
 
-  // Banner and subtitle; a small pane gets a smaller banner.
+  // Banner and subtitle; a small pane gets a smaller banner and a compact ring.
+  const bool compact = size.y < fs * 16 || size.x < fs * 26;
   ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
   std::string banner;
   if (rec) banner = banner_of(frame, *rec);
@@ -368,8 +380,10 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
     dl->AddText(ImVec2(min.x + fs, y), p.text_dim, sub.c_str());
     y += fs * 1.3f;
     const std::string why = explanation_of(frame);
-    if (!why.empty()) dl->AddText(ImVec2(min.x + fs, y), p.text, why.c_str());
-    y += fs * 1.3f;
+    if (!why.empty() && !compact) {
+      dl->AddText(ImVec2(min.x + fs, y), p.text, why.c_str());
+      y += fs * 1.3f;
+    }
     if (state.step.mode == RingMode::Gated && !frame.done && state.step.position >= frame.total_steps &&
         state.run.phase == RunPhase::Running) {
       dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, tr("The workers are waiting at the gate: press Next"));
@@ -378,7 +392,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   }
   const float footer = rec ? fs * 3.0f : fs;
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer);
-  Geometry g = layout(ring_min, ring_max, n, values_rows);
+  Geometry g = layout(ring_min, ring_max, n, values_rows, compact);
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
@@ -387,12 +401,12 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
       if (packet.dst < n && packet.chunk < n) receiving[packet.dst * n + packet.chunk] = 1;
 
   dl->PushClipRect(min, max, true);
-  draw_links(dl, g, n, rec ? &frame : nullptr);
+  draw_links(dl, g, n, rec ? &frame : nullptr, !compact);
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (rec) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
   if (rec) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
-  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec);
-  if (n > 1) {
+  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec, compact);
+  if (n > 1 && !compact) {
     const float legend_w = std::max(ImGui::CalcTextSize(tr("colours: ranks summed in")).x, ImGui::CalcTextSize(tr("fully reduced")).x);
     draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 2.8f));
   }

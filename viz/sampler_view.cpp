@@ -170,14 +170,14 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
     const float x = origin.x + (c % cells.columns) * cells.size, y = origin.y + (c / cells.columns) * cells.size;
     const ImVec2 a(x + gap, y + gap), b(x + cells.size - gap, y + cells.size - gap);
     const int owner = grid.owner[index];
-    dl->AddRectFilled(a, b, owner >= 0 ? rank_color(owner, 0.85f) : p.grid, cells.size > 10 ? 3.0f : 0.0f);
+    dl->AddRectFilled(a, b, owner >= 0 ? rank_color(owner, 0.85f) : p.grid);
     if (grid.copies[index] > 1) {  // handed out again as padding: hatch it
       dl->AddLine(a, b, p.canvas, 2.0f);
       dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), p.canvas, 2.0f);
       dl->AddRect(a, b, p.bad, 2, 0, 2.0f);
     }
     if (in_batch[index]) {  // the batch each rank trains on now: a dot, or a frame on big cells
-      if (cells.size > 18) dl->AddRect(a, b, p.highlight, 3, 0, 2.0f);
+      if (cells.size > 18) dl->AddRect(a, b, p.highlight, 0, 0, 2.0f);
       else dl->AddCircleFilled(ImVec2((a.x + b.x) / 2, (a.y + b.y) / 2), std::max(1.5f, cells.size * 0.18f), p.highlight);
     }
     if (cells.per_cell == 1 && cells.size > mono->FontSize * 1.7f) {

@@ -78,6 +78,11 @@ void advance_follow(const replay::RunModel& model, AppState& state, const Collec
     st.progress = 0;
     return;
   }
+  // After a live change of world, show the new set of workers at once.
+  if (latest >= 0 && log.at(latest).key.generation > shown->key.generation) {
+    select(st, log.at(latest));
+    return;
+  }
   if (!st.playing) return;
   const int total = recorded_steps(*shown);
   animate(st, total, state.frame_dt_s);

@@ -143,12 +143,15 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   auto x_of = [&](double ms) { return plot_min.x + static_cast<float>((ms - begin) / window) * width; };
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const std::vector<double> ticks = nice_ticks(begin, end, std::max(2, static_cast<int>(width / (fs * 8))));
-  const double tick_step = ticks.size() > 1 ? ticks[1] - ticks[0] : window;
+  // Ticks in ms, or in s once the run is older than 10 s, with the decimals the spacing needs.
+  const bool seconds = end >= 10'000;
+  const double unit = seconds ? 1000.0 : 1.0;
+  const std::vector<double> ticks = nice_ticks(begin / unit, end / unit, std::max(2, static_cast<int>(width / (fs * 8))));
+  const double tick_step = ticks.size() > 1 ? ticks[1] - ticks[0] : window / unit;
   for (double t : ticks) {
-    const float x = x_of(t);
+    const float x = x_of(t * unit);
     dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.grid);
-    const std::string s = format_tick(t, tick_step) + " ms";
+    const std::string s = format_tick(t, tick_step) + (seconds ? " s" : " ms");
     dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x / 2, origin.y + fs * 0.2f), p.text_dim, s.c_str());
   }
 
@@ -199,7 +202,8 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
       }
       last_px[row] = x1;
       const uint32_t color = color_of(s);
-      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color, 2);
+      // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
+      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
       if (s.kind == SpanKind::Collective && x1 - x0 > fs * 3) {
         const std::string text = s.bucket >= 0 ? trf("bucket {}", s.bucket) : std::string(tr("all-reduce"));
         dl->AddText(ImVec2(x0 + 3, y0 + (y1 - y0 - fs) / 2), 0xFFFFFFFF, text.c_str());

@@ -112,13 +112,18 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
       if (v.show_ranks && !s.rank_loss.empty())
         add(by_epoch ? to_epochs(s, s.rank_loss[0]) : s.rank_loss[0], with_alpha(color, 0.35f), 1.5f, false, "");
-      add(mse_points(s, by_epoch), color, 2.5f, true, trf("MSE · {}", s.label));
+      // Wide and pale underneath, so a live curve that matches it exactly still shows it.
+      add(mse_points(s, by_epoch), with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label));
     }
+  // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
+  const bool many = live.rank_loss.size() > 4;
   if (v.show_ranks)
     for (size_t r = 0; r < live.rank_loss.size() && r < 16; ++r) {
       if (live.rank_loss[r].empty()) continue;
+      std::string name = many ? (r == 0 ? trf("ranks 0–{}: each rank's loss on its own batch", live.rank_loss.size() - 1) : "")
+                              : trf("rank {} loss (its own batch)", r);
       add(by_epoch ? to_epochs(live, live.rank_loss[r]) : live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f),
-          1.8f, false, trf("rank {} loss (its own batch)", r));
+          1.8f, false, name);
     }
   if (!live.epoch_mse.empty()) {
     add(mse_points(live, by_epoch), pal.mse, 3.5f, true,
@@ -129,7 +134,9 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
     ImGui::TextDisabled("%s", tr("No steps yet. Press Start: each rank reports its loss after every step."));
     return;
   }
-  LegendRow(legend);
+  // The legend goes above the plot when there is room; in a small pane it moves into the
+  // hover read-out, which names every series anyway.
+  if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 16) LegendRow(legend);
   const ImVec2 size = ImGui::GetContentRegionAvail();
   if (extent.x1 <= extent.x0) extent.x1 = extent.x0 + 1;
   double y0 = extent.y0, y1 = extent.y1;
@@ -146,7 +153,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   for (const auto& l : lines) {
     const auto pts = by_epoch ? l.points : replay::decimate(l.points, extent.x0, extent.x1, static_cast<int>(size.x));
     plot.line(pts, l.color, l.thickness);
-    if (l.dots) plot.dots(l.points, l.color, l.thickness + 1.5f);
+    if (l.dots) plot.dots(l.points, l.color, std::min(l.thickness + 1.5f, 6.0f));
   }
   if (!by_epoch)
     for (const auto& change : live.changes)

@@ -25,7 +25,7 @@ struct RankBatch {
 
 class SamplerHistory {
  public:
-  explicit SamplerHistory(size_t max_indices = 4'000'000);
+  explicit SamplerHistory(size_t max_indices = 1'000'000);
 
   void consume(const Event& event, int generation);
   void clear();

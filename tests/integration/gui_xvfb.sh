@@ -98,8 +98,8 @@ render() {  # render NAME ARGS...: one headless run of the app
 
 # 1. The 4-rank scenario, live, to the end of its run, shown at two phases of the ring.
 render scatter --scenario four-ranks-gloo --frames 30 --wait-run --ring-step 2 \
-  --frame-stats "$WORK/stats.json" --ring-json "$WORK/scatter.json"
-render gather --scenario four-ranks-gloo --frames 30 --wait-run --ring-step 5 --ring-json "$WORK/gather.json"
+  --frame-stats "$WORK/stats.json" --state-json "$WORK/scatter.json"
+render gather --scenario four-ranks-gloo --frames 30 --wait-run --ring-step 5 --state-json "$WORK/gather.json"
 read -r w h colours < <(python3 "$WORK/png.py" info "$WORK/scatter.png")
 [ "$w" = 1920 ] && [ "$h" = 1080 ] || fail "screenshot is ${w}x${h}, expected 1920x1080"
 [ "$colours" -ge 200 ] || fail "screenshot looks blank: only $colours distinct colours"
@@ -112,7 +112,7 @@ stats = json.load(open(sys.argv[1]))
 for key in ("p50_ms", "p95_ms", "p99_ms", "max_ms"):
     assert stats[key] > 0, key
 assert stats["frames"] >= 30 and stats["p50_ms"] <= stats["p95_ms"] <= stats["p99_ms"] <= stats["max_ms"]
-scatter, gather = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+scatter, gather = json.load(open(sys.argv[2]))["ring"], json.load(open(sys.argv[3]))["ring"]
 assert scatter["world_size"] == 4 and scatter["total_steps"] == 6, scatter
 assert scatter["banner"] == "Reduce-scatter, step 3 of 3", scatter["banner"]
 assert gather["banner"] == "All-gather, step 3 of 3", gather["banner"]
@@ -125,10 +125,10 @@ PY
 
 # 2. Step-through with real waiting: the [1, 2, 3] demo on 4 processes, held at the gate after
 #    the last ring step, must show every rank holding the serial sum [4, 8, 12].
-render gated --scenario step-through-four-ranks --frames 10 --wait-run --ring-step 6 --ring-json "$WORK/gated.json"
+render gated --scenario step-through-four-ranks --frames 10 --wait-run --ring-step 6 --state-json "$WORK/gated.json"
 python3 - "$WORK/gated.json" <<'PY' || fail "step-through: the ring did not end with the serial sum"
 import json, sys
-f = json.load(open(sys.argv[1]))
+f = json.load(open(sys.argv[1]))["ring"]
 assert f["algorithm"] == "demo" and f["done"], f["banner"]
 assert f["serial_sum"] == [4.0, 8.0, 12.0], f["serial_sum"]
 assert f["final_checked"] and f["final_matches"], f
