@@ -9,24 +9,46 @@
 
 namespace ringlab {
 
-bool mpi_poll(MPI_Request& request, std::chrono::milliseconds timeout, int rank, const char* what) {
+bool mpi_poll(MPI_Request& request, std::chrono::milliseconds timeout, int rank, const char* what,
+              bool yield_when_idle) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  // Spin first (a shared-memory transfer completes in microseconds), then yield the core on
-  // every turn: with more ranks than cores a spinning rank would steal its peer's time slice.
+  // MPI moves shared-memory data only while a rank is inside an MPI call, so waiting means
+  // spinning on MPI_Test. With a core per rank that is the fastest way; with more ranks than
+  // cores a spinning rank burns the time slice its peer needs to make progress, so then the
+  // core is handed over on every idle turn (OpenMPI's own mpi_yield_when_idle does the same).
   for (int turn = 0;; ++turn) {
     int done = 0;
     RINGLAB_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE), (ErrorContext{rank, what, -1}));
     if (done) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
-    if (turn > 256) sched_yield();
+    if (yield_when_idle && turn > 64) sched_yield();
   }
 }
 
 namespace {
 
+// More ranks on this node than cores this process may run on?
+bool node_is_oversubscribed(MPI_Comm comm, int rank) {
+  MPI_Comm node = MPI_COMM_NULL;
+  RINGLAB_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+                    (ErrorContext{rank, "mpi.init", -1}));
+  int local_ranks = 1;
+  MPI_Comm_size(node, &local_ranks);
+  MPI_Comm_free(&node);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  return local_ranks > cores;
+}
+
+}  // namespace
+
+namespace {
+
 class MpiRequest : public Request {
  public:
-  MpiRequest(int rank, int peer, bool is_send) : rank_(rank), peer_(peer), is_send_(is_send) {}
+  MpiRequest(int rank, int peer, bool is_send, bool yield_when_idle)
+      : rank_(rank), peer_(peer), is_send_(is_send), yield_when_idle_(yield_when_idle) {}
   ~MpiRequest() override {
     if (request == MPI_REQUEST_NULL) return;
     // Abandoned (timed out or never waited for): cancel it so MPI lets go of the buffer. A send
@@ -40,7 +62,7 @@ class MpiRequest : public Request {
 
   void wait(std::chrono::milliseconds timeout) override {
     const char* what = is_send_ ? "send" : "recv";
-    if (!mpi_poll(request, timeout, rank_, what))
+    if (!mpi_poll(request, timeout, rank_, what, yield_when_idle_))
       throw TimeoutError({rank_, what, -1},
                          std::string(is_send_ ? "send to" : "receive from") + " rank " +
                              std::to_string(peer_) + " timed out after " +
@@ -52,6 +74,7 @@ class MpiRequest : public Request {
  private:
   int rank_, peer_;
   bool is_send_;
+  bool yield_when_idle_;
 };
 
 }  // namespace
@@ -75,6 +98,7 @@ MpiProcessGroup::MpiProcessGroup(std::chrono::milliseconds timeout) {
   RINGLAB_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), ctx);
   RINGLAB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_), ctx);
   RINGLAB_MPI_CHECK(MPI_Comm_size(comm_, &size_), ctx);
+  yield_when_idle_ = node_is_oversubscribed(comm_, rank_);
   if (thread_level_ < MPI_THREAD_SERIALIZED)
     throw Error({rank_, "mpi.init", -1}, "the MPI library offers neither MPI_THREAD_MULTIPLE nor "
                                          "MPI_THREAD_SERIALIZED");
@@ -103,7 +127,7 @@ int MpiProcessGroup::checked_count(size_t n, const char* what) const {
 
 std::unique_ptr<Request> MpiProcessGroup::isend(std::span<const float> data, int dst, int tag) {
   check_peer(dst, "send");
-  auto req = std::make_unique<MpiRequest>(rank_, dst, true);
+  auto req = std::make_unique<MpiRequest>(rank_, dst, true, yield_when_idle_);
   RINGLAB_MPI_CHECK(MPI_Isend(data.data(), checked_count(data.size(), "send"), MPI_FLOAT, dst, tag,
                               comm_, &req->request),
                     (ErrorContext{rank_, "send", -1}));
@@ -112,7 +136,7 @@ std::unique_ptr<Request> MpiProcessGroup::isend(std::span<const float> data, int
 
 std::unique_ptr<Request> MpiProcessGroup::irecv(std::span<float> data, int src, int tag) {
   check_peer(src, "recv");
-  auto req = std::make_unique<MpiRequest>(rank_, src, false);
+  auto req = std::make_unique<MpiRequest>(rank_, src, false, yield_when_idle_);
   RINGLAB_MPI_CHECK(MPI_Irecv(data.data(), checked_count(data.size(), "recv"), MPI_FLOAT, src, tag,
                               comm_, &req->request),
                     (ErrorContext{rank_, "recv", -1}));
@@ -121,7 +145,7 @@ std::unique_ptr<Request> MpiProcessGroup::irecv(std::span<float> data, int src, 
 
 void MpiProcessGroup::wait_collective(MPI_Request& request, const char* what) {
   // A collective request cannot be cancelled; after a timeout the group is unusable.
-  if (!mpi_poll(request, timeout_, rank_, what))
+  if (!mpi_poll(request, timeout_, rank_, what, yield_when_idle_))
     throw TimeoutError({rank_, what, -1},
                        "not every rank took part within " + std::to_string(timeout_.count()) + " ms");
 }

@@ -52,10 +52,13 @@ class MpiProcessGroup : public ProcessGroup {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  bool yield_when_idle_ = false;  // more ranks than cores on this node: waits yield the core
   std::unique_ptr<MpiWatchdog> watchdog_;
 };
 
-// Polls `request` with MPI_Test until it completes (true) or `timeout` passes (false).
-bool mpi_poll(MPI_Request& request, std::chrono::milliseconds timeout, int rank, const char* what);
+// Polls `request` with MPI_Test until it completes (true) or `timeout` passes (false); yields the
+// core between tests when `yield_when_idle`.
+bool mpi_poll(MPI_Request& request, std::chrono::milliseconds timeout, int rank, const char* what,
+              bool yield_when_idle);
 
 }  // namespace ringlab
