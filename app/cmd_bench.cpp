@@ -3,6 +3,8 @@
 // 127.0.0.1, starts `--world-size` copies of itself (through mpirun for MPI) as
 // `ringlab bench allreduce --worker-of HOST:PORT ...`, and prints the rows rank 0 posts in the
 // store as they arrive.
+#include <sched.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -30,6 +32,19 @@ namespace {
 
 using std::chrono::milliseconds;
 
+size_t parse_count(const std::string& text, const std::string& flag) {
+  size_t pos = 0;
+  unsigned long value = 0;
+  try {
+    value = std::stoul(text, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != text.size() || value < 1 || value > 4096)
+    throw InputError(flag + ": expected 'auto' or a whole number from 1 to 4096, got '" + text + "'");
+  return value;
+}
+
 struct BenchArgs {
   std::string min_bytes = "4";
   std::string max_bytes = "64M";
@@ -41,7 +56,9 @@ struct BenchArgs {
   std::string algorithm = "both";
   std::string json_path;
   bool check = true;
-  std::string segment_bytes = "0";
+  std::string segment_bytes = "auto";
+  std::string pipeline_depth = "auto";
+  bool pin = false;
   double timeout_s = 60.0;
   std::string worker_of;  // set only on the ranks the controller starts
 
@@ -55,7 +72,8 @@ struct BenchArgs {
     o.ring = algorithm == "ring" || algorithm == "both";
     o.native = algorithm == "native" || algorithm == "both";
     o.check = check;
-    o.segment_bytes = parse_byte_size(segment_bytes, "--segment-bytes");
+    if (segment_bytes != "auto") o.segment_bytes = parse_byte_size(segment_bytes, "--segment-bytes");
+    if (pipeline_depth != "auto") o.pipeline_depth = parse_count(pipeline_depth, "--pipeline-depth");
     o.validate();
     return o;
   }
@@ -95,8 +113,24 @@ std::vector<std::string> worker_arguments(const BenchArgs& a, uint16_t store_por
           "--stepfactor", fmt::format("{}", a.step_factor), "--iters", std::to_string(a.iters),
           "--warmup_iters", std::to_string(a.warmup_iters), "--backend", a.backend,
           "--world-size", std::to_string(a.world_size), "--algorithm", a.algorithm,
-          "--segment-bytes", a.segment_bytes, "--timeout", fmt::format("{}", a.timeout_s),
-          a.check ? "--check" : "--no-check"};
+          "--segment-bytes", a.segment_bytes, "--pipeline-depth", a.pipeline_depth, "--timeout", fmt::format("{}", a.timeout_s),
+          a.check ? "--check" : "--no-check", a.pin ? "--pin" : "--no-pin"};
+}
+
+// Like `mpirun --bind-to core`: rank r runs on the r-th core this process may use (modulo
+// their number), so two ranks never share a core while another one idles.
+void pin_to_core(int local_rank) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  if (cores.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cores[static_cast<size_t>(local_rank) % cores.size()], &one);
+  sched_setaffinity(0, sizeof(one), &one);
 }
 
 // One rank: join the group, run the sweep with a barrier before each size, and (rank 0) post
@@ -104,6 +138,7 @@ std::vector<std::string> worker_arguments(const BenchArgs& a, uint16_t store_por
 void run_worker(const BenchArgs& args) {
   const AllreduceBenchOptions options = args.options();
   const WorkerEnv env = read_worker_env();
+  if (args.pin) pin_to_core(env.local_rank);
   const auto [host, port] = split_host_port(args.worker_of);
   StoreClient store(host, port, env.token, args.timeout());
   std::unique_ptr<ProcessGroup> group = make_process_group(args.backend, env.rank, env.world_size, &store, args.timeout());
@@ -123,13 +158,18 @@ void run_worker(const BenchArgs& args) {
 
 void write_json(const std::string& path, const BenchArgs& args, const AllreduceBenchOptions& options,
                 const std::vector<AllreduceBenchRow>& rows) {
+  const RingAllreduceOptions ring = bench_ring_options(options, args.backend);
   nlohmann::json j = {{"benchmark", "allreduce"}, {"backend", args.backend}, {"world_size", args.world_size},
                       {"algorithm", args.algorithm}, {"iters", options.iters},
                       {"warmup_iters", options.warmup_iters}, {"check", options.check},
-                      {"segment_bytes", options.segment_bytes ? options.segment_bytes
-                                                              : ring_default_segment_bytes(args.backend)},
+                      {"segment_bytes", ring.segment_elems * sizeof(float)},
+                      {"pipeline_depth", ring.pipeline_depth},
                       {"rows", nlohmann::json::array()}};
   for (const auto& row : rows) j["rows"].push_back(bench_row_to_json(row));
+  if (!options.ring) {
+    j.erase("segment_bytes");
+    j.erase("pipeline_depth");
+  }
   std::ofstream out(path);
   if (!out) throw Error("cannot write --json file '" + path + "'");
   out << j.dump(2) << "\n";
@@ -172,9 +212,14 @@ void run_controller(const BenchArgs& args) {
 
   fmt::print("# ringlab bench allreduce: backend {}, {} rank{}, {} iterations after {} warm-up, median time\n",
              args.backend, args.world_size, args.world_size == 1 ? "" : "s", options.iters, options.warmup_iters);
-  const size_t segment = options.segment_bytes ? options.segment_bytes : ring_default_segment_bytes(args.backend);
-  if (options.ring)
-    fmt::print("# ring segments: {}\n", segment ? format_byte_size(segment) + " bytes" : "whole chunks");
+  if (options.ring) {
+    const RingAllreduceOptions ring = bench_ring_options(options, args.backend);
+    const size_t depth = ring.pipeline_depth ? ring.pipeline_depth : kRingDefaultPipelineDepth;
+    if (ring.segment_elems)
+      fmt::print("# ring: {} byte segments, {} receives in flight\n", format_byte_size(ring.segment_elems * sizeof(float)), depth);
+    else
+      fmt::print("# ring: whole chunks, {} receives in flight\n", depth);
+  }
   fmt::print("#\n{}", bench_table_header(options));
   std::fflush(stdout);
 
@@ -215,8 +260,11 @@ void add_allreduce_options(CLI::App& cmd, BenchArgs& a) {
       ->capture_default_str();
   cmd.add_option("--json", a.json_path, "also write the results to this file as JSON");
   cmd.add_flag("--check,!--no-check", a.check, "verify every result against the serial sum (on by default)");
-  cmd.add_option("--segment-bytes", a.segment_bytes, "the ring's segment size, 0: the backend's default")
+  cmd.add_option("--segment-bytes", a.segment_bytes, "the ring's segment size, 0: whole chunks, auto: tuned per backend")
       ->capture_default_str();
+  cmd.add_option("--pipeline-depth", a.pipeline_depth, "the ring's segment receives in flight, auto: tuned per backend")
+      ->capture_default_str();
+  cmd.add_flag("--pin,!--no-pin", a.pin, "pin each rank to its own core, like mpirun --bind-to core");
   cmd.add_option("--timeout", a.timeout_s, "seconds any one operation may take")->capture_default_str();
   cmd.add_option("--worker-of", a.worker_of, "(internal) run as a rank of the controller at HOST:PORT")
       ->group("");

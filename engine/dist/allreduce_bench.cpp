@@ -11,7 +11,6 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
-#include "engine/dist/ring_allreduce.h"
 
 namespace ringlab {
 namespace {
@@ -46,13 +45,12 @@ struct BenchBuffers {
   }
 };
 
-// Every rank's two numbers, gathered through the backend's own all-reduce: rank r fills slot r
-// of a zeroed vector, so the sum is the list of everyone's values.
-std::vector<float> gather(ProcessGroup& group, float time_us, float wrong) {
+// Every rank's numbers, gathered through the backend's own all-reduce: rank r fills slot r of
+// each of the zeroed sections, so the sum lists everyone's values.
+std::vector<float> gather(ProcessGroup& group, const std::vector<float>& mine) {
   const size_t n = static_cast<size_t>(group.size()), r = static_cast<size_t>(group.rank());
-  std::vector<float> v(2 * n, 0.0f);
-  v[r] = time_us;
-  v[n + r] = wrong;
+  std::vector<float> v(mine.size() * n, 0.0f);
+  for (size_t i = 0; i < mine.size(); ++i) v[i * n + r] = mine[i];
   group.allreduce_native(v);
   return v;
 }
@@ -63,12 +61,15 @@ using AllreduceFn = std::function<void(std::span<float>)>;
 // time (the collective is done when the last rank is), wrong elements summed over ranks.
 AllreduceBenchResult summarize(ProcessGroup& group, const std::vector<double>& times_us, int64_t wrong,
                                size_t bytes, bool checked) {
-  const std::vector<float> all = gather(group, static_cast<float>(median(times_us)), static_cast<float>(wrong));
+  const double fastest = times_us.empty() ? 0.0 : *std::min_element(times_us.begin(), times_us.end());
+  const std::vector<float> all =
+      gather(group, {static_cast<float>(median(times_us)), static_cast<float>(fastest), static_cast<float>(wrong)});
   const size_t n = static_cast<size_t>(group.size());
   AllreduceBenchResult result;
   for (size_t r = 0; r < n; ++r) {
     result.time_us = std::max(result.time_us, static_cast<double>(all[r]));
-    result.wrong += static_cast<int64_t>(all[n + r]);
+    result.min_time_us = std::max(result.min_time_us, static_cast<double>(all[n + r]));
+    result.wrong += static_cast<int64_t>(all[2 * n + r]);
   }
   if (!checked) result.wrong = -1;
   result.algbw_gbps = result.time_us > 0 ? static_cast<double>(bytes) / (result.time_us * 1e-6) / 1e9 : 0;
@@ -105,12 +106,18 @@ std::vector<AllreduceBenchResult> measure(ProcessGroup& group, BenchBuffers& buf
 }
 
 nlohmann::json result_to_json(const AllreduceBenchResult& r) {
-  return {{"time_us", r.time_us}, {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}, {"wrong", r.wrong}};
+  return {{"time_us", r.time_us}, {"min_time_us", r.min_time_us}, {"algbw_gbps", r.algbw_gbps},
+          {"busbw_gbps", r.busbw_gbps}, {"wrong", r.wrong}};
 }
 
 AllreduceBenchResult result_from_json(const nlohmann::json& j) {
-  return {j.at("time_us").get<double>(), j.at("algbw_gbps").get<double>(), j.at("busbw_gbps").get<double>(),
-          j.at("wrong").get<int64_t>()};
+  AllreduceBenchResult r;
+  r.time_us = j.at("time_us").get<double>();
+  r.min_time_us = j.value("min_time_us", 0.0);
+  r.algbw_gbps = j.at("algbw_gbps").get<double>();
+  r.busbw_gbps = j.at("busbw_gbps").get<double>();
+  r.wrong = j.at("wrong").get<int64_t>();
+  return r;
 }
 
 std::string result_columns(const std::optional<AllreduceBenchResult>& r) {
@@ -179,10 +186,12 @@ double allreduce_bus_factor(int world_size) {
   return world_size > 1 ? 2.0 * (world_size - 1) / world_size : 0.0;
 }
 
-size_t ring_default_segment_bytes(const std::string& backend) {
-  // Whole chunks unless tuning shows segments pay off on this backend.
-  (void)backend;
-  return 0;
+RingAllreduceOptions bench_ring_options(const AllreduceBenchOptions& options, const std::string& backend) {
+  const RingTuning tuned = ring_tuning_for(backend);
+  RingAllreduceOptions ring;
+  ring.segment_elems = options.segment_bytes ? *options.segment_bytes / sizeof(float) : tuned.segment_elems;
+  ring.pipeline_depth = options.pipeline_depth ? *options.pipeline_depth : tuned.pipeline_depth;
+  return ring;
 }
 
 AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const AllreduceBenchOptions& options) {
@@ -190,10 +199,7 @@ AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const 
   row.bytes = bytes;
   row.count = bytes / sizeof(float);
   BenchBuffers buffers(group.rank(), group.size(), row.count);
-  RingAllreduceOptions ring;
-  const size_t segment_bytes =
-      options.segment_bytes ? options.segment_bytes : ring_default_segment_bytes(group.backend());
-  ring.segment_elems = segment_bytes / sizeof(float);
+  const RingAllreduceOptions ring = bench_ring_options(options, group.backend());
   std::vector<AllreduceFn> algorithms;
   if (options.ring) algorithms.push_back([&](std::span<float> d) { ring_allreduce(group, d, ring); });
   if (options.native) algorithms.push_back([&](std::span<float> d) { group.allreduce_native(d); });

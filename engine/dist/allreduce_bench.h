@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/dist/process_group.h"
+#include "engine/dist/ring_allreduce.h"
 
 namespace ringlab {
 
@@ -24,7 +25,9 @@ struct AllreduceBenchOptions {
   bool ring = true;     // ringlab's ring over the group's point-to-point
   bool native = true;   // the backend's own all-reduce
   bool check = true;    // verify every timed iteration against the serial sum
-  size_t segment_bytes = 0;  // the ring's segment size; 0: ring_default_segment_bytes(backend)
+  // The ring's segment size (0: whole chunks) and receives in flight; unset: ring_tuning_for().
+  std::optional<size_t> segment_bytes;
+  std::optional<size_t> pipeline_depth;
 
   // Throws InputError naming the flag (nccl-tests' spelling) that is out of range.
   void validate() const;
@@ -33,6 +36,7 @@ struct AllreduceBenchOptions {
 // One algorithm at one size, over all ranks.
 struct AllreduceBenchResult {
   double time_us = 0;      // the slowest rank's median over the timed iterations
+  double min_time_us = 0;  // the slowest rank's fastest iteration: the undisturbed cost on a busy machine
   double algbw_gbps = 0;   // bytes / time, GB = 1e9 bytes as nccl-tests counts
   double busbw_gbps = 0;   // algbw * 2(n-1)/n: what each link carried; 0 for one rank
   int64_t wrong = 0;       // wrong elements, summed over ranks (-1: not checked)
@@ -58,8 +62,8 @@ std::vector<size_t> bench_sizes(const AllreduceBenchOptions& options);
 // nccl-tests' bus bandwidth factor for all-reduce: 2(n-1)/n.
 double allreduce_bus_factor(int world_size);
 
-// The segment size the ring uses on `backend` when the user does not choose one.
-size_t ring_default_segment_bytes(const std::string& backend);
+// The ring's options for this benchmark on `backend`: the user's choice, else the tuned ones.
+RingAllreduceOptions bench_ring_options(const AllreduceBenchOptions& options, const std::string& backend);
 
 // Measures one size on every rank (a collective call: all ranks, same arguments).
 AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const AllreduceBenchOptions& options);

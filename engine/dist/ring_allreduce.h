@@ -8,11 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 
 #include "engine/dist/process_group.h"
 #include "engine/runtime/event.h"
 
 namespace ringlab {
+
+inline constexpr size_t kRingDefaultPipelineDepth = 2;
 
 struct RingAllreduceOptions {
   // How long any one transfer may take to complete (0: the group's timeout). Time spent in
@@ -21,7 +24,8 @@ struct RingAllreduceOptions {
   // 0: send each chunk as one message. Otherwise chunks are cut into segments of at most this
   // many elements, and the receive of segment k+1 is in flight while segment k is being added.
   size_t segment_elems = 0;
-  // How many segment receives are posted ahead of the one being consumed (0: the default, 4).
+  // How many segment receives are posted ahead of the one being consumed (0: the default,
+  // kRingDefaultPipelineDepth). Reduce-scatter needs that many segments of scratch.
   size_t pipeline_depth = 0;
   // Where ChunkTransfer events go (only when events->wants_chunks()), and the labels they carry.
   EventSink* events = nullptr;
@@ -36,6 +40,14 @@ struct RingAllreduceOptions {
 // Sums `data` across all ranks of `pg`, in place. Throws TimeoutError / Error naming the rank,
 // "ring_allreduce" and the ring step when a transfer fails. World size 1 returns at once.
 void ring_allreduce(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& options = {});
+
+// The segment size and pipeline depth that measured fastest on each backend, for callers that
+// want speed rather than one message per chunk (the benchmark, DDP). See ring_allreduce.cpp.
+struct RingTuning {
+  size_t segment_elems = 0;  // 0: whole chunks
+  size_t pipeline_depth = 0;
+};
+RingTuning ring_tuning_for(const std::string& backend);
 
 // The ring's arithmetic, shared with the simulator and the views.
 struct RingChunk {
