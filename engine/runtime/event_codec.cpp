@@ -1,5 +1,7 @@
 #include "engine/runtime/event_codec.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
@@ -53,7 +55,10 @@ void encode(const Event& e, std::vector<uint8_t>& out) {
   check_limit(e.values.size(), kMaxValues, "values", e);
   check_limit(e.indices.size(), kMaxIndices, "indices", e);
   check_limit(e.text.size(), kMaxTextBytes, "bytes of text", e);
-  out.reserve(out.size() + encoded_size(e));
+  // Grow geometrically: reserving the exact size for every appended event would copy the whole
+  // buffer once per event.
+  const size_t needed = out.size() + encoded_size(e);
+  if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
   const size_t frame = net::begin_frame(out);
   wire::Writer w(out);
   w.u8(static_cast<uint8_t>(e.kind));
