@@ -5,6 +5,9 @@
 namespace ringlab {
 namespace {
 
+// 8192 events of ~180 bytes: about 1.4 MiB per chunk.
+constexpr size_t kChunkEvents = 8192;
+
 // Detail events are the many small ones a ring produces: one per chunk per ring step, one per
 // gate wait. Everything else (steps, losses, collectives, shards, errors) is kept for the whole run.
 bool is_detail(const Event& e) {
@@ -15,10 +18,21 @@ bool is_detail(const Event& e) {
 
 EventStore::EventStore(size_t max_detail_events) : max_detail_events_(max_detail_events) {}
 
+Event& EventStore::at_locked(size_t index) { return chunks_[index / kChunkEvents][index % kChunkEvents]; }
+
+const Event& EventStore::at_locked(size_t index) const {
+  return chunks_[index / kChunkEvents][index % kChunkEvents];
+}
+
 void EventStore::emit(Event event) {
   std::lock_guard lock(mutex_);
   if (is_detail(event)) ++detail_events_;
-  events_.push_back(std::move(event));
+  if (size_ % kChunkEvents == 0 && size_ / kChunkEvents == chunks_.size()) {
+    chunks_.emplace_back();
+    chunks_.back().reserve(kChunkEvents);
+  }
+  chunks_[size_ / kChunkEvents].push_back(std::move(event));
+  ++size_;
   ++version_;
   if (detail_events_ > max_detail_events_) downsample_locked();
 }
@@ -28,23 +42,34 @@ void EventStore::emit(Event event) {
 void EventStore::downsample_locked() {
   const size_t drop = detail_events_ - detail_events_ / 2;
   size_t dropped = 0;
-  auto keep_end = std::remove_if(events_.begin(), events_.end(), [&](const Event& e) {
+  size_t kept = 0;
+  for (size_t i = 0; i < size_; ++i) {
+    Event& e = at_locked(i);
     if (dropped < drop && is_detail(e)) {
       ++dropped;
-      return true;
+      continue;
     }
-    return false;
-  });
-  events_.erase(keep_end, events_.end());
+    if (kept != i) at_locked(kept) = std::move(e);
+    ++kept;
+  }
+  truncate_locked(kept);
   detail_events_ -= dropped;
   dropped_detail_ += dropped;
   ++version_;
   ++generation_;
 }
 
+void EventStore::truncate_locked(size_t size) {
+  const size_t chunks = (size + kChunkEvents - 1) / kChunkEvents;
+  chunks_.resize(chunks);
+  if (size % kChunkEvents != 0) chunks_.back().resize(size % kChunkEvents);
+  size_ = size;
+}
+
 void EventStore::clear() {
   std::lock_guard lock(mutex_);
-  events_.clear();
+  chunks_.clear();
+  size_ = 0;
   detail_events_ = 0;
   dropped_detail_ = 0;
   ++version_;
@@ -63,7 +88,7 @@ uint64_t EventStore::generation() const {
 
 size_t EventStore::size() const {
   std::lock_guard lock(mutex_);
-  return events_.size();
+  return size_;
 }
 
 size_t EventStore::detail_events() const {
@@ -78,13 +103,16 @@ size_t EventStore::dropped_detail() const {
 
 size_t EventStore::for_each(size_t from, const std::function<void(const Event&)>& fn) const {
   std::lock_guard lock(mutex_);
-  for (size_t i = from; i < events_.size(); ++i) fn(events_[i]);
-  return std::max(from, events_.size());
+  for (size_t i = from; i < size_; ++i) fn(at_locked(i));
+  return std::max(from, size_);
 }
 
 std::vector<Event> EventStore::snapshot() const {
   std::lock_guard lock(mutex_);
-  return events_;
+  std::vector<Event> all;
+  all.reserve(size_);
+  for (const auto& chunk : chunks_) all.insert(all.end(), chunk.begin(), chunk.end());
+  return all;
 }
 
 }  // namespace ringlab

@@ -39,9 +39,15 @@ class EventStore : public EventSink {
 
  private:
   void downsample_locked();
+  Event& at_locked(size_t index);
+  const Event& at_locked(size_t index) const;
+  void truncate_locked(size_t size);
 
   mutable std::mutex mutex_;
-  std::vector<Event> events_;
+  // Events in fixed-size chunks rather than one vector: appending never moves what is already
+  // stored (a growing vector of millions of events would copy them all at every doubling).
+  std::vector<std::vector<Event>> chunks_;
+  size_t size_ = 0;
   size_t max_detail_events_;
   size_t detail_events_ = 0;
   size_t dropped_detail_ = 0;
