@@ -147,7 +147,7 @@ TEST_CASE("concurrent clients on threads: atomic add and a rendezvous of every r
         for (int r = 0; r < kClients; ++r)
           if (text_of(client.get("rank/" + std::to_string(r))) != std::to_string(r * 10)) ++failures;
       } catch (const std::exception& e) {
-        MESSAGE(e.what());
+        MESSAGE(std::string(e.what()));
         ++failures;
       }
     });
