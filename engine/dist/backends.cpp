@@ -13,10 +13,7 @@
 #ifdef RINGLAB_HAVE_MPI
 #include "engine/dist/mpi/mpi_process_group.h"
 #endif
-#include "engine/dist/nccl/nccl_availability.h"
-#ifdef RINGLAB_HAVE_CUDA
-#include "engine/dist/nccl/nccl_process_group.h"
-#endif
+#include "engine/runtime/gpu_plugin.h"
 
 namespace ringlab {
 namespace {
@@ -47,8 +44,9 @@ std::string available_names() {
 }  // namespace
 
 BackendInfo nccl_backend_info(int world_size) {
-  const CudaAvailability a = nccl_availability(world_size);
-  return {"nccl", a.usable, a.reason};
+  std::string why;
+  const GpuPluginApi* gpu = gpu_plugin(&why);
+  return gpu ? gpu->nccl_backend_info(world_size) : BackendInfo{"nccl", false, why};
 }
 
 std::vector<BackendInfo> list_backends() {
@@ -87,16 +85,12 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int
     return group;
   }
 #endif
-#ifdef RINGLAB_HAVE_CUDA
   if (backend == "nccl") {
     if (!store) throw Error({rank, "nccl.init", -1}, "the NCCL backend needs a store for its unique id");
     const BackendInfo info = nccl_backend_info(size);
     if (!info.available) throw InputError("backend 'nccl' cannot run here: " + info.reason);
-    NcclOptions options;
-    options.timeout = timeout;
-    return std::make_unique<NcclProcessGroup>(*store, rank, size, options);
+    return gpu_plugin()->make_nccl_group(*store, rank, size, timeout);
   }
-#endif
   throw InputError("backend '" + backend + "' has no process group in this build (available: " +
                    available_names() + ")");
 }

@@ -29,10 +29,7 @@
 #include "engine/runtime/flight_recorder.h"
 #include "engine/runtime/trainer.h"
 #include "engine/runtime/worker_env.h"
-#ifdef RINGLAB_HAVE_CUDA
-#include "engine/cuda/cuda_trainer.h"
-#include "engine/dist/nccl/nccl_process_group.h"
-#endif
+#include "engine/runtime/gpu_plugin.h"
 
 namespace ringlab {
 namespace {
@@ -204,9 +201,12 @@ void emit_run_begin(EventSink& events, int rank, const JobConfig& job) {
 // The NCCL backend trains on the rank's GPU; the CPU backends on the CPU.
 RankOutcome train_on_backend(const JobConfig& job, ProcessGroup& group, EventSink& events, const TrainerHooks& hooks,
                              const TrainingState* resume) {
-#ifdef RINGLAB_HAVE_CUDA
-  if (auto* nccl = dynamic_cast<NcclProcessGroup*>(&group)) return train_rank_cuda(job, *nccl, events, hooks, resume);
-#endif
+  if (group.backend() == "nccl") {
+    std::string why;
+    const GpuPluginApi* gpu = gpu_plugin(&why);
+    if (!gpu) throw Error(why);
+    return gpu->train(job, group, events, hooks, resume);
+  }
   return train_rank(job, group, events, hooks, resume);
 }
 

@@ -1,0 +1,57 @@
+#include "engine/runtime/gpu_plugin.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <mutex>
+
+namespace ringlab {
+namespace {
+
+std::string executable_dir() {
+  char path[PATH_MAX] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return ".";
+  std::string p(path, static_cast<size_t>(n));
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+struct Loaded {
+  const GpuPluginApi* api = nullptr;
+  std::string why;
+};
+
+Loaded load() {
+#ifndef RINGLAB_CUDA_PLUGIN
+  return {nullptr, "built without CUDA"};
+#else
+  // Beside the executable (the build tree and an install alike), else the loader's search path.
+  const std::string beside = executable_dir() + "/libringlab_cuda.so";
+  void* handle = ::dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) handle = ::dlopen("libringlab_cuda.so", RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = ::dlerror();
+    return {nullptr, std::string("the GPU plugin cannot be loaded: ") + (err ? err : "unknown error")};
+  }
+  using Entry = const GpuPluginApi* (*)();
+  auto entry = reinterpret_cast<Entry>(::dlsym(handle, kGpuPluginEntry));
+  if (!entry) return {nullptr, "the GPU plugin has no entry point (" + beside + ")"};
+  const GpuPluginApi* api = entry();
+  if (!api || api->version != kGpuPluginVersion) return {nullptr, "the GPU plugin is from another ringlab version"};
+  return {api, ""};
+#endif
+}
+
+}  // namespace
+
+const GpuPluginApi* gpu_plugin(std::string* why) {
+  static std::once_flag once;
+  static Loaded loaded;
+  std::call_once(once, [] { loaded = load(); });
+  if (why) *why = loaded.why;
+  return loaded.api;
+}
+
+}  // namespace ringlab
