@@ -258,7 +258,9 @@ void write_transfers(TraceOut& out, const std::vector<Event>& events,
       if (e->kind == EventKind::ChunkTransfer && e->src >= 0 && e->src != rank) {
         ++flow_id;
         out.flow('s', trace_pid(e->src), kTraceCommunicationTid, flow_id, event_begin_ns(*e));
-        out.flow('f', pid, kTraceCommunicationTid, flow_id, end);
+        // The arrow lands a nanosecond before the slice ends: a viewer binds it to the slice
+        // open at that moment, which at the very end may already be the enclosing collective.
+        out.flow('f', pid, kTraceCommunicationTid, flow_id, end > begin ? end - 1 : end);
       }
     }
   }
