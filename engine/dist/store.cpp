@@ -54,6 +54,11 @@ uint32_t to_wire_ms(std::chrono::milliseconds t) {
   return static_cast<uint32_t>(std::clamp<int64_t>(t.count(), 0, UINT32_MAX));
 }
 
+// When a client stops waiting for the answer to a request the server holds for `timeout`.
+net::Deadline reply_deadline(std::chrono::milliseconds timeout) {
+  return net::deadline_after(std::chrono::milliseconds(to_wire_ms(timeout)) + kReplyGrace);
+}
+
 // add() keeps counters as decimal text, like torch's TCPStore, so get() of a counter reads "3".
 std::optional<int64_t> parse_counter(const std::vector<uint8_t>& value) {
   int64_t parsed = 0;
@@ -388,7 +393,7 @@ std::vector<uint8_t> StoreClient::get(const std::string& key) {
   w.string(key);
   w.u32(to_wire_ms(impl_->timeout));
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.get", net::deadline_after(std::chrono::milliseconds(to_wire_ms(impl_->timeout)) + kReplyGrace));
+  const auto reply = impl_->round_trip("store.get", reply_deadline(impl_->timeout));
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status == Status::Ok) return r.bytes(kMaxFrameBytes, "value");
@@ -422,7 +427,7 @@ void StoreClient::wait(const std::vector<std::string>& keys, std::chrono::millis
   write_keys(w, keys);
   w.u32(to_wire_ms(timeout));
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.wait", net::deadline_after(std::chrono::milliseconds(to_wire_ms(timeout)) + kReplyGrace));
+  const auto reply = impl_->round_trip("store.wait", reply_deadline(timeout));
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status == Status::Ok) return;

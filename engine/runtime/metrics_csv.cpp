@@ -81,7 +81,8 @@ void add_spans(Rows& rows, const std::vector<Event>& events) {
   // A collective's span is on its CollectiveEnd; its begin time may be on the CollectiveBegin.
   std::map<std::pair<int, int64_t>, int64_t> collective_begin;
   for (const Event& e : events)
-    if (e.kind == EventKind::CollectiveBegin) collective_begin.emplace(std::pair{e.rank, e.collective_id}, event_begin_ns(e));
+    if (e.kind == EventKind::CollectiveBegin)
+      collective_begin.emplace(std::pair{e.rank, e.collective_id}, event_begin_ns(e));
   for (const Event& e : events) {
     int64_t begin = event_begin_ns(e);
     if (e.kind == EventKind::CollectiveEnd && e.t_end_ns != 0 && e.t_begin_ns == 0) {
