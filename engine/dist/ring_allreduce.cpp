@@ -255,14 +255,17 @@ class RingRun {
 
 }  // namespace
 
-// Measured with `ringlab bench allreduce -b 16M -e 16M --world-size 2` on a 2-core machine.
-// gloo: 1 MiB segments, 16 receives ahead. gloo's TCP transport sends a message only once the
-// receiver has announced its receive; when the announcement is already there, the sending
-// thread writes the data itself, otherwise gloo's single I/O thread must, on top of all the
-// reading. Posting a small ring's receives all at once makes the announcements arrive first, so
-// the writing moves to the calling thread while the I/O thread reads.
+// Measured with `ringlab bench allreduce -b 16M -e 16M --world-size 2` on a busy 2-core machine,
+// ring and native in alternating turns, several runs per setting.
+// gloo: 1 MiB segments, 16 receives ahead, which for a small ring means every receive is posted
+// at once. gloo's TCP transport moves a message only after the receiver has announced its
+// receive, one round trip per message; gloo::allreduce keeps two 1 MiB segments in flight and
+// waits on each, so it pays that round trip (and a wake-up of its I/O thread) again and again.
+// Deeper was better up to 16 MiB in flight; smaller segments, fewer ahead, or posting the
+// receives before the sends all measured slower.
 // MPI: 256 KiB segments, 4 ahead. Shared-memory MPI copies data only inside MPI calls, so a few
-// segments in flight are enough; small rotating scratch segments are added while still in cache.
+// segments in flight are enough; small rotating scratch segments are added while still in cache
+// (whole chunks and deeper windows measured slower).
 RingTuning ring_tuning_for(const std::string& backend) {
   if (backend == "gloo") return {(size_t{1} << 20) / sizeof(float), 16};
   if (backend == "mpi") return {(size_t{256} << 10) / sizeof(float), 4};

@@ -3,6 +3,7 @@
 // sizes 1..8, element counts 0, 1, 3, 7, 1000 and 2^20 + 3 (fewer elements than ranks, and
 // counts not divisible by the world size), whole chunks and segmented chunks.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <exception>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/dist/allreduce_bench.h"
 #include "engine/dist/backends.h"
 #include "engine/dist/local_process_group.h"
 #include "engine/dist/ring_allreduce.h"
@@ -98,8 +100,9 @@ void check_grid(const std::function<World(int)>& make_world) {
   for (int n = 1; n <= 8; ++n) {
     World world = make_world(n);
     for (size_t count : kCounts) {
-      // Whole chunks, segments pipelined across steps, and segments step by step (gated).
-      for (const char* mode : {"whole", "segmented", "gated"}) {
+      // Whole chunks, segments pipelined across steps, a window deep enough to post every
+      // receive at once (the tuned gloo setting), and segments step by step (gated).
+      for (const char* mode : {"whole", "segmented", "deep", "gated"}) {
         CAPTURE(n);
         CAPTURE(count);
         CAPTURE(mode);
@@ -109,6 +112,7 @@ void check_grid(const std::function<World(int)>& make_world) {
           RingAllreduceOptions opt;
           // About three segments per chunk, so pipelining and ragged last segments are exercised.
           if (mode != std::string("whole")) opt.segment_elems = std::max<size_t>(1, count / (3 * static_cast<size_t>(n)));
+          if (mode == std::string("deep")) opt.pipeline_depth = 64;
           if (mode == std::string("gated")) opt.before_step = [](RingPhase, int) {};
           ring_allreduce(world.group(r), data[static_cast<size_t>(r)], opt);
         });
@@ -401,4 +405,54 @@ TEST_CASE("backends: the list names all three, unknown names are input errors") 
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("available:") != std::string::npos);
   }
+}
+
+TEST_CASE("bench arithmetic: sizes, bus bandwidth factor, size parsing") {
+  CHECK(allreduce_bus_factor(1) == 0.0);
+  CHECK(allreduce_bus_factor(2) == 1.0);
+  CHECK(allreduce_bus_factor(4) == 1.5);
+  CHECK(parse_byte_size("4", "-b") == 4);
+  CHECK(parse_byte_size("64M", "-e") == (size_t{64} << 20));
+  CHECK(parse_byte_size("1k", "-b") == 1024);
+  CHECK(parse_byte_size("2G", "-e") == (size_t{2} << 30));
+  CHECK_THROWS_AS(parse_byte_size("", "-b"), InputError);
+  CHECK_THROWS_AS(parse_byte_size("12Q", "-b"), InputError);
+  CHECK_THROWS_AS(parse_byte_size("-4", "-b"), InputError);
+  CHECK(format_byte_size(16 << 20) == "16M");
+  CHECK(format_byte_size(1536) == "1536");
+  AllreduceBenchOptions o;
+  o.min_bytes = 4;
+  o.max_bytes = 64;
+  CHECK(bench_sizes(o) == std::vector<size_t>{4, 8, 16, 32, 64});
+  o.min_bytes = 6;  // rounded down to whole floats
+  o.max_bytes = 30;
+  o.step_factor = 2.5;
+  CHECK(bench_sizes(o) == std::vector<size_t>{4, 12});  // 6 -> 4, 15 -> 12, 37.5 is past 30
+  o.step_factor = 1.0;
+  CHECK_THROWS_AS(o.validate(), InputError);
+}
+
+TEST_CASE("bench: a row measured over the thread world is correct and survives JSON") {
+  const int n = 3;
+  LocalWorld world(n, 20000ms);
+  AllreduceBenchOptions o;
+  o.iters = 3;
+  o.warmup_iters = 1;
+  std::vector<AllreduceBenchRow> rows(n);
+  run_ranks(n, [&](int r) { rows[static_cast<size_t>(r)] = bench_allreduce_size(world.group(r), 4000, o); });
+  const AllreduceBenchRow& row = rows[0];
+  CHECK(row.count == 1000);
+  REQUIRE(row.ring);
+  REQUIRE(row.native);
+  CHECK(row.ring->wrong == 0);
+  CHECK(row.native->wrong == 0);
+  CHECK(row.ring->time_us > 0);
+  CHECK(row.ring->busbw_gbps == doctest::Approx(row.ring->algbw_gbps * 4.0 / 3.0));
+  const AllreduceBenchRow back = bench_row_from_json(bench_row_to_json(row));
+  CHECK(back.bytes == row.bytes);
+  CHECK(back.ring->time_us == row.ring->time_us);
+  CHECK(back.native->wrong == 0);
+  const std::string line = bench_table_row(row, o);
+  CHECK(line.find("float") != std::string::npos);
+  CHECK(bench_table_header(o).find("busbw(GB/s)") != std::string::npos);
 }
