@@ -9,21 +9,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <fmt/core.h>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "app/gui_capture.h"
+#include "app/gui_headless.h"
 #include "app/gui_options.h"
 #include "app/gui_session.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
-#include "engine/replay/ring_state.h"
 #include "engine/runtime/scenario.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -36,6 +35,10 @@ namespace {
 constexpr float kBaseFontPx = 18.0f;
 constexpr int kNoDisplayExit = 3;
 std::string g_glfw_error;
+
+// Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped.
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
 
 void remember_glfw_error(int code, const char* text) { g_glfw_error = fmt::format("{} (GLFW error {:#x})", text, code); }
 
@@ -117,50 +120,6 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
   return restyle;
 }
 
-// --wait-run: the run has ended, or (step-through with --ring-step) the all-reduce on screen
-// has reached the requested step and the workers wait at the gate.
-bool reached_goal(const RunSession& session, const viz::AppState& state) {
-  if (session.run_over()) return true;
-  if (state.step.mode != viz::RingMode::Gated || state.step.fixed_position < 0) return false;
-  const replay::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
-  return shown && state.step.position >= state.step.fixed_position;
-}
-
-// What the views showed at the end, for tests: the ring's frame, the sets of workers, where
-// the loss curve marks a change of world, and how far training got.
-void write_state_json(const std::string& path, const RunSession& session, const viz::AppState& state) {
-  const replay::RunModel& model = session.model();
-  const replay::CollectiveRecord* shown = viz::ShownCollective(model, state);
-  nlohmann::json j;
-  j["ring"] = shown ? nlohmann::json::parse(replay::ring_frame_to_json(replay::ring_frame(*shown, state.step.position)))
-                    : nlohmann::json();
-  j["generations"] = nlohmann::json::array();
-  for (const auto& g : model.generations())
-    j["generations"].push_back({{"index", g.index}, {"world_size", g.world_size}, {"backend", g.has_job ? g.job.backend : ""}});
-  j["world_changes"] = nlohmann::json::array();
-  for (const auto& c : model.loss().changes)
-    j["world_changes"].push_back({{"step", c.step}, {"world_size", c.world_size}, {"backend", c.backend}});
-  j["latest_step"] = model.latest_step();
-  j["epoch_mse"] = nlohmann::json::array();
-  for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
-  j["sampler_epochs"] = model.sampler().epochs().size();
-  j["errors"] = model.errors();
-  j["run_message"] = state.run.message;
-  std::ofstream out(path);
-  if (!out) throw Error(fmt::format("--state-json: cannot write '{}'", path));
-  out << j.dump(1) << "\n";
-}
-
-// --switch: asks for the live change once training has reached the step, as the controls do.
-void maybe_switch(const GuiOptions& o, const RunSession& session, viz::AppState& state, bool& done) {
-  if (done || o.switch_step < 0 || session.model().latest_step() < o.switch_step) return;
-  if (state.run.phase != viz::RunPhase::Running) return;
-  state.job.world_size = o.switch_world;
-  if (!o.switch_backend.empty()) state.job.backend = o.switch_backend;
-  state.requests.change_world = true;
-  done = true;
-}
-
 struct Window {
   GLFWwindow* handle = nullptr;
   ~Window() {
@@ -175,6 +134,8 @@ int run_gui(const GuiOptions& options) {
   viz::AppState state = initial_state(options);  // bad flags or scenario: before any window
   const bool headless = options.frames > 0;
 
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
   glfwSetErrorCallback(remember_glfw_error);
   if (!glfwInit()) {
     print_headless_help();
@@ -216,7 +177,7 @@ int run_gui(const GuiOptions& options) {
     uint64_t last_events = 0;
     int frames = 0;
     bool switched = false;
-    while (!glfwWindowShouldClose(window.handle)) {
+    while (!glfwWindowShouldClose(window.handle) && !g_interrupted) {
       const int64_t t0 = now_ns();
       const double cpu0 = process_cpu_ms();
       glfwPollEvents();

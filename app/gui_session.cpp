@@ -2,6 +2,8 @@
 #ifdef RINGLAB_HAVE_GUI
 #include "app/gui_session.h"
 
+#include <malloc.h>
+
 #include <chrono>
 #include <fmt/core.h>
 
@@ -13,9 +15,14 @@
 namespace ringlab::app {
 namespace {
 
-constexpr int64_t kIngestBudgetNs = 6'000'000;  // per frame
+// Events are taken in within a time budget per frame, so a flood never stalls the frame; when
+// a backlog builds up (the machine is busy) the budget grows until it is worked off.
+constexpr int64_t kIngestBudgetNs = 6'000'000;
+constexpr int64_t kBacklogBudgetNs = 30'000'000;
+constexpr size_t kBacklog = 20'000;
 constexpr size_t kIngestBatch = 4096;
 constexpr size_t kMaxOverlays = 6;
+constexpr int64_t kTrimEveryNs = 2'000'000'000;
 
 double seconds_now() { return now_ns() * 1e-9; }
 
@@ -23,7 +30,7 @@ double seconds_now() { return now_ns() * 1e-9; }
 
 // The store keeps the latest 200k events for the controller's own use; the models keep what
 // the views draw. Together they stay within a few hundred MB however long the run.
-RunSession::RunSession(viz::AppState& state) : state_(state), feed_(200'000) {}
+RunSession::RunSession(viz::AppState& state) : state_(state), feed_(100'000, 400'000) {}
 
 RunSession::~RunSession() {
   if (controller_) controller_->request_stop();
@@ -113,13 +120,20 @@ void RunSession::finish(const RunResult& result) {
 }
 
 void RunSession::update() {
-  const int64_t deadline = now_ns() + kIngestBudgetNs;
+  const int64_t deadline = now_ns() + (feed_.queued() > kBacklog ? kBacklogBudgetNs : kIngestBudgetNs);
   do {
     batch_.clear();
     if (feed_.drain(batch_, kIngestBatch) == 0) break;
     for (const Event& e : batch_) model_.consume(e);
   } while (now_ns() < deadline);
   if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;
+  state_.run.events_lost = feed_.overflowed();
+  // Events are allocated on the event server's threads and freed on this one; glibc keeps the
+  // freed pages in those threads' arenas, so a long run's memory would creep up. Hand them back.
+  if (now_ns() - last_trim_ns_ > kTrimEveryNs) {
+    malloc_trim(0);
+    last_trim_ns_ = now_ns();
+  }
   // The run is over once the controller says so and its last events are in.
   if (controller_ && !run_over() && feed_.queued() == 0)
     if (std::optional<RunResult> result = controller_->poll()) finish(*result);

@@ -28,6 +28,7 @@ class RunSession {
   void start();  // a fresh run of state.job (or the scenario's sequence)
   void load_scenario(const std::string& name);
   const replay::RunModel& model() const { return model_; }
+  const replay::EventFeed& feed() const { return feed_; }
   bool run_over() const;  // ended, failed, stopped, or never started
 
  private:
@@ -44,6 +45,7 @@ class RunSession {
   std::vector<JobConfig> sequence_;  // runs still to make, in order
   bool stopping_ = false;
   double started_at_s_ = 0;
+  int64_t last_trim_ns_ = 0;
 };
 
 }  // namespace ringlab::app

@@ -81,6 +81,7 @@ struct RunStatus {
   int live_world_size = 0;    // what the controller runs now
   std::string live_backend;
   double elapsed_s = 0.0;
+  size_t events_lost = 0;     // the app fell so far behind that events were dropped
 };
 
 struct AppState {

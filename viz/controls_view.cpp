@@ -144,6 +144,12 @@ void draw_status(const replay::RunModel& model, AppState& state) {
                        state.run.message.c_str());
     ImGui::PopTextWrapPos();
   }
+  if (state.run.events_lost > 0) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s",
+                       trf("{} events were dropped: this machine is too busy for the app to keep up", state.run.events_lost).c_str());
+    ImGui::PopTextWrapPos();
+  }
   for (const auto& e : model.errors()) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s", e.c_str());

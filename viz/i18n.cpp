@@ -84,6 +84,8 @@ const std::unordered_map<std::string_view, const char*>& indonesian() {
        "Tekan Mulai: {} proses worker akan berlatih"},
       {"Waiting for the first ring all-reduce",
        "Menunggu ring all-reduce pertama"},
+      {"{} events were dropped: this machine is too busy for the app to keep up",
+       "{} event terbuang: mesin ini terlalu sibuk sehingga aplikasi tertinggal"},
       {"Reset",
        "Atur ulang"},
       {"Resume",

@@ -23,52 +23,46 @@ using replay::LossSeries;
 // Overlays are drawn in muted, distinct tones so the live run stays in front.
 constexpr uint32_t kOverlayColors[] = {0xFF8C6A5A, 0xFF3F8FBF, 0xFF6E9A3C, 0xFFB0609E, 0xFF2F6FD8, 0xFF808080};
 
-// Steps to epochs: epoch k (0-based) ends at the step recorded with its MSE, so a step maps to
-// k + its fraction of the way through epoch k.
-double epoch_of_step(const LossSeries& s, double step) {
-  double begin = -1;  // steps are counted from 0; the first epoch spans (-1, end0]
-  for (size_t k = 0; k < s.epoch_mse.size(); ++k) {
-    const double end = s.epoch_mse[k].step - 1;
-    if (step <= end || k + 1 == s.epoch_mse.size()) {
-      const double span = std::max(end - begin, 1.0);
-      return static_cast<double>(k) + (step - begin) / span;
-    }
-    begin = end;
-  }
-  return step;  // no epoch finished yet: fall back to steps
-}
-
-std::vector<LossPoint> to_epochs(const LossSeries& s, std::span<const LossPoint> points) {
-  std::vector<LossPoint> out;
-  out.reserve(points.size());
-  for (const auto& p : points) out.push_back({epoch_of_step(s, p.step), p.loss});
-  return out;
-}
-
-std::vector<LossPoint> mse_points(const LossSeries& s, bool by_epoch) {
-  std::vector<LossPoint> out;
-  for (const auto& e : s.epoch_mse) out.push_back({by_epoch ? e.epoch + 1.0 : e.step, e.mse});
-  return out;
-}
-
-struct Extent {
-  double x0 = 0, x1 = 1, y0 = 1e-3, y1 = 1;
-  bool any = false;
-  void take(std::span<const LossPoint> pts, bool log) {
-    for (const auto& p : pts) {
-      if (!std::isfinite(p.loss) || (log && p.loss <= 0)) continue;
-      if (!any) {
-        x0 = x1 = p.step;
-        y0 = y1 = p.loss;
-        any = true;
-      }
-      x0 = std::min(x0, p.step);
-      x1 = std::max(x1, p.step);
-      y0 = std::min(y0, p.loss);
-      y1 = std::max(y1, p.loss);
-    }
-  }
+// One curve to draw: its points (a view into the model, never copied), how to draw it.
+struct Curve {
+  std::span<const LossPoint> points;
+  const LossSeries* series;  // for the epoch axis
+  uint32_t color;
+  float thickness;
+  bool dots;
+  int legend;  // its legend entry, -1 for none
 };
+
+// A long run has hundreds of thousands of points per curve; drawing reduces each to the
+// extremes per pixel column. That reduction is kept and redone only when the curve has grown
+// by 1% or the axis changed; points that arrived since are drawn as they are.
+struct Reduced {
+  const LossPoint* data = nullptr;
+  size_t size = 0;
+  double x0 = 0, x1 = 0;
+  int buckets = 0;
+  std::vector<LossPoint> points;
+};
+std::vector<Reduced> g_reduced;
+
+std::vector<LossPoint> reduced_points(size_t slot, std::span<const LossPoint> points, double x0, double x1, int buckets) {
+  if (g_reduced.size() <= slot) g_reduced.resize(slot + 1);
+  Reduced& r = g_reduced[slot];
+  const double tolerance = (x1 - x0) * 0.01;
+  const bool stale = r.data != points.data() || points.size() < r.size || points.size() > r.size + r.size / 100 + 8 ||
+                     std::fabs(r.x0 - x0) > tolerance || std::fabs(r.x1 - x1) > tolerance || r.buckets != buckets;
+  if (stale) {
+    r.data = points.data();
+    r.size = points.size();
+    r.x0 = x0;
+    r.x1 = x1;
+    r.buckets = buckets;
+    r.points = replay::decimate(points, x0, x1, buckets);
+  }
+  std::vector<LossPoint> out = r.points;
+  out.insert(out.end(), points.begin() + static_cast<ptrdiff_t>(r.size), points.end());
+  return out;
+}
 
 }  // namespace
 
@@ -85,36 +79,34 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   }
 
   const LossSeries& live = model.loss();
-  const bool by_epoch = v.by_epoch;
-  // Gather the series in plot coordinates.
-  struct Drawn {
-    std::vector<LossPoint> points;
-    uint32_t color;
-    float thickness;
-    bool dots;
-    int legend;  // its legend entry, -1 for none
-  };
-  std::vector<Drawn> lines;
+  std::vector<Curve> curves;
   std::vector<LegendEntry> legend;
-  Extent extent;
-  auto add = [&](std::vector<LossPoint> pts, uint32_t color, float thickness, bool dots, std::string name) {
-    extent.take(pts, v.log_scale);
+  replay::LossExtent extent;
+  auto add = [&](const LossSeries& s, std::span<const LossPoint> pts, uint32_t color, float thickness, bool dots,
+                 std::string name) {
     int entry = -1;
     if (!name.empty()) {
       entry = static_cast<int>(legend.size());
       legend.push_back({std::move(name), color | 0xFF000000, thickness});
     }
-    lines.push_back({std::move(pts), color, thickness, dots, entry});
+    curves.push_back({pts, &s, color, thickness, dots, entry});
+  };
+  auto take_extent = [&](const LossSeries& s) {
+    if (!s.extent.any) return;
+    extent.take(s.extent.x0, s.extent.y1);
+    extent.take(s.extent.x1, s.extent.y0);
+    if (s.extent.y0_positive > 0) extent.take(s.extent.x1, s.extent.y0_positive);
   };
   if (v.show_overlays)
     for (size_t i = 0; i < state.overlays.size(); ++i) {
       const LossSeries& s = state.overlays[i];
       const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
-      if (v.show_ranks && !s.rank_loss.empty())
-        add(by_epoch ? to_epochs(s, s.rank_loss[0]) : s.rank_loss[0], with_alpha(color, 0.35f), 1.5f, false, "");
+      take_extent(s);
+      if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.5f, false, "");
       // Wide and pale underneath, so a live curve that matches it exactly still shows it.
-      add(mse_points(s, by_epoch), with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label));
+      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label));
     }
+  take_extent(live);
   // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
   const bool many = live.rank_loss.size() > 4;
   if (v.show_ranks)
@@ -122,15 +114,13 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       if (live.rank_loss[r].empty()) continue;
       std::string name = many ? (r == 0 ? trf("ranks 0–{}: each rank's loss on its own batch", live.rank_loss.size() - 1) : "")
                               : trf("rank {} loss (its own batch)", r);
-      add(by_epoch ? to_epochs(live, live.rank_loss[r]) : live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f),
-          1.8f, false, name);
+      add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 1.8f, false, name);
     }
   if (!live.epoch_mse.empty()) {
-    add(mse_points(live, by_epoch), pal.mse, 3.5f, true,
-        trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label));
+    add(live, live.mse_curve, pal.mse, 3.5f, true, trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label));
   }
 
-  if (!extent.any) {
+  if (!extent.any || curves.empty()) {
     ImGui::TextDisabled("%s", tr("No steps yet. Press Start: each rank reports its loss after every step."));
     return;
   }
@@ -138,39 +128,60 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   // hover read-out, which names every series anyway.
   if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 16) LegendRow(legend);
   const ImVec2 size = ImGui::GetContentRegionAvail();
-  if (extent.x1 <= extent.x0) extent.x1 = extent.x0 + 1;
-  double y0 = extent.y0, y1 = extent.y1;
+  const bool by_epoch = v.by_epoch;
+  const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;
+  double y0 = v.log_scale ? (extent.y0_positive > 0 ? extent.y0_positive : 1e-3) : extent.y0, y1 = extent.y1;
   if (v.log_scale) {
     y0 /= 1.25;
-    y1 *= 1.25;
+    y1 = std::max(y1 * 1.25, y0 * 10);
   } else {
     const double pad = (y1 - y0) * 0.08 + 1e-9;
     y0 = std::max(0.0, y0 - pad);
     y1 += pad;
   }
-  Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, extent.x1, false}, {y0, y1, v.log_scale},
-            by_epoch ? tr("epoch") : tr("training step"), tr("loss"));
-  for (const auto& l : lines) {
-    const auto pts = by_epoch ? l.points : replay::decimate(l.points, extent.x0, extent.x1, static_cast<int>(size.x));
-    plot.line(pts, l.color, l.thickness);
-    if (l.dots) plot.dots(l.points, l.color, std::min(l.thickness + 1.5f, 6.0f));
+  auto to_axis = [&](const Curve& c, std::vector<LossPoint> pts) {
+    if (by_epoch)
+      for (auto& p : pts) p.step = c.series->epoch_of_step(p.step);
+    return pts;
+  };
+  const double axis_hi = by_epoch ? live.epoch_of_step(x_hi) : x_hi;
+  Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false},
+            {y0, y1, v.log_scale}, by_epoch ? tr("epoch") : tr("training step"), tr("loss"));
+  const int buckets = std::max(16, static_cast<int>(size.x));
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const Curve& c = curves[i];
+    const std::vector<LossPoint> pts = to_axis(c, reduced_points(i, c.points, extent.x0, x_hi, buckets));
+    plot.line(pts, c.color, c.thickness);
+    if (c.dots && c.points.size() <= static_cast<size_t>(buckets) / 4) plot.dots(pts, c.color, std::min(c.thickness + 1.5f, 6.0f));
   }
   if (!by_epoch)
     for (const auto& change : live.changes)
       plot.marker(change.step, pal.accent,
                   trf("→ {} rank{}, {}", change.world_size, change.world_size == 1 ? "" : "s", change.backend));
 
-  // Hover: a vertical line and every series' value at that x.
+  // Hover: a vertical line and every named series' value at that x.
   if (plot.hovered()) {
     const double x = plot.x_at(plot.mouse().x);
     ImDrawList* dl = plot.draw_list();
     dl->AddLine(ImVec2(plot.mouse().x, plot.inner_min().y), ImVec2(plot.mouse().x, plot.inner_max().y), pal.axis, 1.0f);
     std::string tip = by_epoch ? trf("epoch {:.2f}", x) : trf("step {:.0f}", x);
-    for (const auto& l : lines) {
+    for (const Curve& c : curves) {
+      if (c.legend < 0) continue;
       LossPoint p;
-      if (l.legend < 0 || !replay::nearest_point(l.points, x, p)) continue;
-      dl->AddCircleFilled(plot.to_screen(p.step, p.loss), l.thickness + 2.5f, l.color);
-      tip += fmt::format("\n{}: {:.6f}", legend[l.legend].text, p.loss);
+      if (by_epoch) {
+        // Find the step whose epoch position is nearest: epochs grow with steps, so bisect.
+        double lo = c.points.empty() ? 0 : c.points.front().step, hi = c.points.empty() ? 0 : c.points.back().step;
+        for (int i = 0; i < 40 && hi - lo > 0.5; ++i) {
+          const double mid = (lo + hi) / 2;
+          (c.series->epoch_of_step(mid) < x ? lo : hi) = mid;
+        }
+        if (!replay::nearest_point(c.points, hi, p)) continue;
+        dl->AddCircleFilled(plot.to_screen(c.series->epoch_of_step(p.step), p.loss), c.thickness + 2.5f, c.color);
+      } else {
+        if (!replay::nearest_point(c.points, x, p)) continue;
+        dl->AddCircleFilled(plot.to_screen(p.step, p.loss), c.thickness + 2.5f, c.color);
+      }
+      tip += fmt::format("\n{}: {:.6f}", legend[c.legend].text, p.loss);
     }
     ImGui::SetTooltip("%s", tip.c_str());
   }

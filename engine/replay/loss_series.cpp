@@ -6,6 +6,32 @@
 
 namespace ringlab::replay {
 
+void LossExtent::take(double x, double y) {
+  if (!std::isfinite(y)) return;
+  if (!any) {
+    x0 = x1 = x;
+    y0 = y1 = y;
+    any = true;
+  }
+  x0 = std::min(x0, x);
+  x1 = std::max(x1, x);
+  y0 = std::min(y0, y);
+  y1 = std::max(y1, y);
+  if (y > 0 && (y0_positive == 0 || y < y0_positive)) y0_positive = y;
+}
+
+double LossSeries::epoch_of_step(double step) const {
+  if (epoch_mse.empty()) return step;
+  // The first epoch whose last step (its recorded step minus one) is at or after `step`.
+  auto it = std::lower_bound(epoch_mse.begin(), epoch_mse.end(), step,
+                             [](const EpochPoint& e, double s) { return e.step - 1 < s; });
+  if (it == epoch_mse.end()) --it;
+  const size_t k = static_cast<size_t>(it - epoch_mse.begin());
+  const double end = it->step - 1;
+  const double begin = k == 0 ? -1.0 : epoch_mse[k - 1].step - 1;
+  return static_cast<double>(k) + (step - begin) / std::max(end - begin, 1.0);
+}
+
 bool LossSeries::empty() const {
   for (const auto& r : rank_loss)
     if (!r.empty()) return false;
@@ -13,6 +39,13 @@ bool LossSeries::empty() const {
 }
 
 bool LossSeries::bounds(double& x0, double& x1, double& y0, double& y1) const {
+  if (extent.any) {
+    x0 = extent.x0;
+    x1 = extent.x1;
+    y0 = extent.y0;
+    y1 = extent.y1;
+    return true;
+  }
   x0 = y0 = std::numeric_limits<double>::infinity();
   x1 = y1 = -std::numeric_limits<double>::infinity();
   auto take = [&](double x, double y) {
@@ -61,7 +94,10 @@ void LossSeriesBuilder::consume(const Event& event, int generation, int world_si
     const double x = step_of(event, generation, world_size, backend);
     if (static_cast<int>(series_.rank_loss.size()) <= event.rank) series_.rank_loss.resize(event.rank + 1);
     auto& points = series_.rank_loss[event.rank];
-    if (points.empty() || points.back().step < x) points.push_back({x, event.value});
+    if (points.empty() || points.back().step < x) {
+      points.push_back({x, event.value});
+      series_.extent.take(x, event.value);
+    }
     series_.last_step = std::max(series_.last_step, x);
     double& last = last_step_of_[generation];
     last = std::max(last, x);
@@ -70,6 +106,8 @@ void LossSeriesBuilder::consume(const Event& event, int generation, int world_si
                                : (last_step_of_.count(generation) ? last_step_of_[generation]
                                                                   : series_.last_step);
     series_.epoch_mse.push_back({event.epoch, x, event.value});
+    series_.mse_curve.push_back({x, event.value});
+    series_.extent.take(x, event.value);
   }
 }
 

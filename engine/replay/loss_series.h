@@ -28,16 +28,30 @@ struct WorldChange {
   std::string backend;
 };
 
+// The extent of every point, kept up to date as points arrive so a view never scans them all.
+struct LossExtent {
+  bool any = false;
+  double x0 = 0, x1 = 0;
+  double y0 = 0, y1 = 0;
+  double y0_positive = 0;  // the smallest loss above zero, for a log axis (0 when none)
+  void take(double x, double y);
+};
+
 struct LossSeries {
   std::string label;  // "4 ranks, gloo, ring, lr 0.03"
+  LossExtent extent;
   std::vector<std::vector<LossPoint>> rank_loss;  // rank_loss[r], in step order
   std::vector<EpochPoint> epoch_mse;
+  std::vector<LossPoint> mse_curve;  // the same MSE values as (step, mse), for plotting
   std::vector<WorldChange> changes;
   double last_step = -1;
 
   bool empty() const;
   // The extent of every point; false when there is none.
   bool bounds(double& x0, double& x1, double& y0, double& y1) const;
+  // Where a step falls in epochs: epoch k (0-based) ends after the step recorded with its MSE,
+  // so a step maps to k plus its fraction of the way through epoch k. Steps when no epoch ended.
+  double epoch_of_step(double step) const;
 };
 
 class LossSeriesBuilder {

@@ -139,6 +139,17 @@ void RunModel::consume(const Event& event) {
   }
 }
 
+RunModel::Holdings RunModel::holdings() const {
+  Holdings h;
+  h.collectives = collectives_.size();
+  for (size_t i = 0; i < collectives_.size(); ++i) h.transfers += collectives_.at(i).transfers.size();
+  for (int r = 0; r < timeline_.lanes(); ++r) h.timeline_spans += timeline_.span_count(r);
+  for (const auto& r : loss_.series().rank_loss) h.loss_points += r.size();
+  h.loss_points += loss_.series().epoch_mse.size();
+  h.sampler_indices = sampler_.held_indices();
+  return h;
+}
+
 size_t RunModel::ingest(const EventStore& store) {
   if (store.size() < store_cursor_) clear();
   const size_t before = store_cursor_;

@@ -60,6 +60,12 @@ class RunModel {
   uint64_t events_seen() const { return events_seen_; }
   uint64_t version() const { return events_seen_; }  // changes whenever anything was consumed
 
+  // How much the model holds, for the memory benchmark and --state-json.
+  struct Holdings {
+    size_t collectives = 0, transfers = 0, timeline_spans = 0, loss_points = 0, sampler_indices = 0;
+  };
+  Holdings holdings() const;
+
   // A label for the loss curves; defaults to the job's description once known.
   void set_label(std::string label);
 

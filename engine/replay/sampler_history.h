@@ -36,6 +36,7 @@ class SamplerHistory {
   // The rank's current batch (from its latest step), or epoch -1 when unknown.
   RankBatch current_batch(int rank) const;
   int ranks() const { return static_cast<int>(batches_.size()); }
+  size_t held_indices() const { return held_indices_; }
 
  private:
   void forget_oldest();

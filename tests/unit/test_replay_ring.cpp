@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "engine/replay/collective_log.h"
@@ -199,6 +200,18 @@ TEST_CASE("after all-gather every rank holds the serial sum") {
   CHECK(f.max_abs_error == 0.0);
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 4; ++c) CHECK(f.chunks[r][c].fully_reduced);
+}
+
+TEST_CASE("the frame as JSON says what the view draws") {
+  const auto j = nlohmann::json::parse(ring_frame_to_json(ring_frame(record_of(ring_events()), 3)));
+  CHECK(j["banner"] == "All-gather, step 1 of 3");
+  CHECK(j["position"] == 3);
+  CHECK(j["world_size"] == 4);
+  CHECK(j["chunks"][0][1]["fully_reduced"] == true);
+  CHECK(j["chunks"][0][1]["contributors"].size() == 4);
+  CHECK(j["chunks"][0][1]["values"] == nlohmann::json::array({30.0, 40.0}));
+  CHECK(j["packets"].size() == 4);
+  CHECK(j["serial_sum"].size() == 8);
 }
 
 TEST_CASE("positions past the end clamp to the last step") {

@@ -50,6 +50,12 @@ TEST_CASE("per-rank loss and per-epoch MSE") {
   CHECK(s.epoch_mse[0].step == 4);
   CHECK(s.epoch_mse[0].mse == 0.5);
   CHECK(s.changes.empty());
+  REQUIRE(s.mse_curve.size() == 1);
+  CHECK(s.mse_curve[0].step == 4);
+  CHECK(s.extent.any);
+  CHECK(s.extent.y0_positive == doctest::Approx(0.25));
+  // Steps map into epochs: the epoch ended after step 3, so step 1 is halfway through it.
+  CHECK(s.epoch_of_step(1) == doctest::Approx(0.5));
   double x0, x1, y0, y1;
   REQUIRE(s.bounds(x0, x1, y0, y1));
   CHECK(x0 == 0);

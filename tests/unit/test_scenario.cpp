@@ -1,5 +1,6 @@
 // Scenario files: every shipped one loads and is valid; bad files name the file, field and reason.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,0 +1,61 @@
+// Built only with the desktop app.
+#ifdef RINGLAB_HAVE_GUI
+#include "app/gui_headless.h"
+
+#include <fmt/core.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/error.h"
+#include "engine/replay/ring_state.h"
+#include "viz/views.h"
+
+namespace ringlab::app {
+
+bool reached_goal(const RunSession& session, const viz::AppState& state) {
+  if (session.run_over()) return true;
+  if (state.step.mode != viz::RingMode::Gated || state.step.fixed_position < 0) return false;
+  const replay::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
+  return shown && state.step.position >= state.step.fixed_position;
+}
+
+void write_state_json(const std::string& path, const RunSession& session, const viz::AppState& state) {
+  const replay::RunModel& model = session.model();
+  const replay::CollectiveRecord* shown = viz::ShownCollective(model, state);
+  nlohmann::json j;
+  j["ring"] = shown ? nlohmann::json::parse(replay::ring_frame_to_json(replay::ring_frame(*shown, state.step.position)))
+                    : nlohmann::json();
+  j["generations"] = nlohmann::json::array();
+  for (const auto& g : model.generations())
+    j["generations"].push_back({{"index", g.index}, {"world_size", g.world_size}, {"backend", g.has_job ? g.job.backend : ""}});
+  j["world_changes"] = nlohmann::json::array();
+  for (const auto& c : model.loss().changes)
+    j["world_changes"].push_back({{"step", c.step}, {"world_size", c.world_size}, {"backend", c.backend}});
+  j["latest_step"] = model.latest_step();
+  j["epoch_mse"] = nlohmann::json::array();
+  for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
+  j["sampler_epochs"] = model.sampler().epochs().size();
+  j["errors"] = model.errors();
+  const replay::RunModel::Holdings h = model.holdings();
+  j["holdings"] = {{"collectives", h.collectives}, {"transfers", h.transfers}, {"timeline_spans", h.timeline_spans},
+                   {"loss_points", h.loss_points}, {"sampler_indices", h.sampler_indices},
+                   {"events_seen", model.events_seen()}, {"feed_queued", session.feed().queued()},
+                   {"store_events", session.feed().size()}, {"events_lost", session.feed().overflowed()},
+                   {"store_restarts", session.feed().restarts()}};
+  j["run_message"] = state.run.message;
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("--state-json: cannot write '{}'", path));
+  out << j.dump(1) << "\n";
+}
+
+void maybe_switch(const GuiOptions& o, const RunSession& session, viz::AppState& state, bool& done) {
+  if (done || o.switch_step < 0 || session.model().latest_step() < o.switch_step) return;
+  if (state.run.phase != viz::RunPhase::Running) return;
+  state.job.world_size = o.switch_world;
+  if (!o.switch_backend.empty()) state.job.backend = o.switch_backend;
+  state.requests.change_world = true;
+  done = true;
+}
+
+}  // namespace ringlab::app
+#endif  // RINGLAB_HAVE_GUI
