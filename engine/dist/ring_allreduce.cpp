@@ -98,7 +98,6 @@ class RingRun {
   }
 
  private:
-
   struct Item {  // segment k of the chunk received at step t
     int t;
     size_t k;
@@ -130,16 +129,18 @@ class RingRun {
     recv_posted_.assign(items.size(), 0);
 
     for (size_t k = 0; k < segments_of(send_chunk(t0)); ++k) guarded(t0, [&] { post_send(t0, k); });
-    size_t next = 0;
-    for (; next < std::min(depth_, items.size()); ++next) guarded(items[next].t, [&] { post_recv(items, next); });
+    size_t next = 0;  // the next receive to post
+    const auto post_recvs_until = [&](size_t limit) {
+      for (; next < std::min(limit, items.size()) && may_post_recv(items[next]); ++next)
+        guarded(items[next].t, [&] { post_recv(items, next); });
+    };
+    post_recvs_until(depth_);
     for (size_t i = 0; i < items.size(); ++i) {
       const Item it = items[i];
+      post_recvs_until(i + depth_);  // item i itself at the latest
       guarded(it.t, [&] { consume(items, i); });
       if (it.t + 1 < t1) guarded(it.t + 1, [&] { post_send(it.t + 1, it.k); });
-      if (next < items.size()) {
-        guarded(items[next].t, [&] { post_recv(items, next); });
-        ++next;
-      }
+      post_recvs_until(i + 1 + depth_);
     }
     for (int t = t0; t < t1; ++t)
       for (auto& req : sends_[static_cast<size_t>(t)]) guarded(t, [&] { finish_send(req); });
@@ -148,10 +149,23 @@ class RingRun {
   void post_send(int t, size_t k) {
     auto& sends = sends_[static_cast<size_t>(t)];
     auto& posted = send_posted_[static_cast<size_t>(t)];
-    if (sends.size() <= k) sends.resize(k + 1), posted.resize(k + 1, 0);
+    if (sends.size() <= k) {
+      sends.resize(k + 1);
+      posted.resize(k + 1, 0);
+    }
     const RingChunk seg = segment_of(send_chunk(t), k);
     sends[k] = pg_.isend(data_.subspan(seg.offset, seg.count), right_, tag(t, k));
     posted[k] = now_ns();
+  }
+
+  // All-gather step s overwrites chunk r - s, which this rank sends at reduce-scatter step s: its
+  // receive waits until that send has been posted (and, in post_recv, completed). The data could
+  // not arrive earlier anyway (it has to go round the whole ring first), but a transport may
+  // not be handed a receive into a buffer that a send still has to read.
+  bool may_post_recv(const Item& it) const {
+    if (phase_of(it.t) == RingPhase::ReduceScatter) return true;
+    const auto& posted = send_posted_[static_cast<size_t>(it.t - (n_ - 1))];
+    return it.k < posted.size() && posted[it.k] != 0;
   }
 
   void post_recv(const std::vector<Item>& items, size_t i) {
@@ -161,12 +175,7 @@ class RingRun {
     if (phase_of(it.t) == RingPhase::ReduceScatter) {
       into = scratch_.subspan((i % depth_) * segment_, seg.count);
     } else {
-      // All-gather step s overwrites chunk r - s, which this rank sent at reduce-scatter step s.
-      // That send is long done in practice (its data went round the whole ring before this
-      // segment can come back), but the transport must have said so before we write there.
-      const int sent_at = it.t - (n_ - 1);
-      auto& sends = sends_[static_cast<size_t>(sent_at)];
-      if (it.k < sends.size() && sends[it.k]) finish_send(sends[it.k]);
+      finish_send(sends_[static_cast<size_t>(it.t - (n_ - 1))][it.k]);
       into = data_.subspan(seg.offset, seg.count);
     }
     recvs_[i] = pg_.irecv(into, left_, tag(it.t, it.k));
