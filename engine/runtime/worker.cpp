@@ -292,7 +292,10 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
       } catch (...) {
       }
     }
-    return 1;
+    // A failing rank leaves at once: tearing down a process group whose peers are stuck in a
+    // collective can block for the whole timeout, and the launcher stops the peers anyway.
+    std::fflush(stderr);
+    std::_Exit(1);
   }
 }
 
