@@ -133,15 +133,15 @@ void draw_chunk(ImDrawList* dl, const Geometry& g, ImVec2 a, const ChunkState& c
   const Palette& p = palette();
   const ImVec2 b(a.x + g.cell_w - 2, a.y + g.cell_h);
   if (empty) {  // fewer elements than ranks: this chunk holds nothing and is never sent
-    dl->AddRect(a, b, p.grid, 2, 0, 1.5f);
-    dl->AddLine(a, b, p.grid, 1.5f);
+    dl->AddRect(a, b, p.grid, 0, 0, 1.0f);
+    dl->AddLine(a, b, p.grid, 1.0f);
     return;
   }
   draw_bands(dl, a, b, chunk.contributors, n, 0.9f);
   if (chunk.fully_reduced) {
-    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), p.reduced, 2, 0, 3.0f);
+    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), p.reduced, 0, 0, 3.0f);
   } else if (chunk.updated) {
-    dl->AddRect(a, b, p.text, 2, 0, 1.5f);
+    dl->AddRect(a, b, p.text, 0, 0, 2.0f);
   }
   if (receiving) dashed_line(dl, ImVec2(a.x, b.y + 3), ImVec2(b.x, b.y + 3), p.text, 2.0f, 3.0f);
   if (g.values_per_cell == 0 || !chunk.has_values) return;
@@ -164,7 +164,7 @@ void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* fra
   const ImVec2 c = on_ring(g, angle_of(rank, n));
   const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
   dl->AddRectFilled(a, b, p.card, 8);
-  dl->AddRect(a, b, rank_color(rank), 8, 0, 2.5f);
+  dl->AddRect(a, b, rank_color(rank), 8, 0, 3.0f);
   const std::string title = trf("rank {}", rank);
   ImFont* bold = fonts().bold;
   dl->AddText(bold, bold->FontSize, ImVec2(a.x + 8, a.y + (g.header_h - bold->FontSize) / 2 + 2), rank_color(rank),
@@ -232,7 +232,7 @@ void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, flo
     dl->AddRectFilled(ImVec2(a.x + 3, a.y + 4), ImVec2(b.x + 3, b.y + 4), with_alpha(0xFF000000, 0.25f), 4);
     draw_bands(dl, a, b, packet.contributors, n, 1.0f);
     const uint32_t frame_color = packet.phase == RingPhase::ReduceScatter ? p.reduce_scatter : p.all_gather;
-    dl->AddRect(a, b, frame_color, 4, 0, 2.5f);
+    dl->AddRect(a, b, frame_color, 0, 0, 3.0f);
     const std::string text = fmt::format("c{}", packet.chunk);
     const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     dl->AddRectFilled(ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2),
@@ -318,9 +318,9 @@ void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float
       dl->AddRectFilled(a, b, color, h / 2);
     } else if (i == f.position && !f.done) {
       dl->AddRectFilled(a, ImVec2(a.x + w * progress, b.y), color, h / 2);
-      dl->AddRect(a, b, color, h / 2, 0, 2.5f);
+      dl->AddRect(a, b, color, h / 2, 0, 2.0f);
     } else {
-      dl->AddRect(a, b, with_alpha(color, 0.6f), h / 2, 0, 1.5f);
+      dl->AddRect(a, b, with_alpha(color, 0.6f), h / 2, 0, 1.0f);
     }
     x += w + (i == per_phase - 1 ? phase_gap : gap);
   }

@@ -174,11 +174,15 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
     if (grid.copies[index] > 1) {  // handed out again as padding: hatch it
       dl->AddLine(a, b, p.canvas, 2.0f);
       dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), p.canvas, 2.0f);
-      dl->AddRect(a, b, p.bad, 2, 0, 2.0f);
+      dl->AddRect(a, b, p.bad, 0, 0, 2.0f);
     }
     if (in_batch[index]) {  // the batch each rank trains on now: a dot, or a frame on big cells
       if (cells.size > 18) dl->AddRect(a, b, p.highlight, 0, 0, 2.0f);
-      else dl->AddCircleFilled(ImVec2((a.x + b.x) / 2, (a.y + b.y) / 2), std::max(1.5f, cells.size * 0.18f), p.highlight);
+      else {
+        const float r = std::max(1.0f, std::floor(cells.size * 0.15f));
+        const ImVec2 c((a.x + b.x) / 2, (a.y + b.y) / 2);
+        dl->AddRectFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r), p.highlight);
+      }
     }
     if (cells.per_cell == 1 && cells.size > mono->FontSize * 1.7f) {
       const std::string s = fmt::format("{}", state.sampler.label_order ? order[index] : index);

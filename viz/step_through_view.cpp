@@ -69,13 +69,14 @@ void advance_follow(const replay::RunModel& model, AppState& state, const Collec
   StepThroughState& st = state.step;
   const CollectiveLog& log = model.collectives();
   const long latest = log.latest_complete_ring();
-  if (!shown) {
-    if (latest >= 0) select(st, log.at(latest));
-    return;
-  }
-  if (st.fixed_position >= 0) {
+  if (st.fixed_position >= 0) {  // --ring-step: always the newest finished one, held at that step
+    if (latest >= 0 && (!shown || log.at(latest).key != shown->key)) select(st, log.at(latest));
     st.position = st.fixed_position;
     st.progress = 0;
+    return;
+  }
+  if (!shown) {
+    if (latest >= 0) select(st, log.at(latest));
     return;
   }
   // After a live change of world, show the new set of workers at once.

@@ -33,6 +33,9 @@ struct Curve {
   int legend;  // its legend entry, -1 for none
 };
 
+// Line widths are whole pixels: Dear ImGui then draws anti-aliased lines from a texture with
+// two triangles per segment instead of building the fringe out of many more.
+//
 // A long run has hundreds of thousands of points per curve; drawing reduces each to the
 // extremes per pixel column. That reduction is kept and redone only when the curve has grown
 // by 1% or the axis changed; points that arrived since are drawn as they are.
@@ -102,7 +105,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       const LossSeries& s = state.overlays[i];
       const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
       take_extent(s);
-      if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.5f, false, "");
+      if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
       // Wide and pale underneath, so a live curve that matches it exactly still shows it.
       add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label));
     }
@@ -114,10 +117,10 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       if (live.rank_loss[r].empty()) continue;
       std::string name = many ? (r == 0 ? trf("ranks 0–{}: each rank's loss on its own batch", live.rank_loss.size() - 1) : "")
                               : trf("rank {} loss (its own batch)", r);
-      add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 1.8f, false, name);
+      add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name);
     }
   if (!live.epoch_mse.empty()) {
-    add(live, live.mse_curve, pal.mse, 3.5f, true, trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label));
+    add(live, live.mse_curve, pal.mse, 4.0f, true, trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label));
   }
 
   if (!extent.any || curves.empty()) {
@@ -152,7 +155,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
     const Curve& c = curves[i];
     const std::vector<LossPoint> pts = to_axis(c, reduced_points(i, c.points, extent.x0, x_hi, buckets));
     plot.line(pts, c.color, c.thickness);
-    if (c.dots && c.points.size() <= static_cast<size_t>(buckets) / 4) plot.dots(pts, c.color, std::min(c.thickness + 1.5f, 6.0f));
+    if (c.dots && c.points.size() <= 40) plot.dots(pts, c.color, std::min(c.thickness + 1.5f, 6.0f));
   }
   if (!by_epoch)
     for (const auto& change : live.changes)
