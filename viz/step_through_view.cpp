@@ -86,7 +86,12 @@ void advance_follow(const replay::RunModel& model, AppState& state, const Collec
   }
   if (!st.playing) return;
   const int total = recorded_steps(*shown);
-  animate(st, total, state.frame_dt_s);
+  // Following live, one all-reduce takes at most about 4 s however many ranks there are.
+  StepThroughState paced = st;
+  paced.speed = std::max(st.speed, total / 4.0);
+  animate(paced, total, state.frame_dt_s);
+  st.position = paced.position;
+  st.progress = paced.progress;
   if (st.position < total) return;
   st.hold_s += state.frame_dt_s;
   if (st.hold_s < std::max(1.2, 1.0 / st.speed)) return;
