@@ -161,7 +161,7 @@ void draw_status(const replay::RunModel& model, AppState& state) {
 
 void DrawControlsView(const replay::RunModel& model, AppState& state) {
   ImGui::PushFont(fonts().bold);
-  ImGui::TextUnformatted(state.scenario.title(language_code()).c_str());
+  ImGui::TextWrapped("%s", state.scenario.title(language_code()).c_str());
   ImGui::PopFont();
   if (ImGui::IsItemHovered() && !state.scenario.description_en.empty())
     ImGui::SetTooltip("%s", state.scenario.description(language_code()).c_str());

@@ -404,7 +404,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   draw_links(dl, g, n, rec ? &frame : nullptr, !compact);
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (rec) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
-  if (rec) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
+  if (rec && !compact) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
   if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec, compact);
   if (n > 1 && !compact) {
     const float legend_w = std::max(ImGui::CalcTextSize(tr("colours: ranks summed in")).x, ImGui::CalcTextSize(tr("fully reduced")).x);

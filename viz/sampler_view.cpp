@@ -93,7 +93,7 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
   FlowCheckbox(label("Newest epoch", "follow_epoch"), &state.sampler.follow);
   FlowCheckbox(label("Show order", "label_order"), &state.sampler.label_order);
   if (epochs.empty()) {
-    ImGui::TextDisabled("%s", tr("No shards yet: each rank reports its indices when an epoch starts."));
+    DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
     return;
   }
   int slot = state.sampler.follow ? static_cast<int>(epochs.size()) - 1

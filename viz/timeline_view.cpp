@@ -13,6 +13,7 @@
 #include "viz/rank_colors.h"
 #include "viz/theme.h"
 #include "viz/views.h"
+#include "viz/widgets.h"
 
 namespace ringlab::viz {
 namespace {
@@ -94,7 +95,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
 
   const int lanes = tl.lanes();
   if (lanes == 0) {
-    ImGui::TextDisabled("%s", tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
+    DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;
   }
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -155,7 +156,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x / 2, origin.y + fs * 0.2f), p.text_dim, s.c_str());
   }
 
-  const float lane_h = std::min(fs * 3.4f, (plot_max.y - plot_min.y) / lanes);
+  const float lane_h = std::min(fs * 5.0f, (plot_max.y - plot_min.y) / lanes);
   const float row_h = lane_h * 0.42f;
   const TimelineSpan* hit = nullptr;
   int hit_rank = -1;

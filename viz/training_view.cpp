@@ -124,7 +124,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   }
 
   if (!extent.any || curves.empty()) {
-    ImGui::TextDisabled("%s", tr("No steps yet. Press Start: each rank reports its loss after every step."));
+    DimWrapped(tr("No steps yet. Press Start: each rank reports its loss after every step."));
     return;
   }
   // The legend goes above the plot when there is room; in a small pane it moves into the

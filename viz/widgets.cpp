@@ -19,4 +19,10 @@ bool FlowCheckbox(const std::string& label, bool* value, bool first) {
   return ImGui::Checkbox(label.c_str(), value);
 }
 
+void DimWrapped(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
 }  // namespace ringlab::viz

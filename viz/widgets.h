@@ -8,5 +8,7 @@ namespace ringlab::viz {
 void SameLineIfFits(float width);
 // A checkbox that flows onto the current line when it fits (after the first one in a row).
 bool FlowCheckbox(const std::string& label, bool* value, bool first = false);
+// A hint in the dim text colour, wrapped at the pane's edge.
+void DimWrapped(const char* text);
 
 }  // namespace ringlab::viz
