@@ -66,7 +66,8 @@ void add_gui_command(CLI::App& root) {
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--state-json", options->state_json,
                   "with --frames: write what the views showed at the end (ring, generations, world changes) as JSON");
-  auto* change = cmd->add_option("--switch", "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
+  cmd->add_option("--switch", options->switch_spec,
+                  "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
       ->check(CLI::IsMember({"ring", "training", "sampler", "timeline"}));
   cmd->add_option("--lang", options->lang, "en | id (Bahasa Indonesia)")->check(CLI::IsMember({"en", "id"}))->capture_default_str();
@@ -74,11 +75,11 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--ui-scale", options->ui_scale, "text and widget scale")->check(CLI::Range(0.5, 4.0))->capture_default_str();
   cmd->add_option("--width", options->width, "window width in pixels")->check(CLI::Range(640, 7680))->capture_default_str();
   cmd->add_option("--height", options->height, "window height in pixels")->check(CLI::Range(480, 4320))->capture_default_str();
-  cmd->callback([options, change] {
+  cmd->callback([options] {
     if (options->frames == 0 && (!options->screenshot.empty() || !options->frame_stats.empty() || options->wait_run ||
-                                 !options->state_json.empty() || change->count() > 0))
+                                 !options->state_json.empty() || !options->switch_spec.empty()))
       throw InputError("--screenshot, --frame-stats, --state-json, --switch and --wait-run need --frames N (headless rendering)");
-    if (change->count() > 0) parse_switch(change->results().front(), *options);
+    if (!options->switch_spec.empty()) parse_switch(options->switch_spec, *options);
 #ifdef RINGLAB_SOURCE_DIR
     options->source_dir = RINGLAB_SOURCE_DIR;
 #endif

@@ -17,6 +17,7 @@ struct GuiOptions {
   std::string state_json;       // at exit: what the views showed (ring, generations, changes), as JSON
   // Headless demo of a live change: when training reaches `switch_step`, change to
   // `switch_world` ranks on `switch_backend` ("" keeps the backend), as the controls would.
+  std::string switch_spec;      // "S:N[:BACKEND]" as given
   int64_t switch_step = -1;
   int switch_world = 0;
   std::string switch_backend;
