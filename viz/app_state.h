@@ -105,7 +105,6 @@ struct AppState {
   RunStatus run;
   Requests requests;
   double frame_dt_s = 0.0;
-  bool show_shortcuts = false;
 };
 
 }  // namespace ringlab::viz

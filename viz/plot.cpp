@@ -157,26 +157,6 @@ void Plot::marker(double x, uint32_t color, const std::string& text) const {
   }
 }
 
-void Plot::legend(std::span<const LegendEntry> entries) const {
-  if (entries.empty()) return;
-  const Palette& p = palette();
-  const float fs = ImGui::GetFontSize();
-  float width = 0;
-  for (const auto& e : entries) width = std::max(width, ImGui::CalcTextSize(e.text.c_str()).x);
-  const float line_w = fs * 1.6f, pad = fs * 0.4f, row = fs * 1.2f;
-  const ImVec2 box_max(max_.x - pad, min_.y + pad + row * entries.size() + pad);
-  const ImVec2 box_min(box_max.x - width - line_w - pad * 3, min_.y + pad);
-  dl_->AddRectFilled(box_min, box_max, with_alpha(p.canvas, 0.9f), 4);
-  dl_->AddRect(box_min, box_max, p.grid, 4);
-  float y = box_min.y + pad;
-  for (const auto& e : entries) {
-    dl_->AddLine(ImVec2(box_min.x + pad, y + row / 2), ImVec2(box_min.x + pad + line_w, y + row / 2), e.color,
-                 e.thickness + 1);
-    dl_->AddText(ImVec2(box_min.x + pad * 2 + line_w, y + (row - fs) / 2), p.text, e.text.c_str());
-    y += row;
-  }
-}
-
 void LegendRow(std::span<const LegendEntry> entries) {
   const float fs = ImGui::GetFontSize();
   const float line_w = fs * 1.4f;

@@ -1,6 +1,7 @@
 #pragma once
 // Line plots drawn with ImDrawList (ImPlot is not packaged): axes with readable ticks, a
-// log scale for losses, lines, markers, vertical markers, a legend and hover read-outs.
+// log scale for losses, lines, markers, vertical markers and a legend row; the views add hover
+// read-outs with x_at() and to_screen().
 #include <imgui.h>
 
 #include <span>
@@ -44,7 +45,6 @@ class Plot {
   void dots(std::span<const replay::LossPoint> points, uint32_t color, float radius) const;
   // A dashed vertical line at x with a label at the top.
   void marker(double x, uint32_t color, const std::string& text) const;
-  void legend(std::span<const LegendEntry> entries) const;
 
  private:
   float sx(double x) const;
