@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A live change of world while the app trains: 4 ranks on gloo become 2 ranks (on MPI when it is
+# built in), the loss curve goes on with a marker at the change, and the sampler re-shards.
+# Called by ctest as: bash gui_live_change.sh <ringlab> <source-dir>. Exit 77 = skipped.
+set -u
+RINGLAB=${1:?usage: gui_live_change.sh <ringlab> <source-dir>}
+SOURCE=${2:?usage: gui_live_change.sh <ringlab> <source-dir>}
+export RINGLAB_SOURCE_DIR="$SOURCE"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if env -u DISPLAY "$RINGLAB" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
+  echo "SKIP: this ringlab was built without the desktop app"
+  exit 77
+fi
+command -v xvfb-run >/dev/null 2>&1 || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb)"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read the app's state"; exit 77; }
+
+# The new backend: MPI when this build has it (the error names the available backends).
+TARGET=gloo
+if "$RINGLAB" run --world-size 1 --backend mpi --epochs 0 >/dev/null 2>&1; then TARGET=mpi; fi
+
+printf '{"title": "live change", "job": {"world_size": 4, "backend": "gloo", "epochs": 24}}' >"$WORK/live.json"
+xvfb-run -a -s "-screen 0 1280x1024x24" "$RINGLAB" gui --scenario "$WORK/live.json" --frames 10 --wait-run \
+  --switch "12:2:$TARGET" --state-json "$WORK/state.json" --screenshot "$WORK/live.png" >"$WORK/out.txt" 2>&1 ||
+  { cat "$WORK/out.txt" >&2; fail "ringlab gui exited non-zero"; }
+
+python3 - "$WORK/state.json" "$TARGET" <<'PY' || fail "the live change did not show up as expected"
+import json, sys
+state, target = json.load(open(sys.argv[1])), sys.argv[2]
+gens = state["generations"]
+assert [g["world_size"] for g in gens] == [4, 2], gens
+assert gens[0]["backend"] == "gloo" and gens[1]["backend"] == target, gens
+changes = state["world_changes"]
+assert len(changes) == 1 and changes[0]["world_size"] == 2 and changes[0]["backend"] == target, changes
+assert changes[0]["step"] >= 12, changes
+# 256 samples: 4 ranks take 2 batches of 32 per epoch, 2 ranks take 4; the run goes on to the end.
+assert len(state["epoch_mse"]) == 24, len(state["epoch_mse"])
+assert state["epoch_mse"][-1] < state["epoch_mse"][0], state["epoch_mse"]
+assert not state["errors"], state["errors"]
+print("switched to 2 ranks on %s after step %.1f; %d steps in all" % (target, changes[0]["step"], state["latest_step"] + 1))
+PY
+echo "PASS: live change of world"
