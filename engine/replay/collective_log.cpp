@@ -18,6 +18,7 @@ void CollectiveLog::clear() {
   sequence_of_.clear();
   first_sequence_ = 0;
   total_seen_ = 0;
+  open_.clear();
 }
 
 const CollectiveRecord* CollectiveLog::find(const CollectiveKey& key) const {
@@ -51,7 +52,21 @@ CollectiveRecord& CollectiveLog::record_for(const Event& event, int generation, 
   return records_.back();
 }
 
+void CollectiveLog::add_gate_wait(const Event& event, int generation) {
+  auto open = open_.find({generation, event.rank});
+  if (open == open_.end()) return;
+  auto it = sequence_of_.find(open->second);
+  if (it == sequence_of_.end()) return;
+  CollectiveRecord& record = records_[it->second - first_sequence_];
+  if (event.rank < static_cast<int>(record.ranks.size()))
+    record.ranks[event.rank].gate_wait_ns += std::max<int64_t>(event.t_end_ns - event.t_begin_ns, 0);
+}
+
 void CollectiveLog::consume(const Event& event, int generation, int world_size) {
+  if (event.kind == EventKind::GateWait && event.collective_id < 0 && event.rank >= 0) {
+    add_gate_wait(event, generation);
+    return;
+  }
   const bool belongs = event.kind == EventKind::CollectiveBegin ||
                        event.kind == EventKind::CollectiveEnd ||
                        event.kind == EventKind::ChunkTransfer || event.kind == EventKind::GateWait;
@@ -72,6 +87,7 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size) 
   RankCollectiveSpan& span = record.ranks[event.rank];
   switch (event.kind) {
     case EventKind::CollectiveBegin:
+      open_[{generation, event.rank}] = record.key;
       span.began = true;
       span.t_begin_ns = event.t_begin_ns;
       span.input = event.values;
@@ -84,6 +100,8 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size) 
       span.gate_wait_ns += std::max<int64_t>(event.t_end_ns - event.t_begin_ns, 0);
       break;
     case EventKind::CollectiveEnd:
+      if (auto open = open_.find({generation, event.rank}); open != open_.end() && open->second == record.key)
+        open_.erase(open);
       span.ended = true;
       if (!span.began) span.t_begin_ns = event.t_begin_ns;
       span.t_end_ns = event.t_end_ns;

@@ -77,12 +77,16 @@ class CollectiveLog {
 
  private:
   CollectiveRecord& record_for(const Event& event, int generation, int world_size);
+  void add_gate_wait(const Event& event, int generation);
 
   size_t capacity_;
   std::deque<CollectiveRecord> records_;
   std::map<CollectiveKey, uint64_t> sequence_of_;  // key -> sequence number
   uint64_t first_sequence_ = 0;                    // sequence number of records_.front()
   uint64_t total_seen_ = 0;
+  // The collective each rank is inside (begun, not ended): a wait at the step-through gate
+  // reported without a collective id belongs to it.
+  std::map<std::pair<int, int>, CollectiveKey> open_;  // (generation, rank) -> collective
 };
 
 }  // namespace ringlab::replay

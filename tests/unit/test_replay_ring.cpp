@@ -265,6 +265,39 @@ TEST_CASE("waits at the step-through gate do not count as ring time") {
   CHECK(f.total_steps == 6);  // a gate wait is not a transfer
 }
 
+TEST_CASE("a gate wait reported without a collective id belongs to the rank's open collective") {
+  // The worker's gate does not know the collective; it waits inside the one its rank began.
+  std::vector<Event> events = ring_events();
+  std::vector<Event> ordered;
+  for (const auto& e : events) {
+    if (e.kind == EventKind::CollectiveEnd) {
+      Event wait;
+      wait.kind = EventKind::GateWait;
+      wait.rank = e.rank;
+      wait.phase = 1;
+      wait.ring_step = 0;
+      wait.t_begin_ns = 6000;
+      wait.t_end_ns = 6000 + 2'000'000'000;
+      ordered.push_back(wait);
+      Event end = e;
+      end.t_end_ns += 2'000'000'000;
+      ordered.push_back(end);
+      continue;
+    }
+    ordered.push_back(e);
+  }
+  // A wait after the collective ended belongs to nothing.
+  Event late;
+  late.kind = EventKind::GateWait;
+  late.rank = 0;
+  late.t_begin_ns = 1;
+  late.t_end_ns = 5'000'000'000;
+  ordered.push_back(late);
+  const CollectiveRecord rec = record_of(ordered);
+  CHECK(rec.ranks[2].gate_wait_ns == 2'000'000'000);
+  CHECK(ring_frame(rec, 6).duration_s == doctest::Approx(1e-3));
+}
+
 TEST_CASE("a collective still running stops at the last recorded step") {
   // Gated: the workers reported two steps and wait at the gate before the third.
   const CollectiveRecord rec = record_of(ring_events(2));
