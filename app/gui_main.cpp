@@ -147,6 +147,7 @@ int run_gui(const GuiOptions& options) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  else glfwWindowHint(GLFW_MAXIMIZED, GLFW_TRUE);  // fill whatever screen or projector is there
   window.handle = glfwCreateWindow(headless ? 64 : options.width, headless ? 64 : options.height,
                                    "ringlab: DDP and ring all-reduce, for real", nullptr, nullptr);
   if (!window.handle) {
