@@ -13,6 +13,7 @@
 #include "viz/rank_colors.h"
 #include "viz/theme.h"
 #include "viz/views.h"
+#include "viz/widgets.h"
 
 namespace ringlab::viz {
 namespace {
@@ -165,10 +166,7 @@ void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* fra
   const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
   dl->AddRectFilled(a, b, p.card, 8);
   dl->AddRect(a, b, rank_color(rank), 8, 0, 3.0f);
-  const std::string title = trf("rank {}", rank);
-  ImFont* bold = fonts().bold;
-  dl->AddText(bold, bold->FontSize, ImVec2(a.x + 8, a.y + (g.header_h - bold->FontSize) / 2 + 2), rank_color(rank),
-              title.c_str());
+  DrawRankLabel(dl, ImVec2(a.x + 8, a.y + (g.header_h - ImGui::GetFontSize()) / 2 + 2), rank, trf("rank {}", rank));
   const float fs = ImGui::GetFontSize();
   float x = a.x + fs * 0.3f;
   const float y = a.y + g.header_h;

@@ -55,10 +55,7 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::Samp
   const float fs = ImGui::GetFontSize();
   for (int r = 0; r < grid.world_size && r < 16; ++r) {
     const auto& shard = grid.shards[r];
-    std::string text = trf("rank {}:", r);
-    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-    dl->AddText(fonts().bold, fs, at, rank_color(r), text.c_str());
-    float x = at.x + ts.x + fs * 0.5f;
+    float x = at.x + DrawRankLabel(dl, at, r, trf("rank {}:", r)) + fs * 0.5f;
     for (size_t i = 0; i < shard.size(); ++i) {
       const std::string s = fmt::format("{}", shard[i]);
       const ImVec2 vs = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, s.c_str());

@@ -161,8 +161,8 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   const TimelineSpan* hit = nullptr;
   int hit_rank = -1;
   for (int rank = 0; rank < lanes; ++rank)
-    dl->AddText(fonts().bold, fs, ImVec2(origin.x + fs * 0.4f, plot_min.y + rank * lane_h + (lane_h - fs) / 2),
-                rank_color(rank), trf("rank {}", rank).c_str());
+    DrawRankLabel(dl, ImVec2(origin.x + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
+                  trf("rank {}", rank));
   dl->PushClipRect(plot_min, plot_max, true);
   for (int rank = 0; rank < lanes; ++rank) {
     const float top = plot_min.y + rank * lane_h;

@@ -2,6 +2,10 @@
 
 #include <imgui.h>
 
+#include "viz/fonts.h"
+#include "viz/rank_colors.h"
+#include "viz/theme.h"
+
 namespace ringlab::viz {
 
 void SameLineIfFits(float width) {
@@ -17,6 +21,16 @@ bool FlowCheckbox(const std::string& label, bool* value, bool first) {
   const float width = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(visible.c_str()).x;
   if (!first) SameLineIfFits(width);
   return ImGui::Checkbox(label.c_str(), value);
+}
+
+float DrawRankLabel(ImDrawList* dl, const ImVec2& at, int rank, const std::string& text) {
+  ImFont* bold = fonts().bold;
+  const float fs = ImGui::GetFontSize();
+  const float s = fs * 0.7f;
+  const float top = at.y + (fs - s) / 2 + 1;
+  dl->AddRectFilled(ImVec2(at.x, top), ImVec2(at.x + s, top + s), rank_color(rank), 2);
+  dl->AddText(bold, fs, ImVec2(at.x + s + fs * 0.3f, at.y), palette().text, text.c_str());
+  return s + fs * 0.3f + bold->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str()).x;
 }
 
 void DimWrapped(const char* text) {
