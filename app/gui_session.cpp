@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
@@ -47,12 +48,24 @@ void RunSession::keep_as_overlay() {
   if (state_.overlays.size() > kMaxOverlays) state_.overlays.erase(state_.overlays.begin());
 }
 
+// A scenario's sequence (e.g. the same job on gloo, then on MPI) runs with whatever the controls
+// changed since, each run differing from the controls only where the scenario's runs differ.
+std::vector<JobConfig> runs_to_make(const viz::AppState& state) {
+  if (state.scenario.sequence.empty()) return {state.job};
+  const nlohmann::json base = state.scenario.job;
+  std::vector<JobConfig> runs;
+  for (const JobConfig& entry : state.scenario.sequence) {
+    nlohmann::json run = state.job;
+    const nlohmann::json differs = entry;
+    for (const auto& [key, value] : differs.items())
+      if (base.at(key) != value) run[key] = value;
+    runs.push_back(run.get<JobConfig>());
+  }
+  return runs;
+}
+
 void RunSession::start() {
-  sequence_ = state_.scenario.sequence;
-  // A scenario's sequence runs as written; otherwise the job the controls describe.
-  const bool use_sequence = !sequence_.empty() && state_.job.world_size == state_.scenario.job.world_size &&
-                            state_.job.backend == state_.scenario.job.backend;
-  if (!use_sequence) sequence_ = {state_.job};
+  sequence_ = runs_to_make(state_);
   state_.run.sequence_length = static_cast<int>(sequence_.size());
   state_.run.sequence_index = 0;
   JobConfig first = sequence_.front();
