@@ -38,7 +38,7 @@ struct Curve {
 //
 // A long run has hundreds of thousands of points per curve; drawing reduces each to the
 // extremes per pixel column. That reduction is kept and redone only when the curve has grown
-// by 1% or the axis changed; points that arrived since are drawn as they are.
+// by 1% (at most 128 points) or the axis changed; points that arrived since are drawn as they are.
 struct Reduced {
   const LossPoint* data = nullptr;
   size_t size = 0;
@@ -52,7 +52,7 @@ std::vector<LossPoint> reduced_points(size_t slot, std::span<const LossPoint> po
   if (g_reduced.size() <= slot) g_reduced.resize(slot + 1);
   Reduced& r = g_reduced[slot];
   const double tolerance = (x1 - x0) * 0.01;
-  const bool stale = r.data != points.data() || points.size() < r.size || points.size() > r.size + r.size / 100 + 8 ||
+  const bool stale = r.data != points.data() || points.size() < r.size || points.size() > r.size + std::min<size_t>(r.size / 100, 128) + 8 ||
                      std::fabs(r.x0 - x0) > tolerance || std::fabs(r.x1 - x1) > tolerance || r.buckets != buckets;
   if (stale) {
     r.data = points.data();
