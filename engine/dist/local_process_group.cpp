@@ -78,7 +78,8 @@ void LocalWorld::complete_pair(Transfer* send, Transfer* recv) {
   std::lock_guard<std::mutex> lock(mutex_);
   send->state = Transfer::State::Done;
   recv->state = Transfer::State::Done;
-  cv_.notify_all();
+  send->changed.notify_all();
+  recv->changed.notify_all();
 }
 
 void LocalWorld::post_send(Transfer* t, int src, int dst, int tag) {
@@ -117,7 +118,7 @@ void LocalWorld::post_recv(Transfer* t, int src, int dst, int tag) {
 
 bool LocalWorld::wait_done(Transfer* t, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return cv_.wait_for(lock, timeout, [t] { return t->state == Transfer::State::Done; });
+  return t->changed.wait_for(lock, timeout, [t] { return t->state == Transfer::State::Done; });
 }
 
 void LocalWorld::cancel(Transfer* t, int src, int dst, int tag) {
@@ -134,7 +135,7 @@ void LocalWorld::cancel(Transfer* t, int src, int dst, int tag) {
     return;
   }
   // Matched and copying right now: the copy is short and touches our buffer, so let it finish.
-  cv_.wait(lock, [t] { return t->state != Transfer::State::Copying; });
+  t->changed.wait(lock, [t] { return t->state != Transfer::State::Copying; });
 }
 
 bool LocalWorld::barrier(std::chrono::milliseconds timeout) {
@@ -143,10 +144,10 @@ bool LocalWorld::barrier(std::chrono::milliseconds timeout) {
   if (++barrier_arrived_ == size()) {
     barrier_arrived_ = 0;
     ++barrier_generation_;
-    cv_.notify_all();
+    barrier_cv_.notify_all();
     return true;
   }
-  if (cv_.wait_for(lock, timeout, [&] { return barrier_generation_ != generation; })) return true;
+  if (barrier_cv_.wait_for(lock, timeout, [&] { return barrier_generation_ != generation; })) return true;
   --barrier_arrived_;  // leave, so a later barrier is not miscounted
   return false;
 }

@@ -45,6 +45,7 @@ class LocalWorld {
     size_t count = 0;
     State state = State::Posting;      // guarded by the world's mutex
     std::string error;                 // set when the partner's size did not match
+    std::condition_variable changed;   // its owner waits here, so a completion wakes one thread
   };
   using Key = std::tuple<int, int, int>;  // (src, dst, tag)
   struct Mailbox {
@@ -60,7 +61,7 @@ class LocalWorld {
   bool barrier(std::chrono::milliseconds timeout);
 
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::condition_variable barrier_cv_;
   std::map<Key, Mailbox> mailboxes_;
   std::vector<std::unique_ptr<LocalProcessGroup>> groups_;
   // Barrier state: a generation counter makes the barrier reusable back to back.
