@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -180,8 +181,14 @@ void print_summary(const std::vector<AllreduceBenchRow>& rows, const AllreduceBe
   int64_t wrong = 0;
   double ring_bw = 0, native_bw = 0;
   for (const auto& row : rows) {
-    if (row.ring) ring_bw += row.ring->busbw_gbps, wrong += std::max<int64_t>(row.ring->wrong, 0);
-    if (row.native) native_bw += row.native->busbw_gbps, wrong += std::max<int64_t>(row.native->wrong, 0);
+    if (row.ring) {
+      ring_bw += row.ring->busbw_gbps;
+      wrong += std::max<int64_t>(row.ring->wrong, 0);
+    }
+    if (row.native) {
+      native_bw += row.native->busbw_gbps;
+      wrong += std::max<int64_t>(row.native->wrong, 0);
+    }
   }
   const double n = rows.empty() ? 1.0 : static_cast<double>(rows.size());
   fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
@@ -200,7 +207,8 @@ void run_controller(const BenchArgs& args) {
 
   const std::string token = random_token();
   StoreServer server("127.0.0.1", 0, token);
-  StoreClient store("127.0.0.1", server.port(), token, args.timeout());
+  // The controller only polls its own store; a very short --timeout is meant for the ranks.
+  StoreClient store("127.0.0.1", server.port(), token, std::max(args.timeout(), milliseconds(30000)));
 
   LaunchSpec spec;
   spec.world_size = spec.local_world_size = args.world_size;
