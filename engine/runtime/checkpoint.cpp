@@ -1,13 +1,14 @@
 #include "engine/runtime/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
+#include <climits>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 #include <vector>
 
 #include <fmt/core.h>
@@ -15,13 +16,23 @@
 
 #include "engine/core/error.h"
 
+// File layout: 8 bytes of magic "RLCKPT01", a u64 FNV-1a checksum of everything after it (the
+// body), then the body: a u64 header length, the header as JSON (job, epoch, batch, steps_done,
+// and the two tensor lengths), the parameters and the momentum as raw float32.
+// All integers are in the host's byte order: a checkpoint resumes a run on the same machine.
+
 namespace ringlab {
 namespace {
 
 constexpr char kMagic[8] = {'R', 'L', 'C', 'K', 'P', 'T', '0', '1'};
+constexpr size_t kPreambleBytes = sizeof kMagic + sizeof(uint64_t);
+// Far above any model ringlab trains (the seed's has 2,737 parameters), and low enough that a
+// forged length or a device file cannot make the loader allocate or read without end.
+constexpr uint64_t kMaxCheckpointBytes = uint64_t{2} << 30;
+constexpr uint64_t kMaxHeaderBytes = 16 << 20;
 
 // FNV-1a, 64 bit: cheap and enough to catch truncation and bit rot (not an adversary).
-uint64_t fnv1a(const std::string& bytes) {
+uint64_t fnv1a(std::string_view bytes) {
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : bytes) {
     h ^= c;
@@ -52,21 +63,77 @@ void write_all(int fd, const std::string& data, const std::string& path) {
   while (done < data.size()) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error(fmt::format("cannot write checkpoint {}: {}", path, std::strerror(errno)));
+    if (n < 0) throw Error(fmt::format("cannot write checkpoint {}: {}", path, std::strerror(errno)));
+    if (n == 0) throw Error(fmt::format("cannot write checkpoint {}: the device took no more bytes", path));
     done += static_cast<size_t>(n);
   }
+}
+
+// After the rename, flush the directory too: otherwise a power cut can forget the new name
+// (the old file would come back, which is safe, but the save would silently be lost).
+void flush_directory_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // the file itself is complete and renamed; nothing better to do
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Reads a whole checkpoint file, refusing anything that is not a regular file of a sane size:
+// a FIFO would block open() forever and /dev/zero would never end.
+std::string read_checkpoint_file(const std::string& path) {
+  auto bad = [&](const std::string& why) { return InputError(fmt::format("checkpoint {}: {}", path, why)); };
+  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw bad(fmt::format("cannot open ({})", std::strerror(errno)));
+  std::string bytes;
+  try {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw bad(fmt::format("cannot stat ({})", std::strerror(errno)));
+    if (!S_ISREG(st.st_mode)) throw bad("not a regular file (a directory, device or pipe)");
+    if (static_cast<uint64_t>(st.st_size) > kMaxCheckpointBytes)
+      throw bad(fmt::format("{} bytes is more than the limit of {}", st.st_size, kMaxCheckpointBytes));
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw bad(fmt::format("cannot read ({})", std::strerror(errno)));
+      if (n == 0) throw bad("the file shrank while it was read");
+      done += static_cast<size_t>(n);
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return bytes;
+}
+
+// A whole number from the header, exactly: get<int>() of 1e300 would be undefined behaviour.
+int64_t integer_field(const nlohmann::json& header, const char* key) {
+  const nlohmann::json& v = header.at(key);
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX))
+    throw nlohmann::json::type_error::create(302, fmt::format("'{}' must be a whole number, got {}", key, v.dump()), &v);
+  return v.get<int64_t>();
 }
 
 }  // namespace
 
 void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
   const std::string body = encode_body(checkpoint);
+  if (kPreambleBytes + body.size() > kMaxCheckpointBytes)
+    throw Error(fmt::format("checkpoint {}: {} bytes is more than the limit of {}", path,
+                            kPreambleBytes + body.size(), kMaxCheckpointBytes));
   const uint64_t sum = fnv1a(body);
   std::string file(kMagic, sizeof kMagic);
   file.append(reinterpret_cast<const char*>(&sum), sizeof sum);
   file += body;
 
-  const std::string tmp = path + ".tmp";
+  // The temporary name carries the process id, so two writers of the same checkpoint (an old
+  // rank 0 still exiting while a restarted one saves) never write into each other's file.
+  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(fmt::format("cannot create checkpoint {}: {}", tmp, std::strerror(errno)));
   try {
@@ -77,46 +144,73 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
     ::unlink(tmp.c_str());
     throw;
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::close(fd) != 0) {
     ::unlink(tmp.c_str());
-    throw Error(fmt::format("cannot rename checkpoint into {}: {}", path, std::strerror(errno)));
+    throw Error(fmt::format("cannot close checkpoint {}: {}", tmp, std::strerror(errno)));
   }
+  // rename() replaces the target in one step: a reader sees the old file or the new one, never
+  // a mix, and a save that failed above has not touched the old one.
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot rename checkpoint into {}: {}", path, std::strerror(err)));
+  }
+  flush_directory_of(path);
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("checkpoint {}: cannot open ({})", path, std::strerror(errno)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string file = ss.str();
+  const std::string file = read_checkpoint_file(path);
   auto bad = [&](const std::string& why) { return InputError(fmt::format("checkpoint {}: {}", path, why)); };
-  if (file.size() < sizeof kMagic + 16 || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
+  if (file.size() < kPreambleBytes + sizeof(uint64_t) || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
     throw bad("not a ringlab checkpoint (bad magic or too short)");
   uint64_t sum = 0, hlen = 0;
   std::memcpy(&sum, file.data() + sizeof kMagic, sizeof sum);
-  const std::string body = file.substr(sizeof kMagic + sizeof sum);
+  const std::string_view body = std::string_view(file).substr(kPreambleBytes);
   if (fnv1a(body) != sum) throw bad("checksum mismatch (the file is truncated or corrupt)");
+  // The checksum only says the bytes are the ones that were written; every length below is
+  // still checked before it is used, so a file forged with a matching checksum cannot make the
+  // loader read past the end or allocate without bound.
   std::memcpy(&hlen, body.data(), sizeof hlen);
-  if (hlen > body.size() - sizeof hlen) throw bad("header length beyond the end of the file");
+  if (hlen > kMaxHeaderBytes || hlen > body.size() - sizeof hlen) throw bad("header length beyond the end of the file");
+  const uint64_t tensor_bytes = body.size() - sizeof hlen - hlen;
   Checkpoint c;
-  nlohmann::json header;
+  int64_t epoch = 0, np_signed = 0, nm_signed = 0;
   try {
-    header = nlohmann::json::parse(body.substr(sizeof hlen, hlen));
+    const nlohmann::json header = nlohmann::json::parse(body.substr(sizeof hlen, hlen));
+    if (!header.is_object()) throw bad("malformed header: not a JSON object");
     c.job = header.at("job").get<JobConfig>();
-    c.state.epoch = header.at("epoch").get<int>();
-    c.state.batch = header.at("batch").get<int64_t>();
-    c.state.steps_done = header.at("steps_done").get<int64_t>();
+    epoch = integer_field(header, "epoch");
+    c.state.batch = integer_field(header, "batch");
+    c.state.steps_done = integer_field(header, "steps_done");
+    np_signed = integer_field(header, "parameters");
+    nm_signed = integer_field(header, "momentum");
   } catch (const nlohmann::json::exception& e) {
     throw bad(std::string("malformed header: ") + e.what());
   }
-  const size_t np = header.at("parameters").get<size_t>(), nm = header.at("momentum").get<size_t>();
-  const size_t offset = sizeof hlen + hlen;
-  if (body.size() - offset != (np + nm) * sizeof(float)) throw bad("tensor data has the wrong length");
+  try {
+    c.job.validate();
+  } catch (const InputError& e) {
+    throw bad(std::string("the job it was written for is not valid: ") + e.what());
+  }
+  if (epoch < 0 || epoch > c.job.epochs || c.state.batch < 0 || c.state.steps_done < 0 || np_signed < 0 ||
+      nm_signed < 0)
+    throw bad(fmt::format("impossible position or size (epoch {} of {}, batch {}, step {}, {} parameters, "
+                          "{} momentum values)", epoch, c.job.epochs, c.state.batch, c.state.steps_done,
+                          np_signed, nm_signed));
+  c.state.epoch = static_cast<int>(epoch);
+  const uint64_t np = static_cast<uint64_t>(np_signed), nm = static_cast<uint64_t>(nm_signed);
+  // Divide instead of multiplying, so a forged count cannot overflow into a matching length.
+  if (tensor_bytes % sizeof(float) != 0 || np > tensor_bytes / sizeof(float) ||
+      nm != tensor_bytes / sizeof(float) - np)
+    throw bad(fmt::format("tensor data has the wrong length ({} bytes for {} parameters and {} momentum values)",
+                          tensor_bytes, np, nm));
+  if (nm != 0 && nm != np)
+    throw bad(fmt::format("{} momentum values for {} parameters (expected none or one each)", nm, np));
+  const char* tensors = body.data() + sizeof hlen + hlen;
   c.state.parameters.resize(np);
   c.state.momentum.resize(nm);
-  std::memcpy(c.state.parameters.data(), body.data() + offset, np * sizeof(float));
-  std::memcpy(c.state.momentum.data(), body.data() + offset + np * sizeof(float), nm * sizeof(float));
+  if (np) std::memcpy(c.state.parameters.data(), tensors, np * sizeof(float));
+  if (nm) std::memcpy(c.state.momentum.data(), tensors + np * sizeof(float), nm * sizeof(float));
   return c;
 }
 

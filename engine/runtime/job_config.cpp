@@ -1,6 +1,9 @@
 #include "engine/runtime/job_config.h"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +15,56 @@ namespace {
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
+}
+
+[[noreturn]] void wrong_type(const nlohmann::json& value, const char* key, const char* wanted) {
+  throw nlohmann::json::type_error::create(
+      302, fmt::format("job field '{}' must be {}, got {}", key, wanted, value.dump()), &value);
+}
+
+// One whole number of type T, exactly: nlohmann's own get<int>() would turn 2.5 into 2 and
+// 1e300 into whatever the float-to-int conversion makes of it (undefined behaviour), so a job
+// file's typo would silently become a different job.
+template <class T>
+T whole_number(const nlohmann::json& value, const char* key) {
+  if (!value.is_number_integer()) wrong_type(value, key, "a whole number");
+  if (value.is_number_unsigned()) {
+    if (value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+      wrong_type(value, key, fmt::format("at most {}", std::numeric_limits<T>::max()).c_str());
+  } else {
+    const int64_t v = value.get<int64_t>();
+    if constexpr (std::is_unsigned_v<T>) {
+      if (v < 0) wrong_type(value, key, "a whole number >= 0");
+    } else if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+               v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      wrong_type(value, key, fmt::format("within [{}, {}]", std::numeric_limits<T>::min(),
+                                         std::numeric_limits<T>::max()).c_str());
+    }
+  }
+  return value.get<T>();
+}
+
+// Reads `key` into `field` when present, refusing any value not exactly of the field's type.
+template <class T>
+void take_field(const nlohmann::json& j, const char* key, T& field) {
+  if (!j.contains(key)) return;
+  const nlohmann::json& value = j.at(key);
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) wrong_type(value, key, "true or false");
+    field = value.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    field = whole_number<T>(value, key);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!value.is_number()) wrong_type(value, key, "a number");
+    field = value.get<T>();
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    if (!value.is_array()) wrong_type(value, key, "a list of whole numbers");
+    T items;
+    for (const auto& item : value) items.push_back(whole_number<int>(item, key));
+    field = std::move(items);
+  } else {
+    value.get_to(field);  // strings and lists of strings: nlohmann already refuses other types
+  }
 }
 
 }  // namespace
@@ -96,9 +149,8 @@ void to_json(nlohmann::json& j, const JobConfig& c) {
 }
 
 void from_json(const nlohmann::json& j, JobConfig& c) {
-  auto take = [&](const char* key, auto& field) {
-    if (j.contains(key)) j.at(key).get_to(field);
-  };
+  if (!j.is_object()) wrong_type(j, "(the job)", "an object");
+  auto take = [&](const char* key, auto& field) { take_field(j, key, field); };
   take("world_size", c.world_size);
   take("backend", c.backend);
   take("algorithm", c.algorithm);
