@@ -1,0 +1,64 @@
+#pragma once
+// The live run's own all-reduces as calibration data: the Scale view puts them on the same axes
+// as the models and, once the run has used at least two message sizes, fits a link to them.
+//
+// One size is not enough. Every point of one size says t = a + b n for the same n: any latency a
+// and any per-byte cost b on that line explain it equally well. The seed's model is a single
+// 10.7 KiB bucket, so a default run gives one size; a bucket cap of a few KB splits the gradient
+// into buckets of different sizes, and then the line through them separates alpha from beta.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/replay/collective_log.h"
+#include "engine/sim/calibration.h"
+#include "engine/sim/cost_models.h"
+
+namespace ringlab::sim {
+
+// One gradient all-reduce the live run recorded.
+struct MeasuredAllreduce {
+  int generation = 0;
+  int64_t world_size = 0;
+  std::string algorithm;  // "ring" (ringlab's own) or "native" (the backend's)
+  double bytes = 0;
+  double seconds = 0;     // the slowest rank's begin..end, less its waits at the step-through gate
+};
+
+// Every complete gradient all-reduce in the log with at least 2 ranks and 1 byte, oldest first.
+// Left out: the broadcast at start-up and the seed's [1, 2, 3] demo, the first collective of a
+// freshly connected group, whose time measures the connections warming up more than the link.
+std::vector<MeasuredAllreduce> measured_allreduces(const replay::CollectiveLog& log);
+
+struct MeasuredSize {
+  double bytes = 0;
+  double median_s = 0;  // the median resists the outliers of a shared, busy machine
+  int samples = 0;
+};
+
+struct LiveCalibration {
+  int generation = 0;
+  int64_t world_size = 0;          // 0: nothing measured yet
+  std::string algorithm;           // the run's: "ring" or "native"
+  std::vector<MeasuredSize> sizes; // one per distinct size, ascending
+  bool fitted = false;             // two sizes or more: `calibration` holds the fitted link
+  Calibration calibration;         // alpha and an effective beta (the reduction folded in)
+
+  bool any() const { return world_size >= 2 && !sizes.empty(); }
+};
+
+// The newest generation's points (one world size and one algorithm, as a fit needs), their
+// median per size and, from two sizes on, a fit of the ring model to the medians (the backend's
+// own all-reduce is modelled as a ring too, as calibrate_bench_file does).
+LiveCalibration calibrate_live(const std::vector<MeasuredAllreduce>& measured);
+
+// Each measured size against a link's ring model at the run's own world size.
+struct MeasuredVsModel {
+  double bytes = 0;
+  double measured_s = 0;
+  double model_s = 0;
+  double ratio = 0;  // measured / model
+};
+std::vector<MeasuredVsModel> compare_with_model(const LiveCalibration& live, const LinkParams& link);
+
+}  // namespace ringlab::sim
