@@ -1,6 +1,11 @@
 // `ringlab run`: the controller, headless. Starts one worker process per rank (like torchrun),
 // prints the seed script's report from rank 0's view, and exits non-zero if any rank failed.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <chrono>
@@ -37,15 +42,30 @@ struct RunFlags {
   int master_port = 0;
 };
 
-// Bad output paths are bad input: refuse them before any process starts.
+// Bad output paths are bad input: refuse them before any process starts. The file is really
+// opened (created if need be, not truncated), because permission checks alone pass paths that
+// cannot be created (/proc/x as root) and would only fail after the whole run.
 void require_writable(const std::string& path, const char* flag) {
   if (path.empty()) return;
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const bool ok = fs::is_directory(dir) && ::access(dir.c_str(), W_OK) == 0 &&
-                  (!fs::exists(p) || (fs::is_regular_file(p) && ::access(p.c_str(), W_OK) == 0));
-  if (!ok) throw InputError(fmt::format("{}: cannot write '{}' (no such writable directory or file)", flag, path));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw InputError(fmt::format("{}: cannot write '{}' ({})", flag, path, std::strerror(errno)));
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular) throw InputError(fmt::format("{}: cannot write '{}' (not a regular file)", flag, path));
+}
+
+// Connections the run's servers refused: a wrong token or a garbled frame is somebody else
+// talking to this run, worth a line even when training succeeded.
+void print_connection_errors(const RunResult& r) {
+  if (r.connection_errors.empty()) return;
+  std::fprintf(stderr, "ringlab run: the run's servers refused or dropped %zu connection(s):\n",
+               r.connection_errors.size());
+  const size_t shown = std::min<size_t>(r.connection_errors.size(), 5);
+  for (size_t i = 0; i < shown; ++i) std::fprintf(stderr, "  %s\n", r.connection_errors[i].c_str());
+  if (shown < r.connection_errors.size())
+    std::fprintf(stderr, "  ... and %zu more (see --report)\n", r.connection_errors.size() - shown);
 }
 
 // A one-line progress bar on a terminal; silent otherwise.
@@ -99,17 +119,18 @@ void run(RunFlags& f) {
   if (f.max_restarts < 0 || f.max_restarts > 100)
     throw InputError(fmt::format("--max-restarts must be between 0 and 100, got {}", f.max_restarts));
   options.max_restarts = f.max_restarts;
-  require_writable(f.flight_dump, "--dump-flight-recorder");
   require_backend(options.job.backend);
-  require_writable(f.report, "--report");
-  require_writable(f.trace, "--trace");
-  require_writable(f.metrics, "--metrics");
-  if (f.nnodes < 1 || f.node_rank < 0 || f.node_rank >= f.nnodes)
+  if (f.nnodes < 1 || f.nnodes > kMaxWorldSize)
+    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, f.nnodes));
+  if (f.node_rank < 0 || f.node_rank >= f.nnodes)
     throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", f.nnodes, f.node_rank));
   if (options.job.world_size % f.nnodes != 0)
     throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", options.job.world_size, f.nnodes));
   if (f.master_port < 0 || f.master_port > 65535)
     throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
+  for (const auto& [path, flag] : {std::pair{f.flight_dump, "--dump-flight-recorder"}, std::pair{f.report, "--report"},
+                                   std::pair{f.trace, "--trace"}, std::pair{f.metrics, "--metrics"}})
+    require_writable(path, flag);
   options.nnodes = f.nnodes;
   options.node_rank = f.node_rank;
   options.master_addr = f.master_addr;
@@ -133,6 +154,7 @@ void run(RunFlags& f) {
   if (!f.flight_dump.empty()) write_flight_dump(result, f.flight_dump);
   if (result.restarts > 0 && !f.quiet)
     std::fprintf(stdout, "restarts               : %d (resumed from the last epoch checkpoint)\n", result.restarts);
+  print_connection_errors(result);
   if (!result.ok) {
     std::fprintf(stderr, "ringlab run: %s\n", result.failure.c_str());
     set_exit_code(1);

@@ -18,7 +18,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--lr", j.lr, "SGD learning rate")->capture_default_str();
   cmd.add_option("--momentum", j.momentum, "SGD momentum")->capture_default_str();
   cmd.add_option("--weight-decay", j.weight_decay, "SGD weight decay")->capture_default_str();
-  cmd.add_option("--seed", j.seed, "torch.manual_seed and the sampler's seed")->capture_default_str();
+  cmd.add_option("--seed", f.seed, "torch.manual_seed and the sampler's seed, in [-2^63, 2^64)")->capture_default_str();
   cmd.add_option("--epochs", j.epochs, "epochs")->capture_default_str();
   cmd.add_flag("--drop-last", j.drop_last, "the sampler drops the tail instead of padding");
   cmd.add_flag("!--no-shuffle", j.shuffle, "the sampler keeps dataset order");
@@ -39,6 +39,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
 
 JobConfig JobFlags::resolve() {
   job.hidden = parse_hidden(hidden);
+  job.seed = parse_seed(seed);
   job.validate();
   return job;
 }

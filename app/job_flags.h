@@ -11,6 +11,7 @@ namespace ringlab::app {
 struct JobFlags {
   JobConfig job;
   std::string hidden = "48,48";
+  std::string seed = "5";
   CLI::App* cmd = nullptr;
   // Turns the parsed strings into `job` and validates it (InputError naming the flag).
   JobConfig resolve();

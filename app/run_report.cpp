@@ -80,6 +80,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["train_seconds"] = r.train_seconds;
   j["us_per_step"] = r.us_per_step;
   j["final_parameters"] = r.final_parameters;
+  j["connection_errors"] = r.connection_errors;
   std::ofstream out(path);
   if (!out) throw InputError(fmt::format("--report: cannot write '{}'", path));
   out << j.dump(1) << "\n";

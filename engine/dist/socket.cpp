@@ -213,6 +213,12 @@ bool wait_ready(int fd, short events, Deadline deadline) {
   }
 }
 
+bool peer_hung_up(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  const int rc = ::poll(&p, 1, 0);
+  return rc > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
 ssize_t read_some(int fd, void* data, size_t size, std::string_view peer) {
   while (true) {
     const ssize_t n = ::recv(fd, data, size, MSG_DONTWAIT);

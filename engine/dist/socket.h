@@ -73,6 +73,9 @@ enum class ReadStatus { Complete, Closed };
 ReadStatus read_exact(int fd, void* data, size_t size, Deadline deadline, std::string_view peer);
 // Writes all `size` bytes (MSG_NOSIGNAL: a closed peer is an Error, never SIGPIPE).
 void write_all(int fd, const void* data, size_t size, Deadline deadline, std::string_view peer);
+// True when the peer has closed its end (or the connection failed), checked without reading:
+// a server holding a blocking request uses it to notice that nobody waits for the answer.
+bool peer_hung_up(int fd);
 // One read that never blocks: the number of bytes read, 0 when the peer closed, -1 when nothing
 // is available yet. Throws Error on a connection error.
 ssize_t read_some(int fd, void* data, size_t size, std::string_view peer);

@@ -14,6 +14,7 @@
 
 #include "engine/core/error.h"
 #include "engine/dist/framing.h"
+#include "engine/dist/hello_gate.h"
 #include "engine/dist/socket.h"
 #include "engine/dist/tcp_server.h"
 #include "engine/dist/wire.h"
@@ -41,7 +42,13 @@ constexpr size_t kMaxKeyBytes = 4096;
 constexpr size_t kMaxTokenBytes = 4096;
 constexpr size_t kMaxKeysPerRequest = 65536;
 constexpr size_t kMaxErrorsKept = 100;
-constexpr std::chrono::milliseconds kHelloTimeout(10'000);
+// A client says hello as soon as it connects; one that stays silent is closed quickly.
+constexpr std::chrono::milliseconds kHelloTimeout(3'000);
+constexpr size_t kMaxConnectionsBeforeHello = 64;
+// The server's own bound on a blocking Get or Wait, whatever the client asks (the longest
+// --timeout a run can have); it also checks every second that the client is still there.
+constexpr std::chrono::milliseconds kMaxBlockingWait(86'400'000);
+constexpr std::chrono::milliseconds kHangUpCheck(1'000);
 constexpr std::chrono::milliseconds kFrameTimeout(30'000);
 // How long past a blocking request's own timeout the client waits for the server's answer.
 constexpr std::chrono::milliseconds kReplyGrace(2'000);
@@ -101,6 +108,7 @@ struct StoreServer::Impl {
   mutable std::mutex errors_mutex;
   std::deque<std::string> errors;
 
+  net::HelloGate hello_gate{kMaxConnectionsBeforeHello};
   std::unique_ptr<net::TcpServer> server;  // started last: its threads use everything above
 
   void record_error(const std::string& message) {
@@ -119,14 +127,16 @@ struct StoreServer::Impl {
   }
 
   void serve(net::Socket& socket, const std::string& peer) {
+    net::HelloGate::Pass pass(hello_gate, socket.fd());
     net::FrameReader reader(socket.fd(), kMaxFrameBytes, peer);
     if (!handshake(socket, reader)) return;
+    pass.release();
     std::vector<uint8_t> reply;
     while (auto request = reader.next(net::kNoDeadline, kFrameTimeout)) {
       reply.clear();
       const size_t frame = net::begin_frame(reply);
       wire::Writer w(reply);
-      answer(*request, w);
+      answer(*request, w, socket.fd());
       net::end_frame(reply, frame);
       net::write_all(socket.fd(), reply.data(), reply.size(), net::deadline_after(kFrameTimeout), peer);
     }
@@ -156,14 +166,27 @@ struct StoreServer::Impl {
     return true;
   }
 
-  void answer(std::span<const uint8_t> request, wire::Writer& w) {
+  // Blocks until ready() holds, the deadline passes or the store stops; a client that hangs up
+  // meanwhile ends the wait (and its connection) instead of holding a thread until the deadline.
+  template <class Ready>
+  void wait_for_data(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout, int fd,
+                     const std::string& what, Ready ready) {
+    const auto deadline = net::deadline_after(std::min(timeout, kMaxBlockingWait));
+    auto done = [&] { return stopping || ready(); };
+    while (!done() && net::Clock::now() < deadline) {
+      data_changed.wait_until(lock, std::min(deadline, net::deadline_after(kHangUpCheck)), done);
+      if (!done() && net::peer_hung_up(fd)) throw Error(fmt::format("the client hung up while waiting for {}", what));
+    }
+  }
+
+  void answer(std::span<const uint8_t> request, wire::Writer& w, int fd) {
     wire::Reader r(request, "store request");
     const uint8_t op = r.u8();
     switch (static_cast<Op>(op)) {
       case Op::Set: return answer_set(r, w);
-      case Op::Get: return answer_get(r, w);
+      case Op::Get: return answer_get(r, w, fd);
       case Op::Add: return answer_add(r, w);
-      case Op::Wait: return answer_wait(r, w);
+      case Op::Wait: return answer_wait(r, w, fd);
       case Op::Check: return answer_check(r, w);
     }
     throw Error(fmt::format("unknown store operation {}", op));
@@ -181,12 +204,12 @@ struct StoreServer::Impl {
     w.u8(static_cast<uint8_t>(Status::Ok));
   }
 
-  void answer_get(wire::Reader& r, wire::Writer& w) {
+  void answer_get(wire::Reader& r, wire::Writer& w, int fd) {
     const std::string key = r.string(kMaxKeyBytes, "key");
-    const auto deadline = net::deadline_after(std::chrono::milliseconds(r.u32()));
+    const std::chrono::milliseconds timeout(r.u32());
     r.expect_end();
     std::unique_lock lock(data_mutex);
-    data_changed.wait_until(lock, deadline, [&] { return stopping || data.count(key) > 0; });
+    wait_for_data(lock, timeout, fd, fmt::format("key '{}'", key), [&] { return data.count(key) > 0; });
     const auto it = data.find(key);
     if (it != data.end()) {
       w.u8(static_cast<uint8_t>(Status::Ok));
@@ -225,9 +248,9 @@ struct StoreServer::Impl {
     w.i64(result);
   }
 
-  void answer_wait(wire::Reader& r, wire::Writer& w) {
+  void answer_wait(wire::Reader& r, wire::Writer& w, int fd) {
     const std::vector<std::string> keys = read_keys(r);
-    const auto deadline = net::deadline_after(std::chrono::milliseconds(r.u32()));
+    const std::chrono::milliseconds timeout(r.u32());
     r.expect_end();
     std::unique_lock lock(data_mutex);
     auto first_missing = [&]() -> const std::string* {
@@ -235,7 +258,7 @@ struct StoreServer::Impl {
         if (!data.count(key)) return &key;
       return nullptr;
     };
-    data_changed.wait_until(lock, deadline, [&] { return stopping || !first_missing(); });
+    wait_for_data(lock, timeout, fd, fmt::format("{} keys", keys.size()), [&] { return !first_missing(); });
     if (const std::string* missing = first_missing()) {
       w.u8(static_cast<uint8_t>(stopping ? Status::Stopping : Status::Timeout));
       w.string(*missing);

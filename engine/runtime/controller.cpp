@@ -1,5 +1,7 @@
 #include "engine/runtime/controller.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -53,6 +55,8 @@ struct Controller::Impl {
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> gated{false};
   std::optional<std::pair<int, std::string>> pending_change;
+  std::mutex launcher_mutex;  // kill_rank() (UI thread) against a new launcher (monitor thread)
+  std::vector<std::string> connection_errors;  // monitor thread only, until published
 
   Impl(ControllerOptions o, EventStore& e) : options(std::move(o)), events(e) {}
 
@@ -80,8 +84,10 @@ struct Controller::Impl {
     spec.env = {{"RINGLAB_EVENT_ADDR", fmt::format("{}:{}", options.master_addr, event_server->port())},
                 {"RINGLAB_TOKEN", token},
                 {"RINGLAB_RUN_ID", run_id}};
-    launcher = std::make_unique<Launcher>(spec);
-    launcher->start();
+    auto started = std::make_unique<Launcher>(spec);
+    started->start();
+    std::lock_guard<std::mutex> lock(launcher_mutex);
+    launcher = std::move(started);
   }
 
   std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }
@@ -178,7 +184,39 @@ struct Controller::Impl {
     events.emit(std::move(e));
   }
 
+  // The monitor thread's body. Whatever goes wrong here (a corrupt epoch checkpoint on restart,
+  // a store that cannot bind, a worker that cannot be spawned) ends the run as a failure that
+  // says so, instead of escaping the thread and aborting the whole program.
   void run_loop() {
+    try {
+      supervise();
+    } catch (const std::exception& e) {
+      if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
+      RunResult r;
+      r.job = options.job;
+      r.failure = fmt::format("the controller could not go on: {}", e.what());
+      publish(std::move(r));
+    }
+  }
+
+  void publish(RunResult r) {
+    keep_store_errors();
+    r.connection_errors = connection_errors;
+    if (event_server)  // one server for the whole run: read once, at the end
+      for (std::string& e : event_server->errors()) r.connection_errors.push_back("event server: " + std::move(e));
+    std::lock_guard<std::mutex> lock(mutex);
+    result = std::move(r);
+    cv.notify_all();
+  }
+
+  // What the store refused (a wrong token, a malformed frame, a silent client), kept across
+  // store restarts so the run's report can show it.
+  void keep_store_errors() {
+    if (store_server)
+      for (std::string& e : store_server->errors()) connection_errors.push_back(std::move(e));  // "store: ..." already
+  }
+
+  void supervise() {
     JobConfig job = options.job;
     std::string checkpoint_in = options.checkpoint_in;
     std::vector<RankExit> exits;
@@ -204,18 +242,18 @@ struct Controller::Impl {
       launch(job, checkpoint_in);
     }
     RunResult r = build_run_result(events, first_event, options.job, exits, stop_requested);
+    r.exits = exits;
     r.restarts = restarts;
     for (const std::string& p : {checkpoint_path, checkpoint_path + ".in", checkpoint_path + ".resume",
                                  epoch_checkpoint_path()})
       ::unlink(p.c_str());
-    std::lock_guard<std::mutex> lock(mutex);
-    result = std::move(r);
-    cv.notify_all();
+    publish(std::move(r));
   }
 
   // A fresh store for the new set of workers: the old keys (stop flag, gate counters, gloo's
   // rendezvous) must not leak into the new rendezvous.
   void restart_store() {
+    keep_store_errors();
     store.reset();
     store_server.reset();
     store_server = std::make_unique<StoreServer>(options.master_addr, 0, token);
@@ -287,6 +325,33 @@ void Controller::change_world(int world_size, const std::string& backend) {
     impl_->pending_change = std::make_pair(world_size, backend);
   }
   if (impl_->store) impl_->store->set(store_keys::kStop, {1});
+}
+
+void Controller::kill_rank(int rank) {
+  std::lock_guard<std::mutex> lock(impl_->launcher_mutex);
+  const Launcher* launcher = impl_->launcher.get();
+  if (!launcher) throw InputError(fmt::format("kill rank {}: no run is going", rank));
+  const LaunchSpec& spec = launcher->spec();
+  if (spec.use_mpirun)
+    throw InputError(fmt::format("kill rank {}: with the MPI backend mpirun owns the rank processes; "
+                                 "use the fault kill:{}@STEP instead", rank, rank));
+  const std::vector<pid_t> pids = launcher->pids();
+  const int local = rank - spec.node_rank * spec.local_world_size;
+  if (local < 0 || local >= static_cast<int>(pids.size()))
+    throw InputError(fmt::format("kill rank {}: this node runs ranks {} to {}", rank,
+                                 spec.node_rank * spec.local_world_size,
+                                 spec.node_rank * spec.local_world_size + static_cast<int>(pids.size()) - 1));
+  // Only a child that is still running: one that has ended may be reaped, and its pid reused.
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pids[local]), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0)
+    throw InputError(fmt::format("kill rank {}: its process has already ended", rank));
+  Event e;
+  e.kind = EventKind::Fault;
+  e.rank = rank;
+  e.t_begin_ns = e.t_end_ns = now_ns();
+  e.text = "kill: SIGKILL from the controller";
+  impl_->events.emit(std::move(e));
+  ::kill(pids[local], SIGKILL);
 }
 
 const ControllerOptions& Controller::options() const { return impl_->options; }

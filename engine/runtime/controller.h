@@ -10,6 +10,7 @@
 
 #include "engine/runtime/event_store.h"
 #include "engine/runtime/job_config.h"
+#include "engine/runtime/launcher.h"
 
 namespace ringlab {
 
@@ -47,6 +48,10 @@ struct RunResult {
   std::vector<float> final_parameters;  // rank 0's model at the end
   int restarts = 0;                     // how often the group was restarted after a failure
   std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
+  std::vector<RankExit> exits;          // how each process of the last set ended, the failed one first
+  // Connections the store or event server refused or dropped (wrong token, malformed frame,
+  // silent client, a client gone mid-wait), "store: ..." / "event server: ...".
+  std::vector<std::string> connection_errors;
 };
 
 class Controller {
@@ -71,6 +76,13 @@ class Controller {
   // checkpoints the model and optimizer, and a new set of workers resumes from it; the sampler
   // re-shards for the new world size.
   void change_world(int world_size, const std::string& backend);
+
+  // The failure lab's "kill rank r now": a real SIGKILL to that rank's worker process, as if its
+  // machine lost power. It is recorded as a Fault event, like an injected kill; the run then
+  // fails (or restarts, with max_restarts) as for any dead rank. Throws InputError when no run
+  // is going, the rank is not one of this node's, its process has ended, or the backend is MPI
+  // (mpirun owns the rank processes there; use the kill:R@S fault instead).
+  void kill_rank(int rank);
 
   const ControllerOptions& options() const;
 

@@ -9,6 +9,7 @@
 
 #include "engine/core/error.h"
 #include "engine/dist/framing.h"
+#include "engine/dist/hello_gate.h"
 #include "engine/dist/socket.h"
 #include "engine/dist/tcp_server.h"
 #include "engine/runtime/event_codec.h"
@@ -16,7 +17,10 @@
 namespace ringlab {
 namespace {
 
-constexpr std::chrono::milliseconds kHelloTimeout(10'000);
+// A client says hello as soon as it connects; one that stays silent is closed quickly, and only
+// only so many may wait at once (see HelloGate).
+constexpr std::chrono::milliseconds kHelloTimeout(3'000);
+constexpr size_t kMaxConnectionsBeforeHello = 64;
 constexpr std::chrono::milliseconds kFrameTimeout(30'000);
 constexpr size_t kMaxErrorsKept = 100;
 
@@ -34,6 +38,7 @@ struct EventServer::Impl {
   std::map<int, uint64_t> per_rank;
   std::atomic<uint64_t> total{0};
 
+  net::HelloGate hello_gate{kMaxConnectionsBeforeHello};
   std::unique_ptr<net::TcpServer> server;  // started last: its threads use everything above
 
   void record_error(const std::string& message) {
@@ -55,7 +60,9 @@ struct EventServer::Impl {
     net::FrameReader reader(socket.fd(), event_codec::kMaxFrameBytes, peer);
     std::optional<int> rank;
     try {
+      net::HelloGate::Pass pass(hello_gate, socket.fd());
       rank = handshake(socket, reader);
+      pass.release();
       if (rank) receive(reader, *rank);
     } catch (const std::exception& e) {
       const std::string who = rank ? fmt::format("{} (rank {})", peer, *rank) : peer;

@@ -1,5 +1,7 @@
 #include "engine/runtime/job_config.h"
 
+#include <charconv>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -131,6 +133,24 @@ std::vector<int> parse_hidden(const std::string& text) {
     pos = comma + 1;
   }
   return sizes;
+}
+
+uint64_t parse_seed(const std::string& text) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto refuse = [&] {
+    throw InputError(fmt::format("--seed must be a whole number in [-2^63, 2^64), got '{}'", text));
+  };
+  if (text.starts_with('-')) {
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    if (ec != std::errc() || ptr != last) refuse();
+    return static_cast<uint64_t>(value);  // two's complement: -1 becomes 2^64 - 1
+  }
+  uint64_t value = 0;
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (text.empty() || ec != std::errc() || ptr != last) refuse();
+  return value;
 }
 
 void to_json(nlohmann::json& j, const JobConfig& c) {

@@ -51,5 +51,8 @@ void from_json(const nlohmann::json& j, JobConfig& c);
 
 // Parses "48,48" into {48, 48}; throws InputError on anything else.
 std::vector<int> parse_hidden(const std::string& text);
+// "--seed": a whole number in [-2^63, 2^64). A negative seed wraps to 2^64 + seed, as
+// torch.manual_seed(-1) does; anything larger, fractional or not a number is refused.
+uint64_t parse_seed(const std::string& text);
 
 }  // namespace ringlab

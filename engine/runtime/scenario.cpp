@@ -153,6 +153,15 @@ Scenario parse_scenario(const json& doc, const std::string& name, const std::str
 
 Scenario read_scenario_file(const fs::path& path) {
   const std::string source = path.string();
+  // Refused before opening: a directory reads as an obscure stream error, a FIFO would block
+  // the open forever and /dev/zero would be read until memory runs out.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) throw InputError(fmt::format("scenario {}: cannot open the file (no such file)", source));
+  if (!fs::is_regular_file(status)) throw InputError(fmt::format("scenario {}: not a regular file", source));
+  constexpr uintmax_t kMaxScenarioBytes = 1 << 20;
+  if (fs::file_size(path, ec) > kMaxScenarioBytes || ec)
+    throw InputError(fmt::format("scenario {}: larger than 1 MiB, not a scenario file", source));
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("scenario {}: cannot open the file", source));
   json doc;

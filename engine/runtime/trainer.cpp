@@ -4,7 +4,10 @@
 
 #include <chrono>
 
+#include <fmt/core.h>
+
 #include "engine/core/clock.h"
+#include "engine/core/error.h"
 #include "engine/core/generator.h"
 #include "engine/data/data_loader.h"
 #include "engine/data/distributed_sampler.h"
@@ -69,6 +72,24 @@ double whole_dataset_mse(nn::Mlp& model, const data::TensorDataset& d) {
   return nn::mse_loss(pred, d.y);
 }
 
+// A checkpoint is only as good as its fit: one written for another model (other --hidden or
+// --features) has another parameter count and must be refused, not copied over the model.
+void restore(const TrainingState& state, nn::Mlp& model, nn::Sgd& optimizer, int rank) {
+  const size_t want = model.num_parameters();
+  const ErrorContext where{rank, "resume", state.steps_done};
+  if (state.parameters.size() != want) {
+    throw InputError(where, fmt::format("the checkpoint holds {} parameters but this model has {} "
+                                        "(was it written for other --features or --hidden?)",
+                                        state.parameters.size(), want));
+  }
+  if (!state.momentum.empty() && state.momentum.size() != want) {
+    throw InputError(where, fmt::format("the checkpoint holds {} momentum values but this model has {} parameters",
+                                        state.momentum.size(), want));
+  }
+  std::copy(state.parameters.begin(), state.parameters.end(), model.parameters().begin());
+  if (!state.momentum.empty()) optimizer.set_momentum_buffer(state.momentum);
+}
+
 }  // namespace
 
 RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& events,
@@ -83,10 +104,7 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
   nn::Mlp model(job.features, job.hidden, 1);
   model.reset_parameters(gen);
   nn::Sgd optimizer(job.lr, job.momentum, job.weight_decay);
-  if (resume) {
-    std::copy(resume->parameters.begin(), resume->parameters.end(), model.parameters().begin());
-    if (!resume->momentum.empty()) optimizer.set_momentum_buffer(resume->momentum);
-  }
+  if (resume) restore(*resume, model, optimizer, rank);
 
   ddp::DistributedDataParallel ddp(model, group, ddp_options_for(job, events, hooks));
   const FaultPlan faults(job, rank);

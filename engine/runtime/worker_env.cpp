@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "engine/core/error.h"
+#include "engine/runtime/job_config.h"
 
 namespace ringlab {
 namespace {
@@ -52,6 +53,11 @@ void require_at_least(const Setting& s, long long minimum) {
   if (s.value < minimum) fail(s.shown() + ": must be at least " + std::to_string(minimum));
 }
 
+// Checked before the narrowing to int, so 4294967297 cannot wrap around to a plausible 1.
+void require_at_most(const Setting& s, long long maximum) {
+  if (s.value > maximum) fail(s.shown() + ": must be at most " + std::to_string(maximum));
+}
+
 uint16_t parse_port(const std::string& text, const std::string& shown) {
   long long port = 0;
   const char* end = text.data() + text.size();
@@ -75,6 +81,7 @@ void read_rank_and_size(const Lookup& get, WorkerEnv& env) {
   }
   if (!rank) return;  // one process alone: rank 0 of 1
   require_at_least(*size, 1);
+  require_at_most(*size, kMaxWorldSize);
   require_at_least(*rank, 0);
   require_below(*rank, *size);
   env.rank = static_cast<int>(rank->value);
@@ -90,6 +97,7 @@ void read_local_rank_and_size(const Lookup& get, WorkerEnv& env) {
   auto local_size = read_setting(get, "OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE");
   if (local_size) {
     require_at_least(*local_size, 1);
+    require_at_most(*local_size, kMaxWorldSize);
     if (local_size->value > size.value) {
       fail(local_size->shown() + " but " + size.shown() + ": " + local_size->name + " must not exceed " + size.name);
     }

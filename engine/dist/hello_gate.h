@@ -1,0 +1,43 @@
+#pragma once
+// A bound on connections that have not yet presented the run's token. Servers accept up to a
+// thousand connections (every rank's store and event clients); without this bound any local
+// process could fill them with silent connections, each held until the hello timeout, and lock
+// the run's own workers out. When too many are waiting, the one that has waited longest is cut
+// off: a real client says hello the moment it connects, so it is never the oldest for long.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+
+namespace ringlab::net {
+
+class HelloGate {
+ public:
+  explicit HelloGate(size_t capacity) : capacity_(capacity) {}
+
+  // Held by a connection from accept until its hello is answered (or the connection ends).
+  class Pass {
+   public:
+    Pass(HelloGate& gate, int fd);
+    Pass(const Pass&) = delete;
+    Pass& operator=(const Pass&) = delete;
+    ~Pass() { release(); }
+    void release();  // the hello was answered: no longer counted
+
+   private:
+    HelloGate* gate_;
+    uint64_t id_;
+  };
+
+ private:
+  struct Waiting {
+    uint64_t id;
+    int fd;
+  };
+  const size_t capacity_;
+  std::mutex mutex_;
+  uint64_t next_id_ = 0;
+  std::deque<Waiting> waiting_;  // oldest first
+};
+
+}  // namespace ringlab::net
