@@ -15,6 +15,8 @@ void RunModel::clear() {
   loss_.clear();
   sampler_.clear();
   timeline_.clear();
+  failures_.clear();
+  failure_cache_version_ = ~uint64_t{0};
   generations_.clear();
   rank_generation_.clear();
   ranks_.clear();
@@ -104,6 +106,7 @@ void RunModel::consume(const Event& event) {
   loss_.consume(event, generation, gen_world, backend);
   sampler_.consume(event, generation);
   timeline_.consume(event);
+  failures_.consume(event);
 
   if (event.rank < 0 || event.rank >= kMaxWorldSize) return;
   if (static_cast<int>(ranks_.size()) <= event.rank) ranks_.resize(event.rank + 1);
@@ -137,6 +140,20 @@ void RunModel::consume(const Event& event) {
     default:
       break;
   }
+}
+
+const FailureDiagnosis& RunModel::failure() const {
+  const uint64_t version = events_seen_ + (exits_noted_ << 40);
+  if (version != failure_cache_version_) {
+    failure_cache_ = failures_.diagnose(world_size());
+    failure_cache_version_ = version;
+  }
+  return failure_cache_;
+}
+
+void RunModel::note_exits(const std::vector<RankExit>& exits) {
+  failures_.note_exits(exits);
+  ++exits_noted_;
 }
 
 RunModel::Holdings RunModel::holdings() const {

@@ -4,10 +4,12 @@
 // (consume) or from an EventStore (ingest), holds no UI state, and keeps bounded memory.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/replay/collective_log.h"
+#include "engine/replay/failure_diagnosis.h"
 #include "engine/replay/loss_series.h"
 #include "engine/replay/sampler_history.h"
 #include "engine/replay/timeline_model.h"
@@ -51,6 +53,12 @@ class RunModel {
   const std::vector<RankProgress>& ranks() const { return ranks_; }
   const std::vector<std::string>& errors() const { return errors_; }  // the latest few
   const std::vector<std::string>& logs() const { return logs_; }
+  // Which rank broke the run and where the others waited (recomputed only when events came in).
+  const FailureDiagnosis& failure() const;
+  // The failure the last restart recovered from, if the controller restarted the group.
+  const std::optional<FailureDiagnosis>& restarted_failure() const { return failures_.last_restarted(); }
+  // How the processes ended, from the controller's RunResult: names signals events cannot.
+  void note_exits(const std::vector<RankExit>& exits);
 
   int world_size() const;        // of the current generation (0 before any event)
   int64_t latest_step() const;   // highest step any rank finished, -1 before the first
@@ -78,6 +86,10 @@ class RunModel {
   LossSeriesBuilder loss_;
   SamplerHistory sampler_;
   TimelineModel timeline_;
+  FailureTracker failures_;
+  mutable FailureDiagnosis failure_cache_;  // the UI thread's: failure() is called every frame
+  mutable uint64_t failure_cache_version_ = ~uint64_t{0};
+  uint64_t exits_noted_ = 0;
   std::vector<Generation> generations_;
   std::vector<int> rank_generation_;  // RunBegins seen from each rank
   std::vector<RankProgress> ranks_;

@@ -98,6 +98,8 @@ void TimelineModel::consume(const Event& event) {
       open.bucket = event.bucket;
       open.bytes = event.bytes;
       open.algorithm = event.text == "ring" ? 0 : event.text == "native" ? 1 : 2;
+      open.t_begin_ns = span.t_begin_ns;
+      open.step = event.step;
       return;
     }
     case EventKind::CollectiveEnd: {
@@ -119,10 +121,45 @@ void TimelineModel::consume(const Event& event) {
       span.src = event.src;
       span.dst = event.dst;
       break;
+    case EventKind::RunBegin:
+      close_open_collectives(event.rank);
+      return;
+    case EventKind::Error:
+    case EventKind::Fault:
+    case EventKind::FlightRecord:
+      // Not a span, but the moment a rank failed: the timeline reaches it, so the collectives
+      // the other ranks were left waiting in show how long they waited.
+      if (has_origin_) latest_ns_ = std::max(latest_ns_, span.t_end_ns);
+      return;
     default:
       return;
   }
   add(event.rank, span);
+}
+
+// A rank's new process (a restart, a live change) will never end the old one's collectives:
+// they are kept as unfinished spans up to the moment the old set failed or stopped.
+void TimelineModel::close_open_collectives(int rank) {
+  for (auto it = open_.begin(); it != open_.end();) {
+    if (it->first.first != rank) {
+      ++it;
+      continue;
+    }
+    if (it->second.t_begin_ns >= 0) {
+      TimelineSpan span;
+      span.kind = SpanKind::Collective;
+      span.t_begin_ns = it->second.t_begin_ns;
+      span.t_end_ns = std::max(latest_ns_, span.t_begin_ns);
+      span.collective_id = it->first.second;
+      span.bucket = it->second.bucket;
+      span.bytes = it->second.bytes;
+      span.algorithm = it->second.algorithm;
+      span.step = it->second.step;
+      span.unfinished = true;
+      add(rank, span);
+    }
+    it = open_.erase(it);
+  }
 }
 
 size_t TimelineModel::span_count(int rank) const {

@@ -3,6 +3,7 @@
 // bucket's all-reduce with its chunk transfers, the optimizer step, waits at the step-through
 // gate. Times are relative to the first event of the run. Each lane keeps its most recent
 // spans only, so a long run costs bounded memory.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -32,6 +33,7 @@ struct TimelineSpan {
   SpanKind kind = SpanKind::Forward;
   int8_t phase = -1;
   int8_t algorithm = 0;  // collectives: 0 ring, 1 native, 2 other
+  bool unfinished = false;  // a collective that never ended (its rank or a peer failed)
 };
 
 class TimelineModel {
@@ -44,7 +46,7 @@ class TimelineModel {
   int lanes() const { return static_cast<int>(lanes_.size()); }
   size_t span_count(int rank) const;
   int64_t origin_ns() const { return origin_ns_; }
-  int64_t latest_ns() const { return latest_ns_; }   // latest end, relative
+  int64_t latest_ns() const { return latest_ns_; }   // latest end (or error, fault), relative
   int64_t earliest_ns() const;                       // earliest span still kept, relative
   // Where the `steps`-th most recent forward pass of the lowest rank began (relative ns), for
   // a window that shows the last few steps; earliest_ns() when fewer were seen.
@@ -64,6 +66,26 @@ class TimelineModel {
     return visited;
   }
 
+  // Calls fn(span) for every collective of `rank` that began and has not ended (yet, or ever:
+  // its rank waits in it, or its peer died), as a span from its begin to latest_ns().
+  template <class Fn>
+  void for_each_open_collective(int rank, Fn&& fn) const {
+    for (const auto& [key, open] : open_) {
+      if (key.first != rank || open.t_begin_ns < 0) continue;
+      TimelineSpan s;
+      s.kind = SpanKind::Collective;
+      s.t_begin_ns = open.t_begin_ns;
+      s.t_end_ns = std::max(latest_ns_, open.t_begin_ns);
+      s.collective_id = key.second;
+      s.bucket = open.bucket;
+      s.bytes = open.bytes;
+      s.algorithm = open.algorithm;
+      s.step = open.step;
+      s.unfinished = true;
+      fn(s);
+    }
+  }
+
  private:
   // Spans up to kLongSpanNs long live in `spans`, sorted by begin, so a window is found by
   // binary search; the few longer ones (a class pausing at the gate) are kept apart.
@@ -77,8 +99,11 @@ class TimelineModel {
     int32_t bucket = -1;
     int64_t bytes = 0;
     int8_t algorithm = 0;
+    int64_t t_begin_ns = -1;  // relative
+    int64_t step = -1;
   };
   void add(int rank, TimelineSpan span);
+  void close_open_collectives(int rank);
 
   size_t max_spans_per_lane_;
   std::vector<Lane> lanes_;

@@ -1,0 +1,467 @@
+// The failure lab in the app: the lab's settings become the same job fields the CLI fills, the
+// lessons name the rank and step, and a run's events (faults, errors, flight recorders, exits)
+// name the rank to highlight and where every other rank was waiting. The last cases kill a
+// real worker process through the controller.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/ddp/collective_check.h"
+#include "engine/dist/local_process_group.h"
+#include "engine/replay/event_feed.h"
+#include "engine/replay/failure_diagnosis.h"
+#include "engine/replay/failure_lab.h"
+#include "engine/replay/run_model.h"
+#include "engine/runtime/controller.h"
+#include "engine/runtime/flight_recorder.h"
+
+using namespace ringlab;
+using namespace ringlab::replay;
+
+namespace {
+
+JobConfig four_ranks() {
+  JobConfig job;
+  job.world_size = 4;
+  job.epochs = 12;
+  return job;
+}
+
+Event ev(EventKind kind, int rank, int64_t t_ms, int64_t step = -1) {
+  Event e;
+  e.kind = kind;
+  e.rank = rank;
+  e.t_begin_ns = e.t_end_ns = 1'000'000'000 + t_ms * 1'000'000;
+  e.step = step;
+  return e;
+}
+
+Event run_begin(int rank, int world) {
+  Event e = ev(EventKind::RunBegin, rank, 0);
+  e.value = world;
+  return e;
+}
+
+Event collective(EventKind kind, int rank, int64_t t_ms, int64_t id, int64_t step) {
+  Event e = ev(kind, rank, t_ms, step);
+  e.collective_id = id;
+  e.bucket = 0;
+  e.bytes = 2737 * 4;
+  e.text = "ring";
+  return e;
+}
+
+Event chunk(int rank, int64_t t_ms, int64_t id, RingPhase phase, int ring_step) {
+  Event e = ev(EventKind::ChunkTransfer, rank, t_ms);
+  e.collective_id = id;
+  e.phase = static_cast<int8_t>(phase);
+  e.ring_step = ring_step;
+  return e;
+}
+
+Event text_event(EventKind kind, int rank, int64_t t_ms, const std::string& text, int64_t step = -1) {
+  Event e = ev(kind, rank, t_ms, step);
+  e.text = text;
+  return e;
+}
+
+// A flight recorder whose collectives 0..last-1 completed and whose `last` is `op` in `state`.
+Event flight(int rank, int64_t t_ms, int64_t last, const std::string& op, const std::string& state, int ring_step) {
+  FlightRecorder fr;
+  for (int64_t i = 0; i < last; ++i) fr.complete(fr.schedule("allreduce", 2737, "gloo", "ring", i / 2));
+  const int64_t s = fr.schedule(op, op == "barrier" ? 0 : 2737, "gloo", "ring", 1);
+  if (state != "scheduled") fr.start(s);
+  if (ring_step >= 0) fr.ring_step(s, ring_step);
+  return text_event(EventKind::FlightRecord, rank, t_ms, fr.to_json(rank).dump());
+}
+
+// Four ranks finish collective 6 at step 4; then rank 2 is killed at step 5 while ranks 0, 1, 3
+// enter collective 7 and rank 0 finishes one reduce-scatter step in it.
+std::vector<Event> killed_rank_two() {
+  std::vector<Event> events;
+  for (int r = 0; r < 4; ++r) events.push_back(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) {
+    events.push_back(collective(EventKind::CollectiveBegin, r, 10, 6, 4));
+    events.push_back(collective(EventKind::CollectiveEnd, r, 12, 6, 4));
+  }
+  events.push_back(text_event(EventKind::Fault, 2, 15, "kill: SIGKILL", 5));
+  for (int r : {0, 1, 3}) events.push_back(collective(EventKind::CollectiveBegin, r, 16, 7, 5));
+  events.push_back(chunk(0, 17, 7, RingPhase::ReduceScatter, 0));
+  events.push_back(text_event(EventKind::Error, 1, 30, "send: gloo: Connection closed by peer"));
+  events.push_back(text_event(EventKind::Error, 0, 31, "stopped by the controller (SIGTERM) because another rank failed"));
+  events.push_back(flight(0, 32, 7, "allreduce", "started", 1));
+  events.push_back(flight(1, 32, 7, "allreduce", "scheduled", -1));
+  events.push_back(flight(3, 33, 7, "allreduce", "started", 0));
+  return events;
+}
+
+}  // namespace
+
+TEST_CASE("the lab's settings fill the job's fault fields, and come back from them") {
+  JobConfig job = four_ranks();
+  FailureLabSettings lab;
+  lab.fault = LabFault::Kill;
+  lab.rank = 2;
+  lab.step = 5;
+  lab.timeout_s = 6;
+  apply_lab(lab, 60, job);
+  CHECK(job.faults == std::vector<std::string>{"kill:2@5"});
+  CHECK(job.uneven.empty());
+  CHECK(job.timeout_s == 6.0);
+  CHECK_NOTHROW(job.validate());
+  CHECK(lab_command_line(lab, job) == "ringlab run -n 4 --epochs 12 --fault kill:2@5 --timeout 6");
+
+  const std::pair<LabFault, std::string> tokens[] = {{LabFault::Delay, "delay:2:20"}, {LabFault::Drop, "drop:2@5"},
+                                                     {LabFault::Skip, "skip:2@5"},   {LabFault::Extra, "extra:2@5"},
+                                                     {LabFault::Resize, "resize:2@5"}};
+  for (const auto& [fault, token] : tokens) {
+    lab.fault = fault;
+    apply_lab(lab, 60, job);
+    CAPTURE(token);
+    CHECK(job.faults == std::vector<std::string>{token});
+    CHECK_NOTHROW(job.validate());
+    const FailureLabSettings back = lab_from_job(job);
+    CHECK(back.fault == fault);
+    CHECK(back.rank == 2);
+    CHECK(back.timeout_s == 6.0);
+  }
+
+  lab.fault = LabFault::Uneven;
+  lab.rank = 9;  // beyond the world: clamped to the last rank
+  lab.batches = 1;
+  lab.join = true;
+  lab.max_restarts = 2;
+  apply_lab(lab, 60, job);
+  CHECK(job.faults.empty());
+  CHECK(job.uneven == std::vector<std::string>{"3:1"});
+  CHECK(job.join);
+  CHECK_NOTHROW(job.validate());
+  const FailureLabSettings back = lab_from_job(job);
+  CHECK(back.fault == LabFault::Uneven);
+  CHECK(back.rank == 3);
+  CHECK(back.batches == 1);
+  CHECK(back.join);
+  lab.rank = 3;
+  CHECK(lab_command_line(lab, job) ==
+        "ringlab run -n 4 --epochs 12 --uneven 3:1 --join --timeout 6 --max-restarts 2");
+
+  lab.fault = LabFault::None;
+  apply_lab(lab, 60, job);
+  CHECK(job.faults.empty());
+  CHECK(job.uneven.empty());
+  CHECK(!job.join);
+  CHECK(job.timeout_s == 60.0);  // the scenario's own timeout again
+  CHECK(lab_from_job(job).fault == LabFault::None);
+}
+
+TEST_CASE("every fault has a lesson that names its rank and step") {
+  FailureLabSettings lab;
+  lab.rank = 3;
+  lab.step = 7;
+  lab.delay_ms = 25;
+  lab.batches = 1;
+  lab.timeout_s = 4;
+  lab.max_restarts = 1;
+  for (LabFault fault : kLabFaults) {
+    const std::string title = lab_fault_title(fault);
+    CAPTURE(title);
+    CHECK(title.size() > 5);
+    const std::string text = render_lesson(lab_lesson(fault, false), lab, 4);
+    CHECK(text.size() > 100);
+    CHECK(text.find('{') == std::string::npos);  // every field filled in
+    if (fault != LabFault::None) CHECK(text.find("ank 3 ") != std::string::npos);  // "Rank 3 ..." or "rank 3 ..."
+  }
+  CHECK(render_lesson(lab_lesson(LabFault::Kill, false), lab, 4).find("SIGKILL at step 7") != std::string::npos);
+  CHECK(render_lesson(lab_lesson(LabFault::Delay, false), lab, 4).find("sleeps 25 ms") != std::string::npos);
+  CHECK(render_lesson(lab_lesson(LabFault::Uneven, false), lab, 4).find("the timeout (4 s)") != std::string::npos);
+  CHECK(render_lesson(lab_lesson(LabFault::Uneven, true), lab, 4).find("Join") != std::string::npos);
+  CHECK(render_lesson(lab_restart_lesson(LabFault::Kill, 1), lab, 4).find("a fresh group of 4 processes") !=
+        std::string::npos);
+  CHECK(render_lesson(lab_restart_lesson(LabFault::Kill, 1), lab, 4).find("bit-identical") != std::string::npos);
+  CHECK(std::string(lab_restart_lesson(LabFault::Kill, 0)).find("torchrun --max-restarts 0") != std::string::npos);
+  CHECK(std::string(lab_restart_lesson(LabFault::Delay, 1)).empty());
+  CHECK(std::string(lab_restart_lesson(LabFault::Uneven, 1)).find("does not help") != std::string::npos);
+  // A translation with a broken field still shows its text instead of throwing.
+  CHECK(render_lesson("Rank {rank} {nope}", lab, 4) == "Rank {rank} {nope}");
+}
+
+TEST_CASE("a real mismatched-collective error is read back into both fingerprints") {
+  LocalWorld world(3, std::chrono::milliseconds(3000));
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        ddp::check_collective(world.group(r), {7, r == 1 ? 6 : 5, 1, 0, 2737, 0, 0});
+      } catch (const Error& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  const auto m = parse_mismatch(2, errors[2]);  // rank 2 compares with rank 1, which is a step ahead
+  REQUIRE(m.has_value());
+  CHECK(m->reporter == 2);
+  CHECK(m->neighbour == 1);
+  CHECK(m->reporter_fingerprint == "#7 all-reduce of bucket 0 (2737 floats) at step 5");
+  CHECK(m->neighbour_fingerprint == "#7 all-reduce of bucket 0 (2737 floats) at step 6");
+  CHECK(!parse_mismatch(0, "send: gloo: Connection closed by peer").has_value());
+}
+
+TEST_CASE("a killed rank is the culprit; the others wait in the collective it left") {
+  FailureTracker tracker;
+  for (const Event& e : killed_rank_two()) tracker.consume(e);
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.failed);
+  CHECK(d.culprits == std::vector<int>{2});
+  const RankDiagnosis& dead = d.ranks[2];
+  CHECK(dead.cause == RankCause::Killed);
+  CHECK(dead.fault == "kill: SIGKILL");
+  CHECK(dead.fault_step == 5);
+  CHECK(dead.collective == 6);          // its last collective, finished before it died
+  CHECK(dead.collective_done);
+  CHECK(dead.last_progress_ns == 1'015'000'000);  // the moment it raised SIGKILL
+  CHECK(d.stuck_collective == 7);
+  CHECK(d.stuck_op == "allreduce");
+  CHECK(d.waiting == std::vector<int>{0, 1, 3});
+  CHECK(d.missing == std::vector<int>{2});
+  CHECK(d.silent == std::vector<int>{2});
+  for (int r : {0, 1, 3}) {
+    CAPTURE(r);
+    CHECK(d.ranks[r].cause == RankCause::Waiting);
+    CHECK(d.ranks[r].collective == 7);
+    CHECK(d.ranks[r].op == "allreduce");
+    CHECK(!d.ranks[r].collective_done);
+  }
+  CHECK(d.ranks[0].ring_step == 1);   // from its flight recorder
+  CHECK(d.ranks[1].ring_step == -1);  // scheduled: still comparing fingerprints
+  CHECK(d.first_error == "rank 1: send: gloo: Connection closed by peer");  // the teardown notice is not one
+  CHECK(d.failed_at_ns == 1'033'000'000);
+
+  // The controller's exits add the signal's name.
+  RankExit killed{2, 100};
+  killed.signal = SIGKILL;
+  RankExit stopped{0, 101};
+  stopped.signal = SIGTERM;
+  stopped.terminated = true;
+  tracker.note_exits({killed, stopped});
+  const FailureDiagnosis with_exits = tracker.diagnose(4);
+  CHECK(with_exits.ranks[2].exit == "killed by SIGKILL");
+  CHECK(with_exits.ranks[0].cause == RankCause::Waiting);  // torn down, not a culprit
+  CHECK(with_exits.culprits == std::vector<int>{2});
+}
+
+TEST_CASE("ring steps come from the chunks when no flight recorder was sent") {
+  FailureTracker tracker;
+  for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+  for (int r = 0; r < 3; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 4, 2));
+  tracker.consume(chunk(0, 2, 4, RingPhase::ReduceScatter, 0));
+  tracker.consume(chunk(0, 3, 4, RingPhase::ReduceScatter, 1));
+  tracker.consume(chunk(0, 4, 4, RingPhase::AllGather, 0));
+  const FailureDiagnosis running = tracker.diagnose(3);
+  CHECK(!running.failed);  // nothing went wrong: no highlight, no waiting marks
+  CHECK(running.culprits.empty());
+  CHECK(running.ranks[0].cause == RankCause::None);
+  CHECK(running.ranks[0].ring_step == 3);  // three of the four ring steps done: in the fourth
+  CHECK(running.ranks[1].ring_step == -1);
+
+  tracker.consume(text_event(EventKind::Fault, 1, 5, "kill: SIGKILL from the controller"));
+  const FailureDiagnosis killed = tracker.diagnose(3);
+  CHECK(killed.failed);
+  CHECK(killed.culprits == std::vector<int>{1});
+  CHECK(killed.ranks[1].cause == RankCause::Killed);
+  CHECK(killed.ranks[1].fault_step == -1);  // the app's kill button: no planned step
+  CHECK(killed.ranks[0].cause == RankCause::Waiting);
+  CHECK(killed.ranks[2].cause == RankCause::Waiting);
+}
+
+TEST_CASE("uneven inputs: the rank out of data is missing from the collective the others wait in") {
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 2, 0));
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 2, 0));
+  for (int r : {0, 2, 3}) tracker.consume(collective(EventKind::CollectiveBegin, r, 3, 3, 1));
+  tracker.consume(text_event(EventKind::Error, 0, 3003, "send: gloo: Timed out waiting 3000ms for send operation"));
+  tracker.consume(text_event(EventKind::Error, 1, 3004, "barrier: gloo: Timed out waiting 3000ms for recv operation"));
+  for (int r : {0, 2, 3}) tracker.consume(flight(r, 3005, 3, "allreduce", "started", 0));
+  tracker.consume(flight(1, 3005, 3, "barrier", "started", -1));
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Missing);
+  CHECK(d.ranks[1].op == "barrier");
+  CHECK(d.ranks[1].collective == 3);
+  CHECK(d.ranks[1].last_progress_ns == 1'002'000'000);  // its last collective ended; then it left the loop
+  CHECK(d.missing == std::vector<int>{1});
+  CHECK(d.waiting == std::vector<int>{0, 2, 3});
+  CHECK(d.ranks[0].cause == RankCause::Waiting);
+  CHECK(d.ranks[0].ring_step == 0);
+}
+
+TEST_CASE("a skipped all-reduce: the culprit's fingerprint is the actual, its neighbour's the expected") {
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
+  tracker.consume(text_event(EventKind::Fault, 1, 5, "skip: leaving out this step's gradient all-reduce", 5));
+  // Rank 2 compares with its left neighbour, rank 1; rank 1 with rank 0.
+  tracker.consume(text_event(EventKind::Error, 2, 8,
+                             "collective check: step 5: mismatched collectives: this rank is at #7 all-reduce of bucket 0 "
+                             "(2737 floats) at step 5, but rank 1 is at #7 all-reduce of bucket 0 (2737 floats) at step 6"));
+  tracker.consume(text_event(EventKind::Error, 1, 9,
+                             "collective check: step 6: mismatched collectives: this rank is at #7 all-reduce of bucket 0 "
+                             "(2737 floats) at step 6, but rank 0 is at #7 all-reduce of bucket 0 (2737 floats) at step 5"));
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Mismatch);
+  CHECK(d.ranks[1].fault_step == 5);
+  REQUIRE(d.mismatch.has_value());
+  CHECK(d.mismatch->culprit == 1);
+  CHECK(d.mismatch->reporter == 2);
+  CHECK(d.mismatch->expected == "#7 all-reduce of bucket 0 (2737 floats) at step 5");
+  CHECK(d.mismatch->actual == "#7 all-reduce of bucket 0 (2737 floats) at step 6");
+}
+
+TEST_CASE("a restart keeps the failure it recovered from and diagnoses the new group afresh") {
+  RunModel model;
+  for (const Event& e : killed_rank_two()) model.consume(e);
+  CHECK(model.failure().culprits == std::vector<int>{2});
+  Event marker = text_event(EventKind::Log, -1, 40, "restart 1 of 1 from epoch 2 (step 4)");
+  marker.epoch = 2;
+  marker.step = 4;
+  model.consume(marker);
+  for (int r = 0; r < 4; ++r) model.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) model.consume(collective(EventKind::CollectiveBegin, r, 50, 2, 4));
+  const FailureDiagnosis& now = model.failure();
+  CHECK(!now.failed);
+  CHECK(now.culprits.empty());
+  CHECK(now.ranks[0].collective == 2);
+  REQUIRE(model.restarted_failure().has_value());
+  CHECK(model.restarted_failure()->culprits == std::vector<int>{2});
+  CHECK(model.restarted_failure()->restart == "restart 1 of 1 from epoch 2 (step 4)");
+
+  // The timeline closed the old group's collectives when the new processes began: they end
+  // where that group failed, marked unfinished, instead of stretching across the new run.
+  int unfinished = 0;
+  model.timeline().for_each_visible(0, 0, 1'000'000'000, [&](const TimelineSpan& s) {
+    if (s.kind == SpanKind::Collective && s.unfinished) {
+      ++unfinished;
+      CHECK(s.collective_id == 7);
+      CHECK(s.t_begin_ns == 16'000'000);  // relative to the first event
+      CHECK(s.t_end_ns == 33'000'000);    // the last flight record: the moment the old group failed
+    }
+  });
+  CHECK(unfinished == 1);
+  int open = 0;
+  model.timeline().for_each_open_collective(0, [&](const TimelineSpan& s) {
+    ++open;
+    CHECK(s.collective_id == 2);
+    CHECK(s.unfinished);
+    CHECK(s.t_begin_ns == 50'000'000);
+  });
+  CHECK(open == 1);
+}
+
+TEST_CASE("a failure nothing names highlights the rank of the first error") {
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  tracker.consume(text_event(EventKind::Error, 1, 3, "checkpoint: cannot write"));
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Failed);
+  CHECK(d.ranks[1].error == "checkpoint: cannot write");
+  CHECK(d.ranks[0].cause == RankCause::None);
+}
+
+#ifdef RINGLAB_BINARY
+namespace {
+
+// Runs `job` through a real controller, kills `victim` once every rank has finished a step, and
+// returns the result (every wait is bounded by the job's timeout).
+RunResult kill_during_run(const JobConfig& job, int victim, int max_restarts, RunModel& model) {
+  replay::EventFeed feed;
+  ControllerOptions options;
+  options.job = job;
+  options.executable = RINGLAB_BINARY;
+  options.max_restarts = max_restarts;
+  Controller controller(options, feed);
+  controller.start();
+  std::vector<Event> batch;
+  bool killed = false;
+  const int64_t give_up = now_ns() + static_cast<int64_t>(job.timeout_s * 1e9);
+  while (!controller.poll()) {
+    batch.clear();
+    feed.drain(batch, 4096);
+    for (const Event& e : batch) model.consume(e);
+    if (!killed && model.latest_step() >= 1) {
+      controller.kill_rank(victim);
+      killed = true;
+    }
+    if (now_ns() > give_up) controller.request_stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  RunResult r = controller.wait();
+  batch.clear();
+  feed.drain(batch, 1 << 20);
+  for (const Event& e : batch) model.consume(e);
+  model.note_exits(r.exits);
+  CHECK(killed);
+  return r;
+}
+
+JobConfig long_job() {
+  JobConfig job;
+  job.world_size = 3;
+  job.epochs = 200;  // long enough that the kill lands mid-run
+  job.timeout_s = 20;
+  job.trace_level = "steps";
+  return job;
+}
+
+}  // namespace
+
+TEST_CASE("kill rank now: a real SIGKILL, named in the result and highlighted") {
+  RunModel model;
+  const RunResult r = kill_during_run(long_job(), 1, 0, model);
+  CHECK(!r.ok);
+  REQUIRE(!r.exits.empty());
+  CHECK(r.exits.front().rank == 1);
+  CHECK(r.exits.front().signal == SIGKILL);
+  CHECK(!r.exits.front().terminated);
+  CHECK(r.failure.find("rank 1 failed: killed by SIGKILL") != std::string::npos);
+  const FailureDiagnosis& d = model.failure();
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Killed);
+  CHECK(d.ranks[1].fault == "kill: SIGKILL from the controller");
+  CHECK(d.ranks[1].exit == "killed by SIGKILL");
+}
+
+TEST_CASE("kill rank now with a restart: the group resumes and the run completes") {
+  RunModel model;
+  JobConfig job = long_job();
+  job.epochs = 30;
+  const RunResult r = kill_during_run(job, 2, 1, model);
+  CHECK(r.ok);
+  CHECK(r.restarts == 1);
+  CHECK(r.epoch_mse.size() == 30);
+  REQUIRE(model.restarted_failure().has_value());
+  CHECK(model.restarted_failure()->culprits == std::vector<int>{2});
+  CHECK(!model.failure().failed);
+}
+
+TEST_CASE("kill rank refuses what it cannot do") {
+  replay::EventFeed feed;
+  ControllerOptions options;
+  options.job = long_job();
+  options.executable = RINGLAB_BINARY;
+  Controller idle(options, feed);
+  CHECK_THROWS_WITH_AS(idle.kill_rank(0), doctest::Contains("no run is going"), InputError);
+  Controller running(options, feed);
+  running.start();
+  CHECK_THROWS_WITH_AS(running.kill_rank(7), doctest::Contains("this node runs ranks 0 to 2"), InputError);
+  running.request_stop();
+  const RunResult r = running.wait();
+  CHECK(!r.ok);
+}
+#endif
