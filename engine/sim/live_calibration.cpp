@@ -1,20 +1,28 @@
 #include "engine/sim/live_calibration.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 namespace ringlab::sim {
 
 namespace {
 
-// The time the all-reduce itself took: the slowest rank decides when everyone has the sum, and
-// time spent held at the step-through gate is the teacher's, not the link's.
+// From the last arrival to the last finish. Early ranks have sent their first chunk by then, so
+// this is a shade under the ring's full cost, but free of the scheduler's skew between ranks.
 double record_seconds(const replay::CollectiveRecord& record) {
-  int64_t slowest_ns = 0;
+  int64_t last_begin = INT64_MIN, last_end = INT64_MIN;
+  for (int r = 0; r < record.world_size; ++r) {
+    last_begin = std::max(last_begin, record.ranks[r].t_begin_ns);
+    last_end = std::max(last_end, record.ranks[r].t_end_ns);
+  }
+  return (last_end - last_begin) * 1e-9;
+}
+
+bool held_at_gate(const replay::CollectiveRecord& record) {
   for (const replay::RankCollectiveSpan& span : record.ranks)
-    if (span.began && span.ended)
-      slowest_ns = std::max(slowest_ns, span.t_end_ns - span.t_begin_ns - span.gate_wait_ns);
-  return slowest_ns * 1e-9;
+    if (span.gate_wait_ns > 0) return true;
+  return false;
 }
 
 double median_of(std::vector<double> values) {
@@ -32,7 +40,7 @@ std::vector<MeasuredAllreduce> measured_allreduces(const replay::CollectiveLog& 
   for (size_t i = 0; i < log.size(); ++i) {
     const replay::CollectiveRecord& record = log.at(i);
     if (record.algorithm != "ring" && record.algorithm != "native") continue;
-    if (record.world_size < 2 || record.bytes <= 0 || !record.complete()) continue;
+    if (record.world_size < 2 || record.bytes <= 0 || !record.complete() || held_at_gate(record)) continue;
     const double seconds = record_seconds(record);
     if (seconds <= 0) continue;
     out.push_back({record.key.generation, record.world_size, record.algorithm, static_cast<double>(record.bytes), seconds});

@@ -22,12 +22,17 @@ struct MeasuredAllreduce {
   int64_t world_size = 0;
   std::string algorithm;  // "ring" (ringlab's own) or "native" (the backend's)
   double bytes = 0;
-  double seconds = 0;     // the slowest rank's begin..end, less its waits at the step-through gate
+  double seconds = 0;     // from the last rank's arrival to the last rank's finish
 };
 
 // Every complete gradient all-reduce in the log with at least 2 ranks and 1 byte, oldest first.
-// Left out: the broadcast at start-up and the seed's [1, 2, 3] demo, the first collective of a
-// freshly connected group, whose time measures the connections warming up more than the link.
+// Left out: the broadcast at start-up; the seed's [1, 2, 3] demo, the first collective of a
+// freshly connected group, whose time measures the connections warming up more than the link;
+// and step-through all-reduces, whose pace is the teacher's.
+//
+// The time counts from the moment the last rank arrived: a rank that enters early only waits for
+// the others (on a busy machine, for the scheduler), which says nothing about the link. The ring
+// view's footer shows the slowest rank's own begin..end instead, so it can read a little longer.
 std::vector<MeasuredAllreduce> measured_allreduces(const replay::CollectiveLog& log);
 
 struct MeasuredSize {
@@ -45,6 +50,12 @@ struct LiveCalibration {
   Calibration calibration;         // alpha and an effective beta (the reduction folded in)
 
   bool any() const { return world_size >= 2 && !sizes.empty(); }
+  // A fit worth scaling up: both a latency and a bandwidth were seen. When the larger messages
+  // were not slower (all of them far below where bandwidth matters, or noise larger than the
+  // difference) the fit pins beta at 0, an infinitely fast link, which would only mislead.
+  bool usable() const {
+    return fitted && calibration.link.alpha_s > 0 && calibration.link.beta_s_per_byte > 0;
+  }
 };
 
 // The newest generation's points (one world size and one algorithm, as a fit needs), their

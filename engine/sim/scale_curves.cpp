@@ -9,7 +9,8 @@ namespace ringlab::sim {
 bool operator==(const ScaleQuery& a, const ScaleQuery& b) {
   return a.world_size == b.world_size && a.model == b.model && a.link.alpha_s == b.link.alpha_s &&
          a.link.beta_s_per_byte == b.link.beta_s_per_byte && a.link.gamma_s_per_byte == b.link.gamma_s_per_byte &&
-         a.step_algorithm == b.step_algorithm && a.min_bytes == b.min_bytes && a.max_bytes == b.max_bytes;
+         a.step_algorithm == b.step_algorithm && a.min_bytes == b.min_bytes && a.max_bytes == b.max_bytes &&
+         a.reference_world_size == b.reference_world_size;
 }
 
 namespace {
@@ -45,6 +46,9 @@ ScaleData compute_scale_data(const ScaleQuery& query) {
   for (Algorithm algorithm : all_algorithms())
     data.curves.push_back({algorithm, allreduce_curve(algorithm, query.world_size, query.link, {}, query.min_bytes,
                                                       query.max_bytes, 2.0)});
+  if (query.reference_world_size > 1)
+    data.reference = allreduce_curve(Algorithm::Ring, query.reference_world_size, query.link, {}, query.min_bytes,
+                                     query.max_bytes, 2.0);
   return data;
 }
 

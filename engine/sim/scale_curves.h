@@ -20,6 +20,8 @@ struct ScaleQuery {
   Algorithm step_algorithm = Algorithm::Ring;  // the all-reduce DDP uses in the step bar
   double min_bytes = 4;                        // the curves' size range, doubling each point
   double max_bytes = double(int64_t{1} << 30);
+  // > 1: also the ring's curve at this world size (the live run's), to set its points against.
+  int64_t reference_world_size = 0;
 };
 bool operator==(const ScaleQuery& a, const ScaleQuery& b);
 
@@ -44,6 +46,7 @@ struct StepBar {
 
 struct ScaleData {
   std::vector<AlgorithmCurve> curves;  // one per algorithm, in all_algorithms() order
+  std::vector<CurvePoint> reference;   // the ring at reference_world_size; empty when not asked
   StepBar step;
 };
 

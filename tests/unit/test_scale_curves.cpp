@@ -27,10 +27,12 @@ ScaleQuery query(int64_t p, const std::string& model, const LinkParams& link) {
   return q;
 }
 
-// A collective every rank began at `t0` and ended at `t0 + ns[rank]`, optionally waiting at the gate.
+// A collective rank r entered at begin_ns[r] and left at end_ns[r] (after the id's millisecond),
+// optionally held at the step-through gate.
 void add_collective(replay::CollectiveLog& log, int generation, int64_t id, const std::string& label, int64_t bytes,
-                    std::vector<int64_t> ns, int64_t gate_wait_ns = 0) {
-  const int world = static_cast<int>(ns.size());
+                    std::vector<int64_t> begin_ns, std::vector<int64_t> end_ns, int64_t gate_wait_ns = 0) {
+  const int world = static_cast<int>(begin_ns.size());
+  const int64_t t0 = 1'000'000'000 * id;
   for (int r = 0; r < world; ++r) {
     Event b;
     b.kind = EventKind::CollectiveBegin;
@@ -38,7 +40,7 @@ void add_collective(replay::CollectiveLog& log, int generation, int64_t id, cons
     b.collective_id = id;
     b.bytes = bytes;
     b.text = label;
-    b.t_begin_ns = b.t_end_ns = 1'000'000 * id;
+    b.t_begin_ns = b.t_end_ns = t0 + begin_ns[r];
     log.consume(b, generation, world);
     if (gate_wait_ns > 0) {
       Event g;
@@ -51,7 +53,7 @@ void add_collective(replay::CollectiveLog& log, int generation, int64_t id, cons
     }
     Event e = b;
     e.kind = EventKind::CollectiveEnd;
-    e.t_end_ns = b.t_begin_ns + ns[r];
+    e.t_end_ns = t0 + end_ns[r];
     log.consume(e, generation, world);
   }
 }
@@ -73,6 +75,17 @@ TEST_CASE("the curves: five algorithms, 4 B to 1 GiB doubling, each point the mo
   // Ring at 64 ranks, 4 KiB: 2*63*50 us + 2*(63/64)*4096 B / 2.5 GB/s.
   CHECK(d.curves[0].points[10].bytes == 4096.0);
   CHECK(d.curves[0].points[10].seconds == doctest::Approx(6.3e-3 + 2 * 63.0 / 64 * 4096 / 2.5e9).epsilon(1e-12));
+  CHECK(d.reference.empty());
+}
+
+TEST_CASE("the reference curve is the ring at the live run's world size, on the same link") {
+  ScaleQuery q = query(1024, "seed", kLoopback);
+  q.reference_world_size = 4;
+  const ScaleData d = compute_scale_data(q);
+  REQUIRE(d.reference.size() == 29);
+  for (const CurvePoint& pt : d.reference)
+    CHECK(pt.seconds == ring_allreduce_s(kLoopback, 4, pt.bytes));
+  CHECK_FALSE(q == query(1024, "seed", kLoopback));
 }
 
 TEST_CASE("bus bandwidth is algbw x 2(p-1)/p, and the ring's approaches the link's for large messages") {
@@ -139,19 +152,24 @@ TEST_CASE("queries compare by value, and bad ones are refused with a message") {
   CHECK_THROWS_AS(compute_scale_data(query(8, "seed", LinkParams{-1, 0, 0})), InputError);
 }
 
-TEST_CASE("the live run's all-reduces: gradients only, slowest rank, gate waits left out") {
+TEST_CASE("the live run's all-reduces: gradients only, timed from the last rank's arrival") {
   replay::CollectiveLog log;
-  add_collective(log, 1, 0, "broadcast", 10948, {900'000, 900'000});
-  add_collective(log, 1, 1, "demo", 12, {5'000'000, 5'000'000});
-  add_collective(log, 1, 2, "ring", 10948, {300'000, 400'000});
-  add_collective(log, 1, 3, "ring", 10948, {700'000, 600'000}, 500'000);  // held at the gate 0.5 ms
-  add_collective(log, 1, 4, "native", 0, {100'000, 100'000});              // an empty tensor
+  add_collective(log, 1, 0, "broadcast", 10948, {0, 0}, {900'000, 900'000});
+  add_collective(log, 1, 1, "demo", 12, {0, 0}, {5'000'000, 5'000'000});
+  // Rank 0 arrives 1 ms early and waits for rank 1: the all-reduce itself took 0.4 ms.
+  add_collective(log, 1, 2, "ring", 10948, {0, 1'000'000}, {1'350'000, 1'400'000});
+  add_collective(log, 1, 3, "native", 4096, {50'000, 0}, {250'000, 240'000});
+  add_collective(log, 1, 4, "ring", 10948, {0, 0}, {700'000, 600'000}, 500'000);  // held at the gate
+  add_collective(log, 1, 5, "native", 0, {0, 0}, {100'000, 100'000});              // an empty tensor
   const std::vector<MeasuredAllreduce> m = measured_allreduces(log);
   REQUIRE(m.size() == 2);
   CHECK(m[0].algorithm == "ring");
   CHECK(m[0].world_size == 2);
+  CHECK(m[0].generation == 1);
   CHECK(m[0].bytes == 10948.0);
   CHECK(m[0].seconds == doctest::Approx(400e-6).epsilon(1e-12));
+  CHECK(m[1].algorithm == "native");
+  CHECK(m[1].bytes == 4096.0);
   CHECK(m[1].seconds == doctest::Approx(200e-6).epsilon(1e-12));
 }
 
@@ -185,6 +203,7 @@ TEST_CASE("several message sizes: the fit recovers alpha and beta from synthetic
   REQUIRE(live.sizes.size() == 5);
   CHECK(live.sizes[0].samples == 3);
   REQUIRE(live.fitted);
+  CHECK(live.usable());
   CHECK(live.calibration.link.alpha_s == doctest::Approx(50e-6).epsilon(1e-9));
   CHECK(live.calibration.link.beta_s_per_byte == doctest::Approx(1.0 / 2.5e9).epsilon(1e-9));
   CHECK(live.calibration.link.gamma_s_per_byte == 0.0);
@@ -194,10 +213,19 @@ TEST_CASE("several message sizes: the fit recovers alpha and beta from synthetic
     CHECK(v.ratio == doctest::Approx(1.0).epsilon(1e-9));
 }
 
+TEST_CASE("larger sizes that were not slower: fitted, but no bandwidth seen, so not offered as a link") {
+  std::vector<MeasuredAllreduce> m = {{1, 4, "ring", 1152, 4.8e-3}, {1, 4, "ring", 9600, 2.9e-3}};
+  const LiveCalibration live = calibrate_live(m);
+  CHECK(live.fitted);
+  CHECK(live.calibration.link.beta_s_per_byte == 0.0);
+  CHECK(live.calibration.link.alpha_s > 0.0);
+  CHECK_FALSE(live.usable());
+}
+
 TEST_CASE("nothing measured yet, or only one rank") {
   CHECK_FALSE(calibrate_live({}).any());
   CHECK(compare_with_model(calibrate_live({}), kSimpleLink).empty());
   replay::CollectiveLog log;
-  add_collective(log, 1, 0, "ring", 10948, {300'000});
+  add_collective(log, 1, 0, "ring", 10948, {0}, {300'000});
   CHECK(measured_allreduces(log).empty());
 }
