@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <memory>
 #include <optional>
 
@@ -23,6 +24,7 @@
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
+#include "engine/replay/failure_lab.h"
 #include "engine/runtime/scenario.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -60,6 +62,7 @@ viz::AppState initial_state(const GuiOptions& o) {
   if (o.world_size > 0) state.job.world_size = o.world_size;
   if (!o.backend.empty()) state.job.backend = o.backend;
   state.job.validate();
+  state.lab.settings = replay::lab_from_job(state.job);  // a scenario with a fault opens the lab with it
   state.gated = state.scenario.gated || o.gated;
   state.language = o.lang == "id" ? viz::Language::Indonesian : viz::Language::English;
   state.theme = o.theme == "dark" ? viz::ThemeKind::Dark : viz::ThemeKind::Light;
@@ -68,6 +71,7 @@ viz::AppState initial_state(const GuiOptions& o) {
   state.focus = focus == "training" ? viz::Focus::Training
                 : focus == "sampler" ? viz::Focus::Sampler
                 : focus == "timeline" ? viz::Focus::Timeline
+                : focus == "scale" ? viz::Focus::Scale
                                       : viz::Focus::Ring;
   state.step.speed = state.scenario.view.speed;
   state.step.mode = state.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
@@ -118,6 +122,20 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
   r.zoom_steps = 0;
   r.style_changed = false;
   return restyle;
+}
+
+// Headless runs say which rank the views highlighted, for scripts: "highlight: rank 2 killed".
+void print_failure_marks(const replay::RunModel& model) {
+  const auto print = [](const char* what, const replay::FailureDiagnosis& f) {
+    for (int r : f.culprits)
+      fmt::print(stderr, "ringlab gui: {}: rank {} {}\n", what, r, replay::to_string(f.ranks[r].cause));
+    std::vector<int> waiting;
+    for (const auto& rank : f.ranks)
+      if (rank.cause == replay::RankCause::Waiting) waiting.push_back(rank.rank);
+    if (!waiting.empty()) fmt::print(stderr, "ringlab gui: {}: ranks {} waiting\n", what, fmt::join(waiting, ","));
+  };
+  if (model.restarted_failure()) print("restarted after", *model.restarted_failure());
+  if (model.failure().failed) print("highlight", model.failure());
 }
 
 struct Window {
@@ -236,6 +254,7 @@ int run_gui(const GuiOptions& options) {
       frame_times.write_json(options.frame_stats,
                              fmt::format("{}x{}, {}, {} events", options.width, options.height, state.job.describe(),
                                          session.model().events_seen()));
+    if (headless) print_failure_marks(session.model());
     if (headless && state.run.phase == viz::RunPhase::Failed) {
       fmt::print(stderr, "ringlab gui: the run failed: {}\n", state.run.message);
       exit_code = 1;

@@ -21,7 +21,7 @@ struct GuiOptions {
   int64_t switch_step = -1;
   int switch_world = 0;
   std::string switch_backend;
-  std::string focus;            // ring | training | sampler | timeline
+  std::string focus;            // ring | training | sampler | timeline | scale
   std::string lang = "en";
   std::string theme = "light";
   float ui_scale = 1.0f;

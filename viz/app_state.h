@@ -7,6 +7,7 @@
 
 #include "engine/dist/process_group.h"
 #include "engine/replay/collective_log.h"
+#include "engine/replay/failure_lab.h"
 #include "engine/replay/loss_series.h"
 #include "engine/runtime/job_config.h"
 #include "engine/runtime/scenario.h"
@@ -15,7 +16,7 @@ namespace ringlab::viz {
 
 enum class Language { English, Indonesian };
 enum class ThemeKind { Light, Dark };
-enum class Focus { Ring, Training, Sampler, Timeline };
+enum class Focus { Ring, Training, Sampler, Timeline, Scale };
 
 // Follow: animate the newest finished all-reduce, over and over as training runs.
 // Gated: the workers really wait before every ring step until Next (or Play) lets them go.
@@ -56,6 +57,24 @@ struct TimelineViewState {
   double end_ms = 0.0;     // right edge when not following
 };
 
+// The Scale view's what-if: the controls only; the curves are computed from these (and cached).
+struct ScaleViewState {
+  int world_size = 64;                // 1..1,024, on a logarithmic slider
+  std::string model = "124M";         // a model preset: seed | 25M | 124M
+  std::string link = "this-machine";  // a link preset's name, or kLiveLink
+  int step_algorithm = 0;             // index into sim::all_algorithms(): the step bar's all-reduce
+  static constexpr const char* kLiveLink = "live";  // the link fitted to the live run's all-reduces
+};
+
+// The failure lab: the fault the next run injects (the job's fault fields follow it), and the
+// window that explains it and, after a failure, reports it.
+struct FailureLabState {
+  replay::FailureLabSettings settings;
+  int kill_rank = 1;          // the live "kill rank r now" button's rank
+  bool report_open = true;    // the lesson and report window (closed with its x, opened again by a fault or failure)
+  bool was_failed = false;    // the last frame's run had failed: a new failure reopens the window
+};
+
 struct Requests {
   bool start = false;
   bool stop = false;
@@ -71,6 +90,7 @@ struct Requests {
   int zoom_steps = 0;          // Ctrl+= / Ctrl+-
   bool style_changed = false;  // theme or language
   bool clear_overlays = false;
+  int kill_rank = -1;          // the failure lab: SIGKILL this rank's worker now
 };
 
 struct RunStatus {
@@ -99,6 +119,8 @@ struct AppState {
   SamplerViewState sampler;
   TrainingViewState training;
   TimelineViewState timeline;
+  FailureLabState lab;
+  ScaleViewState scale;
 
   std::vector<replay::LossSeries> overlays;  // earlier runs, for comparison
   std::vector<BackendInfo> backends;

@@ -28,6 +28,7 @@ const ViewEntry kViews[] = {
     {Focus::Training, "Training", "training", DrawTrainingView},
     {Focus::Sampler, "Sampler", "sampler", DrawSamplerView},
     {Focus::Timeline, "Timeline", "timeline", DrawTimelineView},
+    {Focus::Scale, "Scale", "scale", DrawScaleView},
 };
 
 const ViewEntry& view(Focus f) {
@@ -43,6 +44,7 @@ std::array<Focus, 4> arrangement(Focus focus) {
     case Focus::Training: return {Focus::Training, Focus::Ring, Focus::Sampler, Focus::Timeline};
     case Focus::Sampler: return {Focus::Sampler, Focus::Ring, Focus::Training, Focus::Timeline};
     case Focus::Timeline: return {Focus::Timeline, Focus::Ring, Focus::Training, Focus::Sampler};
+    case Focus::Scale: break;  // scale_layout() places it
   }
   return {Focus::Ring, Focus::Training, Focus::Sampler, Focus::Timeline};
 }
@@ -59,6 +61,33 @@ void pane(const replay::RunModel& model, AppState& state, Focus which, ImVec2 si
   }
   v.draw(model, state);
   ImGui::EndChild();
+}
+
+// The Scale view is a what-if with two wide plots and a step bar: it needs width more than the
+// live views do, so when chosen it takes the whole top row, and the live run goes on below it in
+// two half-width panes (ring and training). Their "enlarge" buttons bring the usual layout back.
+void scale_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
+  const float top_h = std::floor(main.y * 0.66f);
+  pane(model, state, Focus::Scale, ImVec2(0, top_h), true);
+  const float half = std::floor((main.x - ImGui::GetStyle().ItemSpacing.x) / 2);
+  pane(model, state, Focus::Ring, ImVec2(half, 0), false);
+  ImGui::SameLine();
+  pane(model, state, Focus::Training, ImVec2(0, 0), false);
+}
+
+// The focused view in the big pane, two views to its right and one below.
+void focus_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
+  const auto slots = arrangement(state.focus);
+  const float top_h = std::floor(main.y * 0.63f);
+  const float big_w = std::floor(main.x * 0.6f);
+  pane(model, state, slots[0], ImVec2(big_w, top_h), true);
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  const float right_h = std::floor((top_h - ImGui::GetStyle().ItemSpacing.y) / 2);
+  pane(model, state, slots[1], ImVec2(0, right_h), false);
+  pane(model, state, slots[2], ImVec2(0, top_h - right_h - ImGui::GetStyle().ItemSpacing.y), false);
+  ImGui::EndGroup();
+  pane(model, state, slots[3], ImVec2(0, 0), false);
 }
 
 void menu_bar(const replay::RunModel& model, AppState& state) {
@@ -145,17 +174,8 @@ void DrawMainWindow(const replay::RunModel& model, AppState& state) {
   ImGui::SameLine();
   ImGui::BeginChild("main", ImVec2(0, avail.y), false);
   const ImVec2 main = ImGui::GetContentRegionAvail();
-  const auto slots = arrangement(state.focus);
-  const float top_h = std::floor(main.y * 0.63f);
-  const float big_w = std::floor(main.x * 0.6f);
-  pane(model, state, slots[0], ImVec2(big_w, top_h), true);
-  ImGui::SameLine();
-  ImGui::BeginGroup();
-  const float right_h = std::floor((top_h - ImGui::GetStyle().ItemSpacing.y) / 2);
-  pane(model, state, slots[1], ImVec2(0, right_h), false);
-  pane(model, state, slots[2], ImVec2(0, top_h - right_h - ImGui::GetStyle().ItemSpacing.y), false);
-  ImGui::EndGroup();
-  pane(model, state, slots[3], ImVec2(0, 0), false);
+  if (state.focus == Focus::Scale) scale_layout(model, state, main);
+  else focus_layout(model, state, main);
   ImGui::EndChild();
   ImGui::End();
 }

@@ -12,6 +12,9 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state);      // sa
 void DrawTrainingView(const replay::RunModel& model, AppState& state);     // training_view.cpp
 void DrawTimelineView(const replay::RunModel& model, AppState& state);     // timeline_view.cpp
 void DrawControlsView(const replay::RunModel& model, AppState& state);     // controls_view.cpp
+// What if there were more ranks: the cost models' curves, a DDP step's compute against its
+// exposed communication, and the live run's all-reduces on the same axes (scale_view.cpp).
+void DrawScaleView(const replay::RunModel& model, AppState& state);
 
 // The whole window: menu bar and the fixed layout of panes (layout.cpp).
 void DrawMainWindow(const replay::RunModel& model, AppState& state);

@@ -141,4 +141,14 @@ render small --scenario seed-one-rank --frames 20 --lang id --theme dark --width
 read -r w h colours < <(python3 "$WORK/png.py" info "$WORK/small.png")
 [ "$w" = 1280 ] && [ "$h" = 720 ] || fail "screenshot is ${w}x${h}, expected 1280x720"
 [ "$colours" -ge 100 ] || fail "dark screenshot looks blank: only $colours distinct colours"
+
+# 4. The Scale view in front (--focus scale): curves, step bar and the live run's points draw a
+#    picture of their own, not the ring layout of step 1.
+render scale --scenario four-ranks-gloo --frames 20 --wait-run --focus scale
+read -r w h colours < <(python3 "$WORK/png.py" info "$WORK/scale.png")
+[ "$w" = 1920 ] && [ "$h" = 1080 ] || fail "scale screenshot is ${w}x${h}, expected 1920x1080"
+[ "$colours" -ge 200 ] || fail "scale screenshot looks blank: only $colours distinct colours"
+changed=$(python3 "$WORK/png.py" diff "$WORK/scatter.png" "$WORK/scale.png")
+python3 -c "import sys; sys.exit(0 if float('$changed') > 0.05 else 1)" ||
+  fail "--focus scale looks like the ring layout: only $changed of the pixels differ"
 echo "PASS: gui under Xvfb"

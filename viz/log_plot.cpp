@@ -1,0 +1,142 @@
+#include "viz/log_plot.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "viz/plot.h"
+#include "viz/theme.h"
+
+namespace ringlab::viz {
+
+namespace {
+
+// Keeps every k-th tick so that at most `most` remain, anchored so 1 KiB, 1 MiB (or 1, 1000) stay.
+std::vector<double> every_kth_power(double lo, double hi, double base, const std::vector<int>& steps, int most) {
+  const int e0 = static_cast<int>(std::ceil(std::log(lo) / std::log(base) - 1e-9));
+  const int e1 = static_cast<int>(std::floor(std::log(hi) / std::log(base) + 1e-9));
+  int step = steps.back();
+  for (int k : steps)
+    if ((e1 - e0) / k + 1 <= std::max(most, 2)) {
+      step = k;
+      break;
+    }
+  std::vector<double> ticks;
+  for (int e = e0; e <= e1; ++e)
+    if (((e % step) + step) % step == 0) ticks.push_back(std::pow(base, e));
+  return ticks;
+}
+
+}  // namespace
+
+std::vector<double> power_of_two_ticks(double lo, double hi, int most) {
+  if (!(hi > lo) || lo <= 0) return {};
+  return every_kth_power(lo, hi, 2.0, {1, 2, 5, 10, 20}, most);
+}
+
+std::vector<double> decade_ticks(double lo, double hi, int most) {
+  if (!(hi > lo) || lo <= 0) return {};
+  return every_kth_power(lo, hi, 10.0, {1, 2, 3, 6}, most);
+}
+
+LogLogPlot::LogLogPlot(const char* id, ImVec2 size, LogAxis x, LogAxis y, const std::string& x_label,
+                       const std::string& y_label)
+    : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
+  const Palette& p = palette();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  size.x = std::max(size.x, 80.0f);
+  size.y = std::max(size.y, 60.0f);
+  ImGui::InvisibleButton(id, size);
+  hovered_ = ImGui::IsItemHovered();
+  const float fs = ImGui::GetFontSize();
+  x_.min = std::max(x_.min, 1e-300);
+  y_.min = std::max(y_.min, 1e-300);
+  if (!(x_.max > x_.min)) x_.max = x_.min * 10;
+  if (!(y_.max > y_.min)) y_.max = y_.min * 10;
+  lx0_ = std::log10(x_.min), lx1_ = std::log10(x_.max);
+  ly0_ = std::log10(y_.min), ly1_ = std::log10(y_.max);
+  auto text_of = [](const LogAxis& a, double v) { return a.format ? a.format(v) : format_number(v); };
+  // The y ticks first: the widest of their labels sets the left margin.
+  const float plot_h = size.y - fs * 4.1f;
+  const int most_y = static_cast<int>(plot_h / (fs * 1.8f));
+  const auto y_ticks = y_.ticks ? y_.ticks(y_.min, y_.max, most_y) : decade_ticks(y_.min, y_.max, most_y);
+  float y_label_w = 0;
+  for (double t : y_ticks) y_label_w = std::max(y_label_w, ImGui::CalcTextSize(text_of(y_, t).c_str()).x);
+  min_ = ImVec2(origin.x + y_label_w + fs * 0.8f, origin.y + fs * 1.5f);
+  max_ = ImVec2(origin.x + size.x - fs * 1.6f, origin.y + size.y - fs * 2.6f);
+
+  const float plot_w = max_.x - min_.x;
+  const auto x_ticks = x_.ticks ? x_.ticks(x_.min, x_.max, static_cast<int>(plot_w / (fs * 5.5f)))
+                                : decade_ticks(x_.min, x_.max, static_cast<int>(plot_w / (fs * 5.5f)));
+  for (double t : x_ticks) {
+    const float px = sx(t);
+    dl_->AddLine(ImVec2(px, min_.y), ImVec2(px, max_.y), p.grid);
+    const std::string s = text_of(x_, t);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    dl_->AddText(ImVec2(px - ts.x / 2, max_.y + fs * 0.25f), p.text_dim, s.c_str());
+  }
+  for (double t : y_ticks) {
+    const float py = sy(t);
+    dl_->AddLine(ImVec2(min_.x, py), ImVec2(max_.x, py), p.grid);
+    const std::string s = text_of(y_, t);
+    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    dl_->AddText(ImVec2(min_.x - ts.x - fs * 0.3f, py - ts.y / 2), p.text_dim, s.c_str());
+  }
+  dl_->AddRect(min_, max_, p.axis);
+  const ImVec2 xs = ImGui::CalcTextSize(x_label.c_str());
+  dl_->AddText(ImVec2((min_.x + max_.x - xs.x) / 2, max_.y + fs * 1.3f), p.text, x_label.c_str());
+  dl_->AddText(ImVec2(origin.x, origin.y), p.text_dim, y_label.c_str());
+  dl_->PushClipRect(min_, max_, true);
+}
+
+LogLogPlot::~LogLogPlot() { dl_->PopClipRect(); }
+
+float LogLogPlot::sx(double x) const {
+  return static_cast<float>(min_.x + (std::log10(x) - lx0_) / (lx1_ - lx0_) * (max_.x - min_.x));
+}
+
+float LogLogPlot::sy(double y) const {
+  return static_cast<float>(max_.y - (std::log10(y) - ly0_) / (ly1_ - ly0_) * (max_.y - min_.y));
+}
+
+ImVec2 LogLogPlot::to_screen(double x, double y) const { return ImVec2(sx(x), sy(y)); }
+
+double LogLogPlot::x_at(float screen_x) const {
+  return std::pow(10.0, lx0_ + (screen_x - min_.x) / (max_.x - min_.x) * (lx1_ - lx0_));
+}
+
+void LogLogPlot::line(std::span<const double> xs, std::span<const double> ys, uint32_t color, float thickness,
+                      bool dashed) const {
+  std::vector<ImVec2> screen;
+  screen.reserve(xs.size());
+  for (size_t i = 0; i < xs.size() && i < ys.size(); ++i)
+    if (xs[i] > 0 && ys[i] > 0 && std::isfinite(ys[i])) screen.push_back(to_screen(xs[i], ys[i]));
+  if (!dashed) {
+    if (screen.size() >= 2) dl_->AddPolyline(screen.data(), static_cast<int>(screen.size()), color, 0, thickness);
+    return;
+  }
+  const float dash = ImGui::GetFontSize() * 0.45f;
+  for (size_t i = 1; i < screen.size(); ++i) dashed_line(dl_, screen[i - 1], screen[i], color, thickness, dash);
+}
+
+void LogLogPlot::point(double x, double y, uint32_t color, float radius) const {
+  if (!(x > 0 && y > 0)) return;
+  const ImVec2 c = to_screen(x, y);
+  dl_->AddCircleFilled(c, radius + 2.0f, palette().canvas);
+  dl_->AddCircleFilled(c, radius, color);
+  dl_->AddCircle(c, radius, palette().text, 0, 1.5f);
+}
+
+void LogLogPlot::marker(double x, uint32_t color, const std::string& text) const {
+  if (!(x > 0)) return;
+  const float px = sx(x);
+  const float fs = ImGui::GetFontSize();
+  dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, fs * 0.35f);
+  if (text.empty()) return;
+  const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+  // Right of the line, or left of it when the label would leave the plot.
+  const float x0 = px + fs * 0.3f + ts.x <= max_.x - fs * 0.2f ? px + fs * 0.3f : px - fs * 0.3f - ts.x;
+  dl_->AddRectFilled(ImVec2(x0 - 3, min_.y + 3), ImVec2(x0 + ts.x + 3, min_.y + 5 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
+  dl_->AddText(ImVec2(x0, min_.y + 4), color, text.c_str());
+}
+
+}  // namespace ringlab::viz
