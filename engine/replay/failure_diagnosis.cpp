@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include "engine/runtime/fault_plan.h"
 #include "engine/runtime/flight_recorder.h"
 #include "engine/runtime/job_config.h"
 
@@ -77,6 +78,7 @@ const char* to_string(RankCause cause) {
     case RankCause::Killed: return "killed";
     case RankCause::Dropped: return "dropped";
     case RankCause::Mismatch: return "mismatch";
+    case RankCause::OutOfData: return "out-of-data";
     case RankCause::Missing: return "missing";
     case RankCause::Failed: return "failed";
   }
@@ -139,6 +141,21 @@ void FailureTracker::clear() {
   restarts_ = 0;
 }
 
+// Uneven inputs without Join hang by design: the rank with fewer batches is the one to blame,
+// whatever the flight recorders' line-up says about who waits where.
+void FailureTracker::note_uneven(const std::string& job_json) {
+  out_of_data_.clear();
+  try {
+    const JobConfig job = nlohmann::json::parse(job_json).get<JobConfig>();
+    if (job.join) return;
+    const std::vector<int64_t> removed = parse_uneven(job);
+    for (size_t r = 0; r < removed.size(); ++r)
+      if (removed[r] > 0) out_of_data_.push_back(static_cast<int>(r));
+  } catch (const std::exception&) {
+    // No job in the event (a test, an older worker): nothing to learn from it.
+  }
+}
+
 void FailureTracker::consume(const Event& e) {
   if (e.rank < 0) {  // the controller's own events
     if (e.kind == EventKind::Log && starts_with(e.text, "restart")) {
@@ -163,6 +180,7 @@ void FailureTracker::consume(const Event& e) {
   switch (e.kind) {
     case EventKind::RunBegin:
       world_hint_ = static_cast<int>(e.value);
+      note_uneven(e.text);
       break;
     case EventKind::CollectiveBegin:
       t.collective = e.collective_id;
@@ -245,6 +263,10 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     if (rd.cause != RankCause::None) d.failed = true;
     d.ranks.push_back(std::move(rd));
   }
+  if (d.failed &&
+      std::none_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
+    for (int r : out_of_data_)
+      if (r < world) d.ranks[r].cause = RankCause::OutOfData;
   if (!flight_.empty() && world > 0) {
     const nlohmann::json j = flight_report_json(flight_, world);
     d.stuck_collective = j.value("stuck_seq", int64_t{-1});

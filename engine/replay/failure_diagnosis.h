@@ -23,7 +23,8 @@ enum class RankCause : uint8_t {
   Killed,     // its process died by a signal (an injected kill, the app's kill button, SIGPIPE)
   Dropped,    // closed its connections to the others on purpose
   Mismatch,   // called a collective the others did not (skip, extra) or with another size
-  Missing,    // alive, but absent from the collective the others wait in (uneven inputs)
+  OutOfData,  // uneven inputs without Join: it left the training loop while the others went on
+  Missing,    // alive, but absent from the collective the others wait in
   Failed,     // raised the run's first error and none of the above explains it
 };
 const char* to_string(RankCause cause);
@@ -108,6 +109,7 @@ class FailureTracker {
     bool exit_is_signal = false;
   };
   RankTrack& track(int rank);
+  void note_uneven(const std::string& job_json);
   void start_attempt();
 
   std::vector<RankTrack> ranks_;
@@ -117,6 +119,7 @@ class FailureTracker {
   std::string controller_error_;        // the controller's own error (no progress from any rank)
   int64_t failed_at_ns_ = -1;
   int world_hint_ = 0;                  // from RunBegin
+  std::vector<int> out_of_data_;        // ranks the job gives fewer batches, without Join (from RunBegin)
   std::optional<FailureDiagnosis> restarted_;
   int restarts_ = 0;
 };

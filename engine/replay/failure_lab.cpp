@@ -112,6 +112,12 @@ FailureLabSettings lab_from_job(const JobConfig& job) {
   return lab;
 }
 
+bool breaks_collective_order(const JobConfig& job) {
+  for (const std::string& f : job.faults)
+    if (f.rfind("skip:", 0) == 0 || f.rfind("extra:", 0) == 0) return true;
+  return false;
+}
+
 std::string lab_command_line(const FailureLabSettings& lab, const JobConfig& job) {
   std::string cmd = fmt::format("ringlab run -n {}", job.world_size);
   if (job.backend != "gloo") cmd += " --backend " + job.backend;
@@ -138,9 +144,9 @@ const char* lab_lesson(LabFault fault, bool join) {
              "names the dead rank and the all-reduce every other rank was waiting in.";
     case LabFault::Delay:
       return "Rank {rank} sleeps {ms} ms at every step: a straggler. An all-reduce cannot finish before the slowest "
-             "rank has sent its chunks, so the other ranks wait for it inside every all-reduce. In the timeline their "
-             "all-reduce bars stretch by about {ms} ms while rank {rank} is still computing. Nothing fails: every "
-             "step just costs the slowest rank's time.";
+             "rank has sent its chunks, so the other ranks wait for it inside every all-reduce. In the timeline the "
+             "start of their all-reduce bars is hatched: about {ms} ms of every step spent waiting for rank {rank} to "
+             "arrive. Nothing fails: every step just costs the slowest rank's time.";
     case LabFault::Drop:
       return "Rank {rank} closes its connections at step {step}, as if its network cable were pulled. Its peers' "
              "next send or receive fails with 'connection closed by peer', and the rank itself dies writing to a "
@@ -170,9 +176,10 @@ const char* lab_lesson(LabFault fault, bool join) {
                "completes.";
       return "Rank {rank} gets {batches} batch(es) fewer per epoch than the others. When it runs out it leaves the "
              "training loop, while the others start one more step and wait in its all-reduce for a partner that "
-             "never comes. Nothing crashes: the run hangs until the timeout ({timeout} s). Then every rank's flight "
-             "recorder (like PyTorch's NCCL flight recorder) is lined up, and it shows rank {rank} missing from the "
-             "collective the others wait in. Tick Join to fix it.";
+             "never comes. With more than one epoch it is worse: its next epoch's all-reduces first pair silently "
+             "with the others' remaining ones, summing gradients of different epochs. Nothing crashes: the run hangs "
+             "until the timeout ({timeout} s). Then every rank's flight recorder (like PyTorch's NCCL flight "
+             "recorder) is lined up to show who waits in which collective. Tick Join to fix it.";
   }
   return "";
 }

@@ -25,6 +25,8 @@ TimelineModel::TimelineModel(size_t max_spans_per_lane)
 void TimelineModel::clear() {
   lanes_.clear();
   open_.clear();
+  arrivals_.clear();
+  world_ = 0;
   has_origin_ = false;
   origin_ns_ = 0;
   latest_ns_ = 0;
@@ -100,6 +102,7 @@ void TimelineModel::consume(const Event& event) {
       open.algorithm = event.text == "ring" ? 0 : event.text == "native" ? 1 : 2;
       open.t_begin_ns = span.t_begin_ns;
       open.step = event.step;
+      note_arrival(event.collective_id, span.t_begin_ns);
       return;
     }
     case EventKind::CollectiveEnd: {
@@ -123,6 +126,10 @@ void TimelineModel::consume(const Event& event) {
       break;
     case EventKind::RunBegin:
       close_open_collectives(event.rank);
+      if (event.rank == 0) {  // a new set of processes numbers its collectives from 0 again
+        world_ = static_cast<int>(event.value);
+        arrivals_.clear();
+      }
       return;
     case EventKind::Error:
     case EventKind::Fault:
@@ -135,6 +142,19 @@ void TimelineModel::consume(const Event& event) {
       return;
   }
   add(event.rank, span);
+}
+
+void TimelineModel::note_arrival(int64_t collective_id, int64_t t_begin_ns) {
+  if (arrivals_.size() > 16384) arrivals_.erase(arrivals_.begin());  // ids only grow within a set
+  Arrival& a = arrivals_[collective_id];
+  ++a.ranks;
+  a.last_ns = std::max(a.last_ns, t_begin_ns);
+}
+
+int64_t TimelineModel::last_arrival_ns(int64_t collective_id) const {
+  auto it = arrivals_.find(collective_id);
+  if (it == arrivals_.end() || world_ <= 0 || it->second.ranks < world_) return -1;
+  return it->second.last_ns;
 }
 
 // A rank's new process (a restart, a live change) will never end the old one's collectives:

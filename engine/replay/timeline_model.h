@@ -66,6 +66,11 @@ class TimelineModel {
     return visited;
   }
 
+  // When the last rank began collective `id` (relative ns), once every rank of the current set
+  // has begun it; -1 before. Until then the earlier ranks could only wait: with a straggler, the
+  // part of each collective before this moment is the others' waiting for it.
+  int64_t last_arrival_ns(int64_t collective_id) const;
+
   // Calls fn(span) for every collective of `rank` that began and has not ended (yet, or ever:
   // its rank waits in it, or its peer died), as a span from its begin to latest_ns().
   template <class Fn>
@@ -105,7 +110,15 @@ class TimelineModel {
   void add(int rank, TimelineSpan span);
   void close_open_collectives(int rank);
 
+  struct Arrival {
+    int ranks = 0;
+    int64_t last_ns = -1;
+  };
+  void note_arrival(int64_t collective_id, int64_t t_begin_ns);
+
   size_t max_spans_per_lane_;
+  int world_ = 0;                       // ranks in the current set (from RunBegin)
+  std::map<int64_t, Arrival> arrivals_;  // collective id -> how many ranks began it, the last when
   std::vector<Lane> lanes_;
   std::map<std::pair<int, int64_t>, OpenCollective> open_;  // (rank, collective id)
   int64_t origin_ns_ = 0;

@@ -77,6 +77,7 @@ Event flight(int rank, int64_t t_ms, int64_t last, const std::string& op, const 
   const int64_t s = fr.schedule(op, op == "barrier" ? 0 : 2737, "gloo", "ring", 1);
   if (state != "scheduled") fr.start(s);
   if (ring_step >= 0) fr.ring_step(s, ring_step);
+  if (state == "completed") fr.complete(s);
   return text_event(EventKind::FlightRecord, rank, t_ms, fr.to_json(rank).dump());
 }
 
@@ -299,6 +300,64 @@ TEST_CASE("uneven inputs: the rank out of data is missing from the collective th
   CHECK(d.waiting == std::vector<int>{0, 2, 3});
   CHECK(d.ranks[0].cause == RankCause::Waiting);
   CHECK(d.ranks[0].ring_step == 0);
+}
+
+TEST_CASE("uneven inputs without Join blame the rank with fewer batches, whatever the line-up says") {
+  // Rank 0 runs out first; the others' collectives shift against its own, so the flight
+  // recorders line up with rank 0 "waiting" in its final barrier and ranks 1-3 "missing" from it.
+  JobConfig job = four_ranks();
+  job.uneven = {"0:1"};
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) {
+    Event begin = run_begin(r, 4);
+    begin.text = nlohmann::json(job).dump();
+    tracker.consume(begin);
+  }
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 3, 1));
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 3, 1));
+  tracker.consume(text_event(EventKind::Error, 0, 4002, "barrier: gloo: Timed out waiting 4000ms for recv operation"));
+  tracker.consume(flight(0, 4003, 4, "barrier", "started", -1));
+  for (int r = 1; r < 4; ++r) tracker.consume(flight(r, 4003, 3, "allreduce", "completed", 5));
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.missing == std::vector<int>{1, 2, 3});  // the line-up alone would blame the wrong ranks
+  CHECK(d.culprits == std::vector<int>{0});
+  CHECK(d.ranks[0].cause == RankCause::OutOfData);
+  CHECK(d.ranks[0].op == "barrier");
+  for (int r = 1; r < 4; ++r) CHECK(d.ranks[r].cause == RankCause::None);
+
+  // Before anything fails, the same job is not diagnosed as anything.
+  FailureTracker quiet;
+  for (int r = 0; r < 4; ++r) {
+    Event begin = run_begin(r, 4);
+    begin.text = nlohmann::json(job).dump();
+    quiet.consume(begin);
+  }
+  CHECK(!quiet.diagnose(4).failed);
+  CHECK(quiet.diagnose(4).ranks[0].cause == RankCause::None);
+
+  // With Join nobody runs out: the run does not hang, so nothing is blamed on rank 0.
+  job.join = true;
+  FailureTracker joined;
+  Event begin = run_begin(0, 4);
+  begin.text = nlohmann::json(job).dump();
+  joined.consume(begin);
+  joined.consume(text_event(EventKind::Error, 2, 5, "checkpoint: cannot write"));
+  CHECK(joined.diagnose(4).culprits == std::vector<int>{2});
+}
+
+TEST_CASE("skip and extra collectives need workers without the per-step stop check") {
+  JobConfig job = four_ranks();
+  CHECK(!breaks_collective_order(job));
+  for (const char* f : {"kill:1@2", "delay:1:5", "drop:1@2", "resize:1@2"}) {
+    job.faults = {f};
+    CAPTURE(f);
+    CHECK(!breaks_collective_order(job));
+  }
+  for (const char* f : {"skip:1@2", "extra:3@0"}) {
+    job.faults = {f};
+    CAPTURE(f);
+    CHECK(breaks_collective_order(job));
+  }
 }
 
 TEST_CASE("a skipped all-reduce: the culprit's fingerprint is the actual, its neighbour's the expected") {
