@@ -10,6 +10,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/replay/failure_lab.h"
 #include "engine/runtime/scenario.h"
 #include "viz/i18n.h"
 
@@ -90,8 +91,10 @@ void RunSession::launch(const JobConfig& job) {
     require_backend(job.backend);
     ControllerOptions options;
     options.job = job;
-    options.interactive = true;
+    plain_workers_ = replay::breaks_collective_order(job);
+    options.interactive = !plain_workers_;
     options.gated = state_.gated;
+    options.max_restarts = state_.lab.settings.max_restarts;
     controller_ = std::make_unique<Controller>(options, feed_);
     controller_->start();
   } catch (const Error& e) {
@@ -114,6 +117,7 @@ void RunSession::stop() {
 }
 
 void RunSession::finish(const RunResult& result) {
+  model_.note_exits(result.exits);  // names the signal a rank died of, for the highlight
   if (stopping_) {
     state_.run.phase = viz::RunPhase::Stopped;
     state_.run.message.clear();
@@ -157,6 +161,7 @@ void RunSession::load_scenario(const std::string& name) {
   stop();
   state_.scenario = s;
   state_.job = s.job;
+  state_.lab.settings = replay::lab_from_job(s.job);
   state_.gated = s.gated;
   state_.step.speed = s.view.speed;
   state_.focus = s.view.focus == "training"   ? viz::Focus::Training
@@ -181,6 +186,7 @@ void RunSession::apply_requests() {
     stop();
     if (controller_) controller_.reset();
     state_.job = state_.scenario.job;
+    state_.lab.settings = replay::lab_from_job(state_.job);
     state_.gated = state_.scenario.gated;
     feed_.clear();
     feed_.discard_queued();
@@ -198,6 +204,13 @@ void RunSession::apply_requests() {
   } else if (r.start && run_over()) {
     start();
   }
+  // Workers started without the gate and the stop check cannot pause or change world.
+  if (plain_workers_ && !run_over() && (r.set_gated || r.pause_toggle || r.gate_releases > 0 || r.change_world)) {
+    state_.run.message = viz::tr("Pause, step-through and live changes are off for this run: a skipped or extra "
+                                 "collective would pair with their per-step check and hang.");
+    r.set_gated = r.pause_toggle = r.change_world = false;
+    r.gate_releases = 0;
+  }
   if (r.set_gated && controller_ && !run_over()) controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
   if (r.pause_toggle && controller_ && !run_over()) {
     const bool pause = state_.run.phase == viz::RunPhase::Running;
@@ -213,6 +226,13 @@ void RunSession::apply_requests() {
       state_.run.live_backend = state_.job.backend;
       state_.run.message = viz::trf("switching to {} rank{}, {}", state_.job.world_size,
                                     state_.job.world_size == 1 ? "" : "s", state_.job.backend);
+    } catch (const Error& e) {
+      state_.run.message = e.what();
+    }
+  }
+  if (r.kill_rank >= 0 && controller_ && !run_over()) {
+    try {
+      controller_->kill_rank(r.kill_rank);
     } catch (const Error& e) {
       state_.run.message = e.what();
     }

@@ -22,7 +22,8 @@ class RunSession {
   // Takes in the events that arrived since the last frame (within a time budget, so a flood
   // never stalls the frame) and notices when the run ended.
   void update();
-  // Acts on state.requests about runs (start, stop, gate, live change, scenario) and clears them.
+  // Acts on state.requests about runs (start, stop, gate, live change, scenario, the failure
+  // lab's kill) and clears them.
   void apply_requests();
 
   void start();  // a fresh run of state.job (or the scenario's sequence)
@@ -44,6 +45,7 @@ class RunSession {
   std::vector<Event> batch_;
   std::vector<JobConfig> sequence_;  // runs still to make, in order
   bool stopping_ = false;
+  bool plain_workers_ = false;  // this run's workers have no gate or stop check (see breaks_collective_order)
   double started_at_s_ = 0;
   int64_t last_trim_ns_ = 0;
 };

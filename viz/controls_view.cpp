@@ -1,12 +1,14 @@
 // Controls: the job (world size, backend, algorithm, bucket cap, lr, batch, samples, seed,
-// epochs) and Start / Pause / Stop / Reset. World size and backend can change while training:
-// the controller stops the workers at a step boundary, checkpoints, and starts the new set.
+// epochs), the failure lab, and Start / Pause / Stop / Reset. World size and backend can change
+// while training: the controller stops the workers at a step boundary, checkpoints, and starts
+// the new set.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
 
+#include "viz/failure_lab_view.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -138,11 +140,17 @@ void draw_status(const replay::RunModel& model, AppState& state) {
     ImGui::TextUnformatted(line.c_str());
     if (model.us_per_step() > 0) ImGui::TextUnformatted(trf("{:.0f} µs per step", model.us_per_step()).c_str());
   }
+  // A failure's full report is in the failure lab's window; here only its first line.
+  const bool failed = state.run.phase == RunPhase::Failed;
   if (!state.run.message.empty()) {
+    const std::string& m = state.run.message;
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(state.run.phase == RunPhase::Failed ? p.bad : p.text_dim), "%s",
-                       state.run.message.c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(failed ? p.bad : p.text_dim), "%s",
+                       failed ? m.substr(0, m.find('\n')).c_str() : m.c_str());
     ImGui::PopTextWrapPos();
+    if (failed && m.find('\n') != std::string::npos &&
+        ImGui::SmallButton(label("Show the failure report", "show_report").c_str()))
+      state.lab.report_open = true;
   }
   if (state.run.events_lost > 0) {
     ImGui::PushTextWrapPos(0);
@@ -150,6 +158,7 @@ void draw_status(const replay::RunModel& model, AppState& state) {
                        trf("{} events were dropped: this machine is too busy for the app to keep up", state.run.events_lost).c_str());
     ImGui::PopTextWrapPos();
   }
+  if (failed || model.failure().failed) return;  // the errors are in the failure report
   for (const auto& e : model.errors()) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s", e.c_str());
@@ -179,8 +188,10 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
     ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
   draw_job_fields(state);
+  DrawFailureLabControls(model, state);
   ImGui::Separator();
   draw_status(model, state);
+  DrawFailureReportWindow(model, state);
 }
 
 }  // namespace ringlab::viz

@@ -1,4 +1,5 @@
 // The ring: ranks on a circle, each rank's buffer as N chunks, packets moving along the links.
+// When a run fails, the rank that broke it is drawn in the warning colour with what happened.
 #include <imgui.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <numbers>
 
 #include "engine/replay/ring_state.h"
+#include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/plot.h"
@@ -239,6 +241,46 @@ void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, flo
   }
 }
 
+// A note in a pill under (or, for the lower half of the ring, over) a rank's card: towards the
+// ring's centre, where nothing else is drawn. Kept inside the pane.
+void draw_card_note(ImDrawList* dl, const Geometry& g, int rank, int n, ImVec2 pane_min, ImVec2 pane_max,
+                    const std::string& text, ImFont* font, uint32_t fill, uint32_t border, uint32_t ink) {
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 c = on_ring(g, angle_of(rank, n));
+  // No wider than the card and a little: notes of neighbouring cards must not run into each other.
+  const float wrap = std::max(g.card.x + fs * 1.5f, fs * 8.0f);
+  const ImVec2 ts = font->CalcTextSizeA(fs, FLT_MAX, wrap, text.c_str());
+  const float pad = fs * 0.35f, h = ts.y + pad;
+  const bool above = c.y > g.center.y + 1.0f;
+  const float y = above ? c.y - g.card.y / 2 - h - fs * 0.25f : c.y + g.card.y / 2 + fs * 0.25f;
+  const float x = std::clamp(c.x - ts.x / 2 - pad, pane_min.x + 2, std::max(pane_min.x + 2, pane_max.x - ts.x - 2 * pad - 2));
+  dl->AddRectFilled(ImVec2(x, y), ImVec2(x + ts.x + 2 * pad, y + h), fill, h / 2);
+  dl->AddRect(ImVec2(x, y), ImVec2(x + ts.x + 2 * pad, y + h), border, h / 2, 0, 2.0f);
+  dl->AddText(font, fs, ImVec2(x + pad, y + pad / 2), ink, text.c_str(), nullptr, wrap);
+}
+
+// The failure lab's highlight: the rank that broke the run in the warning colour with what
+// happened to it; the ranks it left waiting get a quieter note of where they wait.
+void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const replay::FailureDiagnosis& f, ImVec2 pane_min,
+                        ImVec2 pane_max, bool compact) {
+  const Palette& p = palette();
+  for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
+    const replay::RankDiagnosis& d = f.ranks[r];
+    const ImVec2 c = on_ring(g, angle_of(r, n));
+    const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
+    if (f.is_culprit(r)) {
+      dl->AddRectFilled(a, b, with_alpha(p.bad, 0.22f), 8);
+      dl->AddRect(ImVec2(a.x - 4, a.y - 4), ImVec2(b.x + 4, b.y + 4), p.bad, 10, 0, 5.0f);
+      draw_card_note(dl, g, r, n, pane_min, pane_max, trf("rank {}: {}", r, RankFailureLabel(d, f)), fonts().bold, p.bad,
+                     p.bad, 0xFFFFFFFF);
+    } else if (d.cause == replay::RankCause::Waiting && !compact && n <= 8) {
+      dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
+      draw_card_note(dl, g, r, n, pane_min, pane_max, RankFailureLabel(d, f), fonts().regular, with_alpha(p.canvas, 0.92f),
+                     p.reduced, p.text);
+    }
+  }
+}
+
 std::string banner_of(const RingFrame& f, const replay::CollectiveRecord& rec) {
   if (f.total_steps == 0 && f.world_size <= 1) return tr("One rank: nothing to exchange");
   if (f.total_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
@@ -363,13 +405,19 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   // Banner and subtitle; a small pane gets a smaller banner and a compact ring.
   const bool compact = size.y < fs * 16 || size.x < fs * 26;
   ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
+  const replay::FailureDiagnosis& failure = model.failure();
   std::string banner;
-  if (rec) banner = banner_of(frame, *rec);
+  if (failure.failed) banner = FailureHeadline(failure);
+  else if (rec) banner = banner_of(frame, *rec);
   else if (model.events_seen() > 0 && n == 1) banner = tr("One rank: nothing to exchange");
   else if (model.events_seen() > 0) banner = tr("Waiting for the first ring all-reduce");
   else banner = trf("Press Start: {} worker processes will train", n);
-  dl->AddText(big, big->FontSize, ImVec2(min.x + fs, min.y + fs * 0.5f), p.text, banner.c_str());
-  float y = min.y + fs * 0.6f + big->FontSize;
+  // A failure's headline may be long: it wraps, and the step pills make room for it.
+  const float banner_w = failure.failed ? size.x - 2 * fs : FLT_MAX;
+  dl->AddText(big, big->FontSize, ImVec2(min.x + fs, min.y + fs * 0.5f), failure.failed ? p.bad : p.text, banner.c_str(),
+              nullptr, banner_w);
+  const float banner_h = failure.failed ? big->CalcTextSizeA(big->FontSize, FLT_MAX, banner_w, banner.c_str()).y : big->FontSize;
+  float y = min.y + fs * 0.6f + banner_h;
   if (rec) {
     std::string sub = trf("all-reduce #{} · {} · {} floats", rec->key.id,
                           rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
@@ -378,7 +426,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
     dl->AddText(ImVec2(min.x + fs, y), p.text_dim, sub.c_str());
     y += fs * 1.3f;
     const std::string why = explanation_of(frame);
-    if (!why.empty() && !compact) {
+    if (!why.empty() && !compact && !failure.failed) {
       dl->AddText(ImVec2(min.x + fs, y), p.text, why.c_str());
       y += fs * 1.3f;
     }
@@ -401,8 +449,9 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   dl->PushClipRect(min, max, true);
   draw_links(dl, g, n, rec ? &frame : nullptr, !compact);
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
-  if (rec) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
-  if (rec && !compact) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
+  if (rec && !failure.failed) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
+  if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
+  if (rec && !compact && !failure.failed) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
   if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec, compact);
   if (n > 1 && !compact) {
     const float legend_w = std::max(ImGui::CalcTextSize(tr("colours: ranks summed in")).x, ImGui::CalcTextSize(tr("fully reduced")).x);

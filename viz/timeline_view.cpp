@@ -1,12 +1,15 @@
 // Timeline: one lane per rank. Top row: forward, backward, optimizer step. Bottom row: each
 // bucket's all-reduce with its chunk transfers underneath, waits at the step-through gate,
-// and a tick where each bucket became ready. Wheel zooms, dragging pans, double-click follows.
+// and a tick where each bucket became ready. Collectives that have not ended are hatched
+// (waiting); after a failure the rank that broke the run gets a red band from its last progress
+// on. Wheel zooms, dragging pans, double-click follows.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
 
+#include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/plot.h"
@@ -64,8 +67,54 @@ std::string describe(const TimelineSpan& s, int rank) {
   return text;
 }
 
+// Diagonal stripes over a rectangle: what never finished, or a rank that is gone.
+void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float spacing) {
+  if (b.x <= a.x || b.y <= a.y) return;
+  dl->PushClipRect(a, b, true);
+  const float h = b.y - a.y;
+  for (float x = a.x - h; x < b.x; x += spacing) dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), color, 1.5f);
+  dl->PopClipRect();
+}
+
+// A collective its rank is still in (or was in when its group failed): the rank is waiting.
+void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1) {
+  const Palette& p = palette();
+  if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
+  dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(p.reduced, 0.35f));
+  hatch(dl, ImVec2(x0, y0), ImVec2(x1, y1), p.reduced, ImGui::GetFontSize() * 0.45f);
+  if (x1 - x0 > ImGui::GetFontSize() * 4)
+    dl->AddText(ImVec2(x0 + 3, y0 + (y1 - y0 - ImGui::GetFontSize()) / 2), p.text, tr("waiting"));
+}
+
+// The failure lab's marks on a failed run: the rank that broke it gets a red band from its last
+// progress on; every rank with something to say gets it written at the lane's right end.
+void draw_failure_lane(ImDrawList* dl, const replay::FailureDiagnosis& f, int rank, float x_last, ImVec2 lane_min,
+                       ImVec2 lane_max) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  const replay::RankDiagnosis* d = f.rank(rank);
+  if (!d) return;
+  const bool culprit = f.is_culprit(rank);
+  if (culprit) {
+    const ImVec2 a(std::max(x_last, lane_min.x), lane_min.y + 1), b(lane_max.x, lane_max.y - 1);
+    dl->AddRectFilled(a, b, with_alpha(p.bad, 0.16f));
+    hatch(dl, a, b, with_alpha(p.bad, 0.55f), fs * 0.6f);
+    dl->AddLine(ImVec2(a.x, a.y), ImVec2(a.x, b.y), p.bad, 3.0f);
+  }
+  const std::string text = RankFailureLabel(*d, f);
+  if (text.empty()) return;
+  ImFont* font = culprit ? fonts().bold : fonts().regular;
+  const ImVec2 ts = font->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str());
+  const ImVec2 at(std::max(lane_min.x + 2, lane_max.x - ts.x - fs * 0.6f), lane_min.y + (lane_max.y - lane_min.y - ts.y) / 2);
+  dl->AddRectFilled(ImVec2(at.x - 4, at.y - 1), ImVec2(at.x + ts.x + 4, at.y + ts.y + 1), with_alpha(p.canvas, 0.9f), 4);
+  dl->AddText(font, fs, at, culprit ? p.bad : p.text, text.c_str());
+}
+
 void legend_item(const char* text, uint32_t color) {
   const float fs = ImGui::GetFontSize();
+  // A narrow pane wraps the legend rather than cutting it off.
+  const float width = fs * 1.1f + ImGui::CalcTextSize(text).x;
+  if (ImGui::GetCursorScreenPos().x + width > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
   const ImVec2 at = ImGui::GetCursorScreenPos();
   ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + fs * 0.2f), ImVec2(at.x + fs * 0.8f, at.y + fs), color, 2);
   ImGui::Dummy(ImVec2(fs * 0.9f, fs));
@@ -91,6 +140,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   legend_item(tr("reduce-scatter"), p.reduce_scatter);
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
+  legend_item(tr("waiting"), with_alpha(p.reduced, 0.6f));
   ImGui::NewLine();
 
   const int lanes = tl.lanes();
@@ -202,9 +252,19 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
         x1 = x0 + 1.0f;
       }
       last_px[row] = x1;
+      if (s.unfinished) {
+        draw_unfinished(dl, x0, x1, y0, y1);
+        return;
+      }
       const uint32_t color = color_of(s);
       // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
+      if (s.kind == SpanKind::Collective) {
+        // Until the last rank arrived, this rank could only wait: a straggler shows up here.
+        const int64_t last = tl.last_arrival_ns(s.collective_id);
+        const float xw = last > s.t_begin_ns ? std::min(x_of(std::min(last, s.t_end_ns) / 1e6), x1) : x0;
+        if (xw - x0 >= 3.0f) hatch(dl, ImVec2(x0, y0), ImVec2(xw, y1), with_alpha(p.reduced, 0.9f), fs * 0.45f);
+      }
       if (s.kind == SpanKind::Collective && x1 - x0 > fs * 3) {
         const std::string text = s.bucket >= 0 ? trf("bucket {}", s.bucket) : std::string(tr("all-reduce"));
         dl->AddText(ImVec2(x0 + 3, y0 + (y1 - y0 - fs) / 2), 0xFFFFFFFF, text.c_str());
@@ -215,8 +275,30 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
       }
     });
   }
+  // Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks
+  // left waiting for the one that broke the run.
+  const replay::FailureDiagnosis& failure = model.failure();
+  for (int rank = 0; rank < lanes; ++rank) {
+    const float top = plot_min.y + rank * lane_h;
+    const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
+    tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
+      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f);
+    });
+    if (failure.failed) {
+      const replay::RankDiagnosis* d = failure.rank(rank);
+      const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : begin;
+      draw_failure_lane(dl, failure, rank, x_of(last_ms), ImVec2(plot_min.x, top), ImVec2(plot_max.x, top + lane_h - 1));
+    }
+  }
   dl->PopClipRect();
-  if (hit && !dragging) ImGui::SetTooltip("%s", describe(*hit, hit_rank).c_str());
+  if (hit && !dragging) {
+    std::string text = describe(*hit, hit_rank);
+    const int64_t last = hit->kind == SpanKind::Collective ? tl.last_arrival_ns(hit->collective_id) : -1;
+    if (last > hit->t_begin_ns)
+      text += "\n" + trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6);
+    if (hit->unfinished) text += "\n" + std::string(tr("never finished: a rank failed"));
+    ImGui::SetTooltip("%s", text.c_str());
+  }
 }
 
 }  // namespace ringlab::viz

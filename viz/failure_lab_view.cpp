@@ -1,0 +1,301 @@
+#include "viz/failure_lab_view.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include "viz/fault_explanations.h"
+#include "viz/fonts.h"
+#include "viz/i18n.h"
+#include "viz/theme.h"
+#include "viz/widgets.h"
+
+namespace ringlab::viz {
+namespace {
+
+using replay::FailureDiagnosis;
+using replay::LabFault;
+using replay::RankCause;
+
+bool running(const AppState& s) { return s.run.phase == RunPhase::Running || s.run.phase == RunPhase::Paused; }
+
+bool has_step(LabFault f) {
+  return f == LabFault::Kill || f == LabFault::Drop || f == LabFault::Skip || f == LabFault::Extra || f == LabFault::Resize;
+}
+
+// Batches each rank takes per epoch, as the DistributedSampler pads or drops: the most the
+// uneven lab can take away.
+int64_t batches_per_epoch(const JobConfig& job) {
+  const int64_t world = std::max(job.world_size, 1);
+  const int64_t per_rank = job.drop_last ? job.samples / world : (job.samples + world - 1) / world;
+  return std::max<int64_t>((per_rank + job.batch_size - 1) / std::max<int64_t>(job.batch_size, 1), 1);
+}
+
+void hint(const char* text) {
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void draw_fault_fields(AppState& state) {
+  replay::FailureLabSettings& s = state.lab.settings;
+  const float w = ImGui::GetContentRegionAvail().x * 0.45f;
+  const int world = std::max(state.job.world_size, 1);
+  int fault = static_cast<int>(s.fault);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+  if (ImGui::BeginCombo("##lab_fault", LabFaultTitle(s.fault))) {
+    for (LabFault f : replay::kLabFaults)
+      if (ImGui::Selectable(LabFaultTitle(f), static_cast<int>(f) == fault)) s.fault = f;
+    ImGui::EndCombo();
+  }
+  if (s.fault == LabFault::None) return;
+  s.rank = std::clamp(s.rank, 0, world - 1);
+  ImGui::SetNextItemWidth(w);
+  ImGui::SliderInt(label("Rank", "lab_rank").c_str(), &s.rank, 0, world - 1);
+  if (has_step(s.fault)) {
+    int step = static_cast<int>(std::min<int64_t>(s.step, 1'000'000));
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt(label("At step", "lab_step").c_str(), &step)) s.step = std::clamp(step, 0, 1'000'000);
+    hint(tr("The global training step (counted from 0 over all epochs) at which the fault happens."));
+  } else if (s.fault == LabFault::Delay) {
+    ImGui::SetNextItemWidth(w);
+    ImGui::SliderInt(label("Delay per step", "lab_delay").c_str(), &s.delay_ms, 1, 500, "%d ms");
+  } else if (s.fault == LabFault::Uneven) {
+    const int most = static_cast<int>(std::min<int64_t>(batches_per_epoch(state.job), 1000));
+    int batches = static_cast<int>(std::clamp<int64_t>(s.batches, 1, most));
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::SliderInt(label("Fewer batches", "lab_batches").c_str(), &batches, 1, most)) s.batches = batches;
+    s.batches = batches;
+    hint(tr("Batches per epoch taken away from this rank: its data runs out before the others'."));
+    ImGui::Checkbox(label("Join (PyTorch's context manager)", "lab_join").c_str(), &s.join);
+  }
+  if (s.fault != LabFault::Delay) {
+    float timeout = static_cast<float>(s.timeout_s);
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::SliderFloat(label("Timeout", "lab_timeout").c_str(), &timeout, 1.0f, 60.0f, "%.0f s"))
+      s.timeout_s = std::max(1.0, static_cast<double>(timeout));
+    hint(tr("How long a rank waits for a peer before it gives up: a hang ends after this long."));
+  }
+}
+
+void draw_restarts(AppState& state) {
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
+  if (ImGui::InputInt(label("Max restarts", "lab_restarts").c_str(), &state.lab.settings.max_restarts))
+    state.lab.settings.max_restarts = std::clamp(state.lab.settings.max_restarts, 0, 5);
+  hint(tr("Like torchrun --max-restarts: after a failure the controller starts a new group that resumes from the "
+          "last epoch checkpoint."));
+}
+
+void draw_kill_now(const replay::RunModel& model, AppState& state) {
+  const bool live = running(state);
+  const int world = std::max(1, live && model.world_size() > 0 ? model.world_size() : state.job.world_size);
+  const bool mpi = (live ? state.run.live_backend : state.job.backend) == "mpi";
+  state.lab.kill_rank = std::clamp(state.lab.kill_rank, 0, world - 1);
+  const float fs = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(fs * 4);
+  ImGui::SliderInt("##kill_rank", &state.lab.kill_rank, 0, world - 1);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!live || mpi || world < 2);
+  ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(with_alpha(palette().bad, 0.25f)));
+  if (ImGui::Button(label(trf("Kill rank {} now", state.lab.kill_rank).c_str(), "kill_now").c_str(),
+                    ImVec2(ImGui::GetContentRegionAvail().x, 0)))
+    state.requests.kill_rank = state.lab.kill_rank;
+  ImGui::PopStyleColor();
+  ImGui::EndDisabled();
+  hint(mpi ? tr("With MPI, mpirun owns the rank processes: use the Kill fault instead.")
+           : tr("A real SIGKILL to this rank's worker process, while it trains, as if its machine lost power. "
+                "With max restarts above 0 the group is restarted from the last epoch checkpoint."));
+}
+
+// One row per rank: what happened to it and where it was.
+void draw_rank_table(const FailureDiagnosis& f) {
+  const Palette& p = palette();
+  const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("##failure_ranks", 4, flags)) return;
+  ImGui::TableSetupColumn(tr("Rank"), ImGuiTableColumnFlags_WidthFixed,
+                          std::max(ImGui::GetFontSize() * 2.6f, ImGui::CalcTextSize(tr("Rank")).x));
+  ImGui::TableSetupColumn(tr("What happened"), ImGuiTableColumnFlags_WidthStretch, 3.0f);
+  ImGui::TableSetupColumn(tr("Where it was"), ImGuiTableColumnFlags_WidthStretch, 2.4f);
+  ImGui::TableSetupColumn(tr("Step"), ImGuiTableColumnFlags_WidthFixed,
+                          std::max(ImGui::GetFontSize() * 2.6f, ImGui::CalcTextSize(tr("Step")).x));
+  ImGui::TableHeadersRow();
+  for (const replay::RankDiagnosis& r : f.ranks) {
+    ImGui::TableNextRow();
+    const uint32_t color = f.is_culprit(r.rank) ? p.bad : r.cause == RankCause::Waiting ? p.text : p.text_dim;
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(color));
+    ImGui::TableNextColumn();
+    if (f.is_culprit(r.rank)) ImGui::PushFont(fonts().bold);
+    ImGui::Text("%d", r.rank);
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", RankOutcome(r, f).c_str());
+    if (f.is_culprit(r.rank)) ImGui::PopFont();
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", CollectivePosition(r, f.world_size).c_str());
+    ImGui::TableNextColumn();
+    if (r.step >= 0) ImGui::Text("%lld", static_cast<long long>(r.step));
+    ImGui::PopStyleColor();
+  }
+  ImGui::EndTable();
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  return ranks.empty() ? std::string(tr("none")) : fmt::format("{}", fmt::join(ranks, ", "));
+}
+
+void draw_evidence(const FailureDiagnosis& f) {
+  if (f.stuck_collective >= 0) {
+    ImGui::TextWrapped("%s", trf("Flight recorders: {} #{} has ranks {} waiting in it; missing ranks: {}",
+                                 f.stuck_op == "allreduce" ? "all-reduce" : f.stuck_op, f.stuck_collective,
+                                 rank_list(f.waiting), rank_list(f.missing))
+                                 .c_str());
+  }
+  if (f.mismatch) {
+    const replay::FingerprintMismatch& m = *f.mismatch;
+    ImFont* mono = fonts().mono;
+    if (m.culprit >= 0) {
+      ImGui::TextUnformatted(tr("Fingerprint the other ranks expected:"));
+      ImGui::PushFont(mono);
+      ImGui::TextWrapped("  %s", m.expected.c_str());
+      ImGui::PopFont();
+      ImGui::TextUnformatted(trf("Fingerprint rank {} called:", m.culprit).c_str());
+      ImGui::PushFont(mono);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "  %s", m.actual.c_str());
+      ImGui::PopFont();
+    } else {
+      ImGui::TextWrapped("%s", trf("Rank {} called {}; rank {} called {}", m.reporter, m.reporter_fingerprint,
+                                   m.neighbour, m.neighbour_fingerprint)
+                                   .c_str());
+    }
+  }
+  if (!f.first_error.empty()) ImGui::TextWrapped("%s", trf("First error: {}", f.first_error).c_str());
+}
+
+void draw_failure(const FailureDiagnosis& f, const char* title) {
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", title);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(FailureHeadline(f).c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  draw_rank_table(f);
+  draw_evidence(f);
+}
+
+void draw_lesson(const replay::FailureLabSettings& s, const AppState& state, int world) {
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextUnformatted(trf("Why · {}", LabFaultTitle(s.fault)).c_str());
+  ImGui::PopFont();
+  ImGui::TextWrapped("%s", LabLesson(s, world).c_str());
+  const std::string restart = LabRestartLesson(s, world);
+  if (!restart.empty()) ImGui::TextWrapped("%s", restart.c_str());
+  ImGui::TextDisabled("%s", tr("The same run from a shell:"));
+  ImGui::PushFont(fonts().mono);
+  ImGui::TextWrapped("%s", replay::lab_command_line(s, state.job).c_str());
+  ImGui::PopFont();
+}
+
+bool killed_from_app(const FailureDiagnosis& f) {
+  return !f.culprits.empty() && f.ranks[f.culprits.front()].fault.find("from the controller") != std::string::npos;
+}
+
+// The app's kill button taught as the kill fault it equals: the same rank, at the step it was in.
+replay::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, replay::FailureLabSettings s) {
+  const replay::RankDiagnosis& r = f.ranks[f.culprits.front()];
+  s.fault = LabFault::Kill;
+  s.rank = r.rank;
+  s.step = std::max<int64_t>(r.step, 0);
+  return s;
+}
+
+// Over the right-hand panes (training and sampler when the ring has the big pane), so the
+// ring and the timeline, which show the highlight, stay in view. A lesson alone takes only the
+// height it needs; a report gets the panes' full height.
+void place_window(bool report) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float x = vp->WorkPos.x + vp->WorkSize.x * 0.675f;
+  const float y = vp->WorkPos.y + ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+  const float w = vp->WorkPos.x + vp->WorkSize.x - x - ImGui::GetStyle().WindowPadding.x;
+  const float h = vp->WorkSize.y * 0.6f;
+  ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Appearing);
+  if (report) ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_Appearing);
+  else ImGui::SetNextWindowSizeConstraints(ImVec2(w, 0), ImVec2(w, h));
+}
+
+}  // namespace
+
+void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
+  replay::FailureLabSettings& s = state.lab.settings;
+  if (s.fault != LabFault::None) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+  const std::string header = s.fault == LabFault::None
+                                 ? label("Failure lab", "failure_lab")
+                                 : fmt::format("{}: {}###failure_lab", tr("Failure lab"), LabFaultTitle(s.fault));
+  const bool open = ImGui::CollapsingHeader(header.c_str());
+  if (open) {
+    draw_fault_fields(state);
+    draw_restarts(state);
+  }
+  // The job follows the lab, so Start (here or above) runs with the fault; the scenario's own
+  // timeout comes back when the lab has no fault.
+  replay::apply_lab(s, state.scenario.job.timeout_s, state.job);
+  if (!open) return;
+  const bool live = running(state);
+  if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
+                    ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+    state.requests.start = true;
+    state.requests.restart = live;
+    state.lab.report_open = true;
+  }
+  draw_kill_now(model, state);
+  if (!state.lab.report_open && (s.fault != LabFault::None || model.failure().failed) &&
+      ImGui::SmallButton(label("Show the explanation", "lab_show").c_str()))
+    state.lab.report_open = true;
+}
+
+void DrawFailureReportWindow(const replay::RunModel& model, AppState& state) {
+  const FailureDiagnosis& f = model.failure();
+  const auto& restarted = model.restarted_failure();
+  const bool failed = f.failed;
+  if (failed && !state.lab.was_failed) state.lab.report_open = true;  // a new failure is always shown
+  state.lab.was_failed = failed;
+  const bool armed = state.lab.settings.fault != LabFault::None;
+  if (!state.lab.report_open || (!failed && !armed && !restarted)) return;
+  const int world = f.world_size > 0 ? f.world_size : std::max(state.job.world_size, 1);
+
+  const bool report = failed || restarted.has_value();
+  place_window(report);
+  // Two windows, one title: the lesson alone fits its text, a report keeps the size it was given.
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse |
+                                 (report ? 0 : ImGuiWindowFlags_AlwaysAutoResize);
+  const bool visible = ImGui::Begin(label("Failure lab", report ? "failure_report" : "failure_lesson").c_str(),
+                                    &state.lab.report_open, flags);
+  if (visible) {
+    if (failed) draw_failure(f, tr("The run failed"));
+    if (restarted) {
+      if (failed) ImGui::Separator();
+      ImGui::PushFont(fonts().bold);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().ok), "%s",
+                         trf("Restarted: {}", restarted->restart).c_str());
+      ImGui::PopFont();
+      draw_failure(*restarted, tr("The failure it recovered from"));
+    }
+    if (armed || killed_from_app(f)) {
+      if (failed || restarted) ImGui::Separator();
+      draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings), state, world);
+    }
+    if (failed && !state.run.message.empty() &&
+        ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
+      ImGui::PushFont(fonts().mono);
+      ImGui::TextUnformatted(state.run.message.c_str());
+      ImGui::PopFont();
+    }
+  }
+  ImGui::End();
+}
+
+}  // namespace ringlab::viz

@@ -1,0 +1,15 @@
+#pragma once
+// The failure lab: a section of the controls that picks a fault (and starts a run with it) or
+// kills a rank right now, and a window that explains the fault and, when a run fails or is
+// restarted, shows the report: who failed, where every rank was, the fingerprints, the
+// controller's own text.
+#include "engine/replay/run_model.h"
+#include "viz/app_state.h"
+
+namespace ringlab::viz {
+
+void DrawFailureLabControls(const replay::RunModel& model, AppState& state);
+// A window of its own over the right-hand panes; drawn only while there is something to say.
+void DrawFailureReportWindow(const replay::RunModel& model, AppState& state);
+
+}  // namespace ringlab::viz
