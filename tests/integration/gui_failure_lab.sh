@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The failure labs in the desktop app, headless under Xvfb: each fault is started from a scenario
+# the way the lab's controls set it up, the run ends the way the lesson says, the app names the
+# rank its ring and timeline highlight, and the screenshot carries the warning colour.
+# Called by ctest as: bash gui_failure_lab.sh <ringlab> <source-dir>. Exit 77 = skipped.
+#
+# The faults hit rank 0: a scenario file's faults are checked field by field against a one-rank
+# job when it is loaded, so "kill:2@5" in a scenario is refused today (the app's own controls
+# and `ringlab run` take any rank).
+set -u
+RINGLAB=${1:?usage: gui_failure_lab.sh <ringlab> <source-dir>}
+SOURCE=${2:?usage: gui_failure_lab.sh <ringlab> <source-dir>}
+export RINGLAB_SOURCE_DIR="$SOURCE"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+if env -u DISPLAY "$RINGLAB" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
+  echo "SKIP: this ringlab was built without the desktop app"
+  exit 77
+fi
+command -v xvfb-run >/dev/null 2>&1 || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb)"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read the screenshots"; exit 77; }
+
+# Counts the pixels of a PNG (8-bit RGB or RGBA, as the app writes them) within 12 of a colour.
+cat >"$WORK/count.py" <<'PY'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat = 8, b""
+while pos < len(data):
+    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + length]
+    if kind == b"IHDR":
+        width, height, depth, color = struct.unpack(">IIBB", body[:10])
+        n = 4 if color == 6 else 3
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + length
+raw, stride = zlib.decompress(idat), width * n
+prev, count = bytearray(stride), 0
+target = tuple(int(sys.argv[2][i:i + 2], 16) for i in (0, 2, 4))
+for y in range(height):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - n] if i >= n else 0
+        b, c = prev[i], (prev[i - n] if i >= n else 0)
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, n):
+        if all(abs(line[x + k] - target[k]) <= 12 for k in range(3)): count += 1
+    prev = line
+print(width, height, count)
+PY
+
+# lab NAME JOB_JSON ARGS...: a scenario with that job, rendered headless to the end of its run.
+lab() {
+  local name=$1 job=$2
+  shift 2
+  printf '{"title": "failure lab: %s", "job": %s}' "$name" "$job" >"$WORK/$name.json"
+  local t0=$(date +%s%N)
+  xvfb-run -a -s "-screen 0 1920x1080x24" "$RINGLAB" gui --scenario "$WORK/$name.json" --frames 10 --wait-run \
+    --screenshot "$WORK/$name.png" --state-json "$WORK/$name.state.json" "$@" >"$WORK/$name.out" 2>&1
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  [ -s "$WORK/$name.png" ] || { cat "$WORK/$name.out" >&2; fail "$name: no screenshot written (exit $rc)"; }
+}
+expect() {  # expect NAME TEXT: the app's output says it
+  grep -qF -- "$2" "$WORK/$1.out" || { cat "$WORK/$1.out" >&2; fail "$1: expected '$2' in the app's output"; }
+}
+red_pixels() { python3 "$WORK/count.py" "$WORK/$1.png" C8342B | awk '{print $3}'; }
+
+# 1. A killed rank: the run fails, names it, and the ring and timeline mark it (the light
+#    theme's warning colour C8342B fills the card's note and the timeline's edge).
+lab kill '{"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["kill:0@5"], "timeout_s": 6}'
+[ $rc -eq 1 ] || { cat "$WORK/kill.out" >&2; fail "kill: expected exit 1 (the run failed), got $rc"; }
+expect kill "ringlab gui: highlight: rank 0 killed"
+expect kill "ringlab gui: highlight: ranks 1,2,3 waiting"
+expect kill "rank 0 failed: killed by SIGKILL"
+red=$(red_pixels kill)
+[ "$red" -ge 2000 ] || fail "kill: the screenshot has only $red pixels in the warning colour"
+echo "ok   kill:0@5: failed in ${ms} ms, rank 0 highlighted ($red warning pixels), ranks 1-3 waiting"
+
+# 2. A skipped all-reduce: the fingerprint check stops the run at once (the app starts these
+#    workers without its per-step stop check, which would otherwise hang with them).
+lab skip '{"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["skip:0@5"], "timeout_s": 20}'
+[ $rc -eq 1 ] || fail "skip: expected exit 1, got $rc"
+expect skip "ringlab gui: highlight: rank 0 mismatch"
+expect skip "mismatched collectives: this rank is at #"
+[ $ms -lt 15000 ] || fail "skip: took ${ms} ms: it waited for the 20 s timeout instead of failing on the fingerprints"
+echo "ok   skip:0@5: fingerprint mismatch in ${ms} ms, rank 0 highlighted"
+
+# 3. Uneven inputs without Join hang until the timeout; the rank with less data is blamed.
+lab uneven '{"world_size": 4, "backend": "gloo", "epochs": 1, "uneven": ["0:1"], "timeout_s": 3}'
+[ $rc -eq 1 ] || fail "uneven: expected exit 1, got $rc"
+expect uneven "ringlab gui: highlight: rank 0 out-of-data"
+expect uneven "Timed out waiting 3000ms"
+echo "ok   uneven 0:1: hung until the 3 s timeout (${ms} ms in all), rank 0 highlighted"
+
+# 4. The same with Join completes, and nothing is highlighted.
+lab join '{"world_size": 4, "backend": "gloo", "epochs": 2, "uneven": ["0:1"], "join": true, "timeout_s": 6}'
+[ $rc -eq 0 ] || { cat "$WORK/join.out" >&2; fail "join: expected the run to complete, got exit $rc"; }
+grep -q "highlight" "$WORK/join.out" && fail "join: a completed run highlighted a rank: $(cat "$WORK/join.out")"
+python3 - "$WORK/join.state.json" <<'PY' || fail "join: the run did not train to the end"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert len(s["epoch_mse"]) == 2 and not s["errors"], (s["epoch_mse"], s["errors"])
+PY
+echo "ok   uneven 0:1 with Join: completed both epochs, nothing highlighted"
+
+# 5. A straggler slows every step but fails nothing.
+lab delay '{"world_size": 2, "backend": "gloo", "epochs": 1, "faults": ["delay:0:20"]}' --focus timeline
+[ $rc -eq 0 ] || { cat "$WORK/delay.out" >&2; fail "delay: expected the run to complete, got exit $rc"; }
+grep -q "highlight" "$WORK/delay.out" && fail "delay: a straggler is not a failure: $(cat "$WORK/delay.out")"
+echo "ok   delay:0:20: completed in ${ms} ms, nothing highlighted"
+
+# 6. The lab in Bahasa Indonesia: the same failure, named the same way.
+lab kill_id '{"world_size": 3, "backend": "gloo", "epochs": 12, "faults": ["kill:0@3"], "timeout_s": 6}' --lang id
+[ $rc -eq 1 ] || fail "kill (id): expected exit 1, got $rc"
+expect kill_id "ringlab gui: highlight: rank 0 killed"
+echo "ok   kill:0@3 in Bahasa Indonesia: rank 0 highlighted"
+echo "PASS: failure labs in the app"
