@@ -73,6 +73,7 @@ struct FailureLabState {
   int kill_rank = 1;          // the live "kill rank r now" button's rank
   bool report_open = true;    // the lesson and report window (closed with its x, opened again by a fault or failure)
   bool was_failed = false;    // the last frame's run had failed: a new failure reopens the window
+  int placed_for = -1;        // the Focus the window was placed for: it moves off the views that matter
 };
 
 struct Requests {

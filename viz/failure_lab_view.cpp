@@ -213,18 +213,32 @@ replay::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, replay::Failur
   return s;
 }
 
-// Over the right-hand panes (training and sampler when the ring has the big pane), so the
-// ring and the timeline, which show the highlight, stay in view. A lesson alone takes only the
-// height it needs; a report gets the panes' full height.
-void place_window(bool report) {
+// Over a pane that matters least for a failure, so the ring and the timeline, which show the
+// highlight, stay in view: the training and sampler column when the ring is in focus, the
+// sampler below a focused timeline, the focused training or sampler itself, the Scale view's right
+// half. The panes' places follow layout.cpp. A lesson alone takes only the height it needs.
+void place_window(AppState& state, bool report) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float x = vp->WorkPos.x + vp->WorkSize.x * 0.675f;
-  const float y = vp->WorkPos.y + ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
-  const float w = vp->WorkPos.x + vp->WorkSize.x - x - ImGui::GetStyle().WindowPadding.x;
-  const float h = vp->WorkSize.y * 0.6f;
-  ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Appearing);
-  if (report) ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_Appearing);
-  else ImGui::SetNextWindowSizeConstraints(ImVec2(w, 0), ImVec2(w, h));
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float pad = style.WindowPadding.x, fs = ImGui::GetFontSize();
+  const float left_w = std::clamp(fs * 19.0f, 260.0f, (vp->WorkSize.x - 2 * pad) * 0.3f);
+  const ImVec2 main_min(vp->WorkPos.x + pad + left_w + style.ItemSpacing.x, vp->WorkPos.y + ImGui::GetFrameHeight() + pad);
+  const ImVec2 main_size(vp->WorkPos.x + vp->WorkSize.x - pad - main_min.x, vp->WorkPos.y + vp->WorkSize.y - pad - main_min.y);
+  float x = 0.6f, y = 0.0f, w = 0.4f, h = 0.63f;  // fractions of the main area
+  switch (state.focus) {
+    case Focus::Ring: break;
+    case Focus::Training:
+    case Focus::Sampler: x = 0.0f, w = 0.6f; break;
+    case Focus::Timeline: x = 0.0f, y = 0.63f, w = 1.0f, h = 0.37f; break;
+    case Focus::Scale: x = 0.55f, w = 0.45f, h = 0.66f; break;
+  }
+  const ImVec2 pos(main_min.x + main_size.x * x, main_min.y + main_size.y * y);
+  const ImVec2 size(main_size.x * w, main_size.y * h);
+  const ImGuiCond cond = state.lab.placed_for == static_cast<int>(state.focus) ? ImGuiCond_Appearing : ImGuiCond_Always;
+  state.lab.placed_for = static_cast<int>(state.focus);
+  ImGui::SetNextWindowPos(pos, cond);
+  if (report) ImGui::SetNextWindowSize(size, cond);
+  else ImGui::SetNextWindowSizeConstraints(ImVec2(size.x, 0), size);
 }
 
 }  // namespace
@@ -268,7 +282,7 @@ void DrawFailureReportWindow(const replay::RunModel& model, AppState& state) {
   const int world = f.world_size > 0 ? f.world_size : std::max(state.job.world_size, 1);
 
   const bool report = failed || restarted.has_value();
-  place_window(report);
+  place_window(state, report);
   // Two windows, one title: the lesson alone fits its text, a report keeps the size it was given.
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse |
                                  (report ? 0 : ImGuiWindowFlags_AlwaysAutoResize);
