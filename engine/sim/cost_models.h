@@ -11,6 +11,8 @@
 // beyond what the formula states) and are cheap enough to evaluate thousands of times per frame.
 //
 // References (formulas restated in cost_models.cpp next to each model):
+//   Hockney, "The communication challenge for MPP: Intel Paragon and Meiko CS-2", Parallel
+//     Computing 20(3), 1994: the alpha + m beta cost of one message.
 //   Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication Operations in
 //     MPICH", IJHPCA 19(1), 2005: ring, binomial tree, recursive halving-doubling.
 //   Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for clusters of workstations",
@@ -72,9 +74,9 @@ int dbt_best_segments(const LinkParams& link, int64_t p, double bytes);
 double predict_allreduce(Algorithm algorithm, int64_t p, double bytes, const LinkParams& link,
                          const AlgorithmOptions& options = {});
 
-// nccl-tests' bandwidth conventions for all-reduce: algbw = bytes / time;
-// busbw = algbw * 2(p-1)/p, which makes a bandwidth-optimal algorithm's busbw equal the link's
-// bandwidth whatever p is. Both in bytes per second; 0 when time is 0.
+// nccl-tests' bandwidth conventions for all-reduce (NVIDIA nccl-tests, doc/PERFORMANCE.md):
+// algbw = bytes / time; busbw = algbw * 2(p-1)/p, which makes a bandwidth-optimal algorithm's
+// busbw equal the link's bandwidth whatever p is. Both in bytes per second; 0 when time is 0.
 double algbw(double bytes, double seconds);
 double busbw(double bytes, double seconds, int64_t p);
 

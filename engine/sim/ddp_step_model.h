@@ -7,6 +7,13 @@
 //   time ->   | forward |        backward           | optimizer |
 //   link  ->                 [bucket 0][bucket 1]    [bucket 2]     <- exposed: the link still
 //                                                                     busy after backward ends
+//
+//   step = max(forward + backward, end of the last bucket's all-reduce) + optimizer
+//   bucket b starts at max(its last gradient ready, bucket b-1 done) and takes T_allreduce(bytes_b)
+//
+// Reference: Li et al., "PyTorch Distributed: Experiences on Accelerating Data Parallel
+// Training", PVLDB 13(12), 2020: gradient buckets in reverse parameter order, each all-reduced
+// as soon as it is full so communication overlaps the rest of backward.
 #include <cstdint>
 #include <vector>
 

@@ -1,6 +1,7 @@
 #include "engine/sim/model_presets.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <numeric>
 
@@ -45,13 +46,24 @@ int64_t ModelShape::total_elements() const {
   return std::accumulate(param_elements.begin(), param_elements.end(), int64_t{0});
 }
 
-ModelShape seed_mlp() {
+ModelShape mlp_model(int features, const std::vector<int>& hidden, int outputs) {
+  std::vector<int> widths = {features};
+  widths.insert(widths.end(), hidden.begin(), hidden.end());
+  widths.push_back(outputs);
   ModelShape m;
+  m.name = "mlp";
+  for (size_t i = 0; i < widths.size(); ++i) {
+    if (widths[i] < 1) throw InputError(fmt::format("MLP layer {} has width {}; every width must be >= 1", i, widths[i]));
+    if (i > 0) add_linear(m.param_elements, widths[i - 1], widths[i]);
+  }
+  m.description = fmt::format("MLP {}", fmt::join(widths, " -> "));
+  return m;
+}
+
+ModelShape seed_mlp() {
+  ModelShape m = mlp_model(6, {48, 48}, 1);
   m.name = "seed";
   m.description = "the seed's MLP: Linear(6,48) Tanh Linear(48,48) Tanh Linear(48,1)";
-  add_linear(m.param_elements, 6, 48);
-  add_linear(m.param_elements, 48, 48);
-  add_linear(m.param_elements, 48, 1);
   m.compute = compute_from_total(534e-6);
   m.compute_source =
       "PyTorch 1.13 DDP (gloo), 1 rank, batch 32: ~534 us per whole step measured on this kind of "

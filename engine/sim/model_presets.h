@@ -32,6 +32,11 @@ struct ModelShape {
   int64_t total_bytes() const { return total_elements() * bytes_per_element; }
 };
 
+// An MLP of Linear layers: features -> hidden[0] -> ... -> outputs, each a weight then a bias
+// (the activations have no parameters). Compute times are left at 0. Throws InputError for a
+// width < 1.
+ModelShape mlp_model(int features, const std::vector<int>& hidden, int outputs);
+
 ModelShape seed_mlp();          // "seed": 6 -> 48 -> 48 -> 1, Tanh; 2,737 parameters
 ModelShape mlp_25m();           // "25M": 24 x Linear(1024, 1024); 25,190,400 parameters
 ModelShape gpt2_small_124m();   // "124M": GPT-2 small, tied embeddings; 124,439,808 parameters
