@@ -18,9 +18,11 @@
 #include "engine/sim/ddp_step_model.h"
 #include "engine/sim/link_presets.h"
 #include "engine/sim/model_presets.h"
+#include "engine/sim/run_measurement.h"
 #include "engine/sim/trace_file.h"
 #include "engine/sim/trace_replay.h"
 #include "engine/sim/units.h"
+#include "engine/sim/validation.h"
 
 namespace ringlab::app {
 
@@ -63,7 +65,7 @@ int count_in_range(const std::string& text, const char* flag, int64_t least) {
 // The flags as typed; read into numbers by SimulateFlags::read.
 struct RawFlags {
   std::string ranks = "8", alpha_us, bandwidth_gbps, gamma_gbps, ps_shards = "1", tree_segments = "1",
-              dbt_segments = "0", bucket_cap_mb = "25", compute_ms;
+              dbt_segments = "0", bucket_cap_mb = "25", compute_ms, tolerance = "0.25";
 };
 
 struct SimulateFlags {
@@ -77,7 +79,9 @@ struct SimulateFlags {
   int ps_shards = 1, tree_segments = 1, dbt_segments = 0;
   double bucket_cap_mb = 25, compute_ms = 0;
   std::string calibrate_file, replay_file;
-  bool json = false, list = false;
+  std::vector<std::string> validate_files, report_files, trace_files;
+  double tolerance = 0.25;
+  bool json = false, list = false, markdown = false;
   // Which optional flags were given.
   CLI::Option *ranks_opt = nullptr, *alpha_opt = nullptr, *bandwidth_opt = nullptr, *gamma_opt = nullptr,
               *compute_opt = nullptr;
@@ -92,6 +96,9 @@ struct SimulateFlags {
     tree_segments = count_in_range(raw.tree_segments, "--tree-segments", 1);
     dbt_segments = count_in_range(raw.dbt_segments, "--dbt-segments", 0);
     bucket_cap_mb = parse_number(raw.bucket_cap_mb, "--bucket-cap-mb");
+    tolerance = parse_number(raw.tolerance, "--tolerance");
+    if (!(tolerance > 0) || tolerance > 10)
+      throw InputError(fmt::format("--tolerance must be a fraction between 0 and 10 (0.25: within 25%); got {}", raw.tolerance));
   }
 };
 
@@ -310,6 +317,164 @@ void simulate_replay(const SimulateFlags& f, const LinkChoice& c) {
                             {"ranks", ranks}}.dump(2));
 }
 
+// --validate: the models against this machine's measurements (engine/sim/validation.h says
+// which points are fitted and which predicted). Exit 1 when a judged row is beyond --tolerance.
+struct ValidationReport {
+  std::string backend;
+  int64_t world_size = 0;
+  std::vector<AllreduceValidation> allreduce;  // one per algorithm the bench files hold
+  std::optional<DdpValidation> ddp;
+  std::string ddp_algorithm;
+  size_t runs = 0;
+};
+
+std::vector<std::string> bench_algorithms(const BenchFile& file, const std::string& wanted) {
+  if (wanted != "all") {
+    if (wanted != "ring" && wanted != "native")
+      throw InputError(fmt::format("--algorithm with --validate must be ring, native or all; got '{}'", wanted));
+    return {wanted};
+  }
+  std::vector<std::string> present;
+  for (const char* name : {"ring", "native"})
+    for (const BenchPoint& p : file.points)
+      if (p.algorithm == name) {
+        present.push_back(name);
+        break;
+      }
+  return present;
+}
+
+std::vector<RunMeasurement> load_runs(const SimulateFlags& f) {
+  if (f.report_files.size() != f.trace_files.size())
+    throw InputError(fmt::format("give one --trace per --compare-report (the run's Chrome trace); got {} reports and {} traces",
+                                 f.report_files.size(), f.trace_files.size()));
+  std::vector<RunMeasurement> runs;
+  for (size_t i = 0; i < f.report_files.size(); ++i)
+    runs.push_back({load_run_report(f.report_files[i]), step_samples(load_chrome_trace(f.trace_files[i]), f.trace_files[i])});
+  return runs;
+}
+
+ValidationReport build_validation(const SimulateFlags& f) {
+  std::vector<BenchFile> files;
+  for (const std::string& path : f.validate_files) files.push_back(load_bench_file(path));
+  ValidationReport v;
+  v.backend = files[0].backend;
+  v.world_size = files[0].world_size;
+  for (const std::string& algorithm : bench_algorithms(files[0], f.algorithm))
+    v.allreduce.push_back(validate_allreduce(merge_bench_files(files, f.validate_files, algorithm), f.tolerance));
+  const std::vector<RunMeasurement> runs = load_runs(f);
+  v.runs = runs.size();
+  if (runs.empty()) return v;
+  const RunReport& job = runs.front().report;
+  for (const AllreduceValidation& a : v.allreduce)
+    if (a.series.algorithm == job.algorithm) {
+      v.ddp = validate_ddp_step(runs, a, f.tolerance);
+      v.ddp_algorithm = job.algorithm;
+    }
+  if (!v.ddp)
+    throw InputError(fmt::format("{} used the '{}' all-reduce, which the bench files (as filtered by --algorithm) do not "
+                                 "hold", job.origin, job.algorithm));
+  return v;
+}
+
+std::vector<std::pair<std::string, const ComparisonRow*>> validation_rows(const ValidationReport& v) {
+  std::vector<std::pair<std::string, const ComparisonRow*>> rows;
+  for (const AllreduceValidation& a : v.allreduce)
+    for (const ComparisonRow& r : a.rows) rows.push_back({a.series.algorithm, &r});
+  if (v.ddp) {
+    rows.push_back({v.ddp_algorithm, &v.ddp->allreduce});
+    rows.push_back({v.ddp_algorithm, &v.ddp->step});
+  }
+  return rows;
+}
+
+json repeated_json(const Repeated& r, double tolerance) {
+  json values = json::array();
+  for (double x : r.values) values.push_back(x * 1e6);
+  return {{"median_us", r.median * 1e6}, {"spread", r.spread}, {"repeats_us", values},
+          {"agreeing_repeats", agreeing_repeats(r, tolerance)}};
+}
+
+// "4/5": how many repeats lie within the tolerance of their median.
+std::string agreement(const Repeated& r, double tolerance) {
+  return fmt::format("{}/{}", agreeing_repeats(r, tolerance), r.values.size());
+}
+
+json validation_json(const ValidationReport& v, double tolerance) {
+  json rows = json::array(), links = json::array();
+  for (const auto& [algorithm, r] : validation_rows(v))
+    rows.push_back({{"algorithm", algorithm}, {"quantity", r->quantity}, {"bytes", r->bytes},
+                    {"predicted_us", r->predicted_s * 1e6}, {"measured", repeated_json(r->measured, tolerance)},
+                    {"ratio", r->ratio}, {"verdict", to_string(r->verdict)}});
+  for (const AllreduceValidation& a : v.allreduce)
+    links.push_back({{"algorithm", a.series.algorithm}, {"alpha_us", a.calibration.link.alpha_s * 1e6},
+                     {"bandwidth_gbps", gbps(a.calibration.link.beta_s_per_byte)},
+                     {"fit_points", a.calibration.fit.points}, {"rms_relative_error", a.calibration.fit.rms_relative_error}});
+  json j = {{"mode", "validate"}, {"backend", v.backend}, {"world_size", v.world_size}, {"tolerance", tolerance},
+            {"links", links}, {"rows", rows}, {"runs", v.runs}};
+  if (v.ddp)
+    j["ddp_compute_us"] = {{"before_backward", v.ddp->compute.forward_s * 1e6}, {"backward", v.ddp->compute.backward_s * 1e6},
+                           {"after_backward", v.ddp->compute.optimizer_s * 1e6},
+                           {"exposed_wait", v.ddp->exposed_wait.median * 1e6}, {"steps", v.ddp->samples}};
+  return j;
+}
+
+void print_validation_text(const ValidationReport& v, double tolerance) {
+  fmt::print("validation: {} ranks on {}; tolerance {:.0f}%\n", v.world_size, v.backend, 100 * tolerance);
+  for (const AllreduceValidation& a : v.allreduce) {
+    const Calibration& k = a.calibration;
+    fmt::print("  {} link, fitted to the 1st, 3rd, ... of {} sizes ({} points): alpha {}, bandwidth {:.3g} GB/s "
+               "(effective: reduction folded in), rms error of the fit {:.1f}%\n",
+               a.series.algorithm, a.series.bytes.size(), k.fit.points, format_seconds(k.link.alpha_s),
+               gbps(k.link.beta_s_per_byte), 100 * k.fit.rms_relative_error);
+    if (!a.reproducible_fit)
+      fmt::print("    a fitted size's repeats disagree: this link is not a measurement, and nothing predicted with it is "
+                 "judged\n");
+  }
+  fmt::print("\n{:<8} {:<15} {:>10} {:>11} {:>11} {:>7} {:>7}  {}\n", "algo", "quantity", "size", "predicted", "measured",
+             "ratio", "agree", "verdict");
+  for (const auto& [algorithm, r] : validation_rows(v))
+    fmt::print("{:<8} {:<15} {:>10} {:>11} {:>11} {:>7.2f} {:>7}  {}\n", algorithm, r->quantity, format_bytes(r->bytes),
+               format_seconds(r->predicted_s), format_seconds(r->measured.median), r->ratio,
+               agreement(r->measured, tolerance), to_string(r->verdict));
+  if (v.ddp) {
+    const DdpValidation& d = *v.ddp;
+    fmt::print("\nDDP: {} runs, {} steps; measured per step (medians): before backward {}, backward {}, after backward "
+               "{}, waiting for the all-reduce {}\n", v.runs, d.samples, format_seconds(d.compute.forward_s),
+               format_seconds(d.compute.backward_s), format_seconds(d.compute.optimizer_s),
+               format_seconds(d.exposed_wait.median));
+  }
+  fmt::print("measured: median of the repeats (each a median over iterations or steps); agree: repeats within {:.0f}% of "
+             "that median (noisy, not judged: under two thirds agree, here or at a fitted size); ratio: predicted / "
+             "measured\n", 100 * tolerance);
+}
+
+// The predictions as a Markdown table for the README: the sizes the fit did not see, and DDP.
+void print_validation_markdown(const ValidationReport& v, double tolerance) {
+  fmt::print("| backend | ranks | all-reduce | quantity | size | predicted | measured | ratio | agree | verdict |\n"
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const auto& [algorithm, r] : validation_rows(v))
+    if (r->verdict != Verdict::Fitted)
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {:.2f} | {} | {} |\n", v.backend, v.world_size, algorithm,
+                 r->quantity, format_bytes(r->bytes), format_seconds(r->predicted_s), format_seconds(r->measured.median),
+                 r->ratio, agreement(r->measured, tolerance), to_string(r->verdict));
+}
+
+void validate_models(const SimulateFlags& f) {
+  if (!f.calibrate_file.empty()) throw InputError("--validate fits its own link: give --validate or --calibrate, not both");
+  if (f.validate_files.empty() && !f.report_files.empty())
+    throw InputError("--compare-report needs --validate BENCH.json: the link is calibrated from the bench");
+  const ValidationReport v = build_validation(f);
+  if (f.json)
+    fmt::print("{}\n", validation_json(v, f.tolerance).dump(2));
+  else if (f.markdown)
+    print_validation_markdown(v, f.tolerance);
+  else
+    print_validation_text(v, f.tolerance);
+  for (const auto& [algorithm, r] : validation_rows(v))
+    if (r->verdict == Verdict::Beyond) set_exit_code(1);
+}
+
 void list_presets() {
   fmt::print("link presets (--preset):\n");
   for (const LinkPreset& p : link_presets())
@@ -326,6 +491,7 @@ void list_presets() {
 void run_simulate(SimulateFlags& f) {
   if (f.list) return list_presets();
   f.read();
+  if (!f.validate_files.empty() || !f.report_files.empty()) return validate_models(f);
   if (f.ranks < 1 || f.ranks > kMaxRanks)
     throw InputError(fmt::format("--ranks must be between 1 and {}; got {}", kMaxRanks, f.ranks));
   if (!f.bytes.empty() && !f.model.empty()) throw InputError("give --bytes or --model, not both");
@@ -366,6 +532,14 @@ void add_simulate_command(CLI::App& root) {
   f.compute_opt = cmd->add_option("--compute-ms", f.raw.compute_ms, "compute per step on one rank, ms (default: the model's)");
   cmd->add_option("--calibrate", f.calibrate_file, "fit the link to a `ringlab bench allreduce --json` file and use it");
   cmd->add_option("--replay", f.replay_file, "re-time a recorded run (a --trace Chrome trace) under the link");
+  cmd->add_option("--validate", f.validate_files,
+                  "predicted vs measured: fit the link to every other size of these `ringlab bench allreduce --json` "
+                  "files (repeat the flag for repeated sweeps of one backend and world size), predict the others");
+  cmd->add_option("--compare-report", f.report_files,
+                  "with --validate: also predict the DDP step of this `ringlab run --report` file (repeatable)");
+  cmd->add_option("--trace", f.trace_files, "the `ringlab run --trace` file of each --compare-report, in the same order");
+  cmd->add_option("--tolerance", f.raw.tolerance, "with --validate: the agreement asked for, a fraction (default 0.25)");
+  cmd->add_flag("--markdown", f.markdown, "with --validate: print the comparison as a Markdown table");
   cmd->add_flag("--json", f.json, "machine-readable output");
   cmd->add_flag("--list", f.list, "list the link presets and models, with their sources");
   cmd->callback([flags] { run_simulate(*flags); });
