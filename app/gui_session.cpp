@@ -167,6 +167,7 @@ void RunSession::load_scenario(const std::string& name) {
   state_.focus = s.view.focus == "training"   ? viz::Focus::Training
                  : s.view.focus == "sampler"  ? viz::Focus::Sampler
                  : s.view.focus == "timeline" ? viz::Focus::Timeline
+                 : s.view.focus == "scale"    ? viz::Focus::Scale
                                               : viz::Focus::Ring;
   state_.step.mode = s.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
   state_.step.playing = !s.gated;
@@ -206,8 +207,9 @@ void RunSession::apply_requests() {
   }
   // Workers started without the gate and the stop check cannot pause or change world.
   if (plain_workers_ && !run_over() && (r.set_gated || r.pause_toggle || r.gate_releases > 0 || r.change_world)) {
-    state_.run.message = viz::tr("Pause, step-through and live changes are off for this run: a skipped or extra "
-                                 "collective would pair with their per-step check and hang.");
+    state_.run.message = viz::tr(
+        "Pause, step-through and live changes are off for this run: they add a vote between the ranks at every "
+        "step, which the skipped or extra collective would meet first, hiding the mismatch this lesson shows.");
     r.set_gated = r.pause_toggle = r.change_world = false;
     r.gate_releases = 0;
   }

@@ -17,6 +17,7 @@ static_assert(sizeof(CollectiveFingerprint) % sizeof(float) == 0);
 }  // namespace
 
 std::string CollectiveFingerprint::describe() const {
+  if (bucket == kStopVoteBucket) return fmt::format("the stop vote before step {}", step);
   const char* name = op == 1 ? "all-reduce" : op == 2 ? "broadcast" : "?";
   const std::string what = bucket >= 0   ? fmt::format("bucket {}", bucket)
                            : bucket == -1 ? std::string("demo tensor")

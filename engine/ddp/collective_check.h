@@ -16,7 +16,7 @@ struct CollectiveFingerprint {
   int64_t seq = 0;
   int64_t step = -1;
   int32_t op = 0;       // 1: all-reduce, 2: broadcast
-  int32_t bucket = -1;  // -1: the demo tensor, -2: an injected extra collective
+  int32_t bucket = -1;  // -1: the demo tensor, -2: an injected extra collective, -3: the stop vote
   int64_t numel = 0;
   int32_t dtype = 0;    // 0: float32
   int32_t pad = 0;
@@ -24,6 +24,12 @@ struct CollectiveFingerprint {
   bool operator==(const CollectiveFingerprint&) const = default;
   std::string describe() const;
 };
+
+// The interactive workers' vote at every step boundary (stop here for a live change or not):
+// a broadcast of one float that is checked like every collective, so a rank that skipped or
+// added an all-reduce meets a mismatch at the vote instead of pairing with it and hanging.
+inline constexpr int32_t kStopVoteBucket = -3;
+inline CollectiveFingerprint stop_vote_fingerprint(int64_t step) { return {-1, step, 2, kStopVoteBucket, 1, 0, 0}; }
 
 // Throws Error naming this rank's and its left neighbour's fingerprints on a mismatch.
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine);

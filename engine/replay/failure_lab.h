@@ -38,12 +38,11 @@ void apply_lab(const FailureLabSettings& lab, double quiet_timeout_s, JobConfig&
 // file with faults opens with the lab showing them. `max_restarts` is not part of a job.
 FailureLabSettings lab_from_job(const JobConfig& job);
 
-// True when `job` injects a skipped or an extra collective. Such a run must go without the
-// app's per-step stop check (a broadcast every rank makes at each step boundary, so a live change
-// can stop them together): that broadcast carries no fingerprint, so once one rank is a collective
-// ahead it would pair with the others' fingerprint exchange and hang until the timeout instead of
-// failing at once with both fingerprints, as `ringlab run` does. Pause and live changes are off
-// for such a run.
+// True when `job` injects a skipped or an extra collective. Such a run goes without the app's
+// per-step stop vote (a broadcast every rank makes at each step boundary, so a live change can
+// stop them together): the vote is fingerprinted, so the mismatch would still be caught, but at
+// the vote ("the stop vote before step 6" against "all-reduce #7"), which hides the lesson's
+// point, one rank's all-reduce against another's. Pause and live changes are off for such a run.
 bool breaks_collective_order(const JobConfig& job);
 
 // The same run from a shell: "ringlab run -n 4 --fault kill:2@5 --timeout 6 --max-restarts 1".

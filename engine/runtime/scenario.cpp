@@ -79,6 +79,9 @@ JobConfig job_from(const json& overrides, const JobConfig& base, const std::stri
   require_keys(overrides, job_fields(), source, prefix + ".");
   for (const auto& [key, value] : overrides.items()) {
     JobConfig alone;
+    // Faults and uneven inputs name ranks: checked alone they would meet the default single
+    // rank, so they are checked against the largest world here and against the real one below.
+    if (key == "faults" || key == "uneven") alone.world_size = kMaxWorldSize;
     try {
       from_json(json{{key, value}}, alone);
     } catch (const json::exception&) {
@@ -133,9 +136,9 @@ Scenario parse_scenario(const json& doc, const std::string& name, const std::str
     if (!v.is_object()) fail(source, "view", std::string("must be an object, got ") + type_name(v));
     require_keys(v, {"focus", "speed"}, source, "view.");
     s.view.focus = take<std::string>(v, "focus", s.view.focus, source, "view.");
-    static const std::set<std::string> focuses = {"ring", "sampler", "training", "timeline"};
+    static const std::set<std::string> focuses = {"ring", "sampler", "training", "timeline", "scale"};
     if (!focuses.count(s.view.focus))
-      fail(source, "view.focus", "must be ring, sampler, training or timeline; got '" + s.view.focus + "'");
+      fail(source, "view.focus", "must be ring, sampler, training, timeline or scale; got '" + s.view.focus + "'");
     s.view.speed = take<double>(v, "speed", s.view.speed, source, "view.");
     if (!(s.view.speed > 0 && s.view.speed <= 100))
       fail(source, "view.speed", fmt::format("must be in (0, 100] ring steps per second, got {}", s.view.speed));

@@ -22,6 +22,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/ddp/collective_check.h"
 #include "engine/dist/backends.h"
 #include "engine/dist/store.h"
 #include "engine/runtime/checkpoint.h"
@@ -95,11 +96,14 @@ class Gate {
 };
 
 // Live change: every rank must stop at the SAME step boundary, or the ones that go on would
-// wait forever in the next all-reduce. Rank 0 looks at the store and broadcasts its decision.
-bool agree_to_stop(StoreClient& store, ProcessGroup& group) {
+// wait forever in the next all-reduce. Rank 0 looks at the store and broadcasts its decision,
+// after the same fingerprint check as every collective (see ddp::stop_vote_fingerprint).
+bool agree_to_stop(StoreClient& store, ProcessGroup& group, int64_t step, bool check) {
   float flag = 0.0f;
   if (group.rank() == 0) flag = store.check({store_keys::kStop}) ? 1.0f : 0.0f;
-  if (group.size() > 1) group.broadcast(std::span<float>(&flag, 1), 0);
+  if (group.size() == 1) return flag != 0.0f;
+  if (check && group.backend() != "nccl") ddp::check_collective(group, ddp::stop_vote_fingerprint(step));
+  group.broadcast(std::span<float>(&flag, 1), 0);
   return flag != 0.0f;
 }
 
@@ -261,7 +265,9 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
       hooks.epoch_checkpoint = [&](const TrainingState& s) { save_checkpoint({job, s}, options.epoch_checkpoint); };
     if (options.interactive) {
       hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
-      hooks.stop_at_step_boundary = [&](int64_t) { return agree_to_stop(store, *group); };
+      hooks.stop_at_step_boundary = [&](int64_t step) {
+        return agree_to_stop(store, *group, step, job.check_collectives);
+      };
     }
 
     emit_run_begin(*events, env.rank, job);

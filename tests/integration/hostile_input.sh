@@ -168,7 +168,7 @@ row "run --scenario unknown job field" "scenario ./unknown-job-field.json: field
 row "run --scenario unknown top-level field" "scenario ./unknown-field.json: field 'jobb': unknown field" "$bin" run --scenario ./unknown-field.json
 row "run --scenario world_size 1000" "field 'job.world_size': --world-size must be between 1 and 64, got 1000" "$bin" run --scenario ./out-of-range.json
 row "run --scenario lr null" "field 'job.lr': wrong type \(null\)" "$bin" run --scenario ./null-field.json
-row "run --scenario view.focus moon" "field 'view.focus': must be ring, sampler, training or timeline; got 'moon'" "$bin" run --scenario ./bad-focus.json
+row "run --scenario view.focus moon" "field 'view.focus': must be ring, sampler, training, timeline or scale; got 'moon'" "$bin" run --scenario ./bad-focus.json
 row "run --scenario empty sequence" "field 'sequence': must be a list of 1 to 16 job overrides" "$bin" run --scenario ./empty-sequence.json
 row "run --scenario sequence[0] world_size 0" "field 'sequence\[0\].world_size': --world-size must be between 1 and 64, got 0" "$bin" run --scenario ./bad-sequence.json
 row "run --scenario missing file" "scenario ./missing.json: cannot open the file" "$bin" run --scenario ./missing.json

@@ -97,6 +97,19 @@ TEST_CASE("a scenario can be loaded by path and parsed from JSON") {
   CHECK(s.view.focus == "ring");
 }
 
+TEST_CASE("a scenario's faults and uneven inputs are checked against its own world size") {
+  const Scenario s = parse_scenario(
+      nlohmann::json::parse(R"({"job": {"world_size": 4, "faults": ["kill:2@5"], "uneven": ["3:1"]},
+                                "view": {"focus": "scale"}})"),
+      "lab", "inline");
+  CHECK(s.job.faults == std::vector<std::string>{"kill:2@5"});
+  CHECK(s.job.uneven == std::vector<std::string>{"3:1"});
+  CHECK(s.view.focus == "scale");
+
+  const std::string e = error_of(R"({"job": {"world_size": 2, "faults": ["kill:2@5"]}})");
+  CHECK(contains(e, "rank 2 is not below the world size 2"));
+}
+
 TEST_CASE("an unknown scenario name lists the known ones") {
   SourceDir source;
   try {
