@@ -8,9 +8,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
 
+# This run's workers only (ctest may run other multi-process tests at the same time): every
+# worker is told to write its checkpoint to /tmp/ringlab-<run id>-<controller pid>.ckpt.
+own_workers() { pgrep -f "ringlab worker.*-$1\.ckpt" || true; }
+
 rank_pid() {  # run-pid rank -> pid of that rank's worker
   local parent=$1 rank=$2 pid
-  for pid in $(pgrep -f "ringlab worker" || true); do
+  for pid in $(own_workers "$parent"); do
     tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "RANK=$rank" || \
       tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank" || continue
     tr '\0' '\n' </proc/$pid/environ 2>/dev/null | grep -q "^RINGLAB_TOKEN=" || continue
@@ -40,8 +44,9 @@ check_backend() {
   grep -q "$want" <<<"$err" && echo "ok   $backend: names the failure: $(grep -m1 "$want" <<<"$err")" || { echo "FAIL $backend: message lacks '$want': $err"; fail=1; }
   grep -q "where each rank was" <<<"$err" && echo "ok   $backend: says where each rank was" || { echo "FAIL $backend: no rank positions"; fail=1; }
   sleep 0.2
-  if pgrep -f "ringlab worker.*--job-json" >/dev/null && [ -n "$(rank_pid 0 0 2>/dev/null)" ]; then
-    echo "FAIL $backend: worker processes left behind: $(pgrep -af 'ringlab worker' | head -3)"; fail=1
+  local left; left=$(own_workers "$run")
+  if [ -n "$left" ]; then
+    echo "FAIL $backend: worker processes left behind: $(ps -o pid=,args= -p ${left//$'\n'/,} | head -3)"; fail=1
   else
     echo "ok   $backend: no worker left behind"
   fi
