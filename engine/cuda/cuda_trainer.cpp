@@ -89,7 +89,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
     shard_event.indices = shard;
     events.emit(std::move(shard_event));
     model.upload_epoch_indices(shard);  // once per epoch; each step gathers its rows on the GPU
-    out.shards.push_back(shard);
+    if (hooks.keep_history) out.shards.push_back(shard);
     const data::DataLoader loader(std::move(shard), job.batch_size);
     const int64_t first_batch = (resume && epoch == first_epoch) ? resume->batch : 0;
 
@@ -127,7 +127,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
       end.t_begin_ns = t_step;
       end.value = loss;
       events.emit(std::move(end));
-      out.step_loss.push_back(loss);
+      if (hooks.keep_history) out.step_loss.push_back(loss);
       train_ns += end.t_end_ns - t_step;
       ++step;
     }

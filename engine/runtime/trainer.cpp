@@ -127,7 +127,7 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
     Event shard_event = make_event(EventKind::SamplerShard, rank, step, epoch);
     shard_event.indices = shard;
     events.emit(std::move(shard_event));
-    out.shards.push_back(shard);
+    if (hooks.keep_history) out.shards.push_back(shard);
     const data::DataLoader loader(std::move(shard), job.batch_size);
     const int64_t first_batch = (resume && epoch == first_epoch) ? resume->batch : 0;
     // Uneven inputs: this rank may hold fewer batches than the others.
@@ -192,7 +192,7 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
       end.t_begin_ns = t_step;
       end.value = loss;
       events.emit(std::move(end));
-      out.step_loss.push_back(loss);
+      if (hooks.keep_history) out.step_loss.push_back(loss);
       train_ns += end.t_end_ns - t_step;
       ++step;
     }

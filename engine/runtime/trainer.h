@@ -35,6 +35,10 @@ struct TrainerHooks {
   // The "drop" fault: close this rank's connections to its peers (the worker knows which).
   std::function<void()> drop_connections;
   FlightRecorder* recorder = nullptr;
+  // Whether RankOutcome keeps every epoch's shard and every step's loss (tests compare them).
+  // A worker reports both as events instead: kept, a 100,000-step run would hold ~25 MB of
+  // indices per rank for nothing.
+  bool keep_history = true;
 };
 
 struct RankOutcome {

@@ -260,6 +260,7 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     Gate gate(store, env.rank, *events);
     TrainerHooks hooks;
     hooks.recorder = &recorder;
+    hooks.keep_history = false;  // shards and losses travel as events
     hooks.drop_connections = [&env] { drop_peer_connections(env); };
     if (!options.epoch_checkpoint.empty())
       hooks.epoch_checkpoint = [&](const TrainingState& s) { save_checkpoint({job, s}, options.epoch_checkpoint); };
