@@ -59,7 +59,9 @@ EOF
 }
 
 # ThreadSanitizer sees OpenMPI's own progress threads (not instrumented) as racing with
-# themselves; suppress by library so a race in ringlab's code is still reported.
+# themselves; suppress by library so a race in ringlab's code is still reported. mca_pmix_ext3x
+# is the PMIx client component OpenMPI loads at MPI_Init: its thread races with MPI_Init's own
+# writes inside the component (ext3x_client_init), with no ringlab frame in either stack.
 write_tsan_suppressions() {
   cat > "$1" <<'EOF'
 called_from_lib:libmpi.so
@@ -69,6 +71,8 @@ called_from_lib:libpmix.so
 called_from_lib:libevent_core
 called_from_lib:libevent_pthreads
 called_from_lib:libhwloc.so
+called_from_lib:mca_pmix_ext3x.so
+race:mca_pmix_
 EOF
 }
 

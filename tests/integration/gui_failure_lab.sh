@@ -3,10 +3,6 @@
 # the way the lab's controls set it up, the run ends the way the lesson says, the app names the
 # rank its ring and timeline highlight, and the screenshot carries the warning colour.
 # Called by ctest as: bash gui_failure_lab.sh <ringlab> <source-dir>. Exit 77 = skipped.
-#
-# The faults hit rank 0: a scenario file's faults are checked field by field against a one-rank
-# job when it is loaded, so "kill:2@5" in a scenario is refused today (the app's own controls
-# and `ringlab run` take any rank).
 set -u
 RINGLAB=${1:?usage: gui_failure_lab.sh <ringlab> <source-dir>}
 SOURCE=${2:?usage: gui_failure_lab.sh <ringlab> <source-dir>}
@@ -14,6 +10,7 @@ export RINGLAB_SOURCE_DIR="$SOURCE"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/headless.bash"
 
 if env -u DISPLAY "$RINGLAB" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
   echo "SKIP: this ringlab was built without the desktop app"
@@ -64,8 +61,8 @@ lab() {
   shift 2
   printf '{"title": "failure lab: %s", "job": %s}' "$name" "$job" >"$WORK/$name.json"
   local t0=$(date +%s%N)
-  xvfb-run -a -s "-screen 0 1920x1080x24" "$RINGLAB" gui --scenario "$WORK/$name.json" --frames 10 --wait-run \
-    --screenshot "$WORK/$name.png" --state-json "$WORK/$name.state.json" "$@" >"$WORK/$name.out" 2>&1
+  headless 1920x1080x24 "$WORK/$name.out" "$RINGLAB" gui --scenario "$WORK/$name.json" --frames 10 --wait-run \
+    --screenshot "$WORK/$name.png" --state-json "$WORK/$name.state.json" "$@"
   rc=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
   [ -s "$WORK/$name.png" ] || { cat "$WORK/$name.out" >&2; fail "$name: no screenshot written (exit $rc)"; }

@@ -9,6 +9,7 @@ export RINGLAB_SOURCE_DIR="$SOURCE"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/headless.bash"
 
 if env -u DISPLAY "$RINGLAB" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
   echo "SKIP: this ringlab was built without the desktop app"
@@ -22,8 +23,8 @@ TARGET=gloo
 if "$RINGLAB" run --world-size 1 --backend mpi --epochs 0 >/dev/null 2>&1; then TARGET=mpi; fi
 
 printf '{"title": "live change", "job": {"world_size": 4, "backend": "gloo", "epochs": 24}}' >"$WORK/live.json"
-xvfb-run -a -s "-screen 0 1280x1024x24" "$RINGLAB" gui --scenario "$WORK/live.json" --frames 10 --wait-run \
-  --switch "12:2:$TARGET" --state-json "$WORK/state.json" --screenshot "$WORK/live.png" >"$WORK/out.txt" 2>&1 ||
+headless 1280x1024x24 "$WORK/out.txt" "$RINGLAB" gui --scenario "$WORK/live.json" --frames 10 --wait-run \
+  --switch "12:2:$TARGET" --state-json "$WORK/state.json" --screenshot "$WORK/live.png" ||
   { cat "$WORK/out.txt" >&2; fail "ringlab gui exited non-zero"; }
 
 python3 - "$WORK/state.json" "$TARGET" <<'PY' || fail "the live change did not show up as expected"

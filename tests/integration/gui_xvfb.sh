@@ -9,6 +9,7 @@ export RINGLAB_SOURCE_DIR="$SOURCE"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/headless.bash"
 
 # Without a display the app explains how to run headless and exits non-zero, or says it was
 # built without the app (then there is nothing to test here).
@@ -88,8 +89,7 @@ PY
 render() {  # render NAME ARGS...: one headless run of the app
   local name=$1
   shift
-  if ! xvfb-run -a -s "-screen 0 1280x1024x24" "$RINGLAB" gui "$@" --screenshot "$WORK/$name.png" \
-      >"$WORK/$name.out" 2>&1; then
+  if ! headless 1280x1024x24 "$WORK/$name.out" "$RINGLAB" gui "$@" --screenshot "$WORK/$name.png"; then
     cat "$WORK/$name.out" >&2
     fail "ringlab gui $* exited non-zero"
   fi
