@@ -59,9 +59,11 @@ EOF
 }
 
 # ThreadSanitizer sees OpenMPI's own progress threads (not instrumented) as racing with
-# themselves; suppress by library so a race in ringlab's code is still reported. mca_pmix_ext3x
-# is the PMIx client component OpenMPI loads at MPI_Init: its thread races with MPI_Init's own
-# writes inside the component (ext3x_client_init), with no ringlab frame in either stack.
+# themselves; suppress by library so a race in ringlab's code is still reported. The same for the
+# components OpenMPI loads at MPI_Init (openmpi3/mca_*.so): the PMIx client's thread races with
+# MPI_Init's writes inside it, and the error manager locks its own mutex twice, with no ringlab
+# frame in either stack (race/mutex by path: called_from_lib takes one library per line). And
+# Mesa's software GL driver (swrast_dri.so), whose own rendering threads are not instrumented.
 write_tsan_suppressions() {
   cat > "$1" <<'EOF'
 called_from_lib:libmpi.so
@@ -71,8 +73,12 @@ called_from_lib:libpmix.so
 called_from_lib:libevent_core
 called_from_lib:libevent_pthreads
 called_from_lib:libhwloc.so
-called_from_lib:mca_pmix_ext3x.so
-race:mca_pmix_
+race:openmpi3/mca_
+mutex:openmpi3/mca_
+deadlock:openmpi3/mca_
+called_from_lib:swrast_dri.so
+race:swrast_dri.so
+mutex:swrast_dri.so
 EOF
 }
 

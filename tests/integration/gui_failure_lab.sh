@@ -77,7 +77,10 @@ red_pixels() { python3 "$WORK/count.py" "$WORK/$1.png" C8342B | awk '{print $3}'
 lab kill '{"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["kill:0@5"], "timeout_s": 6}'
 [ $rc -eq 1 ] || { cat "$WORK/kill.out" >&2; fail "kill: expected exit 1 (the run failed), got $rc"; }
 expect kill "ringlab gui: highlight: rank 0 killed"
-expect kill "ringlab gui: highlight: ranks 1,2,3 waiting"
+# The others wait in the all-reduce rank 0 never joins; a slow rank (under a sanitizer) may still
+# be finishing the step before when the group is torn down, so at least one of them, never rank 0.
+grep -qE "ringlab gui: highlight: ranks? [123](,[123])* waiting" "$WORK/kill.out" ||
+  { cat "$WORK/kill.out" >&2; fail "kill: expected the other ranks to be shown waiting"; }
 expect kill "rank 0 failed: killed by SIGKILL"
 red=$(red_pixels kill)
 [ "$red" -ge 2000 ] || fail "kill: the screenshot has only $red pixels in the warning colour"
