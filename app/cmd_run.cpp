@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -44,23 +45,38 @@ struct RunFlags {
 
 // Bad output paths are bad input: refuse them before any process starts. The file is really
 // opened (created if need be, not truncated), because permission checks alone pass paths that
-// cannot be created (/proc/x as root) and would only fail after the whole run.
-void require_writable(const std::string& path, const char* flag) {
-  if (path.empty()) return;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw InputError(fmt::format("{}: cannot write '{}' ({})", flag, path, std::strerror(errno)));
-  struct stat st {};
-  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  ::close(fd);
-  if (!regular) throw InputError(fmt::format("{}: cannot write '{}' (not a regular file)", flag, path));
-}
+// cannot be created (/proc/x as root) and would only fail after the whole run. The files created
+// here are removed again if the run never starts.
+class OutputFiles {
+ public:
+  ~OutputFiles() {
+    if (!kept_)
+      for (const std::string& path : created_) ::unlink(path.c_str());
+  }
+  void require_writable(const std::string& path, const char* flag) {
+    if (path.empty()) return;
+    const bool existed = ::access(path.c_str(), F_OK) == 0;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) throw InputError(fmt::format("{}: cannot write '{}' ({})", flag, path, std::strerror(errno)));
+    if (!existed) created_.push_back(path);
+    struct stat st {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    ::close(fd);
+    if (!regular) throw InputError(fmt::format("{}: cannot write '{}' (not a regular file)", flag, path));
+  }
+  void keep() { kept_ = true; }  // the run has started: the files will be written
 
-// Connections the run's servers refused: a wrong token or a garbled frame is somebody else
-// talking to this run, worth a line even when training succeeded.
+ private:
+  std::vector<std::string> created_;
+  bool kept_ = false;
+};
+
+// Connections the run's servers refused or lost: a wrong token or a garbled frame is somebody
+// else talking to this run, worth a line even when training succeeded. (A worker stopped in the
+// middle of a request after a failure shows up here too, as a client that hung up.)
 void print_connection_errors(const RunResult& r) {
   if (r.connection_errors.empty()) return;
-  std::fprintf(stderr, "ringlab run: the run's servers refused or dropped %zu connection(s):\n",
+  std::fprintf(stderr, "ringlab run: %zu connection(s) to the run's store or event server ended in an error:\n",
                r.connection_errors.size());
   const size_t shown = std::min<size_t>(r.connection_errors.size(), 5);
   for (size_t i = 0; i < shown; ++i) std::fprintf(stderr, "  %s\n", r.connection_errors[i].c_str());
@@ -128,9 +144,10 @@ void run(RunFlags& f) {
     throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", options.job.world_size, f.nnodes));
   if (f.master_port < 0 || f.master_port > 65535)
     throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
+  OutputFiles outputs;
   for (const auto& [path, flag] : {std::pair{f.flight_dump, "--dump-flight-recorder"}, std::pair{f.report, "--report"},
                                    std::pair{f.trace, "--trace"}, std::pair{f.metrics, "--metrics"}})
-    require_writable(path, flag);
+    outputs.require_writable(path, flag);
   options.nnodes = f.nnodes;
   options.node_rank = f.node_rank;
   options.master_addr = f.master_addr;
@@ -139,6 +156,7 @@ void run(RunFlags& f) {
   EventStore events;
   Controller controller(options, events);
   controller.start();
+  outputs.keep();
   RunResult result;
   {
     JobConfig j = options.job;

@@ -37,15 +37,21 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
                "do not compare collective fingerprints between ring neighbours");
 }
 
-JobConfig JobFlags::resolve() {
+JobConfig JobFlags::parsed() {
   job.hidden = parse_hidden(hidden);
   job.seed = parse_seed(seed);
-  job.validate();
   return job;
 }
 
+JobConfig JobFlags::resolve() {
+  parsed().validate();
+  return job;
+}
+
+// Validated only once merged: a flag such as --fault kill:3@5 is right or wrong depending on
+// the scenario's world size, not on the default one.
 JobConfig JobFlags::resolve_onto(JobConfig base) {
-  const JobConfig given = resolve();
+  const JobConfig given = parsed();
   auto set = [&](const char* flag) { return cmd && cmd->count(flag) > 0; };
   if (set("--world-size")) base.world_size = given.world_size;
   if (set("--backend")) base.backend = given.backend;

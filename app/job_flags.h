@@ -17,6 +17,9 @@ struct JobFlags {
   JobConfig resolve();
   // `base` (from a scenario) with every job flag that was given on the command line on top.
   JobConfig resolve_onto(JobConfig base);
+
+ private:
+  JobConfig parsed();  // the text flags turned into `job`, not yet validated
 };
 
 void add_job_flags(CLI::App& cmd, JobFlags& flags);

@@ -29,7 +29,9 @@ __attribute__((always_inline)) inline void tanh_backward_body(const float* dy, c
   for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
 }
 
-__attribute__((target("avx2,fma"))) void tanh_backward_avx2(const float* dy, const float* y, int64_t n, float* dx) {
+// AVX2 without FMA: a fused multiply-add would round 1 - y*y once instead of twice, and the
+// gradient's last bit would then depend on the machine.
+__attribute__((target("avx2"))) void tanh_backward_avx2(const float* dy, const float* y, int64_t n, float* dx) {
   tanh_backward_body(dy, y, n, dx);
 }
 

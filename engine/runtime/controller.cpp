@@ -57,6 +57,7 @@ struct Controller::Impl {
   std::optional<std::pair<int, std::string>> pending_change;
   std::mutex launcher_mutex;  // kill_rank() (UI thread) against a new launcher (monitor thread)
   std::vector<std::string> connection_errors;  // monitor thread only, until published
+  std::mutex store_mutex;                      // guards `store` once the run has started
 
   Impl(ControllerOptions o, EventStore& e) : options(std::move(o)), events(e) {}
 
@@ -192,6 +193,7 @@ struct Controller::Impl {
       supervise();
     } catch (const std::exception& e) {
       if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
+      remove_checkpoints();
       RunResult r;
       r.job = options.job;
       r.failure = fmt::format("the controller could not go on: {}", e.what());
@@ -244,16 +246,22 @@ struct Controller::Impl {
     RunResult r = build_run_result(events, first_event, options.job, exits, stop_requested);
     r.exits = exits;
     r.restarts = restarts;
+    remove_checkpoints();
+    publish(std::move(r));
+  }
+
+  void remove_checkpoints() const {
     for (const std::string& p : {checkpoint_path, checkpoint_path + ".in", checkpoint_path + ".resume",
                                  epoch_checkpoint_path()})
       ::unlink(p.c_str());
-    publish(std::move(r));
   }
 
   // A fresh store for the new set of workers: the old keys (stop flag, gate counters, gloo's
   // rendezvous) must not leak into the new rendezvous.
   void restart_store() {
     keep_store_errors();
+    // The app's thread may be using the client (gate, live change) while it is replaced here.
+    std::lock_guard<std::mutex> lock(store_mutex);
     store.reset();
     store_server.reset();
     store_server = std::make_unique<StoreServer>(options.master_addr, 0, token);
@@ -306,12 +314,14 @@ void Controller::request_stop() { impl_->stop_requested = true; }
 
 void Controller::set_gated(bool on) {
   impl_->gated = on;
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
   if (impl_->store) impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(on ? 1 : 0)});
 }
 
 bool Controller::gated() const { return impl_->gated; }
 
 void Controller::release_gate() {
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
   if (impl_->store) impl_->store->add(store_keys::kGateReleased, 1);
 }
 
@@ -324,6 +334,7 @@ void Controller::change_world(int world_size, const std::string& backend) {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->pending_change = std::make_pair(world_size, backend);
   }
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
   if (impl_->store) impl_->store->set(store_keys::kStop, {1});
 }
 

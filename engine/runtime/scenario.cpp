@@ -163,7 +163,9 @@ Scenario read_scenario_file(const fs::path& path) {
   if (ec || !fs::exists(status)) throw InputError(fmt::format("scenario {}: cannot open the file (no such file)", source));
   if (!fs::is_regular_file(status)) throw InputError(fmt::format("scenario {}: not a regular file", source));
   constexpr uintmax_t kMaxScenarioBytes = 1 << 20;
-  if (fs::file_size(path, ec) > kMaxScenarioBytes || ec)
+  const uintmax_t bytes = fs::file_size(path, ec);
+  if (ec) throw InputError(fmt::format("scenario {}: cannot read its size ({})", source, ec.message()));
+  if (bytes > kMaxScenarioBytes)
     throw InputError(fmt::format("scenario {}: larger than 1 MiB, not a scenario file", source));
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("scenario {}: cannot open the file", source));

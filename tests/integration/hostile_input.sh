@@ -469,7 +469,8 @@ while threads(pid) > before + 2 and time.monotonic() - t0 < 10:
     time.sleep(0.1)
 ms = (time.monotonic() - t0) * 1000
 after = threads(pid)
-row("store: 20 abandoned 49-day Gets", during >= before + 20 and after <= before + 2 and ms < 5000,
+# (The controller's own thread count moves by one or two meanwhile: a run is going.)
+row("store: 20 abandoned 49-day Gets", during >= after + 18 and after <= before + 2 and ms < 5000,
     f"controller threads {before} -> {during} -> {after}", ms)
 
 # A hundred silent connections cannot lock the run's clients out: only 64 may wait for their
