@@ -340,7 +340,7 @@ void Controller::change_world(int world_size, const std::string& backend) {
 
 void Controller::kill_rank(int rank) {
   std::lock_guard<std::mutex> lock(impl_->launcher_mutex);
-  const Launcher* launcher = impl_->launcher.get();
+  Launcher* launcher = impl_->launcher.get();
   if (!launcher) throw InputError(fmt::format("kill rank {}: no run is going", rank));
   const LaunchSpec& spec = launcher->spec();
   if (spec.use_mpirun)
@@ -353,8 +353,7 @@ void Controller::kill_rank(int rank) {
                                  spec.node_rank * spec.local_world_size,
                                  spec.node_rank * spec.local_world_size + static_cast<int>(pids.size()) - 1));
   // Only a child that is still running: one that has ended may be reaped, and its pid reused.
-  siginfo_t info{};
-  if (::waitid(P_PID, static_cast<id_t>(pids[local]), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid != 0)
+  if (!launcher->signal_process(static_cast<size_t>(local), SIGKILL))
     throw InputError(fmt::format("kill rank {}: its process has already ended", rank));
   Event e;
   e.kind = EventKind::Fault;
@@ -362,7 +361,6 @@ void Controller::kill_rank(int rank) {
   e.t_begin_ns = e.t_end_ns = now_ns();
   e.text = "kill: SIGKILL from the controller";
   impl_->events.emit(std::move(e));
-  ::kill(pids[local], SIGKILL);
 }
 
 const ControllerOptions& Controller::options() const { return impl_->options; }

@@ -523,6 +523,14 @@ std::vector<pid_t> Launcher::pids() const {
   return out;
 }
 
+bool Launcher::signal_process(size_t index, int signal) {
+  std::lock_guard lock(impl_->mutex);
+  if (index >= impl_->processes.size()) return false;
+  Impl::Process& p = impl_->processes[index];
+  if (impl_->poll(p, false) || p.reaped) return false;
+  return ::kill(p.pid, signal) == 0;
+}
+
 bool Launcher::running() const {
   std::lock_guard lock(impl_->mutex);
   impl_->poll_all(true);

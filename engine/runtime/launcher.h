@@ -65,6 +65,10 @@ class Launcher {
   // children go too), SIGKILL after `grace`, then reaps them all. Safe from another thread.
   void terminate_all(std::chrono::milliseconds grace);
   std::vector<pid_t> pids() const;
+  // Sends `signal` to the index-th process (local rank order) if it is still running; false when
+  // it has ended. Checked and sent under the lock that reaping takes, so the pid cannot have been
+  // reaped and reused by another process in between.
+  bool signal_process(size_t index, int signal);
   bool running() const;
   const LaunchSpec& spec() const;  // as started: the executable and master_port resolved
 
