@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include <fmt/core.h>
@@ -285,7 +286,14 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     return 0;
   } catch (const std::exception& e) {
     // The controller prints the error from the event; started by hand, nobody else would.
-    if (env.event_addr.empty()) std::fprintf(stderr, "ringlab worker rank %d: %s\n", env.rank, e.what());
+    if (env.event_addr.empty()) {
+      // Errors with a context already start with "rank N: ".
+      const bool named = std::string_view(e.what()).starts_with(fmt::format("rank {}: ", env.rank));
+      if (named)
+        std::fprintf(stderr, "ringlab worker %s\n", e.what());
+      else
+        std::fprintf(stderr, "ringlab worker rank %d: %s\n", env.rank, e.what());
+    }
     Event err;
     err.kind = EventKind::Error;
     err.rank = env.rank;
