@@ -41,7 +41,6 @@ std::vector<double> decade_ticks(double lo, double hi, int most) {
 LogLogPlot::LogLogPlot(const char* id, ImVec2 size, LogAxis x, LogAxis y, const std::string& x_label,
                        const std::string& y_label)
     : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
-  const Palette& p = palette();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   size.x = std::max(size.x, 80.0f);
   size.y = std::max(size.y, 60.0f);
@@ -67,25 +66,10 @@ LogLogPlot::LogLogPlot(const char* id, ImVec2 size, LogAxis x, LogAxis y, const 
   const float plot_w = max_.x - min_.x;
   const auto x_ticks = x_.ticks ? x_.ticks(x_.min, x_.max, static_cast<int>(plot_w / (fs * 5.5f)))
                                 : decade_ticks(x_.min, x_.max, static_cast<int>(plot_w / (fs * 5.5f)));
-  for (double t : x_ticks) {
-    const float px = sx(t);
-    dl_->AddLine(ImVec2(px, min_.y), ImVec2(px, max_.y), p.grid);
-    const std::string s = text_of(x_, t);
-    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-    dl_->AddText(ImVec2(px - ts.x / 2, max_.y + fs * 0.25f), p.text_dim, s.c_str());
-  }
-  for (double t : y_ticks) {
-    const float py = sy(t);
-    dl_->AddLine(ImVec2(min_.x, py), ImVec2(max_.x, py), p.grid);
-    const std::string s = text_of(y_, t);
-    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-    dl_->AddText(ImVec2(min_.x - ts.x - fs * 0.3f, py - ts.y / 2), p.text_dim, s.c_str());
-  }
-  dl_->AddRect(min_, max_, p.axis);
-  const ImVec2 xs = ImGui::CalcTextSize(x_label.c_str());
-  dl_->AddText(ImVec2((min_.x + max_.x - xs.x) / 2, max_.y + fs * 1.3f), p.text, x_label.c_str());
-  dl_->AddText(ImVec2(origin.x, origin.y), p.text_dim, y_label.c_str());
-  dl_->PushClipRect(min_, max_, true);
+  std::vector<AxisTick> xt, yt;
+  for (double t : x_ticks) xt.push_back({sx(t), text_of(x_, t)});
+  for (double t : y_ticks) yt.push_back({sy(t), text_of(y_, t)});
+  draw_plot_frame(dl_, origin, min_, max_, xt, yt, x_label, y_label);
 }
 
 LogLogPlot::~LogLogPlot() { dl_->PopClipRect(); }

@@ -67,7 +67,6 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thick
 Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::string& x_label,
            const std::string& y_label)
     : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
-  const Palette& p = palette();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   size.x = std::max(size.x, 80.0f);
   size.y = std::max(size.y, 60.0f);
@@ -85,27 +84,34 @@ Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::strin
 
   // Grid, ticks and their labels.
   const float plot_w = max_.x - min_.x, plot_h = max_.y - min_.y;
-  for (double t : nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6))))) {
-    const float px = sx(t);
-    dl_->AddLine(ImVec2(px, min_.y), ImVec2(px, max_.y), p.grid);
-    const std::string s = format_number(t);
-    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-    dl_->AddText(ImVec2(px - ts.x / 2, max_.y + fs * 0.25f), p.text_dim, s.c_str());
+  std::vector<AxisTick> xt, yt;
+  for (double t : nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6)))))
+    xt.push_back({sx(t), format_number(t)});
+  const std::vector<double> y_values = y_.log ? log_ticks(std::pow(10.0, y_.min), std::pow(10.0, y_.max))
+                                              : nice_ticks(y_.min, y_.max, std::max(2, static_cast<int>(plot_h / (fs * 2.5f))));
+  for (double t : y_values) yt.push_back({sy(y_.log ? std::log10(t) : t), format_number(t)});
+  draw_plot_frame(dl_, origin, min_, max_, xt, yt, x_label, y_label);
+}
+
+void draw_plot_frame(ImDrawList* dl, ImVec2 origin, ImVec2 min, ImVec2 max, const std::vector<AxisTick>& x_ticks,
+                     const std::vector<AxisTick>& y_ticks, const std::string& x_label, const std::string& y_label) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  for (const AxisTick& t : x_ticks) {
+    dl->AddLine(ImVec2(t.at, min.y), ImVec2(t.at, max.y), p.grid);
+    const ImVec2 ts = ImGui::CalcTextSize(t.text.c_str());
+    dl->AddText(ImVec2(t.at - ts.x / 2, max.y + fs * 0.25f), p.text_dim, t.text.c_str());
   }
-  const std::vector<double> yt = y_.log ? log_ticks(std::pow(10.0, y_.min), std::pow(10.0, y_.max))
-                                        : nice_ticks(y_.min, y_.max, std::max(2, static_cast<int>(plot_h / (fs * 2.5f))));
-  for (double t : yt) {
-    const float py = sy(y_.log ? std::log10(t) : t);
-    dl_->AddLine(ImVec2(min_.x, py), ImVec2(max_.x, py), p.grid);
-    const std::string s = format_number(t);
-    const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-    dl_->AddText(ImVec2(min_.x - ts.x - fs * 0.3f, py - ts.y / 2), p.text_dim, s.c_str());
+  for (const AxisTick& t : y_ticks) {
+    dl->AddLine(ImVec2(min.x, t.at), ImVec2(max.x, t.at), p.grid);
+    const ImVec2 ts = ImGui::CalcTextSize(t.text.c_str());
+    dl->AddText(ImVec2(min.x - ts.x - fs * 0.3f, t.at - ts.y / 2), p.text_dim, t.text.c_str());
   }
-  dl_->AddRect(min_, max_, p.axis);
+  dl->AddRect(min, max, p.axis);
   const ImVec2 xs = ImGui::CalcTextSize(x_label.c_str());
-  dl_->AddText(ImVec2((min_.x + max_.x - xs.x) / 2, max_.y + fs * 1.3f), p.text, x_label.c_str());
-  dl_->AddText(ImVec2(origin.x, origin.y), p.text_dim, y_label.c_str());
-  dl_->PushClipRect(min_, max_, true);
+  dl->AddText(ImVec2((min.x + max.x - xs.x) / 2, max.y + fs * 1.3f), p.text, x_label.c_str());
+  dl->AddText(ImVec2(origin.x, origin.y), p.text_dim, y_label.c_str());
+  dl->PushClipRect(min, max, true);
 }
 
 Plot::~Plot() { dl_->PopClipRect(); }

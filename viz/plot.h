@@ -65,6 +65,17 @@ std::string format_number(double v);  // short: 0.05, 1.2k, 3e-05
 // A tick label with as many decimals as the tick spacing needs: 11213.5 next to 11214.0.
 std::string format_tick(double v, double step);
 
+// One tick of an axis: where it is on screen and its label.
+struct AxisTick {
+  float at = 0;
+  std::string text;
+};
+// The frame every plot shares: grid lines and labelled ticks on both axes, the border, the axis
+// titles (x centred below, y above the top-left corner at `origin`), then the clip rectangle
+// to the inner area, which the plot pops when it is destroyed.
+void draw_plot_frame(ImDrawList* dl, ImVec2 origin, ImVec2 min, ImVec2 max, const std::vector<AxisTick>& x_ticks,
+                     const std::vector<AxisTick>& y_ticks, const std::string& x_label, const std::string& y_label);
+
 // A dashed line (ImDrawList has none).
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash);
 
