@@ -12,12 +12,7 @@ trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 source "$(dirname "$0")/lib/headless.bash"
 
-if env -u DISPLAY "$RINGLAB" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
-  echo "SKIP: this ringlab was built without the desktop app"
-  exit 77
-fi
-command -v xvfb-run >/dev/null 2>&1 || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb)"; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read the screenshots"; exit 77; }
+require_headless_app "$RINGLAB"
 
 # Counts the pixels of a PNG (8-bit RGB or RGBA, as the app writes them) within 12 of a colour.
 cat >"$WORK/count.py" <<'PY'

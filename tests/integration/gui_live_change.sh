@@ -11,12 +11,7 @@ trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 source "$(dirname "$0")/lib/headless.bash"
 
-if env -u DISPLAY "$RINGLAB" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
-  echo "SKIP: this ringlab was built without the desktop app"
-  exit 77
-fi
-command -v xvfb-run >/dev/null 2>&1 || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb)"; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read the app's state"; exit 77; }
+require_headless_app "$RINGLAB"
 
 # The new backend: MPI when this build has it (the error names the available backends).
 TARGET=gloo

@@ -12,3 +12,15 @@ headless() {
   rm -f "$rc_file"
   return "${rc:-125}"
 }
+
+# require_headless_app RINGLAB: exits 77 (skipped, with the reason) unless RINGLAB was built
+# with the desktop app and xvfb-run and python3 (which reads the app's state and screenshots)
+# are installed.
+require_headless_app() {
+  if env -u DISPLAY "$1" gui --frames 1 2>&1 | grep -q "built without the desktop app"; then
+    echo "SKIP: this ringlab was built without the desktop app"
+    exit 77
+  fi
+  command -v xvfb-run >/dev/null 2>&1 || { echo "SKIP: xvfb-run is not installed (apt-get install xvfb)"; exit 77; }
+  command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read the app's state and screenshots"; exit 77; }
+}
