@@ -18,20 +18,16 @@
 
 #include "engine/core/error.h"
 #include "engine/runtime/event_codec.h"
+#include "tests/fuzz/fuzz_seeds.h"
 
 namespace {
 
 using namespace ringlab;
 
-void write_seed(const std::string& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
-  std::ofstream(dir + "/" + name, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
 void write_seeds(const std::string& dir) {
   std::vector<uint8_t> out;
   event_codec::encode_hello({event_codec::kVersion, "0123456789abcdef0123456789abcdef", 3}, out);
-  write_seed(dir, "hello", out);
+  fuzz::write_seed(dir, "hello", out);
 
   Event step;
   step.kind = EventKind::StepEnd;
@@ -41,7 +37,7 @@ void write_seeds(const std::string& dir) {
   step.value = 0.125;
   out.clear();
   event_codec::encode(step, out);
-  write_seed(dir, "step_end", out);
+  fuzz::write_seed(dir, "step_end", out);
 
   Event chunk;
   chunk.kind = EventKind::ChunkTransfer;
@@ -55,7 +51,7 @@ void write_seeds(const std::string& dir) {
   chunk.values = {1.0f, -2.0f, 0.5f, 4.0f};
   out.clear();
   event_codec::encode(chunk, out);
-  write_seed(dir, "chunk", out);
+  fuzz::write_seed(dir, "chunk", out);
 
   Event shard;
   shard.kind = EventKind::SamplerShard;
@@ -63,25 +59,19 @@ void write_seeds(const std::string& dir) {
   shard.indices = {5, 3, 7, 1};
   out.clear();
   event_codec::encode(shard, out);
-  write_seed(dir, "shard", out);
+  fuzz::write_seed(dir, "shard", out);
 
   Event error;
   error.kind = EventKind::Error;
   error.text = "rank 1: ring_allreduce: step 3: timed out";
   out.clear();
   event_codec::encode(error, out);
-  write_seed(dir, "error", out);
+  fuzz::write_seed(dir, "error", out);
 }
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("RINGLAB_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::write_seeds_if_asked(write_seeds); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const uint8_t> input(data, size);

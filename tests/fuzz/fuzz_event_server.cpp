@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "tests/fuzz/fuzz_seeds.h"
 #include "engine/dist/socket.h"
 #include "engine/runtime/event_codec.h"
 #include "engine/runtime/event_server.h"
@@ -68,25 +69,15 @@ void write_seeds(const std::string& dir) {
   chunk.phase = 0;
   chunk.values = {1.0f, 2.0f};
   event_codec::encode(chunk, frames);
-  std::ofstream f(dir + "/events", std::ios::binary);
-  f.put(0);
-  f.write(reinterpret_cast<const char*>(frames.data()), static_cast<std::streamsize>(frames.size()));
+  fuzz::write_seed(dir, "events", frames, 0);
   std::vector<uint8_t> hello;
   event_codec::encode_hello({event_codec::kVersion, "wrong", 1}, hello);
-  std::ofstream g(dir + "/wrong_token", std::ios::binary);
-  g.put(1);
-  g.write(reinterpret_cast<const char*>(hello.data()), static_cast<std::streamsize>(hello.size()));
+  fuzz::write_seed(dir, "wrong_token", hello, 1);
 }
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("RINGLAB_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::write_seeds_if_asked(write_seeds); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

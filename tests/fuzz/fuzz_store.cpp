@@ -30,6 +30,7 @@
 #include "engine/dist/socket.h"
 #include "engine/dist/store.h"
 #include "engine/dist/wire.h"
+#include "tests/fuzz/fuzz_seeds.h"
 
 namespace {
 
@@ -98,12 +99,6 @@ void check_answers(const std::vector<uint8_t>& got) {
   }
 }
 
-void write_seed(const std::string& dir, const std::string& name, uint8_t mode, const std::vector<uint8_t>& bytes) {
-  std::ofstream f(dir + "/" + name, std::ios::binary);
-  f.put(static_cast<char>(mode));
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
 void write_seeds(const std::string& dir) {
   auto request = [](auto fill) {
     std::vector<uint8_t> out;
@@ -122,23 +117,17 @@ void write_seeds(const std::string& dir) {
   add(request([](wire::Writer& w) { w.u8(Wait); w.u32(2); w.string("counter"); w.string("missing"); w.u32(1); }));
   add(request([](wire::Writer& w) { w.u8(Check); w.u32(1); w.string("counter"); }));
   add(request([](wire::Writer& w) { w.u8(Get); w.string("missing"); w.u32(2); }));
-  write_seed(dir, "session", 0, session);
-  write_seed(dir, "hello_right_token", 1, hello_frame(kToken));
-  write_seed(dir, "hello_wrong_token", 1, hello_frame("wrong"));
+  fuzz::write_seed(dir, "session", session, 0);
+  fuzz::write_seed(dir, "hello_right_token", hello_frame(kToken), 1);
+  fuzz::write_seed(dir, "hello_wrong_token", hello_frame("wrong"), 1);
   std::vector<uint8_t> hello_then = hello_frame(kToken);
   hello_then.insert(hello_then.end(), session.begin(), session.end());
-  write_seed(dir, "hello_then_session", 1, hello_then);
+  fuzz::write_seed(dir, "hello_then_session", hello_then, 1);
 }
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("RINGLAB_FUZZ_WRITE_SEEDS")) {
-    write_seeds(dir);
-    std::exit(0);
-  }
-  return 0;
-}
+extern "C" int LLVMFuzzerInitialize(int*, char***) { return fuzz::write_seeds_if_asked(write_seeds); }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
