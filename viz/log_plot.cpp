@@ -41,11 +41,7 @@ std::vector<double> decade_ticks(double lo, double hi, int most) {
 LogLogPlot::LogLogPlot(const char* id, ImVec2 size, LogAxis x, LogAxis y, const std::string& x_label,
                        const std::string& y_label)
     : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  size.x = std::max(size.x, 80.0f);
-  size.y = std::max(size.y, 60.0f);
-  ImGui::InvisibleButton(id, size);
-  hovered_ = ImGui::IsItemHovered();
+  const ImVec2 origin = reserve_plot_area(id, size, hovered_);
   const float fs = ImGui::GetFontSize();
   x_.min = std::max(x_.min, 1e-300);
   y_.min = std::max(y_.min, 1e-300);

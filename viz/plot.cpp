@@ -64,14 +64,19 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thick
   }
 }
 
-Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::string& x_label,
-           const std::string& y_label)
-    : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
+ImVec2 reserve_plot_area(const char* id, ImVec2& size, bool& hovered) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   size.x = std::max(size.x, 80.0f);
   size.y = std::max(size.y, 60.0f);
   ImGui::InvisibleButton(id, size);
-  hovered_ = ImGui::IsItemHovered();
+  hovered = ImGui::IsItemHovered();
+  return origin;
+}
+
+Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::string& x_label,
+           const std::string& y_label)
+    : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
+  const ImVec2 origin = reserve_plot_area(id, size, hovered_);
   const float fs = ImGui::GetFontSize();
   if (y_.log) {
     y_.min = std::log10(std::max(y_.min, 1e-12));

@@ -65,6 +65,10 @@ std::string format_number(double v);  // short: 0.05, 1.2k, 3e-05
 // A tick label with as many decimals as the tick spacing needs: 11213.5 next to 11214.0.
 std::string format_tick(double v, double step);
 
+// Takes `size` at the cursor (at least 80 x 60, written back) as one item, so the plot can be
+// hovered; returns its top-left corner.
+ImVec2 reserve_plot_area(const char* id, ImVec2& size, bool& hovered);
+
 // One tick of an axis: where it is on screen and its label.
 struct AxisTick {
   float at = 0;
