@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "engine/dist/process_group.h"
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/controller.h"
+#include "engine/runtime/event_store.h"
 #include "engine/runtime/metrics_csv.h"
 #include "engine/runtime/scenario.h"
 
@@ -87,8 +89,8 @@ void print_connection_errors(const RunResult& r) {
 // A one-line progress bar on a terminal; silent otherwise.
 class Progress {
  public:
-  Progress(const EventStore& events, int64_t total_steps, bool enabled)
-      : events_(events), total_(total_steps), enabled_(enabled && ::isatty(STDERR_FILENO)) {
+  Progress(const Controller& controller, int64_t total_steps, bool enabled)
+      : controller_(controller), total_(total_steps), enabled_(enabled && ::isatty(STDERR_FILENO)) {
     if (enabled_) thread_ = std::thread([this] { loop(); });
   }
   ~Progress() {
@@ -99,12 +101,8 @@ class Progress {
 
  private:
   void loop() {
-    size_t seen = 0;
-    int64_t steps = 0;
     while (!done_) {
-      seen = events_.for_each(seen, [&](const Event& e) {
-        if (e.kind == EventKind::StepEnd && e.rank == 0) ++steps;
-      });
+      const int64_t steps = controller_.steps_done();
       const double frac = total_ > 0 ? std::min(1.0, double(steps) / double(total_)) : 0.0;
       const int width = 30, filled = static_cast<int>(frac * width);
       std::fprintf(stderr, "\r[%s%s] step %lld/%lld", std::string(filled, '#').c_str(),
@@ -114,11 +112,36 @@ class Progress {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   }
-  const EventStore& events_;
+  const Controller& controller_;
   int64_t total_;
   bool enabled_;
   std::atomic<bool> done_{false};
   std::thread thread_;
+};
+
+// Where the run's events go besides the controller's own result: only what an asked-for output
+// needs. The metrics CSV folds them into rows as they arrive (flat memory); a Chrome trace is a
+// record of every event, so --trace keeps them all (chunk detail down-sampled past 2 M events).
+class RunOutputs : public EventSink {
+ public:
+  RunOutputs(bool trace, bool metrics) {
+    if (trace) trace_ = std::make_unique<EventStore>();
+    if (metrics) metrics_ = std::make_unique<MetricsCsvWriter>();
+  }
+  void emit(Event event) override {  // the controller calls this under its lock, one at a time
+    if (metrics_) metrics_->emit(event);
+    if (trace_) trace_->emit(std::move(event));
+  }
+  void write_trace(const std::string& path) const {
+    if (trace_) write_chrome_trace(trace_->snapshot(), path);
+  }
+  void write_metrics(const std::string& path) const {
+    if (metrics_) metrics_->write(path);
+  }
+
+ private:
+  std::unique_ptr<EventStore> trace_;
+  std::unique_ptr<MetricsCsvWriter> metrics_;
 };
 
 void write_flight_dump(const RunResult& r, const std::string& path) {
@@ -153,22 +176,21 @@ void run(RunFlags& f) {
   options.master_addr = f.master_addr;
   options.master_port = static_cast<uint16_t>(f.master_port);
 
-  EventStore events;
-  Controller controller(options, events);
+  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty());
+  Controller controller(options, sinks);
   controller.start();
   outputs.keep();
   RunResult result;
   {
     JobConfig j = options.job;
     const int64_t per_rank = (j.samples + j.world_size - 1) / j.world_size;
-    Progress progress(events, j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
+    Progress progress(controller, j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
     result = controller.wait();
   }
   if (!f.quiet || !result.ok) std::fputs(format_seed_report(result).c_str(), stdout);
   if (!f.report.empty()) write_report_json(result, f.report);
-  const std::vector<Event> all = events.snapshot();
-  if (!f.trace.empty()) write_chrome_trace(all, f.trace);
-  if (!f.metrics.empty()) write_metrics_csv(all, f.metrics);
+  if (!f.trace.empty()) sinks.write_trace(f.trace);
+  if (!f.metrics.empty()) sinks.write_metrics(f.metrics);
   if (!f.flight_dump.empty()) write_flight_dump(result, f.flight_dump);
   if (result.restarts > 0 && !f.quiet)
     std::fprintf(stdout, "restarts               : %d (resumed from the last epoch checkpoint)\n", result.restarts);

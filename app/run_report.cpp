@@ -1,6 +1,8 @@
 #include "app/run_report.h"
 
 #include <fstream>
+#include <functional>
+#include <ostream>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -22,6 +24,16 @@ std::string python_floats(const std::vector<float>& v) {
   return s + "]";
 }
 
+// One array per rank (ranks that reported nothing get an empty one), each filled by `items`.
+void write_per_rank(std::ostream& out, const RunResult& r, const std::function<void(int, bool&)>& items) {
+  for (int rank = 0; rank < r.rank_count; ++rank) {
+    out << (rank ? ",\n [" : "\n [");
+    bool first = true;
+    if (r.history) items(rank, first);
+    out << "]";
+  }
+}
+
 }  // namespace
 
 std::string format_seed_report(const RunResult& r) {
@@ -32,13 +44,11 @@ std::string format_seed_report(const RunResult& r) {
   out += fmt::format("rank of this process   : 0\n");
   out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(r.allreduce_demo_output));
   out += "\n";
-  const int64_t per_rank = r.ranks.empty() || r.ranks[0].shards.empty()
-                               ? 0 : static_cast<int64_t>(r.ranks[0].shards[0].size());
-  out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", r.batches_per_epoch, per_rank,
+  const std::vector<int64_t> shard = r.history ? r.history->first_shard(0) : std::vector<int64_t>{};
+  out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", r.batches_per_epoch, shard.size(),
                      j.world_size > 1 ? " per rank" : "", j.batch_size);
-  if (!r.ranks.empty() && !r.ranks[0].shards.empty()) {
-    const auto& s = r.ranks[0].shards[0];
-    std::vector<int64_t> first(s.begin(), s.begin() + std::min<size_t>(8, s.size()));
+  if (!shard.empty()) {
+    std::vector<int64_t> first(shard.begin(), shard.begin() + std::min<size_t>(8, shard.size()));
     out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first, ", "));
   }
   for (size_t e = 0; e < r.epoch_mse.size(); ++e)
@@ -68,14 +78,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["bucket_cap_kb"] = c.bucket_cap_kb;
   j["batches_per_epoch"] = r.batches_per_epoch;
   j["allreduce_demo"] = {{"input", r.allreduce_demo_input}, {"output", r.allreduce_demo_output}};
-  nlohmann::json shards = nlohmann::json::array(), losses = nlohmann::json::array();
-  for (const RankResult& rank : r.ranks) {
-    shards.push_back(rank.shards);
-    losses.push_back(rank.step_loss);
-  }
-  j["shards"] = shards;
   j["epoch_mse"] = r.epoch_mse;
-  j["step_loss"] = losses;
   j["steps"] = r.steps;
   j["train_seconds"] = r.train_seconds;
   j["us_per_step"] = r.us_per_step;
@@ -83,7 +86,25 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["connection_errors"] = r.connection_errors;
   std::ofstream out(path);
   if (!out) throw InputError(fmt::format("--report: cannot write '{}'", path));
-  out << j.dump(1) << "\n";
+  // The two arrays that grow with the run are streamed from its history on disk, one shard or
+  // one loss at a time, after the fields above: the report is never whole in memory.
+  std::string head = j.dump(1);
+  head.resize(head.size() - 2);  // the object's closing "\n}": the arrays go before it
+  out << head << ",\n \"shards\": [";
+  write_per_rank(out, r, [&](int rank, bool& first) {
+    r.history->for_each_shard(rank, [&](const std::vector<int64_t>& shard) {
+      out << (first ? "\n  " : ",\n  ") << nlohmann::json(shard).dump();
+      first = false;
+    });
+  });
+  out << "],\n \"step_loss\": [";
+  write_per_rank(out, r, [&](int rank, bool& first) {
+    r.history->for_each_step_loss(rank, [&](double loss) {
+      out << (first ? "" : ", ") << nlohmann::json(loss).dump();
+      first = false;
+    });
+  });
+  out << "]\n}\n";
   if (!out.good()) throw InputError(fmt::format("--report: cannot write '{}'", path));
 }
 

@@ -21,7 +21,7 @@
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_server.h"
 #include "engine/runtime/launcher.h"
-#include "engine/runtime/run_result.h"
+#include "engine/runtime/run_accumulator.h"
 #include "engine/runtime/worker.h"
 
 namespace ringlab {
@@ -34,18 +34,47 @@ std::string random_hex(size_t bytes) {
   return s;
 }
 
+// Where every event of the run goes first: folded into the result as it arrives (so the result
+// never needs the events back), counted for the watchdog, then handed to the caller's sink (the
+// app's feed, `ringlab run`'s exporters). The event server's connection threads call emit
+// concurrently; one lock keeps the fold and each rank's order in the caller's sink consistent.
+class Ingest : public EventSink {
+ public:
+  Ingest(const JobConfig& job, EventSink& downstream) : accumulator_(job), downstream_(downstream) {}
+
+  void emit(Event event) override {
+    std::lock_guard lock(mutex_);
+    accumulator_.add(event);
+    steps_done_ = accumulator_.steps_done();
+    ++version_;
+    downstream_.emit(std::move(event));
+  }
+  uint64_t version() const { return version_; }
+  int64_t steps_done() const { return steps_done_; }
+  RunResult finish(const std::vector<RankExit>& exits, bool stopped_by_user) {
+    std::lock_guard lock(mutex_);
+    return accumulator_.finish(exits, stopped_by_user);
+  }
+
+ private:
+  std::mutex mutex_;
+  RunAccumulator accumulator_;
+  EventSink& downstream_;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<int64_t> steps_done_{0};
+};
+
 }  // namespace
 
 struct Controller::Impl {
   ControllerOptions options;
-  EventStore& events;
+  Ingest events;
   std::string token = random_hex(16);
   std::string run_id = random_hex(6);
   std::unique_ptr<StoreServer> store_server;
   std::unique_ptr<StoreClient> store;
   std::unique_ptr<EventServer> event_server;
   std::unique_ptr<Launcher> launcher;
-  size_t first_event = 0;
   std::string checkpoint_path;
 
   std::thread monitor;
@@ -59,7 +88,7 @@ struct Controller::Impl {
   std::vector<std::string> connection_errors;  // monitor thread only, until published
   std::mutex store_mutex;                      // guards `store` once the run has started
 
-  Impl(ControllerOptions o, EventStore& e) : options(std::move(o)), events(e) {}
+  Impl(ControllerOptions o, EventSink& sink) : options(std::move(o)), events(options.job, sink) {}
 
   std::vector<std::string> worker_args(const JobConfig& job, const std::string& checkpoint_in) const {
     nlohmann::json j = job;
@@ -243,7 +272,7 @@ struct Controller::Impl {
       emit_marker(fmt::format("world changed: {} rank{}, {}", job.world_size, job.world_size == 1 ? "" : "s", job.backend));
       launch(job, checkpoint_in);
     }
-    RunResult r = build_run_result(events, first_event, options.job, exits, stop_requested);
+    RunResult r = events.finish(exits, stop_requested);
     r.exits = exits;
     r.restarts = restarts;
     remove_checkpoints();
@@ -271,7 +300,7 @@ struct Controller::Impl {
   }
 };
 
-Controller::Controller(ControllerOptions options, EventStore& events)
+Controller::Controller(ControllerOptions options, EventSink& events)
     : impl_(std::make_unique<Impl>(std::move(options), events)) {
   impl_->options.job.validate();
   impl_->gated = impl_->options.gated;
@@ -286,7 +315,6 @@ Controller::~Controller() {
 
 void Controller::start() {
   if (impl_->monitor.joinable()) throw Error("this controller has already started a run");
-  impl_->first_event = impl_->events.size();
   impl_->start_services();
   impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
   impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
@@ -297,6 +325,8 @@ bool Controller::running() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->monitor.joinable() && !impl_->result;
 }
+
+int64_t Controller::steps_done() const { return impl_->events.steps_done(); }
 
 RunResult Controller::wait() {
   if (!impl_->monitor.joinable()) throw Error("no run was started");

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/event_store.h"
+#include "engine/runtime/event.h"
 #include "engine/runtime/job_config.h"
 #include "engine/runtime/launcher.h"
+#include "engine/runtime/run_history.h"
 
 namespace ringlab {
 
@@ -27,12 +28,6 @@ struct ControllerOptions {
   int max_restarts = 0;                    // restart the whole group from the last epoch checkpoint
 };
 
-struct RankResult {
-  int rank = 0;
-  std::vector<std::vector<int64_t>> shards;  // shards[epoch] = this rank's index list
-  std::vector<double> step_loss;             // local loss of every step
-};
-
 struct RunResult {
   bool ok = false;
   std::string failure;                  // which rank failed, how, and where each rank was
@@ -41,7 +36,9 @@ struct RunResult {
   std::vector<float> allreduce_demo_input;
   std::vector<float> allreduce_demo_output;
   std::vector<double> epoch_mse;        // MSE over the whole dataset after each epoch (rank 0)
-  std::vector<RankResult> ranks;
+  int rank_count = 0;                   // ranks that reported anything (highest rank + 1)
+  // Each rank's shard of every epoch and loss at every step, on disk (it grows with the run).
+  std::shared_ptr<const RunHistory> history;
   int64_t steps = 0;
   double train_seconds = 0.0;
   double us_per_step = 0.0;             // training loop only, excluding start-up
@@ -56,7 +53,9 @@ struct RunResult {
 
 class Controller {
  public:
-  Controller(ControllerOptions options, EventStore& events);
+  // Every event of the run is passed on to `events` (after the controller has taken what the
+  // result needs), from the event server's threads: the sink must be thread-safe.
+  Controller(ControllerOptions options, EventSink& events);
   ~Controller();  // stops and reaps every worker
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -65,6 +64,7 @@ class Controller {
   bool running() const;
   RunResult wait();                  // blocks until the run ends (bounded by the job's timeout)
   std::optional<RunResult> poll();   // the result once the run has ended, without blocking
+  int64_t steps_done() const;        // rank 0's training steps so far (less any redone after a restart)
   void request_stop();               // stop at once (SIGTERM, then SIGKILL)
 
   // Step-through: in gated mode every rank's ring waits before each ring step until released.

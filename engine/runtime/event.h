@@ -57,6 +57,13 @@ struct Event {
 
 const char* to_string(EventKind kind);
 
+// The controller's marker for a restart of the whole group: a Log from no rank (-1) whose text
+// starts with "restart", with `epoch` and `step` of the checkpoint the group resumes from. What
+// was recorded after that point is done again, so readers that fold a run drop it.
+inline bool is_restart_marker(const Event& e) {
+  return e.kind == EventKind::Log && e.rank < 0 && e.text.rfind("restart", 0) == 0;
+}
+
 // Where events go. The worker's sink sends them to the controller; tests collect them in memory.
 class EventSink {
  public:

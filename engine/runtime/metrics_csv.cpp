@@ -4,10 +4,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
-#include <vector>
-#include <map>
-#include <utility>
 
 #include <fmt/core.h>
 
@@ -17,111 +13,132 @@
 namespace ringlab {
 namespace {
 
-struct StepRow {
-  int32_t epoch = -1;
-  double loss = 0;
-  int64_t begin_ns = 0, end_ns = 0;
-  int64_t forward_ns = 0, backward_ns = 0, comm_ns = 0, optimizer_ns = 0;
-  bool ended = false;
-};
+constexpr int kMaxRank = 4096;  // beyond this an event is not a rank's
 
-using Rows = std::map<std::pair<int, int64_t>, StepRow>;  // (rank, step) -> row
-
-Rows collect_steps(const std::vector<Event>& events) {
-  Rows rows;
-  for (const Event& e : events) {
-    if (e.kind == EventKind::StepBegin) {
-      StepRow& row = rows[{e.rank, e.step}];
-      row.begin_ns = event_begin_ns(e);
-      row.epoch = e.epoch;
-    } else if (e.kind == EventKind::StepEnd) {
-      StepRow& row = rows[{e.rank, e.step}];
-      if (row.begin_ns == 0 && e.t_end_ns != 0) row.begin_ns = e.t_begin_ns;
-      row.end_ns = event_end_ns(e);
-      row.epoch = e.epoch;
-      row.loss = e.value;
-      row.ended = true;
-    }
-  }
-  return rows;
-}
-
-// Each rank's steps ordered by start time, to find the step a span without a step number is in.
-struct StepIndex {
-  std::map<int, std::vector<std::pair<int64_t, StepRow*>>> by_rank;
-
-  explicit StepIndex(Rows& rows) {
-    for (auto& [key, row] : rows) by_rank[key.first].emplace_back(row.begin_ns, &row);
-    for (auto& [rank, steps] : by_rank) std::sort(steps.begin(), steps.end());
-  }
-
-  StepRow* containing(int rank, int64_t at_ns) const {
-    const auto lane = by_rank.find(rank);
-    if (lane == by_rank.end()) return nullptr;
-    const auto& steps = lane->second;
-    auto it = std::upper_bound(steps.begin(), steps.end(), std::pair<int64_t, StepRow*>{at_ns, nullptr},
-                               [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (it == steps.begin()) return nullptr;
-    StepRow* row = std::prev(it)->second;
-    return at_ns <= row->end_ns ? row : nullptr;
-  }
-};
-
-// The step an event belongs to: the one it names, else the one of its rank whose span holds it.
-StepRow* find_step(Rows& rows, const StepIndex& index, const Event& e, int64_t at_ns) {
-  if (e.step >= 0) {
-    auto it = rows.find({e.rank, e.step});
-    if (it != rows.end()) return &it->second;
-  }
-  return index.containing(e.rank, at_ns);
-}
-
-void add_spans(Rows& rows, const std::vector<Event>& events) {
-  const StepIndex index(rows);
-  // A collective's span is on its CollectiveEnd; its begin time may be on the CollectiveBegin.
-  std::map<std::pair<int, int64_t>, int64_t> collective_begin;
-  for (const Event& e : events)
-    if (e.kind == EventKind::CollectiveBegin)
-      collective_begin.emplace(std::pair{e.rank, e.collective_id}, event_begin_ns(e));
-  for (const Event& e : events) {
-    int64_t begin = event_begin_ns(e);
-    if (e.kind == EventKind::CollectiveEnd && e.t_end_ns != 0 && e.t_begin_ns == 0) {
-      auto it = collective_begin.find({e.rank, e.collective_id});
-      if (it != collective_begin.end()) begin = it->second;
-    }
-    const int64_t duration = event_end_ns(e) - begin;
-    int64_t StepRow::*column = nullptr;
-    switch (e.kind) {
-      case EventKind::Forward: column = &StepRow::forward_ns; break;
-      case EventKind::Backward: column = &StepRow::backward_ns; break;
-      case EventKind::OptimizerStep: column = &StepRow::optimizer_ns; break;
-      case EventKind::CollectiveEnd: column = &StepRow::comm_ns; break;
-      default: continue;
-    }
-    if (StepRow* row = find_step(rows, index, e, begin)) row->*column += std::max<int64_t>(0, duration);
-  }
+bool is_span(EventKind kind) {
+  return kind == EventKind::Forward || kind == EventKind::Backward || kind == EventKind::OptimizerStep ||
+         kind == EventKind::CollectiveEnd;
 }
 
 }  // namespace
 
-void write_metrics_csv(const std::vector<Event>& events, std::ostream& out) {
-  Rows rows = collect_steps(events);
-  add_spans(rows, events);
-  out << kMetricsCsvHeader << '\n';
-  for (const auto& [key, row] : rows) {
-    if (!row.ended) continue;
-    out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", key.first, row.epoch,
-                       key.second, row.loss, std::max<int64_t>(0, row.end_ns - row.begin_ns) / 1e3,
-                       row.forward_ns / 1e3, row.backward_ns / 1e3, row.comm_ns / 1e3, row.optimizer_ns / 1e3);
+void MetricsCsvWriter::emit(Event e) {
+  if (is_restart_marker(e)) return rewind(e.step);
+  if (e.rank < 0 || e.rank >= kMaxRank) return;
+  Lane& l = lane(e.rank);
+  switch (e.kind) {
+    case EventKind::StepBegin:
+      close_row(e.rank, l);
+      l.open = true;
+      l.row.step = e.step;
+      l.row.epoch = e.epoch;
+      l.row.begin_ns = event_begin_ns(e);
+      break;
+    case EventKind::StepEnd:
+      if (!l.open || l.row.step != e.step) {  // a step whose beginning was not seen
+        close_row(e.rank, l);
+        l.open = true;
+        l.row.step = e.step;
+        l.row.begin_ns = e.t_end_ns != 0 ? e.t_begin_ns : 0;
+      }
+      l.row.end_ns = event_end_ns(e);
+      l.row.epoch = e.epoch;
+      l.row.loss = e.value;
+      l.ended = true;
+      break;
+    case EventKind::CollectiveBegin: l.collective_begin_ns[e.collective_id] = event_begin_ns(e); break;
+    case EventKind::RunEnd:
+    case EventKind::Error: close_row(e.rank, l); break;
+    default:
+      if (is_span(e.kind)) add_span(l, e);
+      break;
   }
 }
 
-void write_metrics_csv(const std::vector<Event>& events, const std::string& path) {
+// A span counts toward the open step when it names that step, or names none and began inside
+// it (an unnamed span between two steps belongs to neither).
+void MetricsCsvWriter::add_span(Lane& l, const Event& e) {
+  int64_t begin = event_begin_ns(e);
+  if (e.kind == EventKind::CollectiveEnd) {
+    // A collective's span is on its CollectiveEnd; its begin time may be on the CollectiveBegin.
+    const auto it = l.collective_begin_ns.find(e.collective_id);
+    if (it != l.collective_begin_ns.end()) {
+      if (e.t_end_ns != 0 && e.t_begin_ns == 0) begin = it->second;
+      l.collective_begin_ns.erase(it);
+    }
+  }
+  if (!l.open) return;
+  const bool inside = e.step >= 0 ? e.step == l.row.step
+                                  : begin >= l.row.begin_ns && (!l.ended || begin <= l.row.end_ns);
+  if (!inside) return;
+  const int64_t duration = std::max<int64_t>(0, event_end_ns(e) - begin);
+  switch (e.kind) {
+    case EventKind::Forward: l.row.forward_ns += duration; break;
+    case EventKind::Backward: l.row.backward_ns += duration; break;
+    case EventKind::OptimizerStep: l.row.optimizer_ns += duration; break;
+    default: l.row.comm_ns += duration; break;
+  }
+}
+
+void MetricsCsvWriter::close_row(int rank, Lane& l) {
+  if (l.open && l.ended) rows_.append(rank, &l.row, sizeof l.row);
+  l.row = Row{};
+  l.open = l.ended = false;
+}
+
+// The group restarts from the checkpoint at `step`: the rows from there on will be done again.
+void MetricsCsvWriter::rewind(int64_t step) {
+  for (auto& [rank, l] : lanes_) {
+    l.row = Row{};
+    l.open = l.ended = false;
+    l.collective_begin_ns.clear();
+    uint64_t keep = rows_.size(rank);
+    Row row;
+    // A rank's rows are in step order, so those to drop are at the end.
+    while (keep >= sizeof row) {
+      rows_.read(rank, keep - sizeof row, &row, sizeof row);
+      if (row.step < step) break;
+      keep -= sizeof row;
+    }
+    rows_.truncate(rank, keep);
+  }
+}
+
+void MetricsCsvWriter::write(std::ostream& out) {
+  for (auto& [rank, l] : lanes_) close_row(rank, l);
+  out << kMetricsCsvHeader << '\n';
+  std::vector<Row> batch;
+  for (const int rank : rows_.ranks()) {
+    const uint64_t count = rows_.size(rank) / sizeof(Row);
+    for (uint64_t first = 0; first < count; first += 1024) {
+      batch.resize(static_cast<size_t>(std::min<uint64_t>(1024, count - first)));
+      rows_.read(rank, first * sizeof(Row), batch.data(), batch.size() * sizeof(Row));
+      for (const Row& row : batch)
+        out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step,
+                           row.loss, std::max<int64_t>(0, row.end_ns - row.begin_ns) / 1e3, row.forward_ns / 1e3,
+                           row.backward_ns / 1e3, row.comm_ns / 1e3, row.optimizer_ns / 1e3);
+    }
+  }
+}
+
+void MetricsCsvWriter::write(const std::string& path) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) throw Error(fmt::format("cannot write the metrics CSV to {}: {}", path, std::strerror(errno)));
-  write_metrics_csv(events, file);
+  write(file);
   file.flush();
   if (!file) throw Error(fmt::format("writing the metrics CSV to {} failed: {}", path, std::strerror(errno)));
+}
+
+void write_metrics_csv(const std::vector<Event>& events, std::ostream& out) {
+  MetricsCsvWriter writer;
+  for (const Event& e : events) writer.emit(e);
+  writer.write(out);
+}
+
+void write_metrics_csv(const std::vector<Event>& events, const std::string& path) {
+  MetricsCsvWriter writer;
+  for (const Event& e : events) writer.emit(e);
+  writer.write(path);
 }
 
 }  // namespace ringlab

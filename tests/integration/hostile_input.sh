@@ -133,6 +133,7 @@ row "run --nnodes 2 --node-rank 2" "--node-rank must be in \[0, --nnodes=2\), go
 row "run -n 3 --nnodes 2" "--world-size 3 must be a multiple of --nnodes 2" "$bin" run -n 3 --nnodes 2
 row "run --master-port 70000" "--master-port must be in \[0, 65535\], got 70000" "$bin" run --master-port 70000
 row "run --report /nonexistent/r.json" "--report: cannot write '/nonexistent/r.json'" "$bin" run --report /nonexistent/r.json
+row "run with TMPDIR=/proc" "cannot create a temporary file in /proc .*set TMPDIR to a writable directory" env TMPDIR=/proc "$bin" run -n 2
 row "run --fault kill:9@1 (rank out of range)" "--fault kill:9@1: rank 9 is not below the world size 2" "$bin" run -n 2 --fault kill:9@1
 row "run --fault bogus" "--fault bogus: unknown kind 'bogus'" "$bin" run --fault bogus
 row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative integer" "$bin" run --uneven 0:-1

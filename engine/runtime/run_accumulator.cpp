@@ -1,0 +1,165 @@
+#include "engine/runtime/run_accumulator.h"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/data/data_loader.h"
+#include "engine/data/distributed_sampler.h"
+#include "engine/runtime/flight_recorder.h"
+
+namespace ringlab {
+namespace {
+
+constexpr int kMaxReportedRank = 4096;  // a rank number beyond this is not a rank of this run
+
+// "rank 2: <text>", without doubling a prefix the error already carries.
+std::string with_rank(const Event& e) {
+  if (e.rank < 0) return e.text;
+  const std::string prefix = fmt::format("rank {}: ", e.rank);
+  return e.text.rfind(prefix, 0) == 0 ? e.text : prefix + e.text;
+}
+
+}  // namespace
+
+RunAccumulator::RunAccumulator(const JobConfig& job) : world_(job.world_size) {
+  r_.job = job;
+  r_.history = history_;
+}
+
+void RunAccumulator::add(const Event& e) {
+  if (e.kind == EventKind::RunBegin && e.rank == 0) {
+    try {
+      r_.job = nlohmann::json::parse(e.text).get<JobConfig>();
+      world_ = static_cast<int>(e.value);
+    } catch (const nlohmann::json::exception& x) {
+      errors_.push_back(fmt::format("rank 0: its run_begin event carries a job that does not parse ({})", x.what()));
+    }
+  }
+  if (e.rank >= r_.rank_count && e.rank < kMaxReportedRank) r_.rank_count = e.rank + 1;
+  track_position(e);
+  switch (e.kind) {
+    case EventKind::CollectiveBegin:
+      if (e.text == "demo" && e.rank == 0) r_.allreduce_demo_input = e.values;
+      break;
+    case EventKind::CollectiveEnd:
+      if (e.text == "demo" && e.rank == 0) r_.allreduce_demo_output = e.values;
+      break;
+    case EventKind::SamplerShard:
+      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_shard(e.rank, e.indices);
+      break;
+    case EventKind::StepEnd:
+      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
+      if (e.rank == 0) ++rank0_steps_;
+      break;
+    case EventKind::EpochEnd:
+      if (e.rank == 0) r_.epoch_mse.push_back(e.value);
+      break;
+    case EventKind::RunEnd:
+      if (e.rank == 0) {
+        r_.final_parameters = e.values;
+        r_.steps += e.step;
+        rank0_us_ += e.value * static_cast<double>(e.step);
+      }
+      break;
+    case EventKind::Error:
+      errors_.push_back(with_rank(e));
+      if (first_error_.empty() && e.text.find("(SIGTERM)") == std::string::npos) first_error_ = with_rank(e);
+      break;
+    case EventKind::FlightRecord: flight_.push_back(e.text); break;
+    case EventKind::Log:
+      if (is_restart_marker(e)) restart_from(e);
+      break;
+    default: break;
+  }
+}
+
+// A restart resumes from the epoch checkpoint: what the failed attempt did after it is done
+// again, so it is dropped here, and so are its errors.
+void RunAccumulator::restart_from(const Event& marker) {
+  history_->rewind(marker.epoch, marker.step);
+  r_.epoch_mse.resize(std::min<size_t>(r_.epoch_mse.size(), static_cast<size_t>(std::max(0, marker.epoch))));
+  r_.steps = marker.step;
+  rank0_steps_ = marker.step;
+  errors_.clear();
+  first_error_.clear();
+  flight_.clear();
+}
+
+void RunAccumulator::track_position(const Event& e) {
+  if (e.rank < 0 || e.rank >= kMaxReportedRank) return;
+  RankPosition& p = positions_[e.rank];
+  if (e.step >= 0) p.step = std::max(p.step, e.step);
+  if (e.kind == EventKind::CollectiveBegin) {
+    p.has_collective = true;
+    p.collective_done = false;
+    p.collective_step = e.step;
+    p.collective_id = e.collective_id;
+    p.bucket = e.bucket;
+    p.collective_text = e.text;
+  } else if (e.kind == EventKind::CollectiveEnd && p.has_collective && e.collective_id == p.collective_id) {
+    p.collective_done = true;
+  } else if (e.kind == EventKind::ChunkTransfer) {
+    p.chunk_collective = e.collective_id;
+    p.chunk_phase = e.phase;
+    p.chunk_ring_step = e.ring_step;
+  }
+}
+
+std::string RunAccumulator::describe(int rank, int world) const {
+  const auto it = positions_.find(rank);
+  const RankPosition p = it == positions_.end() ? RankPosition{} : it->second;
+  if (!p.has_collective) return fmt::format("rank {}: no collective started (last step {})", rank, p.step);
+  std::string where = fmt::format("rank {}: step {}, collective {} ({}{})", rank, p.collective_step, p.collective_id,
+                                  p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
+  if (p.collective_done) return where + " completed";
+  if (p.chunk_collective == p.collective_id)
+    return where + fmt::format(", {} step {} of {} done", p.chunk_phase == 0 ? "reduce-scatter" : "all-gather",
+                               p.chunk_ring_step + 1, world - 1);
+  return where + ", waiting for its first chunk";
+}
+
+std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
+  std::vector<std::string> lines;
+  for (int r = 0; r < world_size; ++r) lines.push_back(describe(r, world_size));
+  return lines;
+}
+
+RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, bool stopped_by_user) const {
+  RunResult r = r_;
+  r.train_seconds = rank0_us_ * 1e-6;
+  r.us_per_step = r.steps > 0 ? rank0_us_ / static_cast<double>(r.steps) : 0.0;
+  data::DistributedSampler sampler({r.job.samples, world_, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
+  r.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), r.job.batch_size);
+
+  std::vector<nlohmann::json> flight;
+  for (const std::string& text : flight_) {
+    try {
+      flight.push_back(nlohmann::json::parse(text));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  const RankExit* failed = nullptr;
+  for (const RankExit& e : exits)
+    if (!e.ok() && !failed) failed = &e;
+  r.ok = !failed && errors_.empty() && !stopped_by_user;
+  if (!r.ok) {
+    std::string msg;
+    if (stopped_by_user) msg = "the run was stopped";
+    else if (failed)
+      msg = failed->rank >= 0 ? fmt::format("rank {} failed: {}", failed->rank, failed->describe())
+                              : fmt::format("mpirun failed: {}", failed->describe());
+    if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
+    if (errors_.size() > 1) {
+      msg += "\nall errors, in the order they arrived:";
+      for (const std::string& e : errors_) msg += "\n  " + e;
+    }
+    msg += "\nwhere each rank was:";
+    for (const std::string& line : rank_positions(world_)) msg += "\n  " + line;
+    if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
+    r.failure = msg;
+  }
+  if (!flight.empty()) r.flight_report = flight_report_json(flight, world_).dump(1);
+  return r;
+}
+
+}  // namespace ringlab
