@@ -149,9 +149,9 @@ for name in sorted(series, key=order):
         ok = False
     print(f"    {name:<11} {warm:8.1f} -> {end:8.1f} ({peak:8.1f}){flag}")
 print(f"  largest growth after warm-up: {worst:.1f} MB")
-# The controller keeps every step-level event of the run in its EventStore (only chunk detail is
-# capped), so its growth per rank-step tells retention (a constant, ~ the events of one step)
-# from a leak in the transport (which would scale with bytes, not steps).
+# The controller folds events into the result and the metrics rows as they arrive and spools what
+# grows with the run (shards, losses, rows) to disk, so this should be 0: a constant per rank-step
+# would mean something keeps events; growth that scales with bytes, a leak in the transport.
 if "controller" in series and len(series["controller"]) >= 3:
     s = series["controller"]
     grown_kb = s[-1][1] - s[len(s) // 5][1]
