@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -135,7 +136,7 @@ class RunOutputs : public EventSink {
   void write_trace(const std::string& path) const {
     if (trace_) write_chrome_trace(trace_->snapshot(), path);
   }
-  void write_metrics(const std::string& path) const {
+  void write_metrics(const std::string& path) {
     if (metrics_) metrics_->write(path);
   }
 
@@ -188,10 +189,20 @@ void run(RunFlags& f) {
     result = controller.wait();
   }
   if (!f.quiet || !result.ok) std::fputs(format_seed_report(result).c_str(), stdout);
-  if (!f.report.empty()) write_report_json(result, f.report);
-  if (!f.trace.empty()) sinks.write_trace(f.trace);
-  if (!f.metrics.empty()) sinks.write_metrics(f.metrics);
-  if (!f.flight_dump.empty()) write_flight_dump(result, f.flight_dump);
+  // One output that cannot be written does not cost the others, nor the run's own failure.
+  auto write_output = [](const std::string& path, const std::function<void()>& write) {
+    if (path.empty()) return;
+    try {
+      write();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "ringlab run: %s\n", e.what());
+      set_exit_code(1);
+    }
+  };
+  write_output(f.report, [&] { write_report_json(result, f.report); });
+  write_output(f.trace, [&] { sinks.write_trace(f.trace); });
+  write_output(f.metrics, [&] { sinks.write_metrics(f.metrics); });
+  write_output(f.flight_dump, [&] { write_flight_dump(result, f.flight_dump); });
   if (result.restarts > 0 && !f.quiet)
     std::fprintf(stdout, "restarts               : %d (resumed from the last epoch checkpoint)\n", result.restarts);
   print_connection_errors(result);

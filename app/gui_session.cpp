@@ -95,6 +95,7 @@ void RunSession::launch(const JobConfig& job) {
     options.interactive = !plain_workers_;
     options.gated = state_.gated;
     options.max_restarts = state_.lab.settings.max_restarts;
+    options.keep_history = false;  // the views draw from the events; no report is written here
     controller_ = std::make_unique<Controller>(options, feed_);
     controller_->start();
   } catch (const Error& e) {

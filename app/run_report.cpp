@@ -84,6 +84,11 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["us_per_step"] = r.us_per_step;
   j["final_parameters"] = r.final_parameters;
   j["connection_errors"] = r.connection_errors;
+  // Refused before the file is opened, so a report is never left half-written.
+  if (r.history && !r.history->failure().empty())
+    throw Error(fmt::format("--report: not written: {}", r.history->failure()));
+  if (r.history && !r.history->complete())
+    throw Error("--report: not written: the run did not keep every shard and step loss");
   std::ofstream out(path);
   if (!out) throw InputError(fmt::format("--report: cannot write '{}'", path));
   // The two arrays that grow with the run are streamed from its history on disk, one shard or

@@ -193,8 +193,8 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
     const int owner = grid.owner[hovered_index];
     std::string tip = owner >= 0 ? trf("index {}: rank {}, position {} of its shard", hovered_index, owner, order[hovered_index])
                                  : trf("index {}: no rank (dropped by drop_last)", hovered_index);
-    if (grid.copies[hovered_index] > 1) tip += "\n" + trf("handed out {} times: the sampler pads by repeating indices", grid.copies[hovered_index]);
-    if (cells.per_cell > 1) tip += "\n" + trf("each cell shows {} indices", cells.per_cell);
+    if (grid.copies[hovered_index] > 1) tip.append("\n").append(trf("handed out {} times: the sampler pads by repeating indices", grid.copies[hovered_index]));
+    if (cells.per_cell > 1) tip.append("\n").append(trf("each cell shows {} indices", cells.per_cell));
     ImGui::SetTooltip("%s", tip.c_str());
   }
   draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid);

@@ -54,16 +54,17 @@ const char* name_of(SpanKind kind) {
 std::string describe(const TimelineSpan& s, int rank) {
   const double us = (s.t_end_ns - s.t_begin_ns) / 1e3;
   std::string text = fmt::format("{} · {}", name_of(s.kind), trf("rank {}", rank));
-  if (s.step >= 0) text += "\n" + trf("training step {}", s.step);
-  if (s.kind != SpanKind::BucketReady) text += "\n" + trf("{:.1f} µs, from {:.3f} ms", us, s.t_begin_ns / 1e6);
-  if (s.bucket >= 0) text += "\n" + trf("bucket {}", s.bucket);
-  if (s.bytes > 0) text += "\n" + trf("{} bytes", s.bytes);
+  if (s.step >= 0) text.append("\n").append(trf("training step {}", s.step));
+  if (s.kind != SpanKind::BucketReady) text.append("\n").append(trf("{:.1f} µs, from {:.3f} ms", us, s.t_begin_ns / 1e6));
+  if (s.bucket >= 0) text.append("\n").append(trf("bucket {}", s.bucket));
+  if (s.bytes > 0) text.append("\n").append(trf("{} bytes", s.bytes));
   if (s.kind == SpanKind::Collective)
-    text += "\n" + std::string(s.algorithm == 1 ? tr("the backend's own all-reduce") : tr("ring all-reduce"));
+    text.append("\n").append(s.algorithm == 1 ? tr("the backend's own all-reduce") : tr("ring all-reduce"));
   if (s.kind == SpanKind::Transfer)
-    text += "\n" + trf("{}, step {} · chunk {} · rank {} → rank {}", s.phase == 0 ? tr("reduce-scatter") : tr("all-gather"),
-                       s.ring_step + 1, s.chunk, s.src, s.dst);
-  if (s.kind == SpanKind::GateWait) text += "\n" + trf("before ring step {}", s.ring_step + 1);
+    text.append("\n").append(trf("{}, step {} · chunk {} · rank {} → rank {}",
+                                  s.phase == 0 ? tr("reduce-scatter") : tr("all-gather"), s.ring_step + 1, s.chunk,
+                                  s.src, s.dst));
+  if (s.kind == SpanKind::GateWait) text.append("\n").append(trf("before ring step {}", s.ring_step + 1));
   return text;
 }
 
@@ -295,8 +296,8 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     std::string text = describe(*hit, hit_rank);
     const int64_t last = hit->kind == SpanKind::Collective ? tl.last_arrival_ns(hit->collective_id) : -1;
     if (last > hit->t_begin_ns)
-      text += "\n" + trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6);
-    if (hit->unfinished) text += "\n" + std::string(tr("never finished: a rank failed"));
+      text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6));
+    if (hit->unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
     ImGui::SetTooltip("%s", text.c_str());
   }
 }

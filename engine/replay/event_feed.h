@@ -5,9 +5,9 @@
 // when the store forgets old detail.
 //
 // The store itself keeps at most `retain_limit` events: past that it is cleared and starts
-// again. The controller only needs the recent events (its stall check watches the version, a
-// failure report describes where each rank was last), and the reader's models keep what they
-// draw with bounded memory, so a run of any length costs bounded memory.
+// again. The controller keeps what it needs itself (it folds every event into the run's result
+// before handing it on), and the reader's models keep what they draw with bounded memory, so a
+// run of any length costs bounded memory.
 #include <cstddef>
 #include <mutex>
 #include <vector>

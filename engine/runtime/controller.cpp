@@ -40,7 +40,8 @@ std::string random_hex(size_t bytes) {
 // concurrently; one lock keeps the fold and each rank's order in the caller's sink consistent.
 class Ingest : public EventSink {
  public:
-  Ingest(const JobConfig& job, EventSink& downstream) : accumulator_(job), downstream_(downstream) {}
+  Ingest(const JobConfig& job, bool keep_history, EventSink& downstream)
+      : accumulator_(job, keep_history), downstream_(downstream) {}
 
   void emit(Event event) override {
     std::lock_guard lock(mutex_);
@@ -88,7 +89,7 @@ struct Controller::Impl {
   std::vector<std::string> connection_errors;  // monitor thread only, until published
   std::mutex store_mutex;                      // guards `store` once the run has started
 
-  Impl(ControllerOptions o, EventSink& sink) : options(std::move(o)), events(options.job, sink) {}
+  Impl(ControllerOptions o, EventSink& sink) : options(std::move(o)), events(options.job, options.keep_history, sink) {}
 
   std::vector<std::string> worker_args(const JobConfig& job, const std::string& checkpoint_in) const {
     nlohmann::json j = job;
@@ -272,6 +273,9 @@ struct Controller::Impl {
       emit_marker(fmt::format("world changed: {} rank{}, {}", job.world_size, job.world_size == 1 ? "" : "s", job.backend));
       launch(job, checkpoint_in);
     }
+    // Every worker has ended and its events are in (or past the drain's wait): close the event
+    // server so nothing reaches the sinks while the caller writes its outputs from them.
+    event_server->stop();
     RunResult r = events.finish(exits, stop_requested);
     r.exits = exits;
     r.restarts = restarts;

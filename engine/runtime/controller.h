@@ -26,6 +26,9 @@ struct ControllerOptions {
   std::string executable;                  // the worker binary; default: this executable
   std::string checkpoint_in;               // resume from this checkpoint (live change, restart)
   int max_restarts = 0;                    // restart the whole group from the last epoch checkpoint
+  // Keep every rank's shard of every epoch and loss of every step (RunResult::history, on disk)
+  // for a report; without it only each rank's first shard is kept (the app draws from events).
+  bool keep_history = true;
 };
 
 struct RunResult {

@@ -1,6 +1,7 @@
 #pragma once
-// The controller's memory of a run: every event the workers reported, in arrival order,
-// safe to append from the ingest thread while views and exporters read.
+// A run's events as the workers reported them, in arrival order, safe to append from the
+// controller's ingest threads while views and exporters read (the app's feed, `ringlab run
+// --trace`).
 // Memory is bounded: detail events (ChunkTransfer, GateWait) are capped at `max_detail_events`;
 // past the cap the older half of them is dropped at once (every other kind stays, so the
 // collectives' CollectiveBegin/End remain), so a long run keeps its whole loss curve and the

@@ -9,11 +9,12 @@
 
 #include "engine/core/error.h"
 #include "engine/runtime/event_time.h"
+#include "engine/runtime/job_config.h"
 
 namespace ringlab {
 namespace {
 
-constexpr int kMaxRank = 4096;  // beyond this an event is not a rank's
+constexpr int kMaxRank = kMaxWorldSize;  // beyond this an event is not a rank's
 
 bool is_span(EventKind kind) {
   return kind == EventKind::Forward || kind == EventKind::Backward || kind == EventKind::OptimizerStep ||
@@ -87,18 +88,25 @@ void MetricsCsvWriter::close_row(int rank, Lane& l) {
 }
 
 // The group restarts from the checkpoint at `step`: the rows from there on will be done again.
+// (A row that ended but was not closed yet, because its rank died before the next step began,
+// is kept like the others if it is before the checkpoint.) After a failed write the rows are
+// not kept any more; write() reports it.
 void MetricsCsvWriter::rewind(int64_t step) {
+  if (!rows_.failure().empty()) return;
   for (auto& [rank, l] : lanes_) {
-    l.row = Row{};
-    l.open = l.ended = false;
+    close_row(rank, l);
     l.collective_begin_ns.clear();
     uint64_t keep = rows_.size(rank);
     Row row;
-    // A rank's rows are in step order, so those to drop are at the end.
-    while (keep >= sizeof row) {
-      rows_.read(rank, keep - sizeof row, &row, sizeof row);
-      if (row.step < step) break;
-      keep -= sizeof row;
+    try {
+      // A rank's rows are in step order, so those to drop are at the end.
+      while (keep >= sizeof row) {
+        rows_.read(rank, keep - sizeof row, &row, sizeof row);
+        if (row.step < step) break;
+        keep -= sizeof row;
+      }
+    } catch (const Error&) {
+      return;  // a write failed: the spool keeps the reason and write() reports it
     }
     rows_.truncate(rank, keep);
   }
@@ -106,6 +114,7 @@ void MetricsCsvWriter::rewind(int64_t step) {
 
 void MetricsCsvWriter::write(std::ostream& out) {
   for (auto& [rank, l] : lanes_) close_row(rank, l);
+  if (const std::string failure = rows_.failure(); !failure.empty()) throw Error(failure);
   out << kMetricsCsvHeader << '\n';
   std::vector<Row> batch;
   for (const int rank : rows_.ranks()) {
@@ -122,6 +131,7 @@ void MetricsCsvWriter::write(std::ostream& out) {
 }
 
 void MetricsCsvWriter::write(const std::string& path) {
+  if (const std::string failure = rows_.failure(); !failure.empty()) throw Error(failure);  // before truncating
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   if (!file) throw Error(fmt::format("cannot write the metrics CSV to {}: {}", path, std::strerror(errno)));
   write(file);

@@ -26,7 +26,6 @@ inline constexpr const char* kMetricsCsvHeader =
 class MetricsCsvWriter : public EventSink {
  public:
   void emit(Event event) override;  // one producer at a time (the controller serialises them)
-  bool wants_chunks() const override { return false; }
   // Writes the CSV: every finished step, the open ones included. Throws Error naming the path
   // when it cannot be written, or when the rows could not be kept.
   void write(const std::string& path);

@@ -10,7 +10,7 @@
 namespace ringlab {
 namespace {
 
-constexpr int kMaxReportedRank = 4096;  // a rank number beyond this is not a rank of this run
+constexpr int kMaxReportedRank = kMaxWorldSize;  // a rank number beyond this is not a rank of this run
 
 // "rank 2: <text>", without doubling a prefix the error already carries.
 std::string with_rank(const Event& e) {
@@ -21,7 +21,8 @@ std::string with_rank(const Event& e) {
 
 }  // namespace
 
-RunAccumulator::RunAccumulator(const JobConfig& job) : world_(job.world_size) {
+RunAccumulator::RunAccumulator(const JobConfig& job, bool keep_history)
+    : history_(std::make_shared<RunHistory>(keep_history)), world_(job.world_size) {
   r_.job = job;
   r_.history = history_;
 }

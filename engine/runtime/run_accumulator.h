@@ -17,7 +17,8 @@ namespace ringlab {
 
 class RunAccumulator {
  public:
-  explicit RunAccumulator(const JobConfig& job);
+  // keep_history: see ControllerOptions::keep_history.
+  RunAccumulator(const JobConfig& job, bool keep_history = true);
 
   void add(const Event& e);
   int64_t steps_done() const { return rank0_steps_; }  // rank 0's steps so far (progress)
@@ -50,7 +51,7 @@ class RunAccumulator {
   std::string describe(int rank, int world) const;
 
   RunResult r_;
-  std::shared_ptr<RunHistory> history_ = std::make_shared<RunHistory>();
+  std::shared_ptr<RunHistory> history_;
   int world_;
   double rank0_us_ = 0.0;
   int64_t rank0_steps_ = 0;

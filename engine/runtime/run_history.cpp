@@ -2,14 +2,17 @@
 
 #include <algorithm>
 
+#include "engine/core/error.h"
+
 namespace ringlab {
 
 // A shard is stored as its length (int64) followed by its indices (int64 each); a loss as one
 // double, so a rank's step k is at byte 8k.
 
-RunHistory::RunHistory() = default;
+RunHistory::RunHistory(bool keep_all) : keep_all_(keep_all) {}
 
 void RunHistory::add_shard(int rank, const std::vector<int64_t>& indices) {
+  if (!keep_all_ && epochs(rank) > 0) return;
   const int64_t n = static_cast<int64_t>(indices.size());
   shards_.append(rank, &n, sizeof n);
   shards_.append(rank, indices.data(), indices.size() * sizeof(int64_t));
@@ -17,7 +20,9 @@ void RunHistory::add_shard(int rank, const std::vector<int64_t>& indices) {
   ++epochs_[rank];
 }
 
-void RunHistory::add_step_loss(int rank, double loss) { losses_.append(rank, &loss, sizeof loss); }
+void RunHistory::add_step_loss(int rank, double loss) {
+  if (keep_all_) losses_.append(rank, &loss, sizeof loss);
+}
 
 uint64_t RunHistory::shard_offset(int rank, int64_t epoch) const {
   uint64_t offset = 0;
@@ -31,13 +36,17 @@ uint64_t RunHistory::shard_offset(int rank, int64_t epoch) const {
 
 void RunHistory::rewind(int64_t epochs, int64_t steps) {
   for (int rank : losses_.ranks())
-    losses_.truncate(rank, std::min(losses_.size(rank), static_cast<uint64_t>(std::max<int64_t>(0, steps)) * 8));
+    losses_.truncate(rank, std::min(losses_.size(rank), static_cast<uint64_t>(std::max<int64_t>(0, steps)) * sizeof(double)));
   if (!shards_.failure().empty()) return;  // nothing more is kept; the report will say why
   std::lock_guard lock(mutex_);
   for (auto& [rank, count] : epochs_) {
     if (count <= epochs) continue;
-    count = std::max<int64_t>(0, epochs);
-    shards_.truncate(rank, shard_offset(rank, count));
+    try {
+      shards_.truncate(rank, shard_offset(rank, std::max<int64_t>(0, epochs)));
+      count = std::max<int64_t>(0, epochs);
+    } catch (const Error&) {
+      return;  // a write failed: the spool keeps the reason and the report's reader throws it
+    }
   }
 }
 
@@ -75,7 +84,7 @@ void RunHistory::for_each_step_loss(int rank, const std::function<void(double)>&
 }
 
 std::vector<int64_t> RunHistory::first_shard(int rank) const {
-  if (epochs(rank) == 0) return {};
+  if (epochs(rank) == 0 || !shards_.failure().empty()) return {};
   int64_t n = 0;
   shards_.read(rank, 0, &n, sizeof n);
   std::vector<int64_t> shard(static_cast<size_t>(n));

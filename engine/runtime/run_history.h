@@ -2,7 +2,11 @@
 // Each rank's history over a whole run: its sampler shard of every epoch and its loss at every
 // step, in the order they happened. It grows with the run (2 ranks x 1,000 epochs x 3,200
 // indices is 51 MB of shards), so it lives on disk in a RankSpool, not in the controller's
-// memory; the run's report is its reader. Thread-safe.
+// memory; the run's report is its reader. One writer (the controller's fold) and any number of
+// readers at a time.
+//
+// Without `keep_all` (the app, which draws from the events) only each rank's first shard is
+// kept, for the summary; complete() is then false and a report cannot be written from it.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,7 +20,7 @@ namespace ringlab {
 
 class RunHistory {
  public:
-  RunHistory();
+  explicit RunHistory(bool keep_all = true);
 
   void add_shard(int rank, const std::vector<int64_t>& indices);
   void add_step_loss(int rank, double loss);
@@ -30,14 +34,16 @@ class RunHistory {
   // not be kept (a failed write: the report would have a hole).
   void for_each_shard(int rank, const std::function<void(const std::vector<int64_t>&)>& fn) const;
   void for_each_step_loss(int rank, const std::function<void(double)>& fn) const;
-  std::vector<int64_t> first_shard(int rank) const;  // epoch 0's, empty if none
+  std::vector<int64_t> first_shard(int rank) const;  // epoch 0's; empty if none, or if a write failed
   std::string failure() const;                       // "" unless a write failed
+  bool complete() const { return keep_all_; }
 
  private:
   uint64_t shard_offset(int rank, int64_t epoch) const;
 
   RankSpool shards_{"the run's sampler shards"};
   RankSpool losses_{"the run's step losses"};
+  bool keep_all_;
   mutable std::mutex mutex_;
   std::map<int, int64_t> epochs_;  // shards per rank
 };

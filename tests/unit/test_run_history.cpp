@@ -271,3 +271,38 @@ TEST_CASE("folding a long run keeps the controller's heap flat") {
   CHECK(r.history->epochs(0) == 200);
 #endif
 }
+
+TEST_CASE("a step that ended just before its rank died is kept when the restart resumes after it") {
+  MetricsCsvWriter w;
+  for (int step = 0; step < 3; ++step) emit_step(w, 0, step, 0, 1'000'000 * (step + 1));
+  // Rank 0 is killed after step 2 ended and before step 3 began; the group resumes at step 3.
+  w.emit(restart_marker(1, 3));
+  emit_step(w, 0, 3, 1, 9'000'000);
+  std::ostringstream out;
+  w.write(out);
+  const std::string csv = out.str();
+  CHECK(csv.find("\n0,0,2,0.333333333,") != std::string::npos);
+  CHECK(csv.find("\n0,1,3,0.25,") != std::string::npos);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 4);
+}
+
+TEST_CASE("without keep_all the history keeps each rank's first shard only, and says it is not complete") {
+  RunHistory h(false);
+  h.add_shard(0, {4, 5});
+  h.add_shard(0, {6, 7});
+  h.add_step_loss(0, 0.5);
+  CHECK_FALSE(h.complete());
+  CHECK(h.epochs(0) == 1);
+  CHECK(h.steps(0) == 0);
+  CHECK(h.first_shard(0) == std::vector<int64_t>{4, 5});
+}
+
+TEST_CASE("an event that names a rank beyond the largest world size is not counted as a rank") {
+  RunAccumulator acc(JobConfig{});
+  acc.add(make(EventKind::StepEnd, 1, 0));
+  acc.add(make(EventKind::StepEnd, kMaxWorldSize, 0));
+  acc.add(make(EventKind::StepEnd, 1'000'000, 0));
+  const RunResult r = acc.finish({}, false);
+  CHECK(r.rank_count == 2);
+  CHECK(r.history->steps(kMaxWorldSize) == 0);
+}
