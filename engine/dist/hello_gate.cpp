@@ -16,6 +16,19 @@ HelloGate::Pass::Pass(HelloGate& gate, int fd) : gate_(&gate) {
   gate.waiting_.push_back({id_, fd});
 }
 
+bool HelloGate::Pass::cut_off() const {
+  if (!gate_) return false;
+  std::lock_guard lock(gate_->mutex_);
+  for (const Waiting& w : gate_->waiting_)
+    if (w.id == id_) return false;
+  return true;
+}
+
+std::string HelloGate::Pass::cut_off_reason() const {
+  return "cut off before its hello: " + std::to_string(gate_ ? gate_->capacity_ : 0) +
+         " newer connections were waiting for theirs";
+}
+
 void HelloGate::Pass::release() {
   if (!gate_) return;
   std::lock_guard lock(gate_->mutex_);

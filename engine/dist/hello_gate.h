@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 
 namespace ringlab::net {
 
 class HelloGate {
  public:
   explicit HelloGate(size_t capacity) : capacity_(capacity) {}
+  size_t capacity() const { return capacity_; }
 
   // Held by a connection from accept until its hello is answered (or the connection ends).
   class Pass {
@@ -22,7 +24,10 @@ class HelloGate {
     Pass(const Pass&) = delete;
     Pass& operator=(const Pass&) = delete;
     ~Pass() { release(); }
-    void release();  // the hello was answered: no longer counted
+    void release();        // a hello has arrived: no longer counted
+    bool cut_off() const;  // a newer connection took this one's place before its hello came
+    // "cut off before its hello: 64 other connections were waiting for theirs"
+    std::string cut_off_reason() const;
 
    private:
     HelloGate* gate_;

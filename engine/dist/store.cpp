@@ -129,8 +129,10 @@ struct StoreServer::Impl {
   void serve(net::Socket& socket, const std::string& peer) {
     net::HelloGate::Pass pass(hello_gate, socket.fd());
     net::FrameReader reader(socket.fd(), kMaxFrameBytes, peer);
-    if (!handshake(socket, reader)) return;
-    pass.release();
+    if (!handshake(socket, reader, pass)) {
+      if (pass.cut_off()) throw Error(pass.cut_off_reason());
+      return;
+    }
     std::vector<uint8_t> reply;
     while (auto request = reader.next(net::kNoDeadline, kFrameTimeout)) {
       reply.clear();
@@ -143,9 +145,10 @@ struct StoreServer::Impl {
   }
 
   // Reads the client's hello and answers it; true when the token was right.
-  bool handshake(net::Socket& socket, net::FrameReader& reader) {
+  bool handshake(net::Socket& socket, net::FrameReader& reader, net::HelloGate::Pass& pass) {
     const auto hello = reader.next(net::deadline_after(kHelloTimeout), kFrameTimeout);
     if (!hello) return false;
+    pass.release();  // it has spoken: whatever the answer, it is no longer a silent connection
     wire::Reader r(*hello, "store hello");
     if (r.u32() != kStoreMagic) throw Error("not a ringlab store client (wrong magic number)");
     const uint16_t version = r.u16();

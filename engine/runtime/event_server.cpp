@@ -61,8 +61,8 @@ struct EventServer::Impl {
     std::optional<int> rank;
     try {
       net::HelloGate::Pass pass(hello_gate, socket.fd());
-      rank = handshake(socket, reader);
-      pass.release();
+      rank = handshake(socket, reader, pass);
+      if (!rank && pass.cut_off()) throw Error(pass.cut_off_reason());
       if (rank) receive(reader, *rank);
     } catch (const std::exception& e) {
       const std::string who = rank ? fmt::format("{} (rank {})", peer, *rank) : peer;
@@ -72,9 +72,10 @@ struct EventServer::Impl {
 
   // Reads and answers the hello; returns the rank it announced, or nothing when the peer hung
   // up before saying anything. Throws when the hello is refused.
-  std::optional<int> handshake(net::Socket& socket, net::FrameReader& reader) {
+  std::optional<int> handshake(net::Socket& socket, net::FrameReader& reader, net::HelloGate::Pass& pass) {
     const auto frame = reader.next(net::deadline_after(kHelloTimeout), kFrameTimeout);
     if (!frame) return std::nullopt;
+    pass.release();  // it has spoken: whatever the answer, it is no longer a silent connection
     const event_codec::Hello hello = event_codec::decode_hello_body(*frame);
     HelloStatus status = HelloStatus::Accepted;
     if (hello.version != event_codec::kVersion) status = HelloStatus::WrongVersion;

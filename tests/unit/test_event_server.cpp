@@ -297,3 +297,16 @@ TEST_CASE("stop() ends open connections and joins, and the server's port can be 
   EventServer again(kHost, port, kToken, store);  // SO_REUSEADDR
   CHECK(again.port() == port);
 }
+
+TEST_CASE("connections cut off by newer ones before their hello are named in the server's errors") {
+  EventStore store;
+  EventServer server(kHost, 0, kToken, store);
+  std::vector<net::Socket> silent;
+  for (int i = 0; i < 70; ++i) silent.push_back(net::connect_tcp(kHost, server.port(), 5000ms));
+  // 64 may wait for their hello at once: the six oldest make room for the newest.
+  REQUIRE(eventually([&] { return server.errors().size() == 6; }));
+  for (const std::string& e : server.errors()) CHECK(e.find("cut off before its hello") != std::string::npos);
+  silent.clear();  // the others hang up without a word: no error
+  REQUIRE(eventually([&] { return server.open_connections() == 0; }));
+  CHECK(server.errors().size() == 6);
+}
