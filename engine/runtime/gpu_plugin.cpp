@@ -23,10 +23,20 @@ struct Loaded {
   std::string why;
 };
 
+// Without the NVIDIA driver's library there is no GPU to use: say so without loading the
+// plugin and the hundreds of megabytes of CUDA libraries behind it (the app lists backends).
+bool nvidia_driver_present() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver) return false;
+  ::dlclose(driver);
+  return true;
+}
+
 Loaded load() {
 #ifndef RINGLAB_CUDA_PLUGIN
   return {nullptr, "built without CUDA"};
 #else
+  if (!nvidia_driver_present()) return {nullptr, "no CUDA device (no NVIDIA driver is installed)"};
   // Beside the executable (the build tree and an install alike), else the loader's search path.
   const std::string beside = executable_dir() + "/libringlab_cuda.so";
   void* handle = ::dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
