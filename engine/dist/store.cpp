@@ -129,9 +129,11 @@ struct StoreServer::Impl {
   void serve(net::Socket& socket, const std::string& peer) {
     net::HelloGate::Pass pass(hello_gate, socket.fd());
     net::FrameReader reader(socket.fd(), kMaxFrameBytes, peer);
-    if (!handshake(socket, reader, pass)) {
-      if (pass.cut_off()) throw Error(pass.cut_off_reason());
-      return;
+    try {
+      if (!handshake(socket, reader, pass)) return;
+    } catch (const Error&) {
+      if (pass.cut_off()) return;  // the gate counts it (summary in errors())
+      throw;
     }
     std::vector<uint8_t> reply;
     while (auto request = reader.next(net::kNoDeadline, kFrameTimeout)) {
@@ -147,8 +149,8 @@ struct StoreServer::Impl {
   // Reads the client's hello and answers it; true when the token was right.
   bool handshake(net::Socket& socket, net::FrameReader& reader, net::HelloGate::Pass& pass) {
     const auto hello = reader.next(net::deadline_after(kHelloTimeout), kFrameTimeout);
-    if (!hello) return false;
-    pass.release();  // it has spoken: whatever the answer, it is no longer a silent connection
+    // It has spoken: whatever the answer, it no longer counts as a silent connection.
+    if (!hello || !pass.release()) return false;
     wire::Reader r(*hello, "store hello");
     if (r.u32() != kStoreMagic) throw Error("not a ringlab store client (wrong magic number)");
     const uint16_t version = r.u16();
@@ -301,7 +303,9 @@ void StoreServer::stop() { impl_->stop(); }
 
 std::vector<std::string> StoreServer::errors() const {
   std::lock_guard lock(impl_->errors_mutex);
-  return {impl_->errors.begin(), impl_->errors.end()};
+  std::vector<std::string> all(impl_->errors.begin(), impl_->errors.end());
+  if (std::string cut = impl_->hello_gate.summary(); !cut.empty()) all.push_back("store: " + std::move(cut));
+  return all;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -61,8 +61,12 @@ struct EventServer::Impl {
     std::optional<int> rank;
     try {
       net::HelloGate::Pass pass(hello_gate, socket.fd());
-      rank = handshake(socket, reader, pass);
-      if (!rank && pass.cut_off()) throw Error(pass.cut_off_reason());
+      try {
+        rank = handshake(socket, reader, pass);
+      } catch (const Error&) {
+        if (pass.cut_off()) return;  // the gate counts it (summary in errors())
+        throw;
+      }
       if (rank) receive(reader, *rank);
     } catch (const std::exception& e) {
       const std::string who = rank ? fmt::format("{} (rank {})", peer, *rank) : peer;
@@ -74,8 +78,8 @@ struct EventServer::Impl {
   // up before saying anything. Throws when the hello is refused.
   std::optional<int> handshake(net::Socket& socket, net::FrameReader& reader, net::HelloGate::Pass& pass) {
     const auto frame = reader.next(net::deadline_after(kHelloTimeout), kFrameTimeout);
-    if (!frame) return std::nullopt;
-    pass.release();  // it has spoken: whatever the answer, it is no longer a silent connection
+    // It has spoken: whatever the answer, it no longer counts as a silent connection.
+    if (!frame || !pass.release()) return std::nullopt;
     const event_codec::Hello hello = event_codec::decode_hello_body(*frame);
     HelloStatus status = HelloStatus::Accepted;
     if (hello.version != event_codec::kVersion) status = HelloStatus::WrongVersion;
@@ -130,7 +134,9 @@ void EventServer::stop() { impl_->server->stop(); }
 
 std::vector<std::string> EventServer::errors() const {
   std::lock_guard lock(impl_->mutex);
-  return {impl_->errors.begin(), impl_->errors.end()};
+  std::vector<std::string> all(impl_->errors.begin(), impl_->errors.end());
+  if (std::string cut = impl_->hello_gate.summary(); !cut.empty()) all.push_back(std::move(cut));
+  return all;
 }
 
 std::map<int, uint64_t> EventServer::received_per_rank() const {

@@ -475,7 +475,8 @@ row("store: 20 abandoned 49-day Gets", during >= after + 18 and after <= before 
     f"controller threads {before} -> {during} -> {after}", ms)
 
 # A hundred silent connections cannot lock the run's clients out: only 64 may wait for their
-# hello at once, the rest are closed on arrival, and a client with the token is served at once.
+# hello at once (each newcomer cuts off the one that has waited longest), and a client with the
+# token is served at once.
 silent = [socket.create_connection(("127.0.0.1", store_port), timeout=2) for _ in range(100)]
 time.sleep(0.3)
 check = frame(b"\x05" + struct.pack("<I", 1) + s_str(b"ringlab/gate_mode"))
