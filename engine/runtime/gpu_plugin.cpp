@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <mutex>
 
 namespace ringlab {
@@ -25,18 +26,19 @@ struct Loaded {
 
 // Without the NVIDIA driver's library there is no GPU to use: say so without loading the
 // plugin and the hundreds of megabytes of CUDA libraries behind it (the app lists backends).
+// The library stays loaded when found: the CUDA runtime opens it again a moment later.
+// RINGLAB_SKIP_DRIVER_PROBE=1 loads the plugin anyway (to check that it loads, on a machine
+// without a GPU; its own answer is then "no CUDA device (no NVIDIA driver is installed)").
 bool nvidia_driver_present() {
-  void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!driver) return false;
-  ::dlclose(driver);
-  return true;
+  if (const char* skip = std::getenv("RINGLAB_SKIP_DRIVER_PROBE"); skip && std::string(skip) == "1") return true;
+  return ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) != nullptr;
 }
 
 Loaded load() {
 #ifndef RINGLAB_CUDA_PLUGIN
   return {nullptr, "built without CUDA"};
 #else
-  if (!nvidia_driver_present()) return {nullptr, "no CUDA device (no NVIDIA driver is installed)"};
+  if (!nvidia_driver_present()) return {nullptr, "no CUDA device (no NVIDIA driver is installed: libcuda.so.1 not found)"};
   // Beside the executable (the build tree and an install alike), else the loader's search path.
   const std::string beside = executable_dir() + "/libringlab_cuda.so";
   void* handle = ::dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -28,8 +28,8 @@ inline constexpr int kGpuPluginVersion = 1;
 inline constexpr const char* kGpuPluginEntry = "ringlab_gpu_plugin";
 
 // The plugin, loaded on first use; nullptr when it cannot be loaded, with the reason in `why`
-// ("built without CUDA", "no CUDA device (no NVIDIA driver is installed)" when the driver's
-// libcuda.so.1 is missing, or the loader's message).
+// ("built without CUDA", "no CUDA device (no NVIDIA driver is installed: libcuda.so.1 not
+// found)" without the driver's library, or the loader's message).
 const GpuPluginApi* gpu_plugin(std::string* why = nullptr);
 
 }  // namespace ringlab
