@@ -369,8 +369,15 @@ bool Launcher::Impl::poll(Process& p, bool reap_if_ok) {
   return true;
 }
 
+// Processes found ended in the same pass (5 ms apart at most) are ordered killed-by-a-signal
+// first: a rank SIGKILLed (or crashed) cannot be reacting to anybody, while its peers exit with
+// an error a moment later because their connection to it closed. Scanned in rank order alone,
+// a peer of lower rank would be taken for the root cause.
 void Launcher::Impl::poll_all(bool reap_if_ok) {
+  const size_t before = exit_order.size();
   for (auto& p : processes) poll(p, reap_if_ok);
+  std::stable_partition(exit_order.begin() + static_cast<std::ptrdiff_t>(before), exit_order.end(),
+                        [&](size_t i) { return processes[i].exit.signal != 0; });
 }
 
 void Launcher::Impl::reap(Process& p) {

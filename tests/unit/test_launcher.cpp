@@ -182,6 +182,26 @@ TEST_CASE("a rank killed by a signal is described by the signal's name") {
   CHECK(signal_name(SIGSEGV) == "SIGSEGV");
 }
 
+TEST_CASE("ranks found ended together: the one killed by a signal is the root cause, not a lower rank's error exit") {
+  TempDir dir;
+  // Rank 0 exits with an error the moment rank 1 is gone (a zombie: the launcher has not looked
+  // yet), as a peer whose connection closed does; wait() is called only once both have ended,
+  // so one pass of the launcher finds both.
+  LaunchSpec spec = shell_spec(2, R"(if [ "$RANK" = 1 ]; then echo $$ > "$DIR/pid1"; kill -KILL $$; fi; )"
+                                  R"(while [ ! -s "$DIR/pid1" ]; do sleep 0.01; done; )"
+                                  R"sh(while [ "$(cut -d' ' -f3 /proc/$(cat "$DIR/pid1")/stat)" != Z ]; do sleep 0.01; done; exit 1)sh",
+                       dir);
+  Launcher launcher(spec);
+  launcher.start();
+  std::this_thread::sleep_for(1500ms);
+  auto exits = launcher.wait(60s);
+  REQUIRE(exits.size() == 2);
+  CHECK(exits[0].rank == 1);
+  CHECK(exits[0].signal == SIGKILL);
+  CHECK(exits[1].rank == 0);
+  CHECK(exits[1].exit_code == 1);
+}
+
 TEST_CASE("a timeout terminates everything and is marked as such") {
   TempDir dir;
   Launcher launcher(shell_spec(2, "sleep 30", dir));
