@@ -10,7 +10,8 @@
 # Exits 1 if a run fails, a step is missing or a process's memory is not flat.
 #
 # Environment: RINGLAB_SOAK_FLAT_MB (default 5), RINGLAB_SOAK_ONLY=16|2 (one of the two runs),
-# RINGLAB_SOAK_STEPS_16 / RINGLAB_SOAK_STEPS_2 (to shorten the runs: multiples of 20 / 100).
+# RINGLAB_SOAK_STEPS_16 / RINGLAB_SOAK_STEPS_2 (to shorten the runs: multiples of 20 / 100),
+# RINGLAB_SOAK_DIR (where the samples and reports go; default a new folder under /tmp).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-build/app/ringlab}")
@@ -18,7 +19,8 @@ bin=$(realpath "${1:-build/app/ringlab}")
 flat_mb=${RINGLAB_SOAK_FLAT_MB:-5}
 steps16=${RINGLAB_SOAK_STEPS_16:-2000}
 steps2=${RINGLAB_SOAK_STEPS_2:-100000}
-out=$(mktemp -d /tmp/ringlab-soak-XXXXXX)
+out=${RINGLAB_SOAK_DIR:-$(mktemp -d /tmp/ringlab-soak-XXXXXX)}
+mkdir -p "$out"
 echo "soak: $bin, results in $out"
 
 # The sampler runs ringlab, walks its process tree every second and keeps VmRSS per process.
