@@ -193,7 +193,9 @@ TEST_CASE("ranks found ended together: the one killed by a signal is the root ca
                        dir);
   Launcher launcher(spec);
   launcher.start();
-  std::this_thread::sleep_for(1500ms);
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (pid_t pid : launcher.pids())  // both zombies, unseen by the launcher so far
+    while (!gone(pid) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
   auto exits = launcher.wait(60s);
   REQUIRE(exits.size() == 2);
   CHECK(exits[0].rank == 1);
