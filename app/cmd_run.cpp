@@ -26,7 +26,6 @@
 #include "engine/dist/process_group.h"
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/controller.h"
-#include "engine/runtime/event_store.h"
 #include "engine/runtime/metrics_csv.h"
 #include "engine/runtime/scenario.h"
 
@@ -121,27 +120,27 @@ class Progress {
 };
 
 // Where the run's events go besides the controller's own result: only what an asked-for output
-// needs. The metrics CSV folds them into rows as they arrive (flat memory); a Chrome trace is a
-// record of every event, so --trace keeps them all (chunk detail down-sampled past 2 M events).
+// needs. Both fold events as they arrive and keep what they have written on disk, so neither
+// grows the controller's memory with the length of the run.
 class RunOutputs : public EventSink {
  public:
   RunOutputs(bool trace, bool metrics) {
-    if (trace) trace_ = std::make_unique<EventStore>();
+    if (trace) trace_ = std::make_unique<ChromeTraceWriter>();
     if (metrics) metrics_ = std::make_unique<MetricsCsvWriter>();
   }
   void emit(Event event) override {  // the controller calls this under its lock, one at a time
     if (metrics_) metrics_->emit(event);
     if (trace_) trace_->emit(std::move(event));
   }
-  void write_trace(const std::string& path) const {
-    if (trace_) write_chrome_trace(trace_->snapshot(), path);
+  void write_trace(const std::string& path) {
+    if (trace_) trace_->write(path);
   }
   void write_metrics(const std::string& path) {
     if (metrics_) metrics_->write(path);
   }
 
  private:
-  std::unique_ptr<EventStore> trace_;
+  std::unique_ptr<ChromeTraceWriter> trace_;
   std::unique_ptr<MetricsCsvWriter> metrics_;
 };
 

@@ -266,6 +266,27 @@ TEST_CASE("one flow per chunk, from the sender when it posted to the receiver wh
   CHECK(early_send_seen);
 }
 
+TEST_CASE("a collective that never ended is marked unfinished, and its chunks are still drawn") {
+  std::vector<Event> events;
+  Event begin = span(EventKind::CollectiveBegin, 0, 3, kOrigin, 0);
+  begin.collective_id = 9;
+  begin.text = "ring";
+  events.push_back(begin);
+  events.push_back(chunk(0, 3, RingPhase::ReduceScatter, 10'000, 50'000));
+  events.back().collective_id = 9;
+  const Json trace = load_trace(events);
+  const std::vector<Json> marks = select(trace, "i", "collective");
+  REQUIRE(marks.size() == 1);
+  CHECK(marks[0]["name"] == "all-reduce (ring) (unfinished)");
+  CHECK(marks[0]["tid"] == kTraceCommunicationTid);
+  CHECK(marks[0]["args"]["collective_id"] == 9);
+  const std::vector<Json> slices = select(trace, "X", "ring");
+  REQUIRE(slices.size() == 1);
+  CHECK(slices[0]["name"] == "reduce-scatter");
+  CHECK(select(trace, "s").size() == 1);
+  CHECK(select(trace, "f").size() == 1);
+}
+
 TEST_CASE("an empty run still writes a valid trace") {
   const Json trace = load_trace({});
   CHECK(trace["traceEvents"].empty());

@@ -1,6 +1,7 @@
 // What the controller keeps of a run, and that it keeps it in flat memory: the per-rank spool on
 // disk, the run history (shards and losses), the accumulator that folds events into the result
-// (restarts drop what is done again, where each rank was), and the heap after 40,000 rank-steps.
+// (restarts drop what is done again, where each rank was), and the heap after 40,000 rank-steps
+// folded into the result, the metrics CSV and the Chrome trace.
 #include <doctest/doctest.h>
 #include <malloc.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
+#include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/metrics_csv.h"
 #include "engine/runtime/rank_spool.h"
 #include "engine/runtime/run_accumulator.h"
@@ -61,6 +63,14 @@ void emit_step(EventSink& sink, int rank, int64_t step, int epoch, int64_t t0) {
   begin.collective_id = step;
   begin.text = "ring";
   sink.emit(begin);
+  Event chunk = span(EventKind::ChunkTransfer, 3'500, 4'500);
+  chunk.collective_id = step;
+  chunk.phase = 0;
+  chunk.ring_step = 0;
+  chunk.src = 1 - rank;
+  chunk.dst = rank;
+  chunk.values = {1.0f, 2.0f};
+  sink.emit(chunk);
   Event end = span(EventKind::CollectiveEnd, 3'000, 5'000);
   end.collective_id = step;
   sink.emit(end);
@@ -70,13 +80,15 @@ void emit_step(EventSink& sink, int rank, int64_t step, int epoch, int64_t t0) {
   sink.emit(done);
 }
 
-// The accumulator and the metrics writer fed together, as `ringlab run --metrics` feeds them.
+// The accumulator and the two writers fed together, as `ringlab run --metrics --trace` feeds them.
 struct Fold : EventSink {
   RunAccumulator accumulator{JobConfig{}};
   MetricsCsvWriter metrics;
+  ChromeTraceWriter trace;
   void emit(Event e) override {
     accumulator.add(e);
-    metrics.emit(std::move(e));
+    metrics.emit(e);
+    trace.emit(std::move(e));
   }
 };
 
@@ -266,6 +278,10 @@ TEST_CASE("folding a long run keeps the controller's heap flat") {
   fold.metrics.write(out);
   const std::string csv = out.str();
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 40'000);
+  std::ostringstream trace;
+  fold.trace.write(trace);
+  const std::string json = trace.str();
+  CHECK(std::count(json.begin(), json.end(), '\n') > 40'000 * 7);  // 7 slices, 2 arrows, a counter per rank-step
   const RunResult r = fold.accumulator.finish({}, false);
   CHECK(r.history->steps(1) == 20'000);
   CHECK(r.history->epochs(0) == 200);
