@@ -186,7 +186,7 @@ struct ChromeTraceWriter::State {
   void step_end(const Event& e);
   void compute(const Event& e);
   void collective_end(const Event& e);
-  void flush_transfers(const RankKey& key, const Collective* clip);
+  void flush_transfers(RankKey key, const Collective* clip);  // by value: callers pass a key of the map it erases from
 };
 
 // A step spans from its StepBegin to its StepEnd (which carries the loss).
@@ -242,7 +242,7 @@ void ChromeTraceWriter::State::collective_end(const Event& e) {
 // need the slices of one thread to nest, so each drawn slice starts no earlier than the previous
 // one on that lane ended and stays inside its collective (when it ended); the true send time is
 // kept in the args and is where the flow arrow starts, on the sender's lane.
-void ChromeTraceWriter::State::flush_transfers(const RankKey& key, const Collective* clip) {
+void ChromeTraceWriter::State::flush_transfers(RankKey key, const Collective* clip) {
   const auto found = transfers.find(key);
   if (found == transfers.end()) return;
   std::vector<Event> lane = std::move(found->second);
