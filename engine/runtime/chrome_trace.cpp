@@ -51,19 +51,17 @@ void append_record(RankSpool& spool, const Record& r) {
   for (const std::string* text : {&r.name, &r.cat, &r.args}) spool.append(0, text->data(), text->size());
 }
 
-// Reads the record at `offset` and returns the offset of the next one.
-uint64_t read_record(const RankSpool& spool, uint64_t offset, Record& r) {
+Record read_record(RankSpool::Reader& in) {
+  Record r;
+  r.head = in.read<RecordHead>();
   uint32_t lengths[3] = {};
-  spool.read(0, offset, &r.head, sizeof r.head);
-  spool.read(0, offset + sizeof r.head, lengths, sizeof lengths);
-  offset += sizeof r.head + sizeof lengths;
+  in.read(lengths, sizeof lengths);
   std::string* texts[3] = {&r.name, &r.cat, &r.args};
   for (int i = 0; i < 3; ++i) {
     texts[i]->resize(lengths[i]);
-    spool.read(0, offset, texts[i]->data(), lengths[i]);
-    offset += lengths[i];
+    in.read(texts[i]->data(), lengths[i]);
   }
-  return offset;
+  return r;
 }
 
 // Writes trace events one by one into the "traceEvents" array.
@@ -332,11 +330,7 @@ void ChromeTraceWriter::write(std::ostream& out) {
     trace.metadata(pid, kTraceCommunicationTid, "thread_name", {{"name", "communication"}});
     trace.metadata(pid, kTraceCommunicationTid, "thread_sort_index", {{"sort_index", 1}});
   }
-  Record r;
-  for (uint64_t at = 0; at < s.records.size(0);) {
-    at = read_record(s.records, at, r);
-    trace.record(r);
-  }
+  for (RankSpool::Reader in(s.records, 0); !in.done();) trace.record(read_record(in));
   trace.finish();
 }
 

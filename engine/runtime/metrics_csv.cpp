@@ -116,16 +116,13 @@ void MetricsCsvWriter::write(std::ostream& out) {
   for (auto& [rank, l] : lanes_) close_row(rank, l);
   if (const std::string failure = rows_.failure(); !failure.empty()) throw Error(failure);
   out << kMetricsCsvHeader << '\n';
-  std::vector<Row> batch;
   for (const int rank : rows_.ranks()) {
-    const uint64_t count = rows_.size(rank) / sizeof(Row);
-    for (uint64_t first = 0; first < count; first += 1024) {
-      batch.resize(static_cast<size_t>(std::min<uint64_t>(1024, count - first)));
-      rows_.read(rank, first * sizeof(Row), batch.data(), batch.size() * sizeof(Row));
-      for (const Row& row : batch)
-        out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step,
-                           row.loss, std::max<int64_t>(0, row.end_ns - row.begin_ns) / 1e3, row.forward_ns / 1e3,
-                           row.backward_ns / 1e3, row.comm_ns / 1e3, row.optimizer_ns / 1e3);
+    RankSpool::Reader in(rows_, rank);
+    while (!in.done()) {
+      const Row row = in.read<Row>();
+      out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step, row.loss,
+                         std::max<int64_t>(0, row.end_ns - row.begin_ns) / 1e3, row.forward_ns / 1e3,
+                         row.backward_ns / 1e3, row.comm_ns / 1e3, row.optimizer_ns / 1e3);
     }
   }
 }

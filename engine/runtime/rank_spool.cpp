@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -134,6 +135,27 @@ void RankSpool::read(int rank, uint64_t offset, void* out, size_t bytes) const {
       throw Error(fmt::format("{}: reading rank {}'s temporary file failed: {}", what_, rank,
                               n < 0 ? std::strerror(errno) : "unexpected end of file"));
     done += static_cast<size_t>(n);
+  }
+}
+
+RankSpool::Reader::Reader(const RankSpool& spool, int rank) : spool_(spool), rank_(rank), end_(spool.size(rank)) {}
+
+void RankSpool::Reader::read(void* out, size_t bytes) {
+  char* to = static_cast<char*>(out);
+  while (bytes > 0) {
+    if (block_at_ == block_.size()) {  // every buffered byte handed out: offset_ is the next to fetch
+      const uint64_t left = end_ - offset_;
+      if (left == 0) spool_.read(rank_, offset_, out, bytes);  // past the end: throws, naming it
+      block_.resize(static_cast<size_t>(std::min<uint64_t>(kBlockBytes, left)));
+      spool_.read(rank_, offset_, block_.data(), block_.size());
+      block_at_ = 0;
+    }
+    const size_t n = std::min(bytes, block_.size() - block_at_);
+    std::copy_n(block_.data() + block_at_, n, to);
+    block_at_ += n;
+    offset_ += n;
+    to += n;
+    bytes -= n;
   }
 }
 

@@ -35,6 +35,28 @@ class RankSpool {
   std::vector<int> ranks() const;              // ranks with a stream, ascending
   std::string failure() const;                 // "" unless a write failed
 
+  // Reads one rank's stream from the start, in blocks: one system call per block, however small
+  // the pieces the caller asks for. Throws like read().
+  class Reader {
+   public:
+    Reader(const RankSpool& spool, int rank);
+    bool done() const { return offset_ == end_; }
+    void read(void* out, size_t bytes);
+    template <class T>
+    T read() {
+      T value;
+      read(&value, sizeof value);
+      return value;
+    }
+
+   private:
+    const RankSpool& spool_;
+    int rank_;
+    uint64_t offset_ = 0, end_;       // next byte the caller gets; the stream's size
+    std::vector<char> block_;
+    size_t block_at_ = 0;             // next unread byte of block_
+  };
+
  private:
   struct Stream;
   Stream& stream_locked(int rank);

@@ -58,37 +58,36 @@ int64_t RunHistory::epochs(int rank) const {
 
 int64_t RunHistory::steps(int rank) const { return static_cast<int64_t>(losses_.size(rank) / sizeof(double)); }
 
+namespace {
+
+// Reads the next shard (its length, then its indices).
+void read_shard(RankSpool::Reader& in, std::vector<int64_t>& shard) {
+  shard.resize(static_cast<size_t>(in.read<int64_t>()));
+  in.read(shard.data(), shard.size() * sizeof(int64_t));
+}
+
+}  // namespace
+
 void RunHistory::for_each_shard(int rank, const std::function<void(const std::vector<int64_t>&)>& fn) const {
   const int64_t count = epochs(rank);
-  uint64_t offset = 0;
+  RankSpool::Reader in(shards_, rank);
   std::vector<int64_t> shard;
   for (int64_t e = 0; e < count; ++e) {
-    int64_t n = 0;
-    shards_.read(rank, offset, &n, sizeof n);
-    shard.resize(static_cast<size_t>(n));
-    shards_.read(rank, offset + sizeof n, shard.data(), shard.size() * sizeof(int64_t));
-    offset += sizeof n + shard.size() * sizeof(int64_t);
+    read_shard(in, shard);
     fn(shard);
   }
 }
 
 void RunHistory::for_each_step_loss(int rank, const std::function<void(double)>& fn) const {
-  constexpr int64_t kBatch = 4096;
-  const int64_t count = steps(rank);
-  std::vector<double> batch;
-  for (int64_t first = 0; first < count; first += kBatch) {
-    batch.resize(static_cast<size_t>(std::min(kBatch, count - first)));
-    losses_.read(rank, static_cast<uint64_t>(first) * sizeof(double), batch.data(), batch.size() * sizeof(double));
-    for (double loss : batch) fn(loss);
-  }
+  RankSpool::Reader in(losses_, rank);
+  while (!in.done()) fn(in.read<double>());
 }
 
 std::vector<int64_t> RunHistory::first_shard(int rank) const {
-  if (epochs(rank) == 0 || !shards_.failure().empty()) return {};
-  int64_t n = 0;
-  shards_.read(rank, 0, &n, sizeof n);
-  std::vector<int64_t> shard(static_cast<size_t>(n));
-  shards_.read(rank, sizeof n, shard.data(), shard.size() * sizeof(int64_t));
+  std::vector<int64_t> shard;
+  if (epochs(rank) == 0 || !shards_.failure().empty()) return shard;
+  RankSpool::Reader in(shards_, rank);
+  read_shard(in, shard);
   return shard;
 }
 

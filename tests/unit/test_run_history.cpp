@@ -108,6 +108,11 @@ TEST_CASE("a rank spool keeps each rank's bytes apart, in order, across its memo
   CHECK(x == 12'345 * 3);
   spool.read(0, 0, &x, sizeof x);
   CHECK(x == 7);
+  RankSpool::Reader in(spool, 1);  // value by value, across the reader's blocks
+  std::vector<int64_t> back;
+  while (!in.done()) back.push_back(in.read<int64_t>());
+  CHECK(back == big);
+  CHECK_THROWS_WITH_AS(in.read<int64_t>(), doctest::Contains("past the end"), Error);
   spool.truncate(1, 100 * sizeof(int64_t));
   CHECK(spool.size(1) == 800);
   const int64_t after = -1;
