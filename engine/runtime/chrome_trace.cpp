@@ -1,10 +1,7 @@
 #include "engine/runtime/chrome_trace.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -335,12 +332,7 @@ void ChromeTraceWriter::write(std::ostream& out) {
 }
 
 void ChromeTraceWriter::write(const std::string& path) {
-  if (const std::string failure = state_->records.failure(); !failure.empty()) throw Error(failure);  // before truncating
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(fmt::format("cannot write the Chrome trace to {}: {}", path, std::strerror(errno)));
-  write(file);
-  file.flush();
-  if (!file) throw Error(fmt::format("writing the Chrome trace to {} failed: {}", path, std::strerror(errno)));
+  write_spooled_file(state_->records, path, "the Chrome trace", [this](std::ostream& out) { write(out); });
 }
 
 void write_chrome_trace(const std::vector<Event>& events, std::ostream& out) {

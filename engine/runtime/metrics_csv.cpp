@@ -1,9 +1,6 @@
 #include "engine/runtime/metrics_csv.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 #include <fmt/core.h>
 
@@ -128,12 +125,7 @@ void MetricsCsvWriter::write(std::ostream& out) {
 }
 
 void MetricsCsvWriter::write(const std::string& path) {
-  if (const std::string failure = rows_.failure(); !failure.empty()) throw Error(failure);  // before truncating
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(fmt::format("cannot write the metrics CSV to {}: {}", path, std::strerror(errno)));
-  write(file);
-  file.flush();
-  if (!file) throw Error(fmt::format("writing the metrics CSV to {} failed: {}", path, std::strerror(errno)));
+  write_spooled_file(rows_, path, "the metrics CSV", [this](std::ostream& out) { write(out); });
 }
 
 void write_metrics_csv(const std::vector<Event>& events, std::ostream& out) {

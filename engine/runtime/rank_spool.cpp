@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/core.h>
 
@@ -169,6 +170,16 @@ std::vector<int> RankSpool::ranks() const {
 std::string RankSpool::failure() const {
   std::lock_guard lock(mutex_);
   return failure_;
+}
+
+void write_spooled_file(const RankSpool& spool, const std::string& path, const char* what,
+                        const std::function<void(std::ostream&)>& write) {
+  if (const std::string failure = spool.failure(); !failure.empty()) throw Error(failure);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw Error(fmt::format("cannot write {} to {}: {}", what, path, std::strerror(errno)));
+  write(file);
+  file.flush();
+  if (!file) throw Error(fmt::format("writing {} to {} failed: {}", what, path, std::strerror(errno)));
 }
 
 }  // namespace ringlab

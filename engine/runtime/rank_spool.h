@@ -10,9 +10,11 @@
 // throws an Error that names it, so a report is never written with a silent hole.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -68,5 +70,11 @@ class RankSpool {
   std::map<int, std::unique_ptr<Stream>> streams_;
   mutable std::string failure_;
 };
+
+// Writes the file at `path` with `write` from what `spool` kept: refused before the file is opened
+// (so an existing one is not truncated) when the spool lost a write. Throws Error naming `what`
+// ("the metrics CSV") and the path when the file cannot be written.
+void write_spooled_file(const RankSpool& spool, const std::string& path, const char* what,
+                        const std::function<void(std::ostream&)>& write);
 
 }  // namespace ringlab

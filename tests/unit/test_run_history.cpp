@@ -13,6 +13,7 @@
 #include "engine/core/error.h"
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/metrics_csv.h"
+#include "engine/runtime/rank_events.h"
 #include "engine/runtime/rank_spool.h"
 #include "engine/runtime/run_accumulator.h"
 #include "engine/runtime/run_history.h"
@@ -21,17 +22,8 @@ using namespace ringlab;
 
 namespace {
 
-Event make(EventKind kind, int rank, int64_t step, int epoch = 0) {
-  Event e;
-  e.kind = kind;
-  e.rank = rank;
-  e.step = step;
-  e.epoch = epoch;
-  return e;
-}
-
 Event restart_marker(int epoch, int64_t step) {
-  Event e = make(EventKind::Log, -1, step, epoch);
+  Event e = make_event(EventKind::Log, -1, step, epoch);
   e.text = "restart 1 of 2 from epoch " + std::to_string(epoch);
   return e;
 }
@@ -51,7 +43,7 @@ std::vector<std::vector<int64_t>> shards(const RunHistory& h, int rank) {
 // One rank's training step as a worker reports it: begin, the three spans, a collective, end.
 void emit_step(EventSink& sink, int rank, int64_t step, int epoch, int64_t t0) {
   auto span = [&](EventKind kind, int64_t b, int64_t e) {
-    Event ev = make(kind, rank, step, epoch);
+    Event ev = make_event(kind, rank, step, epoch);
     ev.t_begin_ns = t0 + b;
     ev.t_end_ns = t0 + e;
     return ev;
@@ -150,24 +142,24 @@ TEST_CASE("the run history reads back every shard and loss, and a restart drops 
 
 TEST_CASE("the accumulator folds a run: demo, shards, losses, epochs, steps and time per step") {
   RunAccumulator acc(JobConfig{});
-  Event demo = make(EventKind::CollectiveEnd, 0, -1);
+  Event demo = make_event(EventKind::CollectiveEnd, 0, -1, 0);
   demo.text = "demo";
   demo.values = {3, 6, 9};
   acc.add(demo);
   for (int rank = 0; rank < 2; ++rank) {
-    Event shard = make(EventKind::SamplerShard, rank, -1);
+    Event shard = make_event(EventKind::SamplerShard, rank, -1, 0);
     shard.indices = {rank, rank + 2};
     acc.add(shard);
     for (int step = 0; step < 4; ++step) {
-      Event end = make(EventKind::StepEnd, rank, step);
+      Event end = make_event(EventKind::StepEnd, rank, step, 0);
       end.value = 0.25 * step;
       acc.add(end);
     }
   }
-  Event epoch = make(EventKind::EpochEnd, 0, -1);
+  Event epoch = make_event(EventKind::EpochEnd, 0, -1, 0);
   epoch.value = 0.5;
   acc.add(epoch);
-  Event run_end = make(EventKind::RunEnd, 0, 4);
+  Event run_end = make_event(EventKind::RunEnd, 0, 4, 0);
   run_end.value = 20.0;  // us per step
   run_end.values = {1.5f};
   acc.add(run_end);
@@ -189,17 +181,17 @@ TEST_CASE("the accumulator folds a run: demo, shards, losses, epochs, steps and 
 
 TEST_CASE("after a restart marker the failed attempt's steps, epochs and errors are gone") {
   RunAccumulator acc(JobConfig{});
-  for (int step = 0; step < 6; ++step) acc.add(make(EventKind::StepEnd, 0, step));
-  Event epoch = make(EventKind::EpochEnd, 0, -1);
+  for (int step = 0; step < 6; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
+  Event epoch = make_event(EventKind::EpochEnd, 0, -1, 0);
   epoch.value = 0.9;
   acc.add(epoch);
   acc.add(epoch);
-  Event error = make(EventKind::Error, 1, 5);
+  Event error = make_event(EventKind::Error, 1, 5, 0);
   error.text = "connection closed by peer";
   acc.add(error);
   acc.add(restart_marker(1, 3));
   CHECK(acc.steps_done() == 3);
-  for (int step = 3; step < 6; ++step) acc.add(make(EventKind::StepEnd, 0, step));
+  for (int step = 3; step < 6; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
   const RunResult r = acc.finish({}, false);
   CHECK(r.ok);  // the error belonged to the attempt that was restarted
   CHECK(r.epoch_mse.size() == 1);
@@ -211,18 +203,18 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   job.world_size = 2;
   RunAccumulator acc(job);
   for (int rank = 0; rank < 2; ++rank) {
-    Event begin = make(EventKind::CollectiveBegin, rank, 7);
+    Event begin = make_event(EventKind::CollectiveBegin, rank, 7, 0);
     begin.collective_id = 14;
     begin.bucket = 0;
     begin.text = "ring";
     acc.add(begin);
   }
-  Event chunk = make(EventKind::ChunkTransfer, 0, 7);
+  Event chunk = make_event(EventKind::ChunkTransfer, 0, 7, 0);
   chunk.collective_id = 14;
   chunk.phase = 1;
   chunk.ring_step = 0;
   acc.add(chunk);
-  Event error = make(EventKind::Error, 0, 7);
+  Event error = make_event(EventKind::Error, 0, 7, 0);
   error.text = "rank 0: ring_allreduce: timed out after 2 s";
   acc.add(error);
   RankExit dead;
@@ -263,7 +255,7 @@ TEST_CASE("folding a long run keeps the controller's heap flat") {
     for (int64_t step = from; step < to; ++step) {
       for (int rank = 0; rank < 2; ++rank) {
         if (step % 100 == 0) {  // a new epoch: every rank reports its shard
-          Event shard = make(EventKind::SamplerShard, rank, -1, static_cast<int>(step / 100));
+          Event shard = make_event(EventKind::SamplerShard, rank, -1, static_cast<int>(step / 100));
           shard.indices.assign(3'200, step);
           fold.emit(shard);
         }
@@ -320,9 +312,9 @@ TEST_CASE("without keep_all the history keeps each rank's first shard only, and 
 
 TEST_CASE("an event that names a rank beyond the largest world size is not counted as a rank") {
   RunAccumulator acc(JobConfig{});
-  acc.add(make(EventKind::StepEnd, 1, 0));
-  acc.add(make(EventKind::StepEnd, kMaxWorldSize, 0));
-  acc.add(make(EventKind::StepEnd, 1'000'000, 0));
+  acc.add(make_event(EventKind::StepEnd, 1, 0, 0));
+  acc.add(make_event(EventKind::StepEnd, kMaxWorldSize, 0, 0));
+  acc.add(make_event(EventKind::StepEnd, 1'000'000, 0, 0));
   const RunResult r = acc.finish({}, false);
   CHECK(r.rank_count == 2);
   CHECK(r.history->steps(kMaxWorldSize) == 0);
