@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Per-step time of the seed's job, ringlab vs real PyTorch DDP (gloo), side by side in one run.
-# Job (../shared/reference/baselines.md): the seed's model and optimizer, 4096 samples, batch 32
+# Job (docs/reference-measurements.md): the seed's model and optimizer, 4096 samples, batch 32
 # per rank, 5 epochs, one thread per process, the training loop only (no per-epoch evaluation).
 #
 #   bench/train_vs_pytorch.sh [path/to/ringlab] [world sizes...]

@@ -1,7 +1,7 @@
 #pragma once
 // A random number generator that draws exactly what PyTorch's CPU generator draws, so the same
 // seed gives the same data, weights and sampler order as torch.manual_seed(seed).
-// Facts: /shared/reference/torch-fidelity.md (checked against PyTorch 1.13).
+// Facts and their PyTorch sources: docs/fidelity.md (checked against PyTorch 1.13).
 #include <cstdint>
 #include <optional>
 #include <random>

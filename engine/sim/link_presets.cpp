@@ -22,12 +22,12 @@ std::vector<LinkPreset> build_presets() {
   return {
       make("this-machine", "loopback TCP between processes (gloo point-to-point), as measured here",
            50.0, 2.5, 17.0 / 1.5,
-           "shared/reference/baselines.md: gloo UnboundBuffer round trip ~100 us for small "
+           "docs/reference-measurements.md: gloo UnboundBuffer round trip ~100 us for small "
            "messages (alpha = half of it), ~2.5 GB/s one way for 4 MiB; one core copies ~17 GB/s, "
            "a sum moves 1.5x a copy's bytes, so ~11 GB/s of reduction"),
       make("this-machine-shm", "shared memory between processes (OpenMPI 4.1 vader), as measured here",
            4.0, 5.6, 17.0 / 1.5,
-           "shared/reference/baselines.md: MPI_Allreduce of 2,737 floats at 2 ranks ~10 us "
+           "docs/reference-measurements.md: MPI_Allreduce of 2,737 floats at 2 ranks ~10 us "
            "(2 alpha + n beta with n beta ~2 us gives alpha ~4 us), busbw ~5.6 GB/s at 16 MiB; "
            "reduction as for this-machine"),
       make("100gbe", "100 Gigabit Ethernet (RoCE v2 or TCP with offload), one NIC per rank",

@@ -67,7 +67,7 @@ ModelShape seed_mlp() {
   m.compute = compute_from_total(534e-6);
   m.compute_source =
       "PyTorch 1.13 DDP (gloo), 1 rank, batch 32: ~534 us per whole step measured on this kind of "
-      "machine (shared/reference/baselines.md); pass --compute-ms to use your own measurement";
+      "machine (docs/reference-measurements.md); pass --compute-ms to use your own measurement";
   return m;
 }
 

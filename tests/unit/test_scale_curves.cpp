@@ -16,7 +16,7 @@ namespace {
 
 // alpha 10 us, 1 GB/s, free reduction: easy to compute by hand.
 const LinkParams kSimpleLink{1e-5, 1e-9, 0.0};
-// The gloo-over-loopback level of shared/reference/baselines.md: alpha 50 us, 2.5 GB/s.
+// The gloo-over-loopback level of docs/reference-measurements.md: alpha 50 us, 2.5 GB/s.
 const LinkParams kLoopback{50e-6, 1.0 / 2.5e9, 0.0};
 
 ScaleQuery query(int64_t p, const std::string& model, const LinkParams& link) {

@@ -31,7 +31,7 @@ std::vector<BenchPoint> synthetic_sweep(Algorithm algorithm, int64_t p, const Li
   return points;
 }
 
-// The gloo-over-loopback level of shared/reference/baselines.md.
+// The gloo-over-loopback level of docs/reference-measurements.md.
 const LinkParams kLoopback{50e-6, 1.0 / 2.5e9, 0.0};
 
 std::string bench_json(const std::vector<BenchPoint>& points, int64_t p, const std::string& algorithm) {
