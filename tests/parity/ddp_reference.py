@@ -2,7 +2,12 @@
 """The course's ddp_cpu.py generalised to N ranks, run with real PyTorch DDP (gloo).
 
 Usage: ddp_reference.py --world-size N [--samples 256 --batch-size 32 --epochs 4 --lr 0.03
+                        --momentum 0 --weight-decay 0 --grad-accum 1
                         --seed 5 --no-shuffle --drop-last --out result.json]
+
+--grad-accum K accumulates K micro-batches before each optimizer step, the first K-1 under
+DDP's no_sync() (no all-reduce), the last one synchronising; the windows restart every epoch and
+the epoch's last batch always steps. The loss is not divided by K.
 
 Starts N processes by hand (torchrun crashes at start in Debian's 1.13 build), each with RANK,
 WORLD_SIZE, MASTER_ADDR and MASTER_PORT set, and writes one JSON with every rank's shards and
@@ -10,6 +15,7 @@ step losses, rank 0's per-epoch MSE over the whole dataset, and microseconds per
 (the training loop only, timed after a barrier, without the per-epoch evaluation).
 """
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -46,7 +52,7 @@ def rank_main(args):
     layers.append(torch.nn.Linear(width, 1))
     model = torch.nn.Sequential(*layers)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
-    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr)
+    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=args.momentum, weight_decay=args.weight_decay)
     dataset = TensorDataset(X, Y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=not args.no_shuffle,
                                  seed=args.seed, drop_last=args.drop_last)
@@ -57,11 +63,16 @@ def rank_main(args):
         sampler.set_epoch(epoch)
         shards.append(list(iter(sampler)))
         t0 = time.perf_counter()
-        for x, y in loader:
-            opt.zero_grad()
-            loss = ((ddp(x) - y) ** 2).mean()
-            loss.backward()
-            opt.step()
+        k = args.grad_accum
+        for i, (x, y) in enumerate(loader):
+            sync = k <= 1 or (i + 1) % k == 0 or i + 1 == len(loader)
+            if k <= 1 or i % k == 0:
+                opt.zero_grad()
+            with contextlib.nullcontext() if sync else ddp.no_sync():
+                loss = ((ddp(x) - y) ** 2).mean()
+                loss.backward()
+            if sync:
+                opt.step()
             step_loss.append(loss.item())
         train_s += time.perf_counter() - t0
         with torch.no_grad():
@@ -82,6 +93,9 @@ def main():
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=0.03)
+    p.add_argument("--momentum", type=float, default=0.0)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--grad-accum", type=int, default=1)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--hidden", type=lambda s: [int(x) for x in s.split(",")], default=[48, 48])
     p.add_argument("--no-shuffle", action="store_true")
