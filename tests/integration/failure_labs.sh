@@ -29,17 +29,19 @@ PY
 done
 
 # 2. Mismatched collectives are detected before any gradient moves, with both fingerprints.
+# The timeout is 300 s and the bound 60 s: an ending that came from the check, not from a wait
+# running out, on a machine however busy.
 for fault in skip:1@5 extra:2@3 resize:3@4; do
-  run run -q -n 4 --fault $fault --timeout 20
-  if [ $rc -ne 0 ] && [ $ms -lt 15000 ] && grep -q "mismatched collectives: this rank is at #" "$work/err"; then
+  run run -q -n 4 --fault $fault --timeout 300
+  if [ $rc -ne 0 ] && [ $ms -lt 60000 ] && grep -q "mismatched collectives: this rank is at #" "$work/err"; then
     ok "--fault $fault: stopped in ${ms} ms: $(grep -m1 -o 'first error: .*' "$work/err" | cut -c1-150)"
   else bad "--fault $fault: rc=$rc ms=$ms $(head -5 "$work/err")"; fi
 done
 
 # 3. Uneven inputs without Join hang; the flight recorder catches it at the timeout and names
-#    the rank that is missing from the collective.
+#    the rank that is missing from the collective. The 60 s bound only catches a hang.
 run run -q -n 4 --epochs 1 --uneven 1:1 --timeout 3 --dump-flight-recorder "$work/fr.json"
-if [ $rc -ne 0 ] && [ $ms -lt 10000 ] && grep -q "missing ranks: {1}" "$work/err"; then ok "uneven inputs: diagnosed in ${ms} ms, missing ranks: {1}"
+if [ $rc -ne 0 ] && [ $ms -lt 60000 ] && grep -q "missing ranks: {1}" "$work/err"; then ok "uneven inputs: diagnosed in ${ms} ms, missing ranks: {1}"
 else bad "uneven inputs: rc=$rc ms=$ms $(tail -8 "$work/err")"; fi
 $py -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['missing_ranks']==[1] and d['waiting_ranks']==[0,2,3], d" "$work/fr.json" \
   && ok "--dump-flight-recorder JSON names rank 1 missing" || bad "flight recorder JSON"
@@ -55,7 +57,7 @@ run run -q -n 4 --fault kill:3@4
 
 # 6. A dropped connection (gloo): every rank fails with a clear error instead of hanging.
 run run -q -n 4 --fault drop:1@4 --timeout 10
-[ $rc -ne 0 ] && [ $ms -lt 15000 ] && grep -q "where each rank was" "$work/err" && ok "drop:1@4: run stopped in ${ms} ms" \
+[ $rc -ne 0 ] && [ $ms -lt 120000 ] && grep -q "where each rank was" "$work/err" && ok "drop:1@4: run stopped in ${ms} ms" \
   || bad "drop: rc=$rc ms=$ms $(head -5 "$work/err")"
 
 # 7. A straggler: rank 1 sleeps 20 ms per step; every rank's step takes at least that long,

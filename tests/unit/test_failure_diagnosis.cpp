@@ -1,7 +1,7 @@
 // The failure lab in the app: the lab's settings become the same job fields the CLI fills, the
 // lessons name the rank and step, and a run's events (faults, errors, flight recorders, exits)
-// name the rank to highlight and where every other rank was waiting. The last cases kill a
-// real worker process through the controller.
+// name the rank to highlight and where every other rank was waiting. Killing a real worker
+// through the controller is in tests/e2e/test_controller_runs.cpp.
 #include <doctest/doctest.h>
 
 #include <csignal>
@@ -432,95 +432,3 @@ TEST_CASE("a failure nothing names highlights the rank of the first error") {
   CHECK(d.ranks[1].error == "checkpoint: cannot write");
   CHECK(d.ranks[0].cause == RankCause::None);
 }
-
-#ifdef RINGLAB_BINARY
-namespace {
-
-// Runs `job` through a real controller, kills `victim` once every rank has finished a step, and
-// returns the result (every wait is bounded by the job's timeout).
-RunResult kill_during_run(const JobConfig& job, int victim, int max_restarts, RunModel& model) {
-  replay::EventFeed feed;
-  ControllerOptions options;
-  options.job = job;
-  options.executable = RINGLAB_BINARY;
-  options.max_restarts = max_restarts;
-  Controller controller(options, feed);
-  controller.start();
-  std::vector<Event> batch;
-  bool killed = false;
-  const int64_t give_up = now_ns() + static_cast<int64_t>(job.timeout_s * 1e9);
-  while (!controller.poll()) {
-    batch.clear();
-    feed.drain(batch, 4096);
-    for (const Event& e : batch) model.consume(e);
-    if (!killed && model.latest_step() >= 1) {
-      controller.kill_rank(victim);
-      killed = true;
-    }
-    if (now_ns() > give_up) controller.request_stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  RunResult r = controller.wait();
-  batch.clear();
-  feed.drain(batch, 1 << 20);
-  for (const Event& e : batch) model.consume(e);
-  model.note_exits(r.exits);
-  CHECK(killed);
-  return r;
-}
-
-JobConfig long_job() {
-  JobConfig job;
-  job.world_size = 3;
-  job.epochs = 200;  // long enough that the kill lands mid-run
-  job.timeout_s = 20;
-  job.trace_level = "steps";
-  return job;
-}
-
-}  // namespace
-
-TEST_CASE("kill rank now: a real SIGKILL, named in the result and highlighted") {
-  RunModel model;
-  const RunResult r = kill_during_run(long_job(), 1, 0, model);
-  CHECK(!r.ok);
-  REQUIRE(!r.exits.empty());
-  CHECK(r.exits.front().rank == 1);
-  CHECK(r.exits.front().signal == SIGKILL);
-  CHECK(!r.exits.front().terminated);
-  CHECK(r.failure.find("rank 1 failed: killed by SIGKILL") != std::string::npos);
-  const FailureDiagnosis& d = model.failure();
-  CHECK(d.culprits == std::vector<int>{1});
-  CHECK(d.ranks[1].cause == RankCause::Killed);
-  CHECK(d.ranks[1].fault == "kill: SIGKILL from the controller");
-  CHECK(d.ranks[1].exit == "killed by SIGKILL");
-}
-
-TEST_CASE("kill rank now with a restart: the group resumes and the run completes") {
-  RunModel model;
-  JobConfig job = long_job();
-  job.epochs = 30;
-  const RunResult r = kill_during_run(job, 2, 1, model);
-  CHECK(r.ok);
-  CHECK(r.restarts == 1);
-  CHECK(r.epoch_mse.size() == 30);
-  REQUIRE(model.restarted_failure().has_value());
-  CHECK(model.restarted_failure()->culprits == std::vector<int>{2});
-  CHECK(!model.failure().failed);
-}
-
-TEST_CASE("kill rank refuses what it cannot do") {
-  replay::EventFeed feed;
-  ControllerOptions options;
-  options.job = long_job();
-  options.executable = RINGLAB_BINARY;
-  Controller idle(options, feed);
-  CHECK_THROWS_WITH_AS(idle.kill_rank(0), doctest::Contains("no run is going"), InputError);
-  Controller running(options, feed);
-  running.start();
-  CHECK_THROWS_WITH_AS(running.kill_rank(7), doctest::Contains("this node runs ranks 0 to 2"), InputError);
-  running.request_stop();
-  const RunResult r = running.wait();
-  CHECK(!r.ok);
-}
-#endif

@@ -148,36 +148,3 @@ TEST_CASE("checkpoints round-trip, and damaged ones are refused without touching
   std::remove(path.c_str());
   rmdir(dir);
 }
-
-#if defined(RINGLAB_BINARY) && defined(RINGLAB_HAVE_GLOO)
-#include <chrono>
-
-#include "engine/runtime/controller.h"
-#include "engine/runtime/event_store.h"
-
-TEST_CASE("interactive workers: a skipped all-reduce meets the stop vote's fingerprint instead of hanging") {
-  // The app's workers vote at every step boundary whether to stop (live changes). A rank that
-  // skips an all-reduce reaches the next vote while its neighbours are still in the all-reduce:
-  // the fingerprints differ, so the run stops with both named, long before the timeout.
-  JobConfig job;
-  job.world_size = 2;
-  job.epochs = 2;
-  job.timeout_s = 20;
-  job.faults = {"skip:1@3"};
-  ControllerOptions options;
-  options.job = job;
-  options.executable = RINGLAB_BINARY;
-  options.interactive = true;
-  EventStore events;
-  Controller controller(options, events);
-  const auto t0 = std::chrono::steady_clock::now();
-  controller.start();
-  const RunResult r = controller.wait();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  CHECK_FALSE(r.ok);
-  CHECK(r.failure.find("mismatched collectives") != std::string::npos);
-  CHECK(r.failure.find("the stop vote before step 4") != std::string::npos);
-  CHECK(r.failure.find("all-reduce of bucket 0") != std::string::npos);
-  CHECK(seconds < job.timeout_s);  // detected, not waited out
-}
-#endif

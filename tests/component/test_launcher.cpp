@@ -143,8 +143,8 @@ TEST_CASE("one failing rank tears the others down, and is reported first") {
     while (read_text(dir.file("child" + std::to_string(r))).empty()) std::this_thread::sleep_for(1ms);
   }
   auto begin = std::chrono::steady_clock::now();
-  auto exits = launcher.wait(60s);
-  CHECK(seconds_since(begin) < 2.5);
+  auto exits = launcher.wait(300s);
+  CHECK(seconds_since(begin) < 60);  // a hang guard, not a speed test: the others were stopped, not waited out
   REQUIRE(exits.size() == 4);
   CHECK(exits[0].rank == 2);
   CHECK(exits[0].exited);
