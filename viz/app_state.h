@@ -9,6 +9,7 @@
 #include "engine/replay/collective_log.h"
 #include "engine/replay/failure_lab.h"
 #include "engine/replay/loss_series.h"
+#include "engine/replay/step_through.h"
 #include "engine/runtime/job_config.h"
 #include "engine/runtime/scenario.h"
 
@@ -18,25 +19,11 @@ enum class Language { English, Indonesian };
 enum class ThemeKind { Light, Dark };
 enum class Focus { Ring, Training, Sampler, Timeline, Scale };
 
-// Follow: animate the newest finished all-reduce, over and over as training runs.
-// Gated: the workers really wait before every ring step until Next (or Play) lets them go.
-// Replay: scrub any recorded all-reduce, step by step.
-enum class RingMode { Follow, Gated, Replay };
+// The step-through's modes and state live in the engine (engine/replay/step_through.h).
+using RingMode = replay::RingMode;
+using StepThroughState = replay::StepThrough;
 
 enum class RunPhase { Idle, Running, Paused, Finished, Failed, Stopped };
-
-struct StepThroughState {
-  RingMode mode = RingMode::Follow;
-  bool playing = true;
-  double speed = 1.5;                 // ring steps per second
-  bool has_selection = false;
-  replay::CollectiveKey selected;     // the all-reduce on screen
-  int position = 0;                   // ring steps completed on screen
-  double progress = 0.0;              // 0..1: how far the next step's packets have travelled
-  double hold_s = 0.0;                // time spent on a finished all-reduce (follow mode)
-  double since_release_s = 0.0;       // gated play: time since the gate was last released
-  int fixed_position = -1;            // --ring-step: show this position, no animation
-};
 
 struct SamplerViewState {
   bool follow = true;   // show the newest epoch
@@ -88,6 +75,7 @@ struct Requests {
   bool restart = false;        // stop and start again with `job` (a setting that needs new workers)
   std::string load_scenario;
   bool toggle_fullscreen = false;
+  bool quit = false;           // Ctrl+Q: close the app the normal way
   int zoom_steps = 0;          // Ctrl+= / Ctrl+-
   bool style_changed = false;  // theme or language
   bool clear_overlays = false;

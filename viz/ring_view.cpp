@@ -183,7 +183,7 @@ void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* fra
 }
 
 // The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
-// carried in the whole all-reduce.
+// has carried in the steps on screen (the legend says so).
 void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, bool labels) {
   if (n < 2) return;
   const Palette& p = palette();
@@ -205,7 +205,7 @@ void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame
                           ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
                           ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), p.edge);
     if (!frame || !labels || n > 8) continue;
-    for (const auto& link : frame->links)
+    for (const auto& link : frame->links_so_far)
       if (link.src == r && link.dst == (r + 1) % n) {
         const std::string text = human_bytes(static_cast<double>(link.bytes));
         const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
@@ -281,16 +281,28 @@ void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const replay::
   }
 }
 
+// What the screen shows now; the step that moves next is said separately (next_step_of).
 std::string banner_of(const RingFrame& f, const replay::CollectiveRecord& rec) {
-  if (f.total_steps == 0 && f.world_size <= 1) return tr("One rank: nothing to exchange");
-  if (f.total_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
+  if (f.expected_steps == 0 && f.world_size <= 1) return tr("One rank: nothing to exchange");
+  if (f.expected_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
+  if (f.expected_steps == 0) return tr("No ring steps were recorded for this all-reduce");
   if (f.done) return tr("All-reduce done: every rank holds the sum");
+  if (f.position == 0) return tr("Before step 1: each rank holds its own input");
+  const replay::RingPlace place = replay::ring_place(f.position, f.world_size);
+  const char* text = place.phase == RingPhase::ReduceScatter ? "After ring step {} of {} (reduce-scatter {} of {})"
+                                                             : "After ring step {} of {} (all-gather {} of {})";
+  return trf(text, f.position, std::max(f.total_steps, f.expected_steps), place.step_in_phase, place.steps_in_phase);
+}
+
+// "Next: Reduce-scatter, step 2 of 3": what the packets on screen, or the next Next, will do.
+std::string next_step_of(const RingFrame& f) {
+  if (f.done || f.expected_steps == 0) return "";
   const char* phase = f.active_phase == RingPhase::ReduceScatter ? "Reduce-scatter, step {} of {}" : "All-gather, step {} of {}";
-  return trf(phase, f.active_step_in_phase, f.steps_in_phase);
+  return trf("Next: {}", trf(phase, f.active_step_in_phase, f.steps_in_phase));
 }
 
 std::string explanation_of(const RingFrame& f) {
-  if (f.done || f.total_steps == 0) return "";
+  if (f.done || f.expected_steps == 0) return "";
   if (f.active_phase == RingPhase::ReduceScatter)
     return tr("Each rank sends one chunk to its right neighbour, which adds it to its own copy.");
   return tr("The finished chunks travel on around the ring and replace the stale copies.");
@@ -335,20 +347,36 @@ void draw_footer(ImDrawList* dl, ImVec2 at, const RingFrame& f, const replay::Co
 
 // One pill per ring step, reduce-scatter then all-gather: done ones filled, the moving one
 // filling up as its packets travel. Right-aligned at `right_top`.
-void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float progress) {
+// The pills' sizes: width of one pill, and of the whole row (0: no pills for this frame).
+struct PillsSize {
+  float pill = 0, row = 0, label = 0;
+};
+PillsSize step_pills_size(const RingFrame& f) {
   const int per_phase = f.world_size - 1;
-  if (per_phase < 1 || f.total_steps == 0) return;
+  if (per_phase < 1 || f.expected_steps == 0) return {};
+  const float fs = ImGui::GetFontSize();
+  const float sfs = fs * 0.8f;
+  ImFont* small = fonts().regular;
+  const float label_w = std::max(small->CalcTextSizeA(sfs, FLT_MAX, 0, "reduce-scatter").x,
+                                 small->CalcTextSizeA(sfs, FLT_MAX, 0, "all-gather").x);
+  const float gap = fs * 0.25f, phase_gap = fs * 0.8f;
+  // Each phase's pills span at least its label.
+  const float w = std::clamp((label_w - (per_phase - 1) * gap) / per_phase, fs * 0.5f, fs * 1.6f);
+  const int steps = 2 * per_phase;
+  return {w, steps * w + (steps - 2) * gap + phase_gap, label_w};
+}
+
+void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float progress) {
+  const PillsSize size = step_pills_size(f);
+  if (size.row == 0) return;
+  const int per_phase = f.world_size - 1;
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   ImFont* small = fonts().regular;
   const float sfs = fs * 0.8f;
-  const float label_w = std::max(small->CalcTextSizeA(sfs, FLT_MAX, 0, "reduce-scatter").x,
-                                 small->CalcTextSizeA(sfs, FLT_MAX, 0, "all-gather").x);
+  const float label_w = size.label, w = size.pill, total_w = size.row;
   const float gap = fs * 0.25f, phase_gap = fs * 0.8f, h = fs * 0.7f;
-  // Each phase's pills span at least its label.
-  const float w = std::clamp((label_w - (per_phase - 1) * gap) / per_phase, fs * 0.5f, fs * 1.6f);
   const int steps = 2 * per_phase;
-  const float total_w = steps * w + (steps - 2) * gap + phase_gap;
   float x = right_top.x - total_w;
   for (int i = 0; i < steps; ++i) {
     const bool scatter = i < per_phase;
@@ -379,6 +407,8 @@ void draw_legend(ImDrawList* dl, ImVec2 at) {
   at.y += fs * 1.25f;
   draw_bands(dl, at, ImVec2(at.x + s, at.y + s), 0b1011, 4, 0.9f);
   dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("colours: ranks summed in"));
+  at.y += fs * 1.25f;
+  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("links: bytes sent so far"));
 }
 
 }  // namespace
@@ -406,17 +436,20 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   const bool compact = size.y < fs * 16 || size.x < fs * 26;
   ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
   const replay::FailureDiagnosis& failure = model.failure();
+  const bool pills = rec && !compact && !failure.failed;
+  const float pills_w = pills ? step_pills_size(frame).row + fs : 0;
   std::string banner;
   if (failure.failed) banner = FailureHeadline(failure);
   else if (rec) banner = banner_of(frame, *rec);
   else if (model.events_seen() > 0 && n == 1) banner = tr("One rank: nothing to exchange");
   else if (model.events_seen() > 0) banner = tr("Waiting for the first ring all-reduce");
   else banner = trf("Press Start: {} worker processes will train", n);
-  // A failure's headline may be long: it wraps, and the step pills make room for it.
-  const float banner_w = failure.failed ? size.x - 2 * fs : FLT_MAX;
+  // The banner keeps clear of the step pills: a smaller font when it does not fit, then wrapped.
+  const float banner_w = size.x - 2 * fs - pills_w;
+  if (big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, banner.c_str()).x > banner_w) big = fonts().bold;
   dl->AddText(big, big->FontSize, ImVec2(min.x + fs, min.y + fs * 0.5f), failure.failed ? p.bad : p.text, banner.c_str(),
               nullptr, banner_w);
-  const float banner_h = failure.failed ? big->CalcTextSizeA(big->FontSize, FLT_MAX, banner_w, banner.c_str()).y : big->FontSize;
+  const float banner_h = big->CalcTextSizeA(big->FontSize, FLT_MAX, banner_w, banner.c_str()).y;
   float y = min.y + fs * 0.6f + banner_h;
   if (rec) {
     std::string sub = trf("all-reduce #{} · {} · {} floats", rec->key.id,
@@ -425,10 +458,13 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
     if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);
     dl->AddText(ImVec2(min.x + fs, y), p.text_dim, sub.c_str());
     y += fs * 1.3f;
-    const std::string why = explanation_of(frame);
-    if (!why.empty() && !compact && !failure.failed) {
-      dl->AddText(ImVec2(min.x + fs, y), p.text, why.c_str());
-      y += fs * 1.3f;
+    const std::string next = next_step_of(frame);
+    if (!next.empty() && !failure.failed) {
+      const std::string why = compact ? "" : " — " + explanation_of(frame);
+      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, next.c_str());
+      const float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
+      dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, max.x - min.x - 2 * fs - next_w);
+      y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, max.x - min.x - 2 * fs - next_w, why.c_str()).y + fs * 0.3f;
     }
     if (state.step.mode == RingMode::Gated && !frame.done && state.step.position >= frame.total_steps &&
         state.run.phase == RunPhase::Running) {
@@ -451,11 +487,13 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (rec && !failure.failed) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
-  if (rec && !compact && !failure.failed) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
+  if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
   if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec, compact);
   if (n > 1 && !compact) {
-    const float legend_w = std::max(ImGui::CalcTextSize(tr("colours: ranks summed in")).x, ImGui::CalcTextSize(tr("fully reduced")).x);
-    draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 2.8f));
+    float legend_w = 0;
+    for (const char* line : {"colours: ranks summed in", "fully reduced", "links: bytes sent so far"})
+      legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x);
+    draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 4.05f));
   }
   dl->PopClipRect();
 }

@@ -209,14 +209,13 @@ void measure_traffic(RingFrame& frame, const CollectiveRecord& record,
 
 // Describes the step whose packets move next: a recorded one, or (while the collective is still
 // running, e.g. waiting at the gate) the one the ring will take next.
-void describe_active_step(RingFrame& frame, const RingSchedule& schedule, int expected_steps) {
+void describe_active_step(RingFrame& frame, const RingSchedule& schedule) {
   const int per_phase = frame.world_size - 1;
   const int recorded = static_cast<int>(schedule.steps.size());
-  frame.done = frame.position >= std::max(recorded, expected_steps);
-  if (frame.done) {
-    frame.banner = ring_banner(RingPhase::None, 0, 0, true);
-    return;
-  }
+  frame.done = frame.position >= std::max(recorded, frame.expected_steps);
+  frame.on_screen = ring_on_screen(frame.position, std::max(recorded, frame.expected_steps), frame.world_size,
+                                   frame.done);
+  if (frame.done) return;
   if (frame.position < recorded) {
     const RingStepId id = schedule.steps[frame.position];
     frame.active_phase = id.phase;
@@ -254,6 +253,33 @@ std::string ring_banner(RingPhase phase, int step_in_phase, int steps_in_phase, 
   return fmt::format("{}, step {} of {}", name, step_in_phase, steps_in_phase);
 }
 
+int expected_ring_steps(const CollectiveRecord& record) {
+  int n = std::max(record.world_size, static_cast<int>(record.ranks.size()));
+  for (const auto& t : record.transfers) n = std::max({n, t.src + 1, t.dst + 1});
+  if (n <= 1) return 0;
+  // A ring's 2(N-1) steps are known before the first is taken: the workers may be held at the
+  // gate with nothing recorded yet. A finished all-reduce that recorded no chunk (the backend's
+  // own, a broadcast, or a ring traced at step level) has nothing to step through.
+  const bool ring = record.algorithm == "ring" || record.algorithm == "demo";
+  return !record.transfers.empty() || (ring && !record.complete()) ? 2 * (n - 1) : 0;
+}
+
+RingPlace ring_place(int position, int world_size) {
+  const int per_phase = std::max(world_size - 1, 1);
+  if (position <= 0) return {RingPhase::None, 0, per_phase};
+  if (position <= per_phase) return {RingPhase::ReduceScatter, position, per_phase};
+  return {RingPhase::AllGather, std::min(position - per_phase, per_phase), per_phase};
+}
+
+std::string ring_on_screen(int position, int expected_steps, int world_size, bool done) {
+  if (done) return "All-reduce done: every rank holds the sum";
+  if (position <= 0) return "Before step 1: each rank holds its own input";
+  const RingPlace place = ring_place(position, world_size);
+  const char* phase = place.phase == RingPhase::ReduceScatter ? "reduce-scatter" : "all-gather";
+  return fmt::format("After ring step {} of {} ({} {} of {})", position, expected_steps, phase, place.step_in_phase,
+                     place.steps_in_phase);
+}
+
 RingSchedule ring_schedule(const CollectiveRecord& record) { return schedule_of(merge_transfers(record)); }
 
 int position_after(const RingSchedule& schedule, RingStepId id) {
@@ -274,19 +300,23 @@ RingFrame ring_frame(const CollectiveRecord& record, int position) {
   frame.num_chunks = std::max(frame.world_size, highest_chunk + 1);
   frame.chunk_offsets = chunk_offsets_of(frame.elements, frame.num_chunks, merged);
   frame.total_steps = static_cast<int>(schedule.steps.size());
-  // A ring of N ranks takes 2(N-1) steps; a collective without chunk detail (native, one rank)
-  // has nothing to step through.
-  const int expected_steps = merged.empty() ? 0 : 2 * (frame.world_size - 1);
+  frame.expected_steps = expected_ring_steps(record);
   frame.position = std::clamp(position, 0, frame.total_steps);
 
   initial_state(frame, record);
+  std::map<std::pair<int, int>, LinkTraffic> so_far;
   for (int s = 0; s < frame.position; ++s) {
     std::vector<const MergedTransfer*> in_step;
     for (const auto& m : merged)
       if (m.step == schedule.steps[s]) in_step.push_back(&m);
     apply_step(frame, in_step);
+    for (const MergedTransfer* m : in_step) {
+      LinkTraffic& link = so_far[{m->src, m->dst}];
+      link = {m->src, m->dst, link.bytes + m->bytes, link.transfers + m->segments};
+    }
   }
-  describe_active_step(frame, schedule, expected_steps);
+  for (const auto& [key, link] : so_far) frame.links_so_far.push_back(link);
+  describe_active_step(frame, schedule);
   if (frame.position < frame.total_steps) {
     for (const auto& m : merged) {
       if (m.step != schedule.steps[frame.position] || m.src >= frame.world_size ||
@@ -321,6 +351,7 @@ std::string ring_frame_to_json(const RingFrame& f) {
   nlohmann::json j = {{"world_size", f.world_size},   {"num_chunks", f.num_chunks},
                       {"elements", f.elements},       {"algorithm", f.algorithm},
                       {"position", f.position},       {"total_steps", f.total_steps},
+                      {"expected_steps", f.expected_steps}, {"on_screen", f.on_screen},
                       {"done", f.done},               {"banner", f.banner},
                       {"chunks", ranks},              {"packets", packets},
                       {"has_inputs", f.has_inputs},   {"serial_sum", f.serial_sum},

@@ -65,13 +65,20 @@ struct RingFrame {
   int64_t elements = 0;
   std::string algorithm;
   int position = 0;     // ring steps completed
-  int total_steps = 0;  // 2(N-1) for a full ring all-reduce
+  int total_steps = 0;  // ring steps recorded so far
+  // 2(N-1) for a ring all-reduce of N ranks, known before its first step is recorded (the
+  // workers may be waiting at the step-through gate); 0 for one without chunk detail.
+  int expected_steps = 0;
   // The step whose packets are moving (position + 1), or None once the all-reduce is done.
   RingPhase active_phase = RingPhase::None;
   int active_step_in_phase = 0;  // 1-based
   int steps_in_phase = 0;
   bool done = false;
-  std::string banner;   // "Reduce-scatter, step 2 of 3"
+  // What the screen shows: "Before step 1: each rank holds its own input", "After ring step 2 of
+  // 6 (reduce-scatter 2 of 3)", "All-reduce done: every rank holds the sum".
+  std::string on_screen;
+  // The step that moves next (what Next does): "Reduce-scatter, step 3 of 3"; empty once done.
+  std::string banner;
 
   std::vector<std::vector<ChunkState>> chunks;  // chunks[rank][chunk]
   std::vector<int64_t> chunk_offsets;           // first element of each chunk, plus the end
@@ -84,8 +91,9 @@ struct RingFrame {
   bool final_matches = false;
   double max_abs_error = 0.0;
 
-  // Traffic of the whole collective.
+  // Traffic of the whole collective, and of the steps completed on screen.
   std::vector<LinkTraffic> links;
+  std::vector<LinkTraffic> links_so_far;
   double duration_s = 0.0;  // the slowest rank's begin..end, less its waits at the gate
   double algbw_gbs = 0.0;   // bytes / duration
   double busbw_gbs = 0.0;   // algbw * 2(N-1)/N, as nccl-tests reports it
@@ -96,6 +104,22 @@ RingFrame ring_frame(const CollectiveRecord& record, int position);
 
 // "Reduce-scatter, step 2 of 3", "All-gather, step 1 of 3", "All-reduce done: ...".
 std::string ring_banner(RingPhase phase, int step_in_phase, int steps_in_phase, bool done);
+
+// 2(N-1) for a ring all-reduce of N ranks, known before its first step is recorded; 0 for a
+// collective with nothing to step through.
+int expected_ring_steps(const CollectiveRecord& record);
+
+// Where a position (ring steps completed) stands in a ring of `world_size` ranks: the phase of
+// the last completed step and its 1-based index in that phase (None, 0 at position 0).
+struct RingPlace {
+  RingPhase phase = RingPhase::None;
+  int step_in_phase = 0;
+  int steps_in_phase = 0;
+};
+RingPlace ring_place(int position, int world_size);
+
+// The frame's on_screen text for `position` of `expected_steps`.
+std::string ring_on_screen(int position, int expected_steps, int world_size, bool done);
 
 // The frame as JSON (what the ring view decided to draw), for tests and tools.
 std::string ring_frame_to_json(const RingFrame& frame);

@@ -116,6 +116,8 @@ scatter, gather = json.load(open(sys.argv[2]))["ring"], json.load(open(sys.argv[
 assert scatter["world_size"] == 4 and scatter["total_steps"] == 6, scatter
 assert scatter["banner"] == "Reduce-scatter, step 3 of 3", scatter["banner"]
 assert gather["banner"] == "All-gather, step 3 of 3", gather["banner"]
+assert scatter["on_screen"] == "After ring step 2 of 6 (reduce-scatter 2 of 3)", scatter["on_screen"]
+assert gather["on_screen"] == "After ring step 5 of 6 (all-gather 2 of 3)", gather["on_screen"]
 # After 2 reduce-scatter steps each rank holds: the chunk it got at step 2 (3 ranks summed), the
 # one it got at step 1 (2 ranks), and two chunks with only its own gradient.
 for rank in scatter["chunks"]:
@@ -134,6 +136,21 @@ assert f["serial_sum"] == [4.0, 8.0, 12.0], f["serial_sum"]
 assert f["final_checked"] and f["final_matches"], f
 for rank in f["chunks"]:
     assert [c.get("values") for c in rank] == [[4.0], [8.0], [12.0], []], rank
+PY
+
+# 2b. The same demo held before its first ring step: each rank holds its own [1, 2, 3]; the screen
+#     does not call the all-reduce done, nor judge a sum that has not been made yet.
+render before --scenario step-through-four-ranks --frames 10 --wait-run --ring-step 0 --state-json "$WORK/before.json"
+python3 - "$WORK/before.json" <<'PY' || fail "step-through before step 1: the screen is not at the start"
+import json, sys
+f = json.load(open(sys.argv[1]))["ring"]
+assert f["algorithm"] == "demo" and not f["done"], f
+assert f["position"] == 0 and f["expected_steps"] == 6, f
+assert f["on_screen"] == "Before step 1: each rank holds its own input", f["on_screen"]
+assert f["banner"] == "Reduce-scatter, step 1 of 3", f["banner"]
+assert not f["final_checked"] and not f["final_matches"], f
+for rank in f["chunks"]:
+    assert [c.get("values") for c in rank] == [[1.0], [2.0], [3.0], []], rank
 PY
 
 # 3. Bahasa Indonesia, dark theme, a projector's 1280x720.

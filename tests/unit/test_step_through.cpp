@@ -1,0 +1,313 @@
+// Stepping through a ring all-reduce the way a class does: gated workers that take a ring step
+// only when Next lets them, a screen that catches up with what they did, Previous that goes back
+// over it, and the words on screen at every position, for rings of 3, 4 and 8 ranks.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/replay/collective_log.h"
+#include "engine/replay/ring_state.h"
+#include "engine/replay/step_through.h"
+
+using namespace ringlab;
+using namespace ringlab::replay;
+
+namespace {
+
+// Workers held at the step-through gate: each release lets every rank take one ring step, and
+// the events they would report reach the log. Rank r starts with (r + 1) * (i + 1).
+class GatedRing {
+ public:
+  GatedRing(int ranks, int64_t id) : n_(ranks), id_(id), buf_(ranks) {
+    for (int r = 0; r < n_; ++r) {
+      for (int i = 0; i < 2 * n_; ++i) buf_[r].push_back(float((r + 1) * (i + 1)));
+      Event e = event(EventKind::CollectiveBegin, r);
+      e.bytes = 2 * n_ * 4;
+      e.text = "ring";
+      e.values = buf_[r];
+      log_.consume(e, 1, n_);
+    }
+  }
+
+  CollectiveLog& log() { return log_; }
+  const CollectiveLog& log() const { return log_; }
+  int steps_taken() const { return taken_; }
+
+  // The next collective, begun by every rank (they then wait before its first step).
+  void begin_next() {
+    ++id_;
+    taken_ = 0;
+    for (int r = 0; r < n_; ++r) {
+      for (int i = 0; i < 2 * n_; ++i) buf_[r][i] = float((r + 1) * (i + 1));
+      Event e = event(EventKind::CollectiveBegin, r);
+      e.bytes = 2 * n_ * 4;
+      e.text = "ring";
+      e.values = buf_[r];
+      log_.consume(e, 1, n_);
+    }
+  }
+
+  void release(int releases) {
+    for (int k = 0; k < releases && taken_ < 2 * (n_ - 1); ++k) take_step();
+  }
+
+ private:
+  Event event(EventKind kind, int rank) const {
+    Event e;
+    e.kind = kind;
+    e.rank = rank;
+    e.collective_id = id_;
+    e.bucket = 0;
+    return e;
+  }
+
+  // Reduce-scatter step s: rank r receives chunk (r - s - 1) mod N from its left neighbour and
+  // adds it; all-gather step s: it receives chunk (r - s) mod N and keeps it.
+  void take_step() {
+    const bool scatter = taken_ < n_ - 1;
+    const int s = scatter ? taken_ : taken_ - (n_ - 1);
+    const auto before = buf_;
+    for (int r = 0; r < n_; ++r) {
+      const int left = (r + n_ - 1) % n_;
+      const int c = ((r - s - (scatter ? 1 : 0)) % n_ + n_) % n_;
+      for (int i = 2 * c; i < 2 * c + 2; ++i) buf_[r][i] = scatter ? before[r][i] + before[left][i] : before[left][i];
+      Event e = event(EventKind::ChunkTransfer, r);
+      e.phase = static_cast<int8_t>(scatter ? 0 : 1);
+      e.ring_step = s;
+      e.chunk = c;
+      e.segment = 0;
+      e.src = left;
+      e.dst = r;
+      e.bytes = 8;
+      e.values.assign(buf_[r].begin() + 2 * c, buf_[r].begin() + 2 * c + 2);
+      log_.consume(e, 1, n_);
+    }
+    if (++taken_ == 2 * (n_ - 1))
+      for (int r = 0; r < n_; ++r) log_.consume(event(EventKind::CollectiveEnd, r), 1, n_);
+  }
+
+  int n_;
+  int64_t id_;
+  int taken_ = 0;
+  std::vector<std::vector<float>> buf_;
+  CollectiveLog log_;
+};
+
+// A class at the projector: presses a key, then lets the animation run for a few seconds,
+// while the gate's releases reach the workers.
+struct Classroom {
+  explicit Classroom(int ranks) : ring(ranks, 7) {
+    st.mode = RingMode::Gated;
+    st.playing = false;
+    frames(1);
+  }
+  void frames(int count) {
+    for (int i = 0; i < count; ++i) ring.release(advance(st, ring.log(), true, 0.1).gate_releases);
+  }
+  void next() {
+    ring.release(step_forward(st, ring.log(), true).gate_releases);
+    frames(40);
+  }
+  void previous() {
+    step_back(st, ring.log());
+    frames(40);
+  }
+  RingFrame frame() const {
+    const CollectiveRecord* shown = shown_collective(st, ring.log());
+    REQUIRE(shown != nullptr);
+    return ring_frame(*shown, st.position);
+  }
+  GatedRing ring;
+  StepThrough st;
+};
+
+}  // namespace
+
+TEST_CASE("before step 1 the screen says each rank holds its own input, not that the all-reduce is done") {
+  Classroom c(4);
+  CHECK(c.ring.steps_taken() == 0);
+  const RingFrame f = c.frame();
+  CHECK(f.position == 0);
+  CHECK(f.total_steps == 0);
+  CHECK(f.expected_steps == 6);
+  CHECK_FALSE(f.done);
+  CHECK_FALSE(f.final_checked);  // no verdict on the sum before the ring has run
+  CHECK(f.on_screen == "Before step 1: each rank holds its own input");
+  CHECK(f.banner == "Reduce-scatter, step 1 of 3");
+}
+
+TEST_CASE("gated 4-rank ring: every position from 0 to 6 and back, in words and in releases") {
+  Classroom c(4);
+  const std::vector<std::string> on_screen = {
+      "Before step 1: each rank holds its own input",
+      "After ring step 1 of 6 (reduce-scatter 1 of 3)",
+      "After ring step 2 of 6 (reduce-scatter 2 of 3)",
+      "After ring step 3 of 6 (reduce-scatter 3 of 3)",
+      "After ring step 4 of 6 (all-gather 1 of 3)",
+      "After ring step 5 of 6 (all-gather 2 of 3)",
+      "All-reduce done: every rank holds the sum"};
+  const std::vector<std::string> next = {"Reduce-scatter, step 1 of 3", "Reduce-scatter, step 2 of 3",
+                                         "Reduce-scatter, step 3 of 3", "All-gather, step 1 of 3",
+                                         "All-gather, step 2 of 3",     "All-gather, step 3 of 3", ""};
+  for (int p = 0; p <= 6; ++p) {
+    CAPTURE(p);
+    const RingFrame f = c.frame();
+    CHECK(f.position == p);
+    CHECK(c.ring.steps_taken() == p);  // the workers took exactly the steps on screen
+    CHECK(f.on_screen == on_screen[p]);
+    CHECK(f.banner == next[p]);
+    CHECK(f.done == (p == 6));
+    if (p < 6) c.next();
+  }
+  CHECK(c.frame().final_checked);
+  CHECK(c.frame().final_matches);
+  for (int p = 5; p >= 0; --p) {  // back over what is recorded; nobody is released
+    c.previous();
+    CAPTURE(p);
+    CHECK(c.frame().position == p);
+    CHECK(c.frame().on_screen == on_screen[p]);
+    CHECK(c.ring.steps_taken() == 6);
+  }
+}
+
+TEST_CASE("Next x3 then Previous shows step 2; Next first catches the view up, then opens the gate") {
+  Classroom c(4);
+  c.next();
+  c.next();
+  c.next();
+  CHECK(c.frame().position == 3);
+  c.previous();
+  CHECK(c.frame().position == 2);
+  CHECK(c.frame().on_screen == "After ring step 2 of 6 (reduce-scatter 2 of 3)");
+  CHECK(c.ring.steps_taken() == 3);
+  c.next();  // catches up: step 3 was taken already
+  CHECK(c.frame().position == 3);
+  CHECK(c.ring.steps_taken() == 3);
+  c.next();  // now the workers take step 4
+  CHECK(c.frame().position == 4);
+  CHECK(c.ring.steps_taken() == 4);
+}
+
+TEST_CASE("the links are labelled with the bytes sent up to the step on screen") {
+  Classroom c(4);
+  CHECK(c.frame().links_so_far.empty());
+  c.next();
+  c.next();
+  const RingFrame f = c.frame();
+  REQUIRE(f.links_so_far.size() == 4);
+  for (const LinkTraffic& link : f.links_so_far) CHECK(link.bytes == 16);  // two 8-byte chunks
+  for (const LinkTraffic& link : f.links) CHECK(link.bytes == 16);         // all that is recorded so far
+}
+
+TEST_CASE("after the last step Next moves to the next all-reduce, and Previous comes back to the end") {
+  Classroom c(4);
+  for (int i = 0; i < 6; ++i) c.next();
+  const CollectiveKey first = c.st.selected;
+  c.ring.begin_next();  // the workers reach the next all-reduce and wait before its first step
+  c.next();
+  CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.frame().position == 1);
+  CHECK(c.ring.steps_taken() == 1);
+  c.previous();
+  CHECK(c.frame().position == 0);
+  c.previous();  // from step 0 back into the all-reduce before, at its end
+  CHECK(c.st.selected == first);
+  CHECK(c.frame().done);
+  c.next();  // and forward again: the one after, at the step the workers took; nobody released
+  CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.frame().position == 1);
+  CHECK(c.ring.steps_taken() == 1);
+}
+
+TEST_CASE("Next pressed before the next all-reduce is recorded shows its first step once it arrives") {
+  Classroom c(4);
+  for (int i = 0; i < 6; ++i) c.next();
+  const CollectiveKey first = c.st.selected;
+  const StepRequest request = step_forward(c.st, c.ring.log(), true);
+  CHECK(request.gate_releases == 1);
+  c.frames(5);
+  CHECK(c.st.selected == first);  // nothing newer to show yet
+  c.ring.begin_next();
+  c.ring.release(request.gate_releases);
+  c.frames(40);
+  CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.frame().position == 1);
+}
+
+TEST_CASE("rings of 3 and 8 ranks step through 2(N-1) steps each way") {
+  for (int n : {3, 8}) {
+    CAPTURE(n);
+    Classroom c(n);
+    const int steps = 2 * (n - 1);
+    CHECK(c.frame().expected_steps == steps);
+    for (int p = 1; p <= steps; ++p) {
+      c.next();
+      CHECK(c.frame().position == p);
+      CHECK(c.ring.steps_taken() == p);
+      if (p < steps) {
+        const bool scatter = p <= n - 1;
+        const int in_phase = scatter ? p : p - (n - 1);
+        CHECK(c.frame().on_screen == "After ring step " + std::to_string(p) + " of " + std::to_string(steps) + " (" +
+                                         (scatter ? "reduce-scatter " : "all-gather ") + std::to_string(in_phase) +
+                                         " of " + std::to_string(n - 1) + ")");
+      }
+    }
+    CHECK(c.frame().done);
+    CHECK(c.frame().final_matches);
+    for (int p = steps - 1; p >= 0; --p) {
+      c.previous();
+      CHECK(c.frame().position == p);
+    }
+    CHECK(c.ring.steps_taken() == steps);
+  }
+}
+
+TEST_CASE("Play in gated mode paces the workers one step at a time until the all-reduce is done") {
+  Classroom c(3);
+  toggle_play(c.st);
+  c.st.speed = 4;
+  c.frames(200);  // 20 s of frames at 4 steps per second
+  CHECK(c.ring.steps_taken() == 4);
+  CHECK(c.frame().done);
+}
+
+TEST_CASE("a stopped run releases nobody: Next only catches the view up") {
+  Classroom c(4);
+  c.next();
+  c.previous();
+  CHECK(step_forward(c.st, c.ring.log(), false).gate_releases == 0);  // catch up to step 1
+  CHECK(step_forward(c.st, c.ring.log(), false).gate_releases == 0);  // nothing more to show
+  CHECK(c.ring.steps_taken() == 1);
+}
+
+TEST_CASE("switching modes asks for the gate to be switched, and only when it changes") {
+  StepThrough st;
+  CHECK_FALSE(set_mode(st, RingMode::Replay).set_gated.has_value());
+  const StepRequest on = set_mode(st, RingMode::Gated);
+  REQUIRE(on.set_gated.has_value());
+  CHECK(*on.set_gated);
+  CHECK_FALSE(st.playing);
+  const StepRequest off = set_mode(st, RingMode::Follow);
+  REQUIRE(off.set_gated.has_value());
+  CHECK_FALSE(*off.set_gated);
+  CHECK(st.playing);
+}
+
+TEST_CASE("a finished ring traced without chunks has nothing to step through") {
+  CollectiveLog log;
+  for (int r = 0; r < 2; ++r) {
+    Event b;
+    b.kind = EventKind::CollectiveBegin;
+    b.rank = r;
+    b.collective_id = 1;
+    b.bytes = 16;
+    b.text = "ring";
+    log.consume(b, 1, 2);
+    Event e = b;
+    e.kind = EventKind::CollectiveEnd;
+    log.consume(e, 1, 2);
+  }
+  CHECK(expected_steps(log.at(0)) == 0);
+  CHECK(ring_frame(log.at(0), 0).done);
+}
