@@ -38,7 +38,7 @@ const char* phase_text(RunPhase phase) {
     case RunPhase::Paused: return tr("paused at the gate");
     case RunPhase::Finished: return tr("finished");
     case RunPhase::Failed: return tr("failed");
-    case RunPhase::Stopped: return tr("stopped");
+    case RunPhase::Stopped: return tr("stopped by you");
   }
   return "";
 }

@@ -125,6 +125,8 @@ FailureTracker::RankTrack& FailureTracker::track(int rank) {
   return ranks_[rank];
 }
 
+bool FailureTracker::after_stop(const Event& e) const { return stopped_at_ns_ >= 0 && e.t_end_ns >= stopped_at_ns_; }
+
 void FailureTracker::start_attempt() {
   ranks_.clear();
   flight_.clear();
@@ -132,6 +134,7 @@ void FailureTracker::start_attempt() {
   mismatches_.clear();
   controller_error_.clear();
   failed_at_ns_ = -1;
+  stopped_at_ns_ = -1;
 }
 
 void FailureTracker::clear() {
@@ -167,7 +170,9 @@ void FailureTracker::consume(const Event& e) {
       start_attempt();
     } else if (e.kind == EventKind::Log && starts_with(e.text, "world changed")) {
       start_attempt();
-    } else if (e.kind == EventKind::Error) {
+    } else if (e.kind == EventKind::RunStopped) {
+      if (stopped_at_ns_ < 0) stopped_at_ns_ = e.t_end_ns;
+    } else if (e.kind == EventKind::Error && !after_stop(e)) {
       if (controller_error_.empty()) controller_error_ = e.text;
       failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
     }
@@ -205,7 +210,7 @@ void FailureTracker::consume(const Event& e) {
       if (cause_of_fault(e.text) != RankCause::None) failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
       break;
     case EventKind::Error:
-      if (is_teardown(e.text)) {
+      if (after_stop(e) || is_teardown(e.text)) {
         t.stopped = true;
         break;
       }
@@ -216,6 +221,7 @@ void FailureTracker::consume(const Event& e) {
       failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
       break;
     case EventKind::FlightRecord:
+      if (after_stop(e)) break;  // the others' waits, cut short by the stop that was asked for
       try {
         flight_.push_back(nlohmann::json::parse(e.text));
       } catch (const nlohmann::json::exception&) {
@@ -241,6 +247,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
   const int world = std::clamp(world_size > 0 ? world_size : world_hint_, 0, kMaxWorldSize);
   d.world_size = world;
   d.failed_at_ns = failed_at_ns_;
+  d.stopped_at_ns = stopped_at_ns_;
   d.first_error = !errors_.empty() ? errors_.front() : controller_error_;
   d.failed = !errors_.empty() || !flight_.empty() || !controller_error_.empty();
   for (int r = 0; r < world; ++r) {

@@ -73,6 +73,7 @@ struct FailureDiagnosis {
   std::string first_error;           // "rank 2: ..." the earliest error that was not a teardown
   std::string restart;               // the controller's restart note, when this failure was restarted
   int64_t failed_at_ns = -1;         // steady clock: the latest error or fault of this attempt
+  int64_t stopped_at_ns = -1;        // steady clock: when the run was stopped on request (RunStopped)
 
   const RankDiagnosis* rank(int r) const;
   bool is_culprit(int r) const;
@@ -109,6 +110,7 @@ class FailureTracker {
     bool exit_is_signal = false;
   };
   RankTrack& track(int rank);
+  bool after_stop(const Event& e) const;  // reported after a stop that was asked for
   void note_uneven(const std::string& job_json);
   void start_attempt();
 
@@ -118,6 +120,7 @@ class FailureTracker {
   std::vector<FingerprintMismatch> mismatches_;  // every collective check that failed
   std::string controller_error_;        // the controller's own error (no progress from any rank)
   int64_t failed_at_ns_ = -1;
+  int64_t stopped_at_ns_ = -1;          // the controller's RunStopped: later errors are its teardown
   int world_hint_ = 0;                  // from RunBegin
   std::vector<int> out_of_data_;        // ranks the job gives fewer batches, without Join (from RunBegin)
   std::optional<FailureDiagnosis> restarted_;

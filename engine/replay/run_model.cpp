@@ -21,6 +21,7 @@ void RunModel::clear() {
   rank_generation_.clear();
   ranks_.clear();
   errors_.clear();
+  stopped_at_ns_ = -1;
   logs_.clear();
   run_ended_ = false;
   us_per_step_ = 0.0;
@@ -108,6 +109,7 @@ void RunModel::consume(const Event& event) {
   timeline_.consume(event);
   failures_.consume(event);
 
+  if (event.kind == EventKind::RunStopped && stopped_at_ns_ < 0) stopped_at_ns_ = event.t_end_ns;
   if (event.rank < 0 || event.rank >= kMaxWorldSize) return;
   if (static_cast<int>(ranks_.size()) <= event.rank) ranks_.resize(event.rank + 1);
   RankProgress& rank = ranks_[event.rank];
@@ -121,8 +123,9 @@ void RunModel::consume(const Event& event) {
       rank.epoch = std::max(rank.epoch, event.epoch);
       rank.last_loss = event.value;
       break;
-    case EventKind::Error:
-      keep(errors_, "rank " + std::to_string(event.rank) + ": " + event.text);
+    case EventKind::Error:  // not those of the teardown a stop asked for
+      if (stopped_at_ns_ < 0 || event.t_end_ns < stopped_at_ns_)
+        keep(errors_, "rank " + std::to_string(event.rank) + ": " + event.text);
       break;
     case EventKind::Log:
       keep(logs_, "rank " + std::to_string(event.rank) + ": " + event.text);

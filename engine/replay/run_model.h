@@ -94,6 +94,7 @@ class RunModel {
   std::vector<int> rank_generation_;  // RunBegins seen from each rank
   std::vector<RankProgress> ranks_;
   std::vector<std::string> errors_;
+  int64_t stopped_at_ns_ = -1;  // the controller's RunStopped: the errors after it are its teardown
   std::vector<std::string> logs_;
   bool run_ended_ = false;
   bool label_set_ = false;

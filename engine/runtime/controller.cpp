@@ -344,7 +344,17 @@ std::optional<RunResult> Controller::poll() {
   return impl_->result;
 }
 
-void Controller::request_stop() { impl_->stop_requested = true; }
+void Controller::request_stop() {
+  if (impl_->stop_requested.exchange(true)) return;
+  // Said once, as a typed event: whatever the ranks report from here on is the teardown that
+  // was asked for, not a failure.
+  Event e;
+  e.kind = EventKind::RunStopped;
+  e.rank = -1;
+  e.t_begin_ns = e.t_end_ns = now_ns();
+  e.text = "user";
+  impl_->events.emit(std::move(e));
+}
 
 void Controller::set_gated(bool on) {
   impl_->gated = on;

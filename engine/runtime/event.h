@@ -28,8 +28,10 @@ enum class EventKind : uint8_t {
   RunEnd = 15,         // value = us per step
   FlightRecord = 16,   // text = JSON of this rank's flight recorder (sent when a rank fails)
   Fault = 17,          // a fault this rank injected on purpose (text says which), at `step`
+  RunStopped = 18,     // the controller's (rank -1): the run is being ended because someone asked
+                       // (text: who, "user" for Stop); what the ranks report after it is teardown
 };
-inline constexpr EventKind kLastEventKind = EventKind::Fault;
+inline constexpr EventKind kLastEventKind = EventKind::RunStopped;
 
 enum class RingPhase : int8_t { None = -1, ReduceScatter = 0, AllGather = 1 };
 

@@ -140,7 +140,7 @@ void emit_flight_record(EventSink& events, int rank, const FlightRecorder& recor
   events.emit(std::move(e));
 }
 
-// When the controller stops the run (SIGTERM, because another rank failed), this rank still
+// When the controller stops the run (SIGTERM: another rank failed, or the user stopped it), this rank still
 // tells what it was doing: a thread waits for the signal, sends the flight record, flushes and
 // exits. SIGTERM is blocked in every other thread, so none of them is interrupted mid-call.
 class ReportOnTerminate {
@@ -160,7 +160,7 @@ class ReportOnTerminate {
         e.kind = EventKind::Error;
         e.rank = rank;
         e.t_begin_ns = e.t_end_ns = now_ns();
-        e.text = "stopped by the controller (SIGTERM) because another rank failed";
+        e.text = "stopped by the controller (SIGTERM)";  // it cannot tell why: the controller can
         events.emit(std::move(e));
         emit_flight_record(events, rank, recorder);
         events.flush_events();

@@ -94,7 +94,7 @@ std::vector<Event> killed_rank_two() {
   for (int r : {0, 1, 3}) events.push_back(collective(EventKind::CollectiveBegin, r, 16, 7, 5));
   events.push_back(chunk(0, 17, 7, RingPhase::ReduceScatter, 0));
   events.push_back(text_event(EventKind::Error, 1, 30, "send: gloo: Connection closed by peer"));
-  events.push_back(text_event(EventKind::Error, 0, 31, "stopped by the controller (SIGTERM) because another rank failed"));
+  events.push_back(text_event(EventKind::Error, 0, 31, "stopped by the controller (SIGTERM)"));
   events.push_back(flight(0, 32, 7, "allreduce", "started", 1));
   events.push_back(flight(1, 32, 7, "allreduce", "scheduled", -1));
   events.push_back(flight(3, 33, 7, "allreduce", "started", 0));
@@ -431,4 +431,35 @@ TEST_CASE("a failure nothing names highlights the rank of the first error") {
   CHECK(d.ranks[1].cause == RankCause::Failed);
   CHECK(d.ranks[1].error == "checkpoint: cannot write");
   CHECK(d.ranks[0].cause == RankCause::None);
+}
+
+TEST_CASE("a stop that was asked for is not a failure: what the ranks report after it is its teardown") {
+  // The user pressed Stop at 30 ms: the controller says so with a typed event, then tears the
+  // ranks down; whatever they report from then on (closed connections, flight records, their
+  // own SIGTERM) names no culprit and opens no failure report.
+  RunModel model;
+  for (int r = 0; r < 4; ++r) model.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) model.consume(collective(EventKind::CollectiveBegin, r, 20, 3, 1));
+  model.consume(ev(EventKind::RunStopped, -1, 30));
+  model.consume(text_event(EventKind::Error, 3, 31, "gloo: Connection closed by peer [127.0.0.1]:40000"));
+  model.consume(text_event(EventKind::Error, 2, 31, "ring_allreduce: step 1: timed out"));
+  model.consume(flight(1, 32, 3, "allreduce", "started", 1));
+  const FailureDiagnosis& d = model.failure();
+  CHECK_FALSE(d.failed);
+  CHECK(d.culprits.empty());
+  CHECK(d.first_error.empty());
+  CHECK(d.stopped_at_ns == 1'000'000'000 + 30'000'000);
+  CHECK(model.errors().empty());
+}
+
+TEST_CASE("an error from before the stop still counts") {
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  tracker.consume(text_event(EventKind::Error, 1, 25, "checkpoint: cannot write"));
+  tracker.consume(ev(EventKind::RunStopped, -1, 30));
+  tracker.consume(text_event(EventKind::Error, 0, 31, "gloo: Connection closed by peer"));
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.failed);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.first_error == "rank 1: checkpoint: cannot write");
 }
