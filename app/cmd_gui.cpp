@@ -65,7 +65,8 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--ring-step", options->ring_step, "show the newest all-reduce at this ring step (0: before the first)")
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--state-json", options->state_json,
-                  "with --frames: write what the views showed at the end (ring, generations, world changes) as JSON");
+                  "write what the views showed at the end (ring, generations, world changes) as JSON: after --frames, "
+                  "or when the window closes (Ctrl+Q, the close button, SIGTERM)");
   cmd->add_option("--switch", options->switch_spec,
                   "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
@@ -77,8 +78,8 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--height", options->height, "window height in pixels")->check(CLI::Range(480, 4320))->capture_default_str();
   cmd->callback([options] {
     if (options->frames == 0 && (!options->screenshot.empty() || !options->frame_stats.empty() || options->wait_run ||
-                                 !options->state_json.empty() || !options->switch_spec.empty()))
-      throw InputError("--screenshot, --frame-stats, --state-json, --switch and --wait-run need --frames N (headless rendering)");
+                                 !options->switch_spec.empty()))
+      throw InputError("--screenshot, --frame-stats, --switch and --wait-run need --frames N (headless rendering)");
     if (!options->switch_spec.empty()) parse_switch(options->switch_spec, *options);
 #ifdef RINGLAB_SOURCE_DIR
     options->source_dir = RINGLAB_SOURCE_DIR;

@@ -43,6 +43,12 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                    {"store_events", session.feed().size()}, {"events_lost", session.feed().overflowed()},
                    {"store_restarts", session.feed().restarts()}};
   j["run_message"] = state.run.message;
+  static const char* const phases[] = {"idle", "running", "paused", "finished", "failed", "stopped"};
+  j["run_phase"] = phases[static_cast<int>(state.run.phase)];
+  j["failure_shown"] = model.failure().failed;
+  const char* const modes[] = {"follow", "gated", "replay"};
+  j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},
+                       {"target", state.step.target}};
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("--state-json: cannot write '{}'", path));
   out << j.dump(1) << "\n";

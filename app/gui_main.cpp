@@ -103,6 +103,7 @@ float restyle_if_needed(const viz::AppState& state, int framebuffer_height, floa
 // style must be applied again.
 bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
   viz::Requests& r = state.requests;
+  if (r.quit) glfwSetWindowShouldClose(window, GLFW_TRUE);  // the loop ends and stops the workers
   if (r.toggle_fullscreen) {
     static int saved[4] = {100, 100, 1600, 900};
     if (glfwGetWindowMonitor(window)) {
@@ -119,6 +120,7 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
   const bool restyle = r.zoom_steps != 0 || r.style_changed;
   viz::set_language(state.language);
   r.toggle_fullscreen = false;
+  r.quit = false;
   r.zoom_steps = 0;
   r.style_changed = false;
   return restyle;
@@ -178,6 +180,11 @@ int run_gui(const GuiOptions& options) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
+  // Every key press reaches the shortcuts, however short; Dear ImGui's own callback (installed
+  // next) calls this one first.
+  glfwSetKeyCallback(window.handle, [](GLFWwindow*, int key, int, int action, int mods) {
+    if (action != GLFW_RELEASE) viz::QueueKeyPress(key, mods, action == GLFW_REPEAT);
+  });
   ImGui_ImplGlfw_InitForOpenGL(window.handle, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   viz::set_language(state.language);

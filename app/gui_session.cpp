@@ -243,6 +243,7 @@ void RunSession::apply_requests() {
   // What concerns the window (full screen, zoom, style) is left for the main loop.
   viz::Requests window_only;
   window_only.toggle_fullscreen = r.toggle_fullscreen;
+  window_only.quit = r.quit;
   window_only.zoom_steps = r.zoom_steps;
   window_only.style_changed = r.style_changed;
   r = window_only;

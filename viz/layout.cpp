@@ -128,8 +128,10 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu(label("Help", "menu_help").c_str())) {
+    ImGui::TextUnformatted(tr("F5: Start · Shift+F5: Stop · Ctrl+R: Reset · Ctrl+Q: quit"));
     ImGui::TextUnformatted(tr("Space: play / pause"));
     ImGui::TextUnformatted(tr("Right / Left: next / previous ring step"));
+    ImGui::TextUnformatted(tr("PageDown / PageUp (a presenter's clicker): next / previous ring step"));
     ImGui::TextUnformatted(tr("F11: full screen"));
     ImGui::TextUnformatted(tr("Ctrl+= / Ctrl+-: larger / smaller text"));
     ImGui::TextUnformatted(tr("Timeline: wheel zooms, drag pans, double-click follows"));

@@ -1,25 +1,62 @@
-// Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- text size.
+// Keyboard: Space play/pause, Right/Left (and a presenter's clicker: PageDown/PageUp) step,
+// F5 Start, Shift+F5 Stop, Ctrl+R Reset, Ctrl+Q quit, F11 full screen, Ctrl+= / Ctrl+- text size.
 #include <GLFW/glfw3.h>
 #include <imgui.h>
+
+#include <vector>
 
 #include "viz/views.h"
 
 namespace ringlab::viz {
+namespace {
+
+struct KeyPress {
+  int key = 0;
+  int mods = 0;
+  bool repeat = false;
+};
+
+// Presses since the last frame, in order. Dear ImGui 1.86 only sees whether a key is down when a
+// frame begins, so a tap shorter than a frame (a presenter's clicker, xdotool, a slow software
+// renderer) would be lost; the window's key callback queues every press here instead.
+std::vector<KeyPress>& pending() {
+  static std::vector<KeyPress> presses;
+  return presses;
+}
+
+void apply(const KeyPress& press, const replay::RunModel& model, AppState& state) {
+  const bool ctrl = press.mods & GLFW_MOD_CONTROL, shift = press.mods & GLFW_MOD_SHIFT;
+  switch (press.key) {
+    case GLFW_KEY_RIGHT:
+    case GLFW_KEY_PAGE_DOWN: StepForward(model, state); return;
+    case GLFW_KEY_LEFT:
+    case GLFW_KEY_PAGE_UP: StepBack(model, state); return;
+    default: break;
+  }
+  if (press.repeat) return;  // holding the others down does not repeat them
+  switch (press.key) {
+    case GLFW_KEY_SPACE: TogglePlay(state); break;
+    case GLFW_KEY_F5: (shift ? state.requests.stop : state.requests.start) = true; break;
+    case GLFW_KEY_F11: state.requests.toggle_fullscreen = true; break;
+    case GLFW_KEY_R: state.requests.reset |= ctrl; break;
+    case GLFW_KEY_Q: state.requests.quit |= ctrl; break;
+    case GLFW_KEY_EQUAL:
+    case GLFW_KEY_KP_ADD: state.requests.zoom_steps += ctrl ? 1 : 0; break;
+    case GLFW_KEY_MINUS:
+    case GLFW_KEY_KP_SUBTRACT: state.requests.zoom_steps -= ctrl ? 1 : 0; break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void QueueKeyPress(int key, int mods, bool repeat) { pending().push_back({key, mods, repeat}); }
 
 void HandleShortcuts(const replay::RunModel& model, AppState& state) {
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;  // typing in a field
-  // Dear ImGui 1.86's GLFW backend stores key state by GLFW key code.
-  if (ImGui::IsKeyPressed(GLFW_KEY_SPACE, false)) TogglePlay(state);
-  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) StepForward(model, state);
-  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) StepBack(model, state);
-  if (ImGui::IsKeyPressed(GLFW_KEY_F11, false)) state.requests.toggle_fullscreen = true;
-  if (io.KeyCtrl) {
-    if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD, false))
-      ++state.requests.zoom_steps;
-    if (ImGui::IsKeyPressed(GLFW_KEY_MINUS, false) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT, false))
-      --state.requests.zoom_steps;
-  }
+  std::vector<KeyPress> presses;
+  presses.swap(pending());
+  if (ImGui::GetIO().WantTextInput) return;  // typing in a field
+  for (const KeyPress& press : presses) apply(press, model, state);
 }
 
 }  // namespace ringlab::viz

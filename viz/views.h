@@ -21,6 +21,8 @@ void DrawMainWindow(const replay::RunModel& model, AppState& state);
 
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).
 void HandleShortcuts(const replay::RunModel& model, AppState& state);
+// From the window's key callback: a key pressed (or repeated) since the last frame.
+void QueueKeyPress(int key, int mods, bool repeat);
 
 // Step-through (step_through_view.cpp): which all-reduce is on screen and where in it; advanced
 // once per frame before drawing.

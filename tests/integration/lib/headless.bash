@@ -7,7 +7,8 @@ headless() {
   local geometry=$1 out=$2 rc_file rc
   shift 2
   rc_file=$(mktemp)
-  xvfb-run -a -s "-screen 0 $geometry" bash -c '"$@"; echo $? >"$0"' "$rc_file" "$@" >"$out" 2>&1
+  # A random first display number: two tests starting at once would otherwise both pick :99.
+  xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 $geometry" bash -c '"$@"; echo $? >"$0"' "$rc_file" "$@" >"$out" 2>&1
   rc=$(cat "$rc_file" 2>/dev/null)
   rm -f "$rc_file"
   return "${rc:-125}"

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The classroom flows driven as a teacher drives them: the real window under Xvfb at a projector's
+# 1280x720, keys pressed with xdotool, what the app showed read from --state-json when Ctrl+Q
+# closes it, and a screenshot of each end state (kept in $RINGLAB_TEST_ARTIFACTS when set).
+#  1. Step-through: F5 starts the 4-rank demo held at the gate; Right x3, then Left: the ring shows
+#     step 2 of 6 in words and chunks, and the workers took exactly 3 steps.
+#  2. The same with a presenter's clicker (PageDown / PageUp).
+#  3. Stop: F5 starts a 4-rank run, Shift+F5 stops it: "stopped", and no failure is shown.
+set -uo pipefail
+RINGLAB=$(realpath "$1")
+SRC=$2
+source "$(dirname "$0")/lib/headless.bash"
+require_headless_app "$RINGLAB"
+for tool in xdotool xwd; do
+  command -v $tool > /dev/null || { echo "SKIP: $tool is not installed (apt-get install xdotool x11-apps)"; exit 77; }
+done
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+ART=${RINGLAB_TEST_ARTIFACTS:-$WORK}
+mkdir -p "$ART"
+fail=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fail=1; }
+
+# The driver runs inside the virtual display: it starts the app, presses KEYS (a list of xdotool
+# key names; "wait-workers" waits until the run's 4 workers exist, "pause" lets the screen catch
+# up), dumps the screen, quits with Ctrl+Q and waits (bounded) for the app to end.
+cat > "$WORK/drive.sh" << 'DRIVE'
+#!/usr/bin/env bash
+set -u
+ringlab=$1 out=$2 name=$3 scenario=$4
+shift 4
+# The display answers before the app is started (a loaded machine can be slow to bring Xvfb up).
+for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
+xdotool getdisplaygeometry > /dev/null || { echo "the virtual display $DISPLAY does not answer"; exit 1; }
+"$ringlab" gui --scenario "$scenario" --width 1280 --height 720 --state-json "$out/$name.json" > "$out/$name.log" 2>&1 &
+app=$!
+wid=""
+for _ in $(seq 600); do wid=$(xdotool search --onlyvisible --name "ringlab: DDP" 2> /dev/null | head -1); [ -n "$wid" ] && break; sleep 0.1; done
+[ -n "$wid" ] || { echo "no window appeared"; kill $app; exit 1; }
+xdotool windowfocus --sync "$wid"
+sleep 1  # the first frames
+for key in "$@"; do
+  case $key in
+    wait-workers)
+      for _ in $(seq 600); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 4 ] && break; sleep 0.1; done
+      sleep 2 ;;  # they join the group and reach the gate
+    pause) sleep 1.5 ;;
+    *) xdotool key "$key"; sleep 0.3 ;;
+  esac
+done
+sleep 1.5
+xwd -root -silent > "$out/$name.xwd"
+xdotool key ctrl+q
+for _ in $(seq 600); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
+if kill -0 $app 2> /dev/null; then echo "Ctrl+Q did not close the app"; kill -9 $app; exit 1; fi
+wait $app
+echo "app exit code $?"
+DRIVE
+
+drive() {  # drive NAME SCENARIO KEYS...
+  local name=$1
+  if ! headless 1280x720x24 "$WORK/$name.driver" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" "$@"; then
+    cat "$WORK/$name.driver" "$WORK/$name.log" 2> /dev/null | tail -20
+    bad "$name: the driver failed"
+    return 1
+  fi
+  python3 "$SRC/tests/integration/lib/xwd_to_png.py" "$WORK/$name.xwd" "$ART/classroom-$name.png"
+  pgrep -f "ringlab worker.*" -P 1 > /dev/null && bad "$name: workers left behind"
+  return 0
+}
+
+check_step() {  # check_step NAME: the ring on screen is at step 2 of 6, the workers took 3 steps
+  python3 - "$WORK/$1.json" << 'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ring = s["ring"]
+assert ring is not None, "no all-reduce on screen"
+assert s["step_through"]["mode"] == "gated", s["step_through"]
+assert ring["position"] == 2, ("position", ring["position"], s["step_through"])
+assert ring["on_screen"] == "After ring step 2 of 6 (reduce-scatter 2 of 3)", ring["on_screen"]
+assert ring["total_steps"] == 3, ("the workers took", ring["total_steps"], "steps")
+# After two reduce-scatter steps no chunk holds all 4 ranks yet, and some hold 3.
+counts = [len(c["contributors"]) for rank in ring["chunks"] for c in rank]
+assert max(counts) == 3, counts
+assert not s["failure_shown"], s
+PY
+}
+
+if drive keys step-through-four-ranks F5 wait-workers Right pause Right pause Right pause Left; then
+  check_step keys && ok "Right x3, Left: step 2 of 6 on screen, 3 taken by the workers (classroom-keys.png)" ||
+    bad "step-through with the arrow keys"
+fi
+if drive clicker step-through-four-ranks F5 wait-workers Page_Down pause Page_Down pause Page_Down pause Page_Up; then
+  check_step clicker && ok "PageDown x3, PageUp: step 2 of 6 on screen (classroom-clicker.png)" ||
+    bad "step-through with a presenter's clicker"
+fi
+cat > "$WORK/long.json" << 'JSON'
+{"title": {"en": "A long run to stop"}, "description": {"en": "Four ranks on gloo for many epochs."},
+ "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 100000}}
+JSON
+if drive stop "$WORK/long.json" F5 wait-workers pause shift+F5 pause; then
+  python3 - "$WORK/stop.json" << 'PY' && ok "F5 then Shift+F5: stopped, no failure shown (classroom-stop.png)" || bad "Stop"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "stopped", (s["run_phase"], s["run_message"])
+assert not s["failure_shown"], ("a failure is shown after Stop", s["run_message"])
+assert s["latest_step"] >= 0, s
+PY
+fi
+exit $fail
