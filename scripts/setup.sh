@@ -8,7 +8,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
   libgloo-dev libopenmpi-dev openmpi-bin
   libglfw3-dev libimgui-dev libepoxy-dev libstb-dev libfreetype-dev fonts-dejavu-core
-  xvfb xauth libgl1-mesa-dri
+  xvfb xauth libgl1-mesa-dri xdotool x11-apps
   python3-torch
 )
 
