@@ -83,6 +83,8 @@ viz::AppState initial_state(const GuiOptions& o) {
   state.step.playing = !state.gated;
   state.step.fixed_position = o.ring_step;
   state.backends = list_backends();
+  state.version = RINGLAB_VERSION;
+  state.about_open = o.about;
   return state;
 }
 
