@@ -71,6 +71,7 @@ void add_gui_command(CLI::App& root) {
                   "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
       ->check(CLI::IsMember({"ring", "training", "sampler", "timeline", "scale"}));
+  cmd->add_flag("--about", options->about, "open Help > About: the version and the libraries, with their licences");
   cmd->add_option("--lang", options->lang, "en | id (Bahasa Indonesia)")->check(CLI::IsMember({"en", "id"}))->capture_default_str();
   cmd->add_option("--theme", options->theme, "light (projectors) | dark")->check(CLI::IsMember({"light", "dark"}))->capture_default_str();
   cmd->add_option("--ui-scale", options->ui_scale, "text and widget scale")->check(CLI::Range(0.5, 4.0))->capture_default_str();

@@ -2,7 +2,7 @@
 #ifdef RINGLAB_HAVE_GUI
 #include "app/gui_capture.h"
 
-#include <epoxy/gl.h>
+#include <glad/gl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <stb/stb_image_write.h>

@@ -1,7 +1,8 @@
 // The desktop app's main loop, shaped like Dear ImGui's example_glfw_opengl3: open a window,
 // then poll events, take in the run's events, draw the views, render, repeat.
 #ifdef RINGLAB_HAVE_GUI
-#include <epoxy/gl.h>
+#include <glad/gl.h>  // before GLFW: glad's header is the GL API here
+#define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
@@ -37,12 +38,16 @@ namespace {
 constexpr float kBaseFontPx = 18.0f;
 constexpr int kNoDisplayExit = 3;
 std::string g_glfw_error;
+int g_glfw_error_code = 0;
 
 // Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped.
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
 
-void remember_glfw_error(int code, const char* text) { g_glfw_error = fmt::format("{} (GLFW error {:#x})", text, code); }
+void remember_glfw_error(int code, const char* text) {
+  g_glfw_error = fmt::format("{} (GLFW error {:#x})", text, code);
+  g_glfw_error_code = code;
+}
 
 void print_headless_help() {
   fmt::print(stderr,
@@ -78,6 +83,8 @@ viz::AppState initial_state(const GuiOptions& o) {
   state.step.playing = !state.gated;
   state.step.fixed_position = o.ring_step;
   state.backends = list_backends();
+  state.version = RINGLAB_VERSION;
+  state.about_open = o.about;
   return state;
 }
 
@@ -140,6 +147,24 @@ void print_failure_marks(const replay::RunModel& model) {
   if (model.failure().failed) print("highlight", model.failure());
 }
 
+// The app needs the OpenGL version glad was generated for. Too old a driver shows in one of two
+// places: GLFW refuses to create the context (GLFW_VERSION_UNAVAILABLE), or, should a driver hand
+// one over anyway, gladLoadGL answers with the older version it loaded.
+Error gl_too_old(const std::string& found) {
+  return Error(fmt::format("OpenGL {}.{} core is needed, but {}: update the graphics driver, or use Mesa's "
+                           "software renderer (LIBGL_ALWAYS_SOFTWARE=1)",
+                           RINGLAB_GL_MAJOR, RINGLAB_GL_MINOR, found));
+}
+
+// `loaded`: gladLoadGL's answer, the context's version (0: it could not read one).
+void require_gl_version(int loaded) {
+  if (loaded >= GLAD_MAKE_VERSION(RINGLAB_GL_MAJOR, RINGLAB_GL_MINOR)) return;
+  if (loaded == 0) throw Error("cannot load OpenGL: glad could not read the version of the context GLFW created");
+  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  throw gl_too_old(fmt::format("the context is OpenGL {}.{} ({})", GLAD_VERSION_MAJOR(loaded),
+                               GLAD_VERSION_MINOR(loaded), renderer ? renderer : "unknown renderer"));
+}
+
 struct Window {
   GLFWwindow* handle = nullptr;
   ~Window() {
@@ -162,8 +187,8 @@ int run_gui(const GuiOptions& options) {
     return kNoDisplayExit;
   }
   Window window;
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, RINGLAB_GL_MAJOR);  // the version glad was generated for
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, RINGLAB_GL_MINOR);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
@@ -171,10 +196,13 @@ int run_gui(const GuiOptions& options) {
   window.handle = glfwCreateWindow(headless ? 64 : options.width, headless ? 64 : options.height,
                                    "ringlab: DDP and ring all-reduce, for real", nullptr, nullptr);
   if (!window.handle) {
+    if (g_glfw_error_code == GLFW_VERSION_UNAVAILABLE)
+      throw gl_too_old("this display's driver does not offer it: " + g_glfw_error);
     print_headless_help();
     return kNoDisplayExit;
   }
   glfwMakeContextCurrent(window.handle);
+  require_gl_version(gladLoadGL(glfwGetProcAddress));  // ringlab's own GL calls; ImGui's backend loads its own
   glfwSwapInterval(headless ? 0 : 1);
 
   IMGUI_CHECKVERSION();

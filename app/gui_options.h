@@ -22,6 +22,7 @@ struct GuiOptions {
   int switch_world = 0;
   std::string switch_backend;
   std::string focus;            // ring | training | sampler | timeline | scale
+  bool about = false;           // open Help > About
   std::string lang = "en";
   std::string theme = "light";
   float ui_scale = 1.0f;

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   CLI::App root{"ringlab: see DistributedDataParallel and ring all-reduce work, for real"};
   root.name("ringlab");
   root.require_subcommand(0, 1);
-  root.set_version_flag("--version", "ringlab 0.1.0");
+  root.set_version_flag("--version", "ringlab " RINGLAB_VERSION);
   ringlab::app::add_run_command(root);
   ringlab::app::add_worker_command(root);
   ringlab::app::add_gui_command(root);

@@ -32,11 +32,18 @@ ringlab_optional(MPI MPI_C_FOUND)
 if(NOT RINGLAB_WITH_GUI STREQUAL "OFF")
   find_package(glfw3 3.3 QUIET)
   pkg_check_modules(IMGUI QUIET IMPORTED_TARGET imgui)
-  pkg_check_modules(EPOXY QUIET IMPORTED_TARGET epoxy)
-  if(glfw3_FOUND AND IMGUI_FOUND AND EPOXY_FOUND)
-    set(_gui_found TRUE)
-  else()
-    set(_gui_found FALSE)
+  # The OpenGL loader is generated at build time (cmake/Glad.cmake) by Debian's glad.
+  find_program(GLAD_EXECUTABLE glad DOC "glad 2 OpenGL loader generator (Debian: python3-glad)")
+  set(_gui_found FALSE)
+  if(glfw3_FOUND AND IMGUI_FOUND)
+    if(GLAD_EXECUTABLE)
+      set(_gui_found TRUE)
+    else()
+      # GLFW and Dear ImGui are here, so the app is wanted: stop rather than quietly build
+      # without it for want of a build tool.
+      message(FATAL_ERROR "the OpenGL loader generator 'glad' was not found: install python3-glad "
+                          "(scripts/setup.sh does), or configure with -DRINGLAB_WITH_GUI=OFF to build without the app")
+    endif()
   endif()
 endif()
 ringlab_optional(GUI _gui_found)

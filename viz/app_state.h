@@ -116,6 +116,9 @@ struct AppState {
   RunStatus run;
   Requests requests;
   double frame_dt_s = 0.0;
+
+  std::string version;      // ringlab's, for Help > About
+  bool about_open = false;  // the About window
 };
 
 }  // namespace ringlab::viz

@@ -135,6 +135,8 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     ImGui::TextUnformatted(tr("F11: full screen"));
     ImGui::TextUnformatted(tr("Ctrl+= / Ctrl+-: larger / smaller text"));
     ImGui::TextUnformatted(tr("Timeline: wheel zooms, drag pans, double-click follows"));
+    ImGui::Separator();
+    if (ImGui::MenuItem(tr("About ringlab"))) state.about_open = true;
     ImGui::EndMenu();
   }
   // What is running, at the right end of the bar.
@@ -180,6 +182,7 @@ void DrawMainWindow(const replay::RunModel& model, AppState& state) {
   else focus_layout(model, state, main);
   ImGui::EndChild();
   ImGui::End();
+  DrawAboutWindow(state);
 }
 
 }  // namespace ringlab::viz

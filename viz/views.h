@@ -19,6 +19,10 @@ void DrawScaleView(const replay::RunModel& model, AppState& state);
 // The whole window: menu bar and the fixed layout of panes (layout.cpp).
 void DrawMainWindow(const replay::RunModel& model, AppState& state);
 
+// Help > About: the version and the libraries ringlab is made with, with their licences; a
+// window of its own, drawn while state.about_open (about_view.cpp).
+void DrawAboutWindow(AppState& state);
+
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).
 void HandleShortcuts(const replay::RunModel& model, AppState& state);
 // From the window's key callback: a key pressed (or repeated) since the last frame.

@@ -168,4 +168,10 @@ read -r w h colours < <(python3 "$WORK/png.py" info "$WORK/scale.png")
 changed=$(python3 "$WORK/png.py" diff "$WORK/scatter.png" "$WORK/scale.png")
 python3 -c "import sys; sys.exit(0 if float('$changed') > 0.05 else 1)" ||
   fail "--focus scale looks like the ring layout: only $changed of the pixels differ"
+
+# 5. Help > About (--about), over the same frame as step 3: a window of its own, in Indonesian.
+render about --scenario seed-one-rank --frames 20 --lang id --theme dark --width 1280 --height 720 --about
+changed=$(python3 "$WORK/png.py" diff "$WORK/small.png" "$WORK/about.png")
+python3 -c "import sys; sys.exit(0 if float('$changed') > 0.08 else 1)" ||
+  fail "--about: no About window over the views, only $changed of the pixels differ"
 echo "PASS: gui under Xvfb"
