@@ -35,6 +35,12 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["epoch_mse"] = nlohmann::json::array();
   for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
   j["sampler_epochs"] = model.sampler().epochs().size();
+  if (!model.sampler().epochs().empty()) {  // the newest epoch the sampler view can show
+    const replay::EpochKey newest = model.sampler().epochs().back();
+    int reported = 0;
+    for (const auto& shard : *model.sampler().shards(newest)) reported += shard.empty() ? 0 : 1;
+    j["sampler_newest"] = {{"generation", newest.generation}, {"epoch", newest.epoch}, {"ranks", reported}};
+  }
   j["errors"] = model.errors();
   const replay::RunModel::Holdings h = model.holdings();
   j["holdings"] = {{"collectives", h.collectives}, {"transfers", h.transfers}, {"timeline_spans", h.timeline_spans},

@@ -86,6 +86,7 @@ void RunSession::launch(const JobConfig& job) {
   state_.step.has_selection = false;
   state_.run.message.clear();
   stopping_ = false;
+  switch_from_generation_ = -1;
   try {
     job.validate();
     require_backend(job.backend);
@@ -145,6 +146,7 @@ void RunSession::update() {
     for (const Event& e : batch_) model_.consume(e);
   } while (now_ns() < deadline);
   if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;
+  note_switch_landed();
   state_.run.events_lost = feed_.overflowed();
   // Events are allocated on the event server's threads and freed on this one; glibc keeps the
   // freed pages in those threads' arenas, so a long run's memory would creep up. Hand them back.
@@ -155,6 +157,19 @@ void RunSession::update() {
   // The run is over once the controller says so and its last events are in.
   if (controller_ && !run_over() && feed_.queued() == 0)
     if (std::optional<RunResult> result = controller_->poll()) finish(*result);
+}
+
+// Once the new world's workers report, the status says where the change landed instead of
+// "switching" for the rest of the run.
+void RunSession::note_switch_landed() {
+  const replay::Generation* now = model_.current_generation();
+  if (switch_from_generation_ < 0 || !now || now->index <= switch_from_generation_) return;
+  const auto& changes = model_.loss().changes;
+  if (changes.empty()) return;  // its first step has not been reported yet
+  const replay::WorldChange& c = changes.back();
+  state_.run.message = viz::trf("{} rank{}, {} since step {:.0f}", c.world_size, c.world_size == 1 ? "" : "s",
+                                c.backend, c.step);
+  switch_from_generation_ = -1;
 }
 
 void RunSession::load_scenario(const std::string& name) {
@@ -229,6 +244,8 @@ void RunSession::apply_requests() {
       state_.run.live_backend = state_.job.backend;
       state_.run.message = viz::trf("switching to {} rank{}, {}", state_.job.world_size,
                                     state_.job.world_size == 1 ? "" : "s", state_.job.backend);
+      const replay::Generation* now = model_.current_generation();
+      switch_from_generation_ = now ? now->index : 0;
     } catch (const Error& e) {
       state_.run.message = e.what();
     }

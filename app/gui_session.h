@@ -33,6 +33,8 @@ class RunSession {
   bool run_over() const;  // ended, failed, stopped, or never started
 
  private:
+  void note_switch_landed();
+
   void launch(const JobConfig& job);
   void finish(const RunResult& result);
   void stop();
@@ -45,6 +47,7 @@ class RunSession {
   std::vector<Event> batch_;
   std::vector<JobConfig> sequence_;  // runs still to make, in order
   bool stopping_ = false;
+  int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
   bool plain_workers_ = false;  // this run's workers have no gate or stop check (see breaks_collective_order)
   double started_at_s_ = 0;
   int64_t last_trim_ns_ = 0;

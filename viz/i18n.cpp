@@ -494,6 +494,8 @@ const std::unordered_map<std::string_view, const char*>& indonesian() {
        "dihentikan"},
       {"stopped by you",
        "dihentikan oleh Anda"},
+      {"{} rank{}, {} since step {:.0f}",
+       "{0} rank, {2} sejak langkah {3:.0f}"},
       {"switching to {} rank{}, {}",
        "beralih ke {0} rank, {2}"},
       {"the [1, 2, 3] demo",

@@ -57,13 +57,25 @@ int RunModel::latest_epoch() const {
   return epoch;
 }
 
-// Every worker process announces itself with RunBegin; the n-th RunBegin of a rank opens its
-// n-th generation. Events before any RunBegin belong to generation 0.
+// Every worker process announces itself with RunBegin, and a rank's events belong to the
+// generation of its latest RunBegin (events before any belong to generation 0).
 int RunModel::generation_of(const Event& event) {
   if (event.rank < 0 || event.rank >= kMaxWorldSize) return 0;
   if (static_cast<int>(rank_generation_.size()) <= event.rank) rank_generation_.resize(event.rank + 1, 0);
-  if (event.kind == EventKind::RunBegin) ++rank_generation_[event.rank];
+  if (event.kind == EventKind::RunBegin) rank_generation_[event.rank] = generation_begun_by(event);
   return rank_generation_[event.rank];
+}
+
+// A RunBegin joins the newest generation, unless its rank has begun in that one already (a
+// restart, a change of backend) or it names another world size (the world grew or shrank):
+// then it opens the next. Counting each rank's RunBegins instead would put the ranks a growth
+// adds, whose first RunBegin this is, into the first generation with the old world.
+int RunModel::generation_begun_by(const Event& run_begin) const {
+  if (generations_.empty()) return 1;
+  const Generation& newest = generations_.back();
+  const bool begun_there = rank_generation_[run_begin.rank] == newest.index;
+  const bool other_world = run_begin.value > 0 && static_cast<int>(run_begin.value) != newest.world_size;
+  return begun_there || other_world ? newest.index + 1 : newest.index;
 }
 
 void RunModel::note_run_begin(const Event& event, int generation) {

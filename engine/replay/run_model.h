@@ -79,6 +79,7 @@ class RunModel {
 
  private:
   int generation_of(const Event& event);
+  int generation_begun_by(const Event& run_begin) const;
   void note_run_begin(const Event& event, int generation);
   void keep(std::vector<std::string>& list, std::string line);
 

@@ -37,4 +37,19 @@ assert state["epoch_mse"][-1] < state["epoch_mse"][0], state["epoch_mse"]
 assert not state["errors"], state["errors"]
 print("switched to 2 ranks on %s after step %.1f; %d steps in all" % (target, changes[0]["step"], state["latest_step"] + 1))
 PY
+# Growing the world, 4 -> 8 ranks: the ranks the change adds belong to the new world, so the ring
+# and the sampler show 8 ranks.
+printf '{"title": "grow", "job": {"world_size": 4, "backend": "gloo", "epochs": 40}}' >"$WORK/grow.json"
+headless 1280x1024x24 "$WORK/grow.txt" "$RINGLAB" gui --scenario "$WORK/grow.json" --frames 10 --wait-run \
+  --switch "12:8" --state-json "$WORK/grow-state.json" --screenshot "$WORK/grow.png" ||
+  { cat "$WORK/grow.txt" >&2; fail "ringlab gui (4 -> 8) exited non-zero"; }
+python3 - "$WORK/grow-state.json" <<'PY' || fail "growing the world live to 8 ranks did not show 8 ranks"
+import json, sys
+state = json.load(open(sys.argv[1]))
+assert [g["world_size"] for g in state["generations"]] == [4, 8], state["generations"]
+assert state["ring"] is not None and state["ring"]["world_size"] == 8, state["ring"]
+assert state["sampler_newest"]["ranks"] == 8 and state["sampler_newest"]["generation"] == 2, state["sampler_newest"]
+assert not state["errors"], state["errors"]
+print("grew to 8 ranks: ring and sampler show 8")
+PY
 echo "PASS: live change of world"

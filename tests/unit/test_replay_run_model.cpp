@@ -59,6 +59,28 @@ TEST_CASE("a live change from 4 ranks to 2 opens a new generation") {
   CHECK(m.latest_step() == 1);
 }
 
+TEST_CASE("growing the world live: the ranks it adds belong to the new generation, whichever begins first") {
+  RunModel m;
+  for (int r = 0; r < 4; ++r) m.consume(run_begin(r, 4, "gloo"));
+  // 4 -> 8: a new rank may announce itself before the old ones restart.
+  for (int r : {5, 0, 4, 1, 2, 6, 3, 7}) m.consume(run_begin(r, 8, "gloo"));
+  REQUIRE(m.generations().size() == 2);
+  CHECK(m.current_generation()->world_size == 8);
+  for (int r = 0; r < 8; ++r) m.consume(make(EventKind::CollectiveBegin, r, 5, 2));
+  REQUIRE(m.collectives().size() == 1);
+  const CollectiveRecord* c = m.collectives().find({2, 2});
+  REQUIRE(c != nullptr);
+  CHECK(c->world_size == 8);
+  for (int r = 0; r < 8; ++r) CHECK(c->ranks[r].began);
+  Event shard = make(EventKind::SamplerShard, 6, 5);
+  shard.indices = {1, 2, 3};
+  m.consume(shard);
+  CHECK(m.sampler().shards({2, 0}) != nullptr);  // rank 6's shard is the new world's
+  // A restart of the same world (every rank begins again) opens a third one.
+  for (int r = 0; r < 8; ++r) m.consume(run_begin(r, 8, "gloo"));
+  CHECK(m.generations().size() == 3);
+}
+
 TEST_CASE("run end, errors and ingest from a store") {
   EventStore store;
   store.emit(run_begin(0, 2, "gloo"));
