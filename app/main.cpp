@@ -46,5 +46,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ringlab: unexpected error: {}\n", e.what());
     return 1;
   }
-  return ringlab::app::exit_code();
+  return ringlab::app::check_stdout(ringlab::app::exit_code());
 }

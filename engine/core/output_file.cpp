@@ -245,4 +245,10 @@ void require_distinct_outputs(const std::vector<std::pair<std::string, std::stri
   }
 }
 
+void check_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  require_distinct_outputs(outputs);
+  for (const auto& [path, what] : outputs)
+    if (!path.empty()) check_output_path(path, what);
+}
+
 }  // namespace ringlab

@@ -55,5 +55,7 @@ void check_output_path(const std::string& path, const std::string& what);
 // same file (the same path once resolved, or the same inode), which would leave only the one
 // written last. Character devices (/dev/null) may be named by several.
 void require_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+// Both: what a command checks before it starts the job whose outputs these are.
+void check_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace ringlab

@@ -8,11 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 
 namespace ringlab {
 namespace {
@@ -175,11 +175,7 @@ std::string RankSpool::failure() const {
 void write_spooled_file(const RankSpool& spool, const std::string& path, const char* what,
                         const std::function<void(std::ostream&)>& write) {
   if (const std::string failure = spool.failure(); !failure.empty()) throw Error(failure);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(fmt::format("cannot write {} to {}: {}", what, path, std::strerror(errno)));
-  write(file);
-  file.flush();
-  if (!file) throw Error(fmt::format("writing {} to {} failed: {}", what, path, std::strerror(errno)));
+  write_output_file(path, what, write);
 }
 
 }  // namespace ringlab
