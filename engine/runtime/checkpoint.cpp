@@ -1,10 +1,5 @@
 #include "engine/runtime/checkpoint.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <climits>
 #include <cstring>
@@ -15,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 #include "engine/core/output_file.h"
 
 // File layout: 8 bytes of magic "RLCKPT01", a u64 FNV-1a checksum of everything after it (the
@@ -59,37 +55,6 @@ std::string encode_body(const Checkpoint& c) {
   return body;
 }
 
-// Reads a whole checkpoint file, refusing anything that is not a regular file of a sane size:
-// a FIFO would block open() forever and /dev/zero would never end.
-std::string read_checkpoint_file(const std::string& path) {
-  auto bad = [&](const std::string& why) { return InputError(fmt::format("checkpoint {}: {}", path, why)); };
-  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw bad(fmt::format("cannot open ({})", std::strerror(errno)));
-  std::string bytes;
-  try {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) throw bad(fmt::format("cannot stat ({})", std::strerror(errno)));
-    if (!S_ISREG(st.st_mode)) throw bad("not a regular file (a directory, device or pipe)");
-    if (static_cast<uint64_t>(st.st_size) > kMaxCheckpointBytes)
-      throw bad(fmt::format("{} bytes is more than the limit of {}", st.st_size, kMaxCheckpointBytes));
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw bad(fmt::format("cannot read ({})", std::strerror(errno)));
-      if (n == 0) throw bad("the file shrank while it was read");
-      done += static_cast<size_t>(n);
-    }
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return bytes;
-}
-
 // A whole number from the header, exactly: get<int>() of 1e300 would be undefined behaviour.
 int64_t integer_field(const nlohmann::json& header, const char* key) {
   const nlohmann::json& v = header.at(key);
@@ -118,7 +83,7 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  const std::string file = read_checkpoint_file(path);
+  const std::string file = read_input_file(path, "checkpoint", kMaxCheckpointBytes);
   auto bad = [&](const std::string& why) { return InputError(fmt::format("checkpoint {}: {}", path, why)); };
   if (file.size() < kPreambleBytes + sizeof(uint64_t) || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
     throw bad("not a ringlab checkpoint (bad magic or too short)");

@@ -3,11 +3,10 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 
 namespace ringlab::sim {
 
@@ -93,11 +92,9 @@ BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
 }
 
 BenchFile load_bench_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot open bench file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_bench_json(text.str(), path);
+  // A sweep of every size from 4 bytes to 4 GiB is a few KiB of JSON.
+  constexpr uint64_t kMaxBenchFileBytes = uint64_t{16} << 20;
+  return parse_bench_json(read_input_file(path, "bench file", kMaxBenchFileBytes), path);
 }
 
 }  // namespace ringlab::sim

@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 
 namespace ringlab::sim {
 
@@ -74,11 +73,9 @@ RunReport parse_run_report(const std::string& text, const std::string& origin) {
 }
 
 RunReport load_run_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot open run report '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_run_report(text.str(), path);
+  // A report holds every rank's shard of every epoch and every step's loss: it grows with the run.
+  constexpr uint64_t kMaxRunReportBytes = uint64_t{256} << 20;
+  return parse_run_report(read_input_file(path, "run report", kMaxRunReportBytes), path);
 }
 
 ModelShape model_of_report(const RunReport& report) {

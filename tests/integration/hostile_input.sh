@@ -172,7 +172,7 @@ row "run --scenario lr null" "field 'job.lr': wrong type \(null\)" "$bin" run --
 row "run --scenario view.focus moon" "field 'view.focus': must be ring, sampler, training, timeline or scale; got 'moon'" "$bin" run --scenario ./bad-focus.json
 row "run --scenario empty sequence" "field 'sequence': must be a list of 1 to 16 job overrides" "$bin" run --scenario ./empty-sequence.json
 row "run --scenario sequence[0] world_size 0" "field 'sequence\[0\].world_size': --world-size must be between 1 and 64, got 0" "$bin" run --scenario ./bad-sequence.json
-row "run --scenario missing file" "scenario ./missing.json: cannot open the file" "$bin" run --scenario ./missing.json
+row "run --scenario missing file" "scenario ./missing.json: cannot open \(No such file or directory\)" "$bin" run --scenario ./missing.json
 row "run --scenario unknown name" "--scenario: no scenario named 'no-such-scenario'" "$bin" run --scenario no-such-scenario
 row "run --scenario a directory" "^ringlab: error: scenario ./directory.json: not a regular file" "$bin" run --scenario ./directory.json
 row "run --scenario /dev/zero" "^ringlab: error: scenario /dev/zero: not a regular file" "$bin" run --scenario /dev/zero

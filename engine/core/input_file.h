@@ -1,0 +1,15 @@
+#pragma once
+// Files the user names as input (scenarios, checkpoints, bench and trace files, run reports) are
+// read whole through one function, which refuses anything that is not a regular file of a sane
+// size before reading a byte: a FIFO would block the open for ever, /dev/zero would be read
+// until memory runs out, and a directory reads as an obscure stream error.
+#include <cstdint>
+#include <string>
+
+namespace ringlab {
+
+// The whole file at `path`. Throws InputError "WHAT PATH: REASON" when it cannot be opened or
+// read, is not a regular file, or holds more than `max_bytes`.
+std::string read_input_file(const std::string& path, const std::string& what, uint64_t max_bytes);
+
+}  // namespace ringlab
