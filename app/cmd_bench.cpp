@@ -201,6 +201,7 @@ void run_controller(const BenchArgs& args) {
     throw InputError(fmt::format("--world-size must be between 1 and {}", kMaxWorldSize));
   require_backend(args.backend);
   check_output_paths({{args.json_path, "--json"}});
+  check_bench_memory(options, args.world_size, args.backend);
   const std::vector<size_t> sizes = bench_sizes(options);
 
   const std::string token = random_token();
