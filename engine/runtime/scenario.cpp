@@ -158,12 +158,7 @@ Scenario read_scenario_file(const fs::path& path) {
   const std::string source = path.string();
   constexpr uint64_t kMaxScenarioBytes = 1 << 20;
   const std::string text = read_input_file(source, "scenario", kMaxScenarioBytes);
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("scenario {}: not valid JSON: {}", source, e.what()));
-  }
+  const json doc = parse_json_input(text, "scenario " + source);
   Scenario s = parse_scenario(doc, path.stem().string(), source);
   s.path = source;
   return s;

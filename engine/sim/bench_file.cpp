@@ -64,12 +64,7 @@ void parse_row(const json& row, size_t index, BenchFile& file, const std::string
 }  // namespace
 
 BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
-  }
+  json doc = parse_json_input(text, origin);
   if (!doc.is_object()) throw InputError(fmt::format("{}: expected a JSON object with \"results\"", origin));
   BenchFile file;
   file.backend = optional_string(doc, "backend", origin);

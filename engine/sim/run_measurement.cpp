@@ -44,12 +44,7 @@ double number_field(const json& doc, const char* key, const std::string& origin)
 }  // namespace
 
 RunReport parse_run_report(const std::string& text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
-  }
+  json doc = parse_json_input(text, origin);
   if (!doc.is_object()) throw InputError(fmt::format("{}: expected the JSON object `ringlab run --report` writes", origin));
   RunReport r;
   r.origin = origin;

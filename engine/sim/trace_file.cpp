@@ -21,12 +21,7 @@ class TraceReader {
   explicit TraceReader(std::string origin) : origin_(std::move(origin)) {}
 
   std::vector<Event> read(const std::string& text) {
-    json doc;
-    try {
-      doc = json::parse(text);
-    } catch (const json::exception& e) {
-      throw InputError(fmt::format("{}: not valid JSON ({})", origin_, e.what()));
-    }
+    json doc = parse_json_input(text, origin_);
     const json* list = &doc;
     if (doc.is_object()) {
       if (!doc.contains("traceEvents"))
