@@ -82,6 +82,8 @@ void JobConfig::validate() const {
           fmt::format("--samples must be between 1 and 100000000, got {}", samples));
   require(features >= 1 && features <= 4096,
           fmt::format("features must be between 1 and 4096, got {}", features));
+  require(hidden.size() <= kMaxHiddenLayers,
+          fmt::format("--hidden takes at most {} layers, got {}", kMaxHiddenLayers, hidden.size()));
   for (int h : hidden)
     require(h >= 1 && h <= 4096, fmt::format("--hidden sizes must be between 1 and 4096, got {}", h));
   require(batch_size >= 1 && batch_size <= 1'000'000,
@@ -101,6 +103,8 @@ void JobConfig::validate() const {
           fmt::format("--timeout must be between 0 and 86400 seconds (exclusive of 0), got {}", timeout_s));
   require(trace_level == "none" || trace_level == "steps" || trace_level == "chunks",
           fmt::format("--trace-level must be none, steps or chunks; got '{}'", trace_level));
+  require(faults.size() <= kMaxFaults, fmt::format("--fault may be given at most {} times, got {}", kMaxFaults, faults.size()));
+  require(uneven.size() <= kMaxUneven, fmt::format("--uneven may be given at most {} times, got {}", kMaxUneven, uneven.size()));
   parse_faults(*this);
   parse_uneven(*this);
 }

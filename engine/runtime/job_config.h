@@ -1,6 +1,7 @@
 #pragma once
 // One training job, as `ringlab run` flags, scenario files and the app's controls describe it.
 // Defaults are the seed's ddp_cpu.py: 256 samples, 6 features, seed 5, batch 32, lr 0.03, 4 epochs.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@
 namespace ringlab {
 
 inline constexpr int kMaxWorldSize = 64;
+// How long the job's lists may be: a scenario file of 60,000 faults is a mistake, not a lesson.
+inline constexpr size_t kMaxHiddenLayers = 16;
+inline constexpr size_t kMaxFaults = 64;
+inline constexpr size_t kMaxUneven = kMaxWorldSize;  // one entry per rank is all it takes
 
 struct JobConfig {
   int world_size = 1;

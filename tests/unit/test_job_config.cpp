@@ -30,3 +30,20 @@ TEST_CASE("--hidden is a list of widths") {
   CHECK_THROWS_AS(parse_hidden("48,,48"), InputError);
   CHECK_THROWS_AS(parse_hidden("5000"), InputError);
 }
+
+TEST_CASE("the job's lists are bounded: layers, faults and uneven entries") {
+  JobConfig job;
+  job.world_size = 2;
+  job.hidden = std::vector<int>(kMaxHiddenLayers, 8);
+  CHECK_NOTHROW(job.validate());
+  job.hidden.push_back(8);
+  CHECK_THROWS_WITH_AS(job.validate(), "--hidden takes at most 16 layers, got 17", InputError);
+  job.hidden = {8};
+  job.faults = std::vector<std::string>(kMaxFaults, "delay:1:5");
+  CHECK_NOTHROW(job.validate());
+  job.faults.push_back("delay:1:5");
+  CHECK_THROWS_WITH_AS(job.validate(), "--fault may be given at most 64 times, got 65", InputError);
+  job.faults.clear();
+  job.uneven = std::vector<std::string>(kMaxUneven + 1, "1:0");
+  CHECK_THROWS_WITH_AS(job.validate(), "--uneven may be given at most 64 times, got 65", InputError);
+}
