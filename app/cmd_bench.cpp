@@ -287,7 +287,7 @@ void add_bench_command(CLI::App& root) {
   auto args = std::make_shared<BenchArgs>();
   add_allreduce_options(*allreduce, *args);
   allreduce->callback([args] {
-    if (args->timeout_s <= 0) throw InputError("--timeout must be positive");
+    check_timeout_seconds(args->timeout_s);
     if (args->worker_of.empty())
       run_controller(*args);
     else

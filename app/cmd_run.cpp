@@ -135,19 +135,14 @@ void run(RunFlags& f) {
     throw InputError(fmt::format("--max-restarts must be between 0 and 100, got {}", f.max_restarts));
   options.max_restarts = f.max_restarts;
   require_backend(options.job.backend);
-  if (f.nnodes < 1 || f.nnodes > kMaxWorldSize)
-    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, f.nnodes));
-  if (f.node_rank < 0 || f.node_rank >= f.nnodes)
-    throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", f.nnodes, f.node_rank));
-  if (options.job.world_size % f.nnodes != 0)
-    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", options.job.world_size, f.nnodes));
   if (f.master_port < 0 || f.master_port > 65535)
     throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
-  check_outputs(f);
   options.nnodes = f.nnodes;
   options.node_rank = f.node_rank;
   options.master_addr = f.master_addr;
   options.master_port = static_cast<uint16_t>(f.master_port);
+  options.validate();
+  check_outputs(f);
 
   RunOutputs sinks(!f.trace.empty(), !f.metrics.empty());
   Controller controller(options, sinks);

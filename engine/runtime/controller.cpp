@@ -304,9 +304,23 @@ struct Controller::Impl {
   }
 };
 
+void ControllerOptions::validate() const {
+  job.validate();
+  if (nnodes < 1 || nnodes > kMaxWorldSize)
+    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
+  if (node_rank < 0 || node_rank >= nnodes)
+    throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", nnodes, node_rank));
+  if (job.world_size % nnodes != 0)
+    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", job.world_size, nnodes));
+  // Port 0 means "any free port", which only node 0 would know: the others would wait for ever.
+  if (nnodes > 1 && master_port == 0)
+    throw InputError(fmt::format("--nnodes {} needs --master-port (1 to 65535): every node must be given the port "
+                                 "node 0's store listens on", nnodes));
+}
+
 Controller::Controller(ControllerOptions options, EventSink& events)
     : impl_(std::make_unique<Impl>(std::move(options), events)) {
-  impl_->options.job.validate();
+  impl_->options.validate();
   impl_->gated = impl_->options.gated;
 }
 

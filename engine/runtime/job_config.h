@@ -54,6 +54,13 @@ struct JobConfig {
 void to_json(nlohmann::json& j, const JobConfig& c);
 void from_json(const nlohmann::json& j, JobConfig& c);
 
+// A bucket cap asked for (the flag, the app's field): 1..1048576 KiB. The -1 of a stored job means
+// PyTorch's defaults; as a value given on the command line it is an error like any other.
+void check_bucket_cap_kb(int64_t kb);
+// Any blocking wait's timeout: 1 s to a day. Below a second a loaded machine fails a healthy run
+// ("no message ... before the deadline") instead of saying that the value was wrong.
+void check_timeout_seconds(double seconds);
+
 // Parses "48,48" into {48, 48}; throws InputError on anything else.
 std::vector<int> parse_hidden(const std::string& text);
 // "--seed": a whole number in [-2^63, 2^64). A negative seed wraps to 2^64 + seed, as

@@ -125,8 +125,8 @@ row "run --seed 1.5" "--seed must be a whole number in \[-2\^63, 2\^64\), got '1
 row "run --epochs -1" "--epochs must be between 0 and 1000000, got -1" "$bin" run --epochs -1
 row "run --bucket-cap-kb 0" "--bucket-cap-kb must be between 1 and 1048576" "$bin" run --bucket-cap-kb 0
 row "run --grad-accum 1025" "--grad-accum must be between 1 and 1024, got 1025" "$bin" run --grad-accum 1025
-row "run --timeout 0" "--timeout must be between 0 and 86400 seconds" "$bin" run --timeout 0
-row "run --timeout inf" "--timeout must be between 0 and 86400 seconds" "$bin" run --timeout inf
+row "run --timeout 0" "--timeout must be between 1 and 86400 seconds, got 0" "$bin" run --timeout 0
+row "run --timeout inf" "--timeout must be between 1 and 86400 seconds, got inf" "$bin" run --timeout inf
 row "run --trace-level all" "--trace-level must be none, steps or chunks; got 'all'" "$bin" run --trace-level all
 row "run --nnodes 0" "--nnodes must be between 1 and 64, got 0" "$bin" run --nnodes 0
 row "run --nnodes 2 --node-rank 2" "--node-rank must be in \[0, --nnodes=2\), got 2" "$bin" run -n 2 --nnodes 2 --node-rank 2
