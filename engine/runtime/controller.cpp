@@ -17,6 +17,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/private_dir.h"
 #include "engine/dist/store.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_server.h"
@@ -76,7 +77,8 @@ struct Controller::Impl {
   std::unique_ptr<StoreClient> store;
   std::unique_ptr<EventServer> event_server;
   std::unique_ptr<Launcher> launcher;
-  std::string checkpoint_path;
+  std::unique_ptr<PrivateDirectory> checkpoint_dir;  // mode 0700, removed when the run ends
+  std::string checkpoint_path;                       // in checkpoint_dir
 
   std::thread monitor;
   mutable std::mutex mutex;
@@ -161,7 +163,9 @@ struct Controller::Impl {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
     store = std::make_unique<StoreClient>(options.master_addr, port, token, timeout);
     event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
-    checkpoint_path = fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid());
+    checkpoint_dir = std::make_unique<PrivateDirectory>(fmt::format("ringlab-run-{}-{}", run_id, ::getpid()),
+                                                        "the run's checkpoints");
+    checkpoint_path = checkpoint_dir->path() + "/run.ckpt";
   }
 
   // Nothing has moved for longer than the workers' own timeout: they should have failed by now.
@@ -284,9 +288,7 @@ struct Controller::Impl {
   }
 
   void remove_checkpoints() const {
-    for (const std::string& p : {checkpoint_path, checkpoint_path + ".in", checkpoint_path + ".resume",
-                                 epoch_checkpoint_path()})
-      ::unlink(p.c_str());
+    if (checkpoint_dir) checkpoint_dir->remove();
   }
 
   // A fresh store for the new set of workers: the old keys (stop flag, gate counters, gloo's

@@ -13,6 +13,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
+#include "engine/core/private_dir.h"
 
 namespace ringlab {
 namespace {
@@ -22,9 +23,7 @@ namespace {
 constexpr size_t kBlockBytes = 16 * 1024;
 
 int open_unlinked_temp_file(const std::string& what) {
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  if (ec) dir = "/tmp";
+  const std::filesystem::path dir = temporary_directory();
   std::string path = (dir / "ringlab-spool-XXXXXX").string();
   const int fd = ::mkostemp(path.data(), O_CLOEXEC);
   if (fd < 0)
