@@ -23,6 +23,7 @@
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/controller.h"
 #include "engine/runtime/metrics_csv.h"
+#include "engine/runtime/ports.h"
 #include "engine/runtime/scenario.h"
 
 #include <fmt/format.h>
@@ -143,6 +144,8 @@ void run(RunFlags& f) {
   options.master_port = static_cast<uint16_t>(f.master_port);
   options.validate();
   check_outputs(f);
+  if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
+    std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
 
   RunOutputs sinks(!f.trace.empty(), !f.metrics.empty());
   Controller controller(options, sinks);
