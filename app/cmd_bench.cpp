@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -21,6 +20,7 @@
 
 #include "app/commands.h"
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 #include "engine/dist/allreduce_bench.h"
 #include "engine/dist/backends.h"
 #include "engine/dist/store.h"
@@ -171,10 +171,7 @@ void write_json(const std::string& path, const BenchArgs& args, const AllreduceB
     j.erase("segment_bytes");
     j.erase("pipeline_depth");
   }
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write --json file '" + path + "'");
-  out << j.dump(2) << "\n";
-  if (!out) throw Error("cannot write --json file '" + path + "'");
+  write_output_file(path, "--json", [&](std::ostream& out) { out << j.dump(2) << "\n"; });
 }
 
 void print_summary(const std::vector<AllreduceBenchRow>& rows, const AllreduceBenchOptions& options) {
@@ -203,6 +200,8 @@ void run_controller(const BenchArgs& args) {
   if (args.world_size < 1 || args.world_size > kMaxWorldSize)
     throw InputError(fmt::format("--world-size must be between 1 and {}", kMaxWorldSize));
   require_backend(args.backend);
+  check_output_paths({{args.json_path, "--json"}});
+  check_bench_memory(options, args.world_size, args.backend);
   const std::vector<size_t> sizes = bench_sizes(options);
 
   const std::string token = random_token();
@@ -288,7 +287,7 @@ void add_bench_command(CLI::App& root) {
   auto args = std::make_shared<BenchArgs>();
   add_allreduce_options(*allreduce, *args);
   allreduce->callback([args] {
-    if (args->timeout_s <= 0) throw InputError("--timeout must be positive");
+    check_timeout_seconds(args->timeout_s);
     if (args->worker_of.empty())
       run_controller(*args);
     else

@@ -6,6 +6,7 @@
 #include "app/commands.h"
 #include "app/gui_options.h"
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 
 namespace ringlab::app {
 
@@ -82,6 +83,9 @@ void add_gui_command(CLI::App& root) {
                                  !options->switch_spec.empty()))
       throw InputError("--screenshot, --frame-stats, --switch and --wait-run need --frames N (headless rendering)");
     if (!options->switch_spec.empty()) parse_switch(options->switch_spec, *options);
+    // Refused before the window opens and the run starts, like `ringlab run`'s outputs.
+    check_output_paths({{options->screenshot, "--screenshot"}, {options->frame_stats, "--frame-stats"},
+                        {options->state_json, "--state-json"}});
 #ifdef RINGLAB_SOURCE_DIR
     options->source_dir = RINGLAB_SOURCE_DIR;
 #endif

@@ -1,11 +1,6 @@
 // `ringlab run`: the controller, headless. Starts one worker process per rank (like torchrun),
 // prints the seed script's report from rank 0's view, and exits non-zero if any rank failed.
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <atomic>
 #include <chrono>
@@ -23,14 +18,15 @@
 #include "app/job_flags.h"
 #include "app/run_report.h"
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 #include "engine/dist/process_group.h"
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/controller.h"
 #include "engine/runtime/metrics_csv.h"
+#include "engine/runtime/ports.h"
 #include "engine/runtime/scenario.h"
 
 #include <fmt/format.h>
-#include <fstream>
 
 namespace ringlab::app {
 namespace {
@@ -45,33 +41,14 @@ struct RunFlags {
   int master_port = 0;
 };
 
-// Bad output paths are bad input: refuse them before any process starts. The file is really
-// opened (created if need be, not truncated), because permission checks alone pass paths that
-// cannot be created (/proc/x as root) and would only fail after the whole run. The files created
-// here are removed again if the run never starts.
-class OutputFiles {
- public:
-  ~OutputFiles() {
-    if (!kept_)
-      for (const std::string& path : created_) ::unlink(path.c_str());
-  }
-  void require_writable(const std::string& path, const char* flag) {
-    if (path.empty()) return;
-    const bool existed = ::access(path.c_str(), F_OK) == 0;
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
-    if (fd < 0) throw InputError(fmt::format("{}: cannot write '{}' ({})", flag, path, std::strerror(errno)));
-    if (!existed) created_.push_back(path);
-    struct stat st {};
-    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    ::close(fd);
-    if (!regular) throw InputError(fmt::format("{}: cannot write '{}' (not a regular file)", flag, path));
-  }
-  void keep() { kept_ = true; }  // the run has started: the files will be written
-
- private:
-  std::vector<std::string> created_;
-  bool kept_ = false;
-};
+// Bad output paths are bad input: refuse them before any process starts, rather than after the
+// whole run. Each is opened the way it will be written (a temporary file beside it, or the device
+// itself), because permission checks alone pass paths that cannot be created (/proc/x as root).
+// Two outputs on one path would silently keep only the one written last.
+void check_outputs(const RunFlags& f) {
+  check_output_paths({{f.report, "--report"}, {f.trace, "--trace"}, {f.metrics, "--metrics"},
+                      {f.flight_dump, "--dump-flight-recorder"}});
+}
 
 // Connections the run's servers refused or lost: a wrong token or a garbled frame is somebody
 // else talking to this run, worth a line even when training succeeded. (A worker stopped in the
@@ -145,10 +122,10 @@ class RunOutputs : public EventSink {
 };
 
 void write_flight_dump(const RunResult& r, const std::string& path) {
-  std::ofstream out(path);
-  out << (r.flight_report.empty() ? std::string("{\"ok\": true, \"note\": \"no rank failed\"}") : r.flight_report)
-      << "\n";
-  if (!out.good()) throw InputError(fmt::format("--dump-flight-recorder: cannot write '{}'", path));
+  write_output_file(path, "--dump-flight-recorder", [&](std::ostream& out) {
+    out << (r.flight_report.empty() ? std::string("{\"ok\": true, \"note\": \"no rank failed\"}") : r.flight_report)
+        << "\n";
+  });
 }
 
 void run(RunFlags& f) {
@@ -159,27 +136,20 @@ void run(RunFlags& f) {
     throw InputError(fmt::format("--max-restarts must be between 0 and 100, got {}", f.max_restarts));
   options.max_restarts = f.max_restarts;
   require_backend(options.job.backend);
-  if (f.nnodes < 1 || f.nnodes > kMaxWorldSize)
-    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, f.nnodes));
-  if (f.node_rank < 0 || f.node_rank >= f.nnodes)
-    throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", f.nnodes, f.node_rank));
-  if (options.job.world_size % f.nnodes != 0)
-    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", options.job.world_size, f.nnodes));
   if (f.master_port < 0 || f.master_port > 65535)
     throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
-  OutputFiles outputs;
-  for (const auto& [path, flag] : {std::pair{f.flight_dump, "--dump-flight-recorder"}, std::pair{f.report, "--report"},
-                                   std::pair{f.trace, "--trace"}, std::pair{f.metrics, "--metrics"}})
-    outputs.require_writable(path, flag);
   options.nnodes = f.nnodes;
   options.node_rank = f.node_rank;
   options.master_addr = f.master_addr;
   options.master_port = static_cast<uint16_t>(f.master_port);
+  options.validate();
+  check_outputs(f);
+  if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
+    std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
 
   RunOutputs sinks(!f.trace.empty(), !f.metrics.empty());
   Controller controller(options, sinks);
   controller.start();
-  outputs.keep();
   RunResult result;
   {
     JobConfig j = options.job;
@@ -188,20 +158,11 @@ void run(RunFlags& f) {
     result = controller.wait();
   }
   if (!f.quiet || !result.ok) std::fputs(format_seed_report(result).c_str(), stdout);
-  // One output that cannot be written does not cost the others, nor the run's own failure.
-  auto write_output = [](const std::string& path, const std::function<void()>& write) {
-    if (path.empty()) return;
-    try {
-      write();
-    } catch (const Error& e) {
-      std::fprintf(stderr, "ringlab run: %s\n", e.what());
-      set_exit_code(1);
-    }
-  };
-  write_output(f.report, [&] { write_report_json(result, f.report); });
-  write_output(f.trace, [&] { sinks.write_trace(f.trace); });
-  write_output(f.metrics, [&] { sinks.write_metrics(f.metrics); });
-  write_output(f.flight_dump, [&] { write_flight_dump(result, f.flight_dump); });
+  bool written = write_output("run", f.report, [&] { write_report_json(result, f.report); });
+  written &= write_output("run", f.trace, [&] { sinks.write_trace(f.trace); });
+  written &= write_output("run", f.metrics, [&] { sinks.write_metrics(f.metrics); });
+  written &= write_output("run", f.flight_dump, [&] { write_flight_dump(result, f.flight_dump); });
+  if (!written) set_exit_code(1);
   if (result.restarts > 0 && !f.quiet)
     std::fprintf(stdout, "restarts               : %d (resumed from the last epoch checkpoint)\n", result.restarts);
   print_connection_errors(result);

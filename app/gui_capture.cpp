@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 
 namespace ringlab::app {
 
@@ -49,8 +49,14 @@ void write_screenshot(const std::string& path, int width, int height) {
     std::copy_n(pixels.begin() + static_cast<ptrdiff_t>(y * row), row,
                 flipped.begin() + static_cast<ptrdiff_t>((height - 1 - y) * row));
   for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // opaque, whatever the blending left
-  if (!stbi_write_png(path.c_str(), width, height, 4, flipped.data(), static_cast<int>(row)))
-    throw Error(fmt::format("--screenshot: cannot write '{}'", path));
+  // stb encodes into the output file's stream, which knows whether the bytes reached the disk.
+  write_output_file(path, "--screenshot", [&](std::ostream& out) {
+    const auto append = [](void* stream, void* data, int size) {
+      static_cast<std::ostream*>(stream)->write(static_cast<const char*>(data), size);
+    };
+    if (!stbi_write_png_to_func(append, &out, width, height, 4, flipped.data(), static_cast<int>(row)))
+      throw Error(fmt::format("--screenshot: cannot encode a {}x{} PNG", width, height));
+  });
 }
 
 namespace {
@@ -97,10 +103,7 @@ void FrameTimes::write_json(const std::string& path, const std::string& context)
                       {"cpu_mean_ms", cpu.mean},
                       {"max_rss_mb", max_rss_mb()},
                       {"context", context}};
-  std::ofstream out(path);
-  if (!out) throw Error(fmt::format("--frame-stats: cannot write '{}'", path));
-  out << j.dump(2) << "\n";
-  if (!out) throw Error(fmt::format("--frame-stats: cannot write '{}'", path));
+  write_output_file(path, "--frame-stats", [&](std::ostream& out) { out << j.dump(2) << "\n"; });
 }
 
 }  // namespace ringlab::app

@@ -3,10 +3,10 @@
 #include "app/gui_headless.h"
 
 #include <fmt/core.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 #include "engine/replay/ring_state.h"
 #include "viz/views.h"
 
@@ -55,9 +55,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   const char* const modes[] = {"follow", "gated", "replay"};
   j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},
                        {"target", state.step.target}};
-  std::ofstream out(path);
-  if (!out) throw Error(fmt::format("--state-json: cannot write '{}'", path));
-  out << j.dump(1) << "\n";
+  write_output_file(path, "--state-json", [&](std::ostream& out) { out << j.dump(1) << "\n"; });
 }
 
 void maybe_switch(const GuiOptions& o, const RunSession& session, viz::AppState& state, bool& done) {

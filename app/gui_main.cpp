@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/commands.h"
 #include "app/gui_capture.h"
 #include "app/gui_headless.h"
 #include "app/gui_options.h"
@@ -283,12 +284,15 @@ int run_gui(const GuiOptions& options) {
         if (!waiting) break;
       }
     }
-    if (target && !options.screenshot.empty()) write_screenshot(options.screenshot, target->width(), target->height());
-    if (!options.state_json.empty()) write_state_json(options.state_json, session, state);
-    if (!options.frame_stats.empty())
-      frame_times.write_json(options.frame_stats,
-                             fmt::format("{}x{}, {}, {} events", options.width, options.height, state.job.describe(),
-                                         session.model().events_seen()));
+    bool written = !target || write_output("gui", options.screenshot, [&] {
+      write_screenshot(options.screenshot, target->width(), target->height());
+    });
+    written &= write_output("gui", options.state_json, [&] { write_state_json(options.state_json, session, state); });
+    written &= write_output("gui", options.frame_stats, [&] {
+      frame_times.write_json(options.frame_stats, fmt::format("{}x{}, {}, {} events", options.width, options.height,
+                                                              state.job.describe(), session.model().events_seen()));
+    });
+    if (!written) exit_code = 1;
     if (headless) print_failure_marks(session.model());
     if (headless && state.run.phase == viz::RunPhase::Failed) {
       fmt::print(stderr, "ringlab gui: the run failed: {}\n", state.run.message);

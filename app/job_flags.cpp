@@ -40,6 +40,8 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
 JobConfig JobFlags::parsed() {
   job.hidden = parse_hidden(hidden);
   job.seed = parse_seed(seed);
+  // -1 is the job's "unset", which a flag given explicitly cannot mean.
+  if (cmd && cmd->count("--bucket-cap-kb") > 0) check_bucket_cap_kb(job.bucket_cap_kb);
   return job;
 }
 

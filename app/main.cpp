@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ std::vector<std::string> arguments_with_default_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past the file size limit (ulimit -f) a write raises SIGXFSZ, which kills the process without
+  // a word. Ignored, the write fails with EFBIG instead, and the output that hit the limit says
+  // so with its name. Every subcommand (the controller and the workers alike) starts here.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App root{"ringlab: see DistributedDataParallel and ring all-reduce work, for real"};
   root.name("ringlab");
   root.require_subcommand(0, 1);
@@ -46,5 +51,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ringlab: unexpected error: {}\n", e.what());
     return 1;
   }
-  return ringlab::app::exit_code();
+  return ringlab::app::check_stdout(ringlab::app::exit_code());
 }

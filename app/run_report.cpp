@@ -1,6 +1,5 @@
 #include "app/run_report.h"
 
-#include <fstream>
 #include <functional>
 #include <ostream>
 
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
 
 namespace ringlab::app {
 namespace {
@@ -32,6 +32,27 @@ void write_per_rank(std::ostream& out, const RunResult& r, const std::function<v
     if (r.history) items(rank, first);
     out << "]";
   }
+}
+
+// The report: `fields`, then each rank's shards and step losses from the run's history.
+void write_report_body(std::ostream& out, const nlohmann::json& fields, const RunResult& r) {
+  std::string head = fields.dump(1);
+  head.resize(head.size() - 2);  // the object's closing "\n}": the arrays go before it
+  out << head << ",\n \"shards\": [";
+  write_per_rank(out, r, [&](int rank, bool& first) {
+    r.history->for_each_shard(rank, [&](const std::vector<int64_t>& shard) {
+      out << (first ? "\n  " : ",\n  ") << nlohmann::json(shard).dump();
+      first = false;
+    });
+  });
+  out << "],\n \"step_loss\": [";
+  write_per_rank(out, r, [&](int rank, bool& first) {
+    r.history->for_each_step_loss(rank, [&](double loss) {
+      out << (first ? "" : ", ") << nlohmann::json(loss).dump();
+      first = false;
+    });
+  });
+  out << "]\n}\n";
 }
 
 }  // namespace
@@ -84,33 +105,14 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["us_per_step"] = r.us_per_step;
   j["final_parameters"] = r.final_parameters;
   j["connection_errors"] = r.connection_errors;
-  // Refused before the file is opened, so a report is never left half-written.
+  // Refused before the file is opened: a report with a hole would not say so.
   if (r.history && !r.history->failure().empty())
     throw Error(fmt::format("--report: not written: {}", r.history->failure()));
   if (r.history && !r.history->complete())
     throw Error("--report: not written: the run did not keep every shard and step loss");
-  std::ofstream out(path);
-  if (!out) throw InputError(fmt::format("--report: cannot write '{}'", path));
   // The two arrays that grow with the run are streamed from its history on disk, one shard or
   // one loss at a time, after the fields above: the report is never whole in memory.
-  std::string head = j.dump(1);
-  head.resize(head.size() - 2);  // the object's closing "\n}": the arrays go before it
-  out << head << ",\n \"shards\": [";
-  write_per_rank(out, r, [&](int rank, bool& first) {
-    r.history->for_each_shard(rank, [&](const std::vector<int64_t>& shard) {
-      out << (first ? "\n  " : ",\n  ") << nlohmann::json(shard).dump();
-      first = false;
-    });
-  });
-  out << "],\n \"step_loss\": [";
-  write_per_rank(out, r, [&](int rank, bool& first) {
-    r.history->for_each_step_loss(rank, [&](double loss) {
-      out << (first ? "" : ", ") << nlohmann::json(loss).dump();
-      first = false;
-    });
-  });
-  out << "]\n}\n";
-  if (!out.good()) throw InputError(fmt::format("--report: cannot write '{}'", path));
+  write_output_file(path, "--report", [&](std::ostream& out) { write_report_body(out, j, r); });
 }
 
 }  // namespace ringlab::app

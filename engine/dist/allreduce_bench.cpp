@@ -11,6 +11,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/system_memory.h"
 
 namespace ringlab {
 namespace {
@@ -192,6 +193,28 @@ RingAllreduceOptions bench_ring_options(const AllreduceBenchOptions& options, co
   ring.segment_elems = options.segment_bytes ? *options.segment_bytes / sizeof(float) : tuned.segment_elems;
   ring.pipeline_depth = options.pipeline_depth ? *options.pipeline_depth : tuned.pipeline_depth;
   return ring;
+}
+
+uint64_t bench_bytes_per_rank(const AllreduceBenchOptions& options, int world_size, const std::string& backend) {
+  const std::vector<size_t> sizes = bench_sizes(options);
+  const size_t largest = sizes.empty() ? 0 : sizes.back();
+  const size_t scratch = options.ring && world_size > 1
+                             ? ring_segments(largest / sizeof(float), world_size, bench_ring_options(options, backend)).scratch
+                             : 0;
+  return 3 * uint64_t{largest} + uint64_t{scratch} * sizeof(float);
+}
+
+void check_bench_memory(const AllreduceBenchOptions& options, int world_size, const std::string& backend) {
+  const std::optional<uint64_t> available = available_memory_bytes();
+  const uint64_t per_rank = bench_bytes_per_rank(options, world_size, backend);
+  const uint64_t needed = per_rank * static_cast<uint64_t>(world_size);
+  if (!available || needed <= *available) return;
+  const auto gib = [](uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
+  throw InputError(fmt::format(
+      "--maxbytes {}: the sweep needs about {} of memory ({} rank{} x {}: the input, the result and the expected sum "
+      "at the largest size, and the ring's scratch), but only {} is available (MemAvailable in /proc/meminfo)",
+      format_byte_size(options.max_bytes), gib(needed), world_size, world_size == 1 ? "" : "s", gib(per_rank),
+      gib(*available)));
 }
 
 AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const AllreduceBenchOptions& options) {

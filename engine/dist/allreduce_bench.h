@@ -65,6 +65,13 @@ double allreduce_bus_factor(int world_size);
 // The ring's options for this benchmark on `backend`: the user's choice, else the tuned ones.
 RingAllreduceOptions bench_ring_options(const AllreduceBenchOptions& options, const std::string& backend);
 
+// What each rank allocates for the sweep's largest size: its input, the buffer it reduces in and
+// the expected sum (three buffers of that size), and the ring's reduce-scatter scratch.
+uint64_t bench_bytes_per_rank(const AllreduceBenchOptions& options, int world_size, const std::string& backend);
+// Refuses (InputError, with the sizes) a sweep whose `world_size` ranks would need more memory
+// than this machine has available, before any rank starts allocating it.
+void check_bench_memory(const AllreduceBenchOptions& options, int world_size, const std::string& backend);
+
 // Measures one size on every rank (a collective call: all ranks, same arguments).
 AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const AllreduceBenchOptions& options);
 

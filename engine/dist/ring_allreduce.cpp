@@ -38,6 +38,19 @@ RingChunk ring_chunk(size_t count, int world, int chunk) {
   return {c * base + std::min(c, extra), base + (c < extra ? 1 : 0)};
 }
 
+RingSegments ring_segments(size_t count, int world, const RingAllreduceOptions& options) {
+  RingSegments cut;
+  const size_t largest = ring_chunk(count, world, 0).count;
+  cut.segment = options.segment_elems > 0 ? std::min(options.segment_elems, std::max<size_t>(largest, 1))
+                                          : std::max<size_t>(largest, 1);
+  cut.depth = options.pipeline_depth > 0 ? options.pipeline_depth : kRingDefaultPipelineDepth;
+  // Reduce-scatter receives into `depth` rotating scratch segments and adds from there, so a
+  // segment is added while it is still in cache; all-gather receives in place.
+  const size_t rs_segments = static_cast<size_t>(world - 1) * ((largest + cut.segment - 1) / cut.segment);
+  cut.scratch = std::min(cut.depth, rs_segments) * cut.segment;
+  return cut;
+}
+
 static int mod(int a, int n) { return ((a % n) + n) % n; }
 
 int ring_send_chunk(RingPhase phase, int rank, int ring_step, int world) {
@@ -76,14 +89,10 @@ class RingRun {
         timeout_(opt.timeout.count() > 0 ? opt.timeout : pg.timeout()),
         trace_(opt.events && opt.events->wants_chunks()), sends_(static_cast<size_t>(steps_)),
         send_posted_(static_cast<size_t>(steps_)) {
-    const size_t largest = ring_chunk(data.size(), n_, 0).count;
-    segment_ = opt.segment_elems > 0 ? std::min(opt.segment_elems, std::max<size_t>(largest, 1))
-                                     : std::max<size_t>(largest, 1);
-    depth_ = opt.pipeline_depth > 0 ? opt.pipeline_depth : kRingDefaultPipelineDepth;
-    // Reduce-scatter receives into `depth_` rotating scratch segments and adds from there, so a
-    // segment is added while it is still in cache; all-gather receives in place.
-    const size_t rs_segments = static_cast<size_t>(n_ - 1) * ((largest + segment_ - 1) / segment_);
-    scratch_ = pg.scratch(std::min(depth_, rs_segments) * segment_);
+    const RingSegments cut = ring_segments(data.size(), n_, opt);
+    segment_ = cut.segment;
+    depth_ = cut.depth;
+    scratch_ = pg.scratch(cut.scratch);
   }
 
   void run() {

@@ -57,6 +57,14 @@ struct RingChunk {
 // Chunk c of a `count`-element tensor cut into `world` chunks: sizes differ by at most one
 // (the first count % world chunks get the extra element); some are empty when count < world.
 RingChunk ring_chunk(size_t count, int world, int chunk);
+// How a `count`-element all-reduce over `world` ranks is cut with these options: elements per
+// segment, receives in flight, and the reduce-scatter's scratch (elements each rank allocates).
+struct RingSegments {
+  size_t segment = 1;
+  size_t depth = kRingDefaultPipelineDepth;
+  size_t scratch = 0;
+};
+RingSegments ring_segments(size_t count, int world, const RingAllreduceOptions& options);
 // The chunk rank `rank` sends / receives at step `ring_step` of `phase`.
 int ring_send_chunk(RingPhase phase, int rank, int ring_step, int world);
 int ring_recv_chunk(RingPhase phase, int rank, int ring_step, int world);

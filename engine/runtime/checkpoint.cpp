@@ -1,10 +1,5 @@
 #include "engine/runtime/checkpoint.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <climits>
 #include <cstring>
@@ -15,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
+#include "engine/core/output_file.h"
 
 // File layout: 8 bytes of magic "RLCKPT01", a u64 FNV-1a checksum of everything after it (the
 // body), then the body: a u64 header length, the header as JSON (job, epoch, batch, steps_done,
@@ -58,59 +55,6 @@ std::string encode_body(const Checkpoint& c) {
   return body;
 }
 
-void write_all(int fd, const std::string& data, const std::string& path) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(fmt::format("cannot write checkpoint {}: {}", path, std::strerror(errno)));
-    if (n == 0) throw Error(fmt::format("cannot write checkpoint {}: the device took no more bytes", path));
-    done += static_cast<size_t>(n);
-  }
-}
-
-// After the rename, flush the directory too: otherwise a power cut can forget the new name
-// (the old file would come back, which is safe, but the save would silently be lost).
-void flush_directory_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // the file itself is complete and renamed; nothing better to do
-  ::fsync(fd);
-  ::close(fd);
-}
-
-// Reads a whole checkpoint file, refusing anything that is not a regular file of a sane size:
-// a FIFO would block open() forever and /dev/zero would never end.
-std::string read_checkpoint_file(const std::string& path) {
-  auto bad = [&](const std::string& why) { return InputError(fmt::format("checkpoint {}: {}", path, why)); };
-  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw bad(fmt::format("cannot open ({})", std::strerror(errno)));
-  std::string bytes;
-  try {
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) throw bad(fmt::format("cannot stat ({})", std::strerror(errno)));
-    if (!S_ISREG(st.st_mode)) throw bad("not a regular file (a directory, device or pipe)");
-    if (static_cast<uint64_t>(st.st_size) > kMaxCheckpointBytes)
-      throw bad(fmt::format("{} bytes is more than the limit of {}", st.st_size, kMaxCheckpointBytes));
-    bytes.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw bad(fmt::format("cannot read ({})", std::strerror(errno)));
-      if (n == 0) throw bad("the file shrank while it was read");
-      done += static_cast<size_t>(n);
-    }
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return bytes;
-}
-
 // A whole number from the header, exactly: get<int>() of 1e300 would be undefined behaviour.
 int64_t integer_field(const nlohmann::json& header, const char* key) {
   const nlohmann::json& v = header.at(key);
@@ -127,39 +71,19 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
     throw Error(fmt::format("checkpoint {}: {} bytes is more than the limit of {}", path,
                             kPreambleBytes + body.size(), kMaxCheckpointBytes));
   const uint64_t sum = fnv1a(body);
-  std::string file(kMagic, sizeof kMagic);
-  file.append(reinterpret_cast<const char*>(&sum), sizeof sum);
-  file += body;
-
-  // The temporary name carries the process id, so two writers of the same checkpoint (an old
-  // rank 0 still exiting while a restarted one saves) never write into each other's file.
-  const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(fmt::format("cannot create checkpoint {}: {}", tmp, std::strerror(errno)));
-  try {
-    write_all(fd, file, tmp);
-    if (::fsync(fd) != 0) throw Error(fmt::format("cannot flush checkpoint {}: {}", tmp, std::strerror(errno)));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  if (::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("cannot close checkpoint {}: {}", tmp, std::strerror(errno)));
-  }
-  // rename() replaces the target in one step: a reader sees the old file or the new one, never
-  // a mix, and a save that failed above has not touched the old one.
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("cannot rename checkpoint into {}: {}", path, std::strerror(err)));
-  }
-  flush_directory_of(path);
+  // Each save has a temporary file of its own (O_EXCL, a random name), so two writers of the
+  // same checkpoint (an old rank 0 still exiting while a restarted one saves) never write into
+  // each other's file, and one planted as a symbolic link is never followed. Only the owner may
+  // read the model: 0600.
+  write_output_file(path, "checkpoint", [&](std::ostream& out) {
+    out.write(kMagic, sizeof kMagic);
+    out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
+    out.write(body.data(), static_cast<std::streamsize>(body.size()));
+  }, 0600);
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  const std::string file = read_checkpoint_file(path);
+  const std::string file = read_input_file(path, "checkpoint", kMaxCheckpointBytes);
   auto bad = [&](const std::string& why) { return InputError(fmt::format("checkpoint {}: {}", path, why)); };
   if (file.size() < kPreambleBytes + sizeof(uint64_t) || std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
     throw bad("not a ringlab checkpoint (bad magic or too short)");

@@ -1,7 +1,8 @@
 #pragma once
 // Training checkpoints: the model, the optimizer's momentum, and where in the run they belong.
-// Written to a temporary file, flushed and renamed over the target, so a crash mid-write never
-// destroys the last good checkpoint; a checksum makes a corrupt or truncated file refuse to load.
+// Written as an OutputFile (a temporary file, flushed and renamed over the target; mode 0600), so
+// a crash or a full disk never destroys the last good checkpoint; a checksum makes a corrupt or
+// truncated file refuse to load.
 #include <string>
 
 #include "engine/runtime/job_config.h"

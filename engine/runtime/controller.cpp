@@ -17,6 +17,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/private_dir.h"
 #include "engine/dist/store.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_server.h"
@@ -76,7 +77,8 @@ struct Controller::Impl {
   std::unique_ptr<StoreClient> store;
   std::unique_ptr<EventServer> event_server;
   std::unique_ptr<Launcher> launcher;
-  std::string checkpoint_path;
+  std::unique_ptr<PrivateDirectory> checkpoint_dir;  // mode 0700, removed when the run ends
+  std::string checkpoint_path;                       // in checkpoint_dir
 
   std::thread monitor;
   mutable std::mutex mutex;
@@ -161,7 +163,9 @@ struct Controller::Impl {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
     store = std::make_unique<StoreClient>(options.master_addr, port, token, timeout);
     event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
-    checkpoint_path = fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid());
+    checkpoint_dir = std::make_unique<PrivateDirectory>(fmt::format("ringlab-run-{}-{}", run_id, ::getpid()),
+                                                        "the run's checkpoints");
+    checkpoint_path = checkpoint_dir->path() + "/run.ckpt";
   }
 
   // Nothing has moved for longer than the workers' own timeout: they should have failed by now.
@@ -284,9 +288,7 @@ struct Controller::Impl {
   }
 
   void remove_checkpoints() const {
-    for (const std::string& p : {checkpoint_path, checkpoint_path + ".in", checkpoint_path + ".resume",
-                                 epoch_checkpoint_path()})
-      ::unlink(p.c_str());
+    if (checkpoint_dir) checkpoint_dir->remove();
   }
 
   // A fresh store for the new set of workers: the old keys (stop flag, gate counters, gloo's
@@ -304,9 +306,23 @@ struct Controller::Impl {
   }
 };
 
+void ControllerOptions::validate() const {
+  job.validate();
+  if (nnodes < 1 || nnodes > kMaxWorldSize)
+    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
+  if (node_rank < 0 || node_rank >= nnodes)
+    throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", nnodes, node_rank));
+  if (job.world_size % nnodes != 0)
+    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", job.world_size, nnodes));
+  // Port 0 means "any free port", which only node 0 would know: the others would wait for ever.
+  if (nnodes > 1 && master_port == 0)
+    throw InputError(fmt::format("--nnodes {} needs --master-port (1 to 65535): every node must be given the port "
+                                 "node 0's store listens on", nnodes));
+}
+
 Controller::Controller(ControllerOptions options, EventSink& events)
     : impl_(std::make_unique<Impl>(std::move(options), events)) {
-  impl_->options.job.validate();
+  impl_->options.validate();
   impl_->gated = impl_->options.gated;
 }
 

@@ -29,6 +29,10 @@ struct ControllerOptions {
   // Keep every rank's shard of every epoch and loss of every step (RunResult::history, on disk)
   // for a report; without it only each rank's first shard is kept (the app draws from events).
   bool keep_history = true;
+
+  // Throws InputError naming the flag: the job, and how the nodes of a run find each other.
+  // The Controller checks it; `ringlab run` calls it first, before it checks its output files.
+  void validate() const;
 };
 
 struct RunResult {

@@ -82,6 +82,8 @@ void JobConfig::validate() const {
           fmt::format("--samples must be between 1 and 100000000, got {}", samples));
   require(features >= 1 && features <= 4096,
           fmt::format("features must be between 1 and 4096, got {}", features));
+  require(hidden.size() <= kMaxHiddenLayers,
+          fmt::format("--hidden takes at most {} layers, got {}", kMaxHiddenLayers, hidden.size()));
   for (int h : hidden)
     require(h >= 1 && h <= 4096, fmt::format("--hidden sizes must be between 1 and 4096, got {}", h));
   require(batch_size >= 1 && batch_size <= 1'000'000,
@@ -93,16 +95,27 @@ void JobConfig::validate() const {
           fmt::format("--weight-decay must be a finite number >= 0, got {}", weight_decay));
   require(epochs >= 0 && epochs <= 1'000'000,
           fmt::format("--epochs must be between 0 and 1000000, got {}", epochs));
-  require(bucket_cap_kb == -1 || (bucket_cap_kb >= 1 && bucket_cap_kb <= 1'048'576),
-          fmt::format("--bucket-cap-kb must be between 1 and 1048576 (or unset), got {}", bucket_cap_kb));
+  if (bucket_cap_kb != -1) check_bucket_cap_kb(bucket_cap_kb);
   require(grad_accum >= 1 && grad_accum <= 1024,
           fmt::format("--grad-accum must be between 1 and 1024, got {}", grad_accum));
-  require(std::isfinite(timeout_s) && timeout_s > 0 && timeout_s <= 86400,
-          fmt::format("--timeout must be between 0 and 86400 seconds (exclusive of 0), got {}", timeout_s));
+  check_timeout_seconds(timeout_s);
   require(trace_level == "none" || trace_level == "steps" || trace_level == "chunks",
           fmt::format("--trace-level must be none, steps or chunks; got '{}'", trace_level));
+  require(faults.size() <= kMaxFaults, fmt::format("--fault may be given at most {} times, got {}", kMaxFaults, faults.size()));
+  require(uneven.size() <= kMaxUneven, fmt::format("--uneven may be given at most {} times, got {}", kMaxUneven, uneven.size()));
   parse_faults(*this);
   parse_uneven(*this);
+}
+
+void check_bucket_cap_kb(int64_t kb) {
+  require(kb >= 1 && kb <= 1'048'576,
+          fmt::format("--bucket-cap-kb must be between 1 and 1048576, got {} (leave it out for PyTorch's 1 MiB + 25 MiB "
+                      "buckets)", kb));
+}
+
+void check_timeout_seconds(double seconds) {
+  require(std::isfinite(seconds) && seconds >= 1 && seconds <= 86400,
+          fmt::format("--timeout must be between 1 and 86400 seconds, got {}", seconds));
 }
 
 std::string JobConfig::describe() const {

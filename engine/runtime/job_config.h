@@ -1,6 +1,7 @@
 #pragma once
 // One training job, as `ringlab run` flags, scenario files and the app's controls describe it.
 // Defaults are the seed's ddp_cpu.py: 256 samples, 6 features, seed 5, batch 32, lr 0.03, 4 epochs.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@
 namespace ringlab {
 
 inline constexpr int kMaxWorldSize = 64;
+// How long the job's lists may be: a scenario file of 60,000 faults is a mistake, not a lesson.
+inline constexpr size_t kMaxHiddenLayers = 16;
+inline constexpr size_t kMaxFaults = 64;
+inline constexpr size_t kMaxUneven = kMaxWorldSize;  // one entry per rank is all it takes
 
 struct JobConfig {
   int world_size = 1;
@@ -48,6 +53,13 @@ struct JobConfig {
 
 void to_json(nlohmann::json& j, const JobConfig& c);
 void from_json(const nlohmann::json& j, JobConfig& c);
+
+// A bucket cap asked for (the flag, the app's field): 1..1048576 KiB. The -1 of a stored job means
+// PyTorch's defaults; as a value given on the command line it is an error like any other.
+void check_bucket_cap_kb(int64_t kb);
+// Any blocking wait's timeout: 1 s to a day. Below a second a loaded machine fails a healthy run
+// ("no message ... before the deadline") instead of saying that the value was wrong.
+void check_timeout_seconds(double seconds);
 
 // Parses "48,48" into {48, 48}; throws InputError on anything else.
 std::vector<int> parse_hidden(const std::string& text);

@@ -1,5 +1,7 @@
 #include "engine/runtime/ports.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -7,6 +9,9 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include "engine/core/error.h"
 
@@ -64,6 +69,36 @@ uint16_t pick_free_port(const std::string& host) {
     throw Error(port_context(), "cannot bind a TCP port on '" + host + "': " + std::strerror(error));
   }
   return port;
+}
+
+std::vector<std::string> wildcard_listen_addresses(const std::string& host) {
+  in_addr v4{};
+  in6_addr v6{};
+  const bool any_v4 = ::inet_pton(AF_INET, host.c_str(), &v4) == 1 && v4.s_addr == htonl(INADDR_ANY);
+  const bool any_v6 = ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_UNSPECIFIED(&v6);
+  std::vector<std::string> found;
+  ifaddrs* list = nullptr;
+  if ((!any_v4 && !any_v6) || ::getifaddrs(&list) != 0) return found;
+  for (const ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr) continue;
+    const int family = i->ifa_addr->sa_family;
+    if (family != AF_INET && !(family == AF_INET6 && any_v6)) continue;
+    char text[INET6_ADDRSTRLEN] = "";
+    const void* addr = family == AF_INET ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr)
+                                         : &reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr;
+    if (::inet_ntop(family, addr, text, sizeof text)) found.push_back(fmt::format("{} ({})", text, i->ifa_name));
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+std::string exposure_warning(const std::string& master_addr) {
+  const std::vector<std::string> reach = wildcard_listen_addresses(master_addr);
+  if (reach.empty()) return "";
+  return fmt::format("warning: --master-addr {} listens on every interface: this run's store and event server can be "
+                     "reached at {}, and the run's token is the only thing that keeps others out (give one "
+                     "interface's address, or 127.0.0.1 when every rank is on this machine)",
+                     master_addr, fmt::join(reach, ", "));
 }
 
 }  // namespace ringlab

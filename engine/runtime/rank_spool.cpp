@@ -8,11 +8,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/core/output_file.h"
+#include "engine/core/private_dir.h"
 
 namespace ringlab {
 namespace {
@@ -22,9 +23,7 @@ namespace {
 constexpr size_t kBlockBytes = 16 * 1024;
 
 int open_unlinked_temp_file(const std::string& what) {
-  std::error_code ec;
-  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
-  if (ec) dir = "/tmp";
+  const std::filesystem::path dir = temporary_directory();
   std::string path = (dir / "ringlab-spool-XXXXXX").string();
   const int fd = ::mkostemp(path.data(), O_CLOEXEC);
   if (fd < 0)
@@ -175,11 +174,7 @@ std::string RankSpool::failure() const {
 void write_spooled_file(const RankSpool& spool, const std::string& path, const char* what,
                         const std::function<void(std::ostream&)>& write) {
   if (const std::string failure = spool.failure(); !failure.empty()) throw Error(failure);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) throw Error(fmt::format("cannot write {} to {}: {}", what, path, std::strerror(errno)));
-  write(file);
-  file.flush();
-  if (!file) throw Error(fmt::format("writing {} to {} failed: {}", what, path, std::strerror(errno)));
+  write_output_file(path, what, write);
 }
 
 }  // namespace ringlab

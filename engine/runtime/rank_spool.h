@@ -71,9 +71,9 @@ class RankSpool {
   mutable std::string failure_;
 };
 
-// Writes the file at `path` with `write` from what `spool` kept: refused before the file is opened
-// (so an existing one is not truncated) when the spool lost a write. Throws Error naming `what`
-// ("the metrics CSV") and the path when the file cannot be written.
+// Writes the file at `path` with `write` from what `spool` kept, as an OutputFile (whole or not at
+// all): refused before the file is opened when the spool lost a write. Throws Error naming `what`
+// ("the metrics CSV"), the path and the reason when the file cannot be written.
 void write_spooled_file(const RankSpool& spool, const std::string& path, const char* what,
                         const std::function<void(std::ostream&)>& write);
 

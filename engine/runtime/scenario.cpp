@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/core.h>
-#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 
 namespace ringlab {
 namespace fs = std::filesystem;
@@ -156,25 +156,9 @@ Scenario parse_scenario(const json& doc, const std::string& name, const std::str
 
 Scenario read_scenario_file(const fs::path& path) {
   const std::string source = path.string();
-  // Refused before opening: a directory reads as an obscure stream error, a FIFO would block
-  // the open forever and /dev/zero would be read until memory runs out.
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw InputError(fmt::format("scenario {}: cannot open the file (no such file)", source));
-  if (!fs::is_regular_file(status)) throw InputError(fmt::format("scenario {}: not a regular file", source));
-  constexpr uintmax_t kMaxScenarioBytes = 1 << 20;
-  const uintmax_t bytes = fs::file_size(path, ec);
-  if (ec) throw InputError(fmt::format("scenario {}: cannot read its size ({})", source, ec.message()));
-  if (bytes > kMaxScenarioBytes)
-    throw InputError(fmt::format("scenario {}: larger than 1 MiB, not a scenario file", source));
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("scenario {}: cannot open the file", source));
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(fmt::format("scenario {}: not valid JSON: {}", source, e.what()));
-  }
+  constexpr uint64_t kMaxScenarioBytes = 1 << 20;
+  const std::string text = read_input_file(source, "scenario", kMaxScenarioBytes);
+  const json doc = parse_json_input(text, "scenario " + source);
   Scenario s = parse_scenario(doc, path.stem().string(), source);
   s.path = source;
   return s;

@@ -3,11 +3,10 @@
 #include <fmt/core.h>
 
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 
 namespace ringlab::sim {
 
@@ -65,12 +64,7 @@ void parse_row(const json& row, size_t index, BenchFile& file, const std::string
 }  // namespace
 
 BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
-  }
+  json doc = parse_json_input(text, origin);
   if (!doc.is_object()) throw InputError(fmt::format("{}: expected a JSON object with \"results\"", origin));
   BenchFile file;
   file.backend = optional_string(doc, "backend", origin);
@@ -93,11 +87,9 @@ BenchFile parse_bench_json(const std::string& text, const std::string& origin) {
 }
 
 BenchFile load_bench_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot open bench file '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_bench_json(text.str(), path);
+  // A sweep of every size from 4 bytes to 4 GiB is a few KiB of JSON.
+  constexpr uint64_t kMaxBenchFileBytes = uint64_t{16} << 20;
+  return parse_bench_json(read_input_file(path, "bench file", kMaxBenchFileBytes), path);
 }
 
 }  // namespace ringlab::sim

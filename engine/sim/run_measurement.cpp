@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 
 namespace ringlab::sim {
 
@@ -45,12 +44,7 @@ double number_field(const json& doc, const char* key, const std::string& origin)
 }  // namespace
 
 RunReport parse_run_report(const std::string& text, const std::string& origin) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON ({})", origin, e.what()));
-  }
+  json doc = parse_json_input(text, origin);
   if (!doc.is_object()) throw InputError(fmt::format("{}: expected the JSON object `ringlab run --report` writes", origin));
   RunReport r;
   r.origin = origin;
@@ -74,11 +68,9 @@ RunReport parse_run_report(const std::string& text, const std::string& origin) {
 }
 
 RunReport load_run_report(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot open run report '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_run_report(text.str(), path);
+  // A report holds every rank's shard of every epoch and every step's loss: it grows with the run.
+  constexpr uint64_t kMaxRunReportBytes = uint64_t{256} << 20;
+  return parse_run_report(read_input_file(path, "run report", kMaxRunReportBytes), path);
 }
 
 ModelShape model_of_report(const RunReport& report) {

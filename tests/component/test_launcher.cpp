@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -410,4 +411,20 @@ TEST_CASE("no rank outlives a controller that is killed") {
     for (int i = 0; i < 2000 && !gone(pid); ++i) std::this_thread::sleep_for(1ms);
     CHECK(gone(pid));
   }
+}
+
+TEST_CASE("listening on a wildcard address names every interface it exposes; a single address warns of nothing") {
+  CHECK(wildcard_listen_addresses("127.0.0.1").empty());
+  CHECK(wildcard_listen_addresses("localhost").empty());
+  CHECK(exposure_warning("127.0.0.1").empty());
+  const std::vector<std::string> v4 = wildcard_listen_addresses("0.0.0.0");
+  CHECK(std::find(v4.begin(), v4.end(), "127.0.0.1 (lo)") != v4.end());
+  for (const std::string& a : v4) CHECK(a.find(':') == std::string::npos);  // IPv4 only
+  const std::string warning = exposure_warning("0.0.0.0");
+  CHECK(warning.find("--master-addr 0.0.0.0 listens on every interface") != std::string::npos);
+  CHECK(warning.find("127.0.0.1 (lo)") != std::string::npos);
+  CHECK(warning.find("the run's token is the only thing that keeps others out") != std::string::npos);
+  // ::, which takes IPv4 connections too, names the IPv4 addresses as well.
+  const std::vector<std::string> any = wildcard_listen_addresses("::");
+  CHECK(std::find(any.begin(), any.end(), "127.0.0.1 (lo)") != any.end());
 }

@@ -125,8 +125,8 @@ row "run --seed 1.5" "--seed must be a whole number in \[-2\^63, 2\^64\), got '1
 row "run --epochs -1" "--epochs must be between 0 and 1000000, got -1" "$bin" run --epochs -1
 row "run --bucket-cap-kb 0" "--bucket-cap-kb must be between 1 and 1048576" "$bin" run --bucket-cap-kb 0
 row "run --grad-accum 1025" "--grad-accum must be between 1 and 1024, got 1025" "$bin" run --grad-accum 1025
-row "run --timeout 0" "--timeout must be between 0 and 86400 seconds" "$bin" run --timeout 0
-row "run --timeout inf" "--timeout must be between 0 and 86400 seconds" "$bin" run --timeout inf
+row "run --timeout 0" "--timeout must be between 1 and 86400 seconds, got 0" "$bin" run --timeout 0
+row "run --timeout inf" "--timeout must be between 1 and 86400 seconds, got inf" "$bin" run --timeout inf
 row "run --trace-level all" "--trace-level must be none, steps or chunks; got 'all'" "$bin" run --trace-level all
 row "run --nnodes 0" "--nnodes must be between 1 and 64, got 0" "$bin" run --nnodes 0
 row "run --nnodes 2 --node-rank 2" "--node-rank must be in \[0, --nnodes=2\), got 2" "$bin" run -n 2 --nnodes 2 --node-rank 2
@@ -172,7 +172,7 @@ row "run --scenario lr null" "field 'job.lr': wrong type \(null\)" "$bin" run --
 row "run --scenario view.focus moon" "field 'view.focus': must be ring, sampler, training, timeline or scale; got 'moon'" "$bin" run --scenario ./bad-focus.json
 row "run --scenario empty sequence" "field 'sequence': must be a list of 1 to 16 job overrides" "$bin" run --scenario ./empty-sequence.json
 row "run --scenario sequence[0] world_size 0" "field 'sequence\[0\].world_size': --world-size must be between 1 and 64, got 0" "$bin" run --scenario ./bad-sequence.json
-row "run --scenario missing file" "scenario ./missing.json: cannot open the file" "$bin" run --scenario ./missing.json
+row "run --scenario missing file" "scenario ./missing.json: cannot open \(No such file or directory\)" "$bin" run --scenario ./missing.json
 row "run --scenario unknown name" "--scenario: no scenario named 'no-such-scenario'" "$bin" run --scenario no-such-scenario
 row "run --scenario a directory" "^ringlab: error: scenario ./directory.json: not a regular file" "$bin" run --scenario ./directory.json
 row "run --scenario /dev/zero" "^ringlab: error: scenario /dev/zero: not a regular file" "$bin" run --scenario /dev/zero
@@ -296,7 +296,7 @@ PY
   cp good.ckpt kept.ckpt
   before=$(sha256sum < kept.ckpt)
   p=$(free_port)
-  row "checkpoint: save fails (file size limit)" "cannot write checkpoint kept.ckpt.tmp.[0-9]+: File too large" \
+  row "checkpoint: save fails (file size limit)" "checkpoint: cannot write 'kept.ckpt' \(File too large\)" \
     bash -c "trap '' XFSZ; ulimit -f 1; MASTER_PORT=$p exec '$bin' worker --samples 64 --epochs 1 --timeout 3 --epoch-checkpoint kept.ckpt"
   if [[ "$(sha256sum < kept.ckpt)" != "$before" ]] || ls kept.ckpt.tmp* > /dev/null 2>&1; then
     echo "FAIL  the failed save changed the last good checkpoint or left its temporary file behind"
@@ -536,6 +536,173 @@ else
     failures=$((failures + 1))
   fi
 fi
+
+echo "== outputs, inputs and temp files (issue 15: nothing lost, nothing silently wrong)"
+# Outputs are written whole or not at all (a temporary file beside them, renamed into place), so
+# every row that cannot write ends non-zero with errno's text and leaves no partial file. Rows
+# whose right answer is to go ahead (exit 0) use `accepted`; `check` records what a row leaves
+# on disk.
+accepted() {  # accepted NAME REGEX COMMAND...: exit 0, within the time limit, printing REGEX
+  local name=$1 expect=$2 result rc wall own out why=""
+  shift 2
+  rows=$((rows + 1))
+  result=$(python3 run_row.py 60 "$@")
+  read -r rc wall own <<< "$(head -n1 <<< "$result")"
+  out=$(tail -n +2 <<< "$result")
+  if [[ $rc -ne 0 ]]; then why="exit code $rc"
+  elif [[ $own -ge $limit_ms ]]; then why="took ${own} ms of its own (${wall} ms wall)"
+  elif ! grep -aqE -- "$expect" <<< "$out"; then why="message does not match /$expect/"
+  fi
+  report "$name" "$rc" "$own/$wall" "$why" "$(grep -aE -m1 -- "$expect" <<< "$out" || tail -n1 <<< "$out")"
+}
+check() {  # check WHAT CONDITION...: one line, ok or FAIL, for what a row left behind
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; else echo "FAIL  $what"; failures=$((failures + 1)); fi
+}
+nothing_in() { [[ -z "$(ls -A "$1")" ]]; }
+full="No space left on device"
+
+row "run --report /dev/full" "--report: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --report /dev/full
+row "run --metrics /dev/full" "the metrics CSV: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --metrics /dev/full
+row "run --trace /dev/full" "the Chrome trace: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --trace /dev/full
+row "run --dump-flight-recorder /dev/full" "--dump-flight-recorder: cannot write '/dev/full' \($full\)" \
+  "$bin" run -q -n 2 --dump-flight-recorder /dev/full
+row "bench allreduce --json /dev/full" "--json: cannot write '/dev/full' \($full\)" "$bin" bench allreduce -e 1K -n 2 -w 1 --json /dev/full
+row "simulate --json > /dev/full" "cannot write to standard output \($full\)" bash -c "exec '$bin' simulate --json > /dev/full"
+accepted "run --report /dev/null (a character device)" "^$" "$bin" run -q -n 2 --report /dev/null
+
+# A real full disk: a 64 KiB tmpfs (root only). The report would be ~170 KB; before the fix it
+# was cut at 65,536 bytes. A report already there must survive the failed write byte for byte.
+mkdir -p small
+if mount -t tmpfs -o size=64k tmpfs small 2> /dev/null; then
+  row "run --report on a full 64 KiB tmpfs" "--report: cannot write 'small/r.json' \($full\)" \
+    "$bin" run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report small/r.json
+  check "the failed report left nothing on the tmpfs" nothing_in small
+  echo "the last good report" > small/r.json
+  row "run --report over a report, on a full tmpfs" "--report: cannot write 'small/r.json' \($full\)" \
+    "$bin" run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report small/r.json
+  check "the report already there is unchanged, and no temporary file is left" \
+    test "$(cat small/r.json)" = "the last good report" -a "$(ls -A small)" = "r.json"
+  umount small
+else
+  echo "skip  run --report on a full 64 KiB tmpfs: cannot mount a tmpfs here (needs root); /dev/full rows stand in"
+fi
+
+# ulimit -f: the file size limit raised SIGXFSZ and killed the controller (exit 153).
+mkdir -p fsize
+row "run --report under ulimit -f 40" "--report: cannot write 'fsize/r.json' \(File too large\)" \
+  bash -c "ulimit -f 40; exec '$bin' run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report fsize/r.json"
+check "the report past the file size limit left nothing behind" nothing_in fsize
+
+row "run --report, --metrics and --trace on one path" "--report 'same.out' and --trace 'same.out' are the same file" \
+  "$bin" run -q --report same.out --metrics same.out --trace same.out
+row "run --report r.json --trace ./r.json" "--report 'r.json' and --trace './r.json' are the same file" \
+  "$bin" run -q --report r.json --trace ./r.json
+row "gui --screenshot and --state-json on one path" "--screenshot 'shot.png' and --state-json './shot.png' are the same file" \
+  "$bin" gui --frames 1 --screenshot shot.png --state-json ./shot.png
+check "no output was created for the refused runs" test ! -e same.out -a ! -e r.json -a ! -e shot.png
+
+if env -u DISPLAY "$bin" gui --frames 1 2>&1 | grep -q "built without the desktop app" || ! command -v xvfb-run > /dev/null; then
+  echo "skip  gui --screenshot / --frame-stats / --state-json /dev/full: no desktop app or no xvfb-run"
+else
+  cat > under_xvfb.sh <<'SH'
+# under_xvfb.sh COMMAND...: COMMAND on a virtual display, exiting with COMMAND's own code
+# (xvfb-run's is 5 when it merely fails to remove its temporary directory afterwards).
+rc_file=$(mktemp)
+xvfb-run -a -s "-screen 0 1280x720x24" sh -c '"$@"; echo $? > "$0"' "$rc_file" "$@"
+rc=$(cat "$rc_file")
+rm -f "$rc_file"
+exit "${rc:-125}"
+SH
+  for output in --screenshot --frame-stats --state-json; do
+    row "gui $output /dev/full" "ringlab gui: $output: cannot write '/dev/full' \($full\)" \
+      bash under_xvfb.sh "$bin" gui --frames 2 --scenario seed-one-rank "$output" /dev/full
+  done
+fi
+
+row "run --bucket-cap-kb -1" "--bucket-cap-kb must be between 1 and 1048576, got -1" "$bin" run --bucket-cap-kb -1
+row "run --timeout 1e-9" "--timeout must be between 1 and 86400 seconds, got 1e-09" "$bin" run --timeout 1e-9
+row "run --nnodes 2 --node-rank 1, no --master-port" "--nnodes 2 needs --master-port \(1 to 65535\)" \
+  "$bin" run -n 2 --nnodes 2 --node-rank 1
+
+printf '{"job": {"world_size": 2, "world_size": 64}}' > twice.json
+python3 - <<'PY'
+import json
+for key, item in (("faults", "delay:0:1"), ("uneven", "0:1"), ("hidden", 4)):
+    json.dump({"job": {"world_size": 2, key: [item] * 60000}}, open(f"60000-{key}.json", "w"))
+PY
+printf '{"job": {"world_size": 2}} {"job": {"world_size": 64}}' > two-values.json
+printf '{"job": {"world_size": 2}}\0{"job": {"world_size": 64}}' > nul.json
+row "run --scenario, world_size given twice (2, then 64)" "scenario ./twice.json: field 'job.world_size' is given twice" \
+  "$bin" run --scenario ./twice.json
+for key in faults uneven; do
+  row "run --scenario, 60,000 $key" "field 'job.$key': --[a-z]+ may be given at most 64 times, got 60000" \
+    "$bin" run --scenario ./60000-$key.json
+done
+row "run --scenario, 60,000 hidden layers" "field 'job.hidden': --hidden takes at most 16 layers, got 60000" \
+  "$bin" run --scenario ./60000-hidden.json
+row "run --scenario, a second JSON value after the first" "two-values.json: 27 unexpected bytes after the JSON value, from offset 27" \
+  "$bin" run --scenario ./two-values.json
+row "run --scenario, a NUL byte and more after the JSON" "nul.json: 28 unexpected bytes after the JSON value, from offset 26" \
+  "$bin" run --scenario ./nul.json
+
+rm -f input.fifo && mkfifo input.fifo
+row "simulate --replay /dev/zero" "trace file /dev/zero: not a regular file" "$bin" simulate --replay /dev/zero
+row "simulate --replay a FIFO (must not block)" "trace file input.fifo: not a regular file" "$bin" simulate --replay input.fifo
+row "simulate --calibrate /dev/zero" "bench file /dev/zero: not a regular file" "$bin" simulate --calibrate /dev/zero
+row "simulate --validate a FIFO (must not block)" "bench file input.fifo: not a regular file" "$bin" simulate --validate input.fifo
+row "bench allreduce -e 4G --world-size 64" "--maxbytes 4G: the sweep needs about [0-9.]+ GiB of memory \(64 ranks x 12.0 GiB" \
+  "$bin" bench allreduce -e 4G --world-size 64
+
+# Checkpoints: in the run's own directory under TMPDIR (mkdtemp, 0700), files 0600, all removed
+# at the end, whether the run succeeded (after a restart from an epoch checkpoint) or failed.
+# Nothing else may appear in TMPDIR but that directory and the run's unlinked spool files.
+cat > watch_tmpdir.py <<'PY'
+# watch_tmpdir.py TMPDIR COMMAND...: runs COMMAND with TMPDIR, watching what appears in it.
+# Prints the exit code, each path seen (run directory and spool names shortened) with its mode,
+# and what was left at the end.
+import os, re, stat, subprocess, sys, time
+tmpdir, cmd = sys.argv[1], sys.argv[2:]
+p = subprocess.Popen(cmd, env=dict(os.environ, TMPDIR=tmpdir), stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+seen = {}
+while p.poll() is None:
+    for root, dirs, files in os.walk(tmpdir):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            try:
+                mode = stat.S_IMODE(os.lstat(path).st_mode)
+            except OSError:
+                continue
+            rel = re.sub(r"^ringlab-run-[0-9a-f]+-[0-9]+-\w{6}", "RUNDIR", os.path.relpath(path, tmpdir))
+            rel = re.sub(r"^ringlab-spool-\w{6}$", "SPOOL", re.sub(r"\.tmp\.\w{6}$", ".tmp.X", rel))
+            seen[rel] = oct(mode)
+    time.sleep(0.005)
+print("exit", p.returncode)
+for rel, mode in sorted(seen.items()):
+    print(mode, rel)
+print("left", len(os.listdir(tmpdir)))
+PY
+mkdir -p ckpt-tmp
+python3 watch_tmpdir.py ckpt-tmp "$bin" run -q -n 2 --samples 4096 --batch-size 8 --epochs 6 --max-restarts 1 \
+  --fault kill:1@700 > ckpt-restart.out
+cat ckpt-restart.out | sed 's/^/      /'
+check "a restarted run: exit 0" grep -qxF "exit 0" ckpt-restart.out
+check "a restarted run: its epoch checkpoint was written (0600)" grep -qxF "0o600 RUNDIR/run.ckpt.epoch" ckpt-restart.out
+check "a restarted run: the run's directory was 0700" grep -qxF "0o700 RUNDIR" ckpt-restart.out
+check "a restarted run: every file in it was 0600" bash -c '! grep "RUNDIR/" ckpt-restart.out | grep -qv "^0o600 "'
+check "a restarted run: nothing but RUNDIR and spool files appeared in TMPDIR" \
+  bash -c '! grep -E "^0o" ckpt-restart.out | grep -qvE " (RUNDIR|SPOOL)(/|$)"'
+check "a restarted run: nothing was left in TMPDIR" grep -qxF "left 0" ckpt-restart.out
+python3 watch_tmpdir.py ckpt-tmp "$bin" run -q -n 2 --epochs 3 --fault kill:1@5 > ckpt-failed.out
+check "a failed run: exit 1" grep -qxF "exit 1" ckpt-failed.out
+check "a failed run: its directory was removed, nothing left in TMPDIR" grep -qxF "left 0" ckpt-failed.out
+
+accepted "run --master-addr 0.0.0.0 (warns once, naming the interfaces)" \
+  "warning: --master-addr 0.0.0.0 listens on every interface: .*127\.0\.0\.1 \(lo\).*the run's token is the only thing" \
+  "$bin" run -q -n 2 --master-addr 0.0.0.0
+warnings=$(python3 run_row.py 60 "$bin" run -q -n 2 --master-addr 0.0.0.0 | grep -c "warning: --master-addr")
+check "the warning is printed once (here: $warnings)" test "$warnings" = 1
 
 echo "== $rows rows: $failures failed, $xfails known bugs in other files"
 [[ $failures -eq 0 ]]

@@ -11,8 +11,9 @@ trap 'rm -rf "$work"' EXIT
 fail=0
 
 # This run's workers only (ctest may run other multi-process tests at the same time): every
-# worker is told to write its checkpoint to /tmp/ringlab-<run id>-<controller pid>.ckpt.
-own_workers() { pgrep -f "ringlab worker.*-$1\.ckpt" || true; }
+# worker is told to write its checkpoint into the run's own directory,
+# $TMPDIR/ringlab-run-<run id>-<controller pid>-XXXXXX/run.ckpt.
+own_workers() { pgrep -f "ringlab worker.*/ringlab-run-[0-9a-f]*-$1-[^/]*/run\.ckpt" || true; }
 
 rank_pid() {  # run-pid rank -> pid of that rank's worker
   local parent=$1 rank=$2 pid

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/core/error.h"
+#include "engine/runtime/controller.h"
 #include "engine/runtime/job_config.h"
 
 using namespace ringlab;
@@ -29,4 +30,56 @@ TEST_CASE("--hidden is a list of widths") {
   CHECK(parse_hidden("") == std::vector<int>{});
   CHECK_THROWS_AS(parse_hidden("48,,48"), InputError);
   CHECK_THROWS_AS(parse_hidden("5000"), InputError);
+}
+
+TEST_CASE("the job's lists are bounded: layers, faults and uneven entries") {
+  JobConfig job;
+  job.world_size = 2;
+  job.hidden = std::vector<int>(kMaxHiddenLayers, 8);
+  CHECK_NOTHROW(job.validate());
+  job.hidden.push_back(8);
+  CHECK_THROWS_WITH_AS(job.validate(), "--hidden takes at most 16 layers, got 17", InputError);
+  job.hidden = {8};
+  job.faults = std::vector<std::string>(kMaxFaults, "delay:1:5");
+  CHECK_NOTHROW(job.validate());
+  job.faults.push_back("delay:1:5");
+  CHECK_THROWS_WITH_AS(job.validate(), "--fault may be given at most 64 times, got 65", InputError);
+  job.faults.clear();
+  job.uneven = std::vector<std::string>(kMaxUneven + 1, "1:0");
+  CHECK_THROWS_WITH_AS(job.validate(), "--uneven may be given at most 64 times, got 65", InputError);
+}
+
+TEST_CASE("values a flag cannot take: an explicit bucket cap of -1, a timeout under a second") {
+  CHECK_NOTHROW(check_bucket_cap_kb(1));
+  CHECK_NOTHROW(check_bucket_cap_kb(1'048'576));
+  CHECK_THROWS_WITH_AS(check_bucket_cap_kb(-1), doctest::Contains("--bucket-cap-kb must be between 1 and 1048576, got -1"),
+                       InputError);
+  JobConfig job;
+  job.bucket_cap_kb = -1;  // a stored job's "PyTorch's defaults"
+  CHECK_NOTHROW(job.validate());
+  job.bucket_cap_kb = -2;
+  CHECK_THROWS_AS(job.validate(), InputError);
+
+  CHECK_NOTHROW(check_timeout_seconds(1));
+  CHECK_NOTHROW(check_timeout_seconds(86400));
+  for (double bad : {1e-9, 0.999, 0.0, -1.0, 86401.0}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(check_timeout_seconds(bad), doctest::Contains("--timeout must be between 1 and 86400 seconds"),
+                         InputError);
+  }
+}
+
+TEST_CASE("a run over several nodes needs a port every node can be told") {
+  ControllerOptions o;
+  o.job.world_size = 4;
+  CHECK_NOTHROW(o.validate());
+  o.nnodes = 2;
+  o.node_rank = 1;
+  CHECK_THROWS_WITH_AS(o.validate(), doctest::Contains("--nnodes 2 needs --master-port (1 to 65535)"), InputError);
+  o.node_rank = 0;  // node 0 would pick a port nobody else knows
+  CHECK_THROWS_AS(o.validate(), InputError);
+  o.master_port = 29500;
+  CHECK_NOTHROW(o.validate());
+  o.node_rank = 2;
+  CHECK_THROWS_WITH_AS(o.validate(), "--node-rank must be in [0, --nnodes=2), got 2", InputError);
 }

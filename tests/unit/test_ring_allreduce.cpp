@@ -432,6 +432,25 @@ TEST_CASE("bench arithmetic: sizes, bus bandwidth factor, size parsing") {
   CHECK_THROWS_AS(o.validate(), InputError);
 }
 
+TEST_CASE("bench: the memory a rank needs is three buffers of the largest size and the ring's scratch") {
+  AllreduceBenchOptions o;
+  o.min_bytes = 4;
+  o.max_bytes = size_t{64} << 20;
+  o.segment_bytes = size_t{1} << 20;  // 262,144 floats
+  o.pipeline_depth = 4;
+  // 4 ranks: chunks of 16 MiB, 16 segments each; reduce-scatter keeps 4 segments in flight.
+  CHECK(bench_bytes_per_rank(o, 4, "gloo") == (uint64_t{192} << 20) + (uint64_t{4} << 20));
+  o.segment_bytes = 0;  // whole chunks: 3 steps of reduce-scatter, each a 16 MiB chunk
+  CHECK(bench_bytes_per_rank(o, 4, "gloo") == (uint64_t{192} << 20) + (uint64_t{48} << 20));
+  CHECK(bench_bytes_per_rank(o, 1, "gloo") == uint64_t{192} << 20);  // one rank: no ring
+  o.ring = false;
+  CHECK(bench_bytes_per_rank(o, 4, "gloo") == uint64_t{192} << 20);
+  // 64 ranks of 4 GiB sweeps fit on no machine this test runs on.
+  o.max_bytes = size_t{4} << 30;
+  CHECK_THROWS_WITH_AS(check_bench_memory(o, 64, "gloo"), doctest::Contains("--maxbytes 4G: the sweep needs about 768.0 GiB"),
+                       InputError);
+}
+
 TEST_CASE("bench: a row measured over the thread world is correct and survives JSON") {
   const int n = 3;
   LocalWorld world(n, 20000ms);

@@ -162,3 +162,26 @@ TEST_CASE("invalid files name the file, the field and the reason") {
   e = error_of(R"([1, 2])");
   CHECK(contains(e, "must be a JSON object"));
 }
+
+TEST_CASE("a scenario with a key given twice, bytes after its JSON, or an endless list is refused") {
+  // nlohmann alone keeps the last of two equal keys: this was a 64-rank run.
+  std::string e = error_of(R"({"job": {"world_size": 2, "world_size": 64}})", "twice.json");
+  CHECK(contains(e, "twice.json: field 'job.world_size' is given twice"));
+
+  e = error_of(std::string("{\"job\": {\"world_size\": 2}}\0{\"job\": {}}", 38), "nul.json");
+  CHECK(contains(e, "nul.json: 12 unexpected bytes after the JSON value, from offset 26"));
+  e = error_of(R"({"job": {}} trailing)", "text.json");
+  CHECK(contains(e, "from offset 12"));
+
+  const auto many = [](const std::string& key, const std::string& item) {
+    std::string list;
+    for (int i = 0; i < 60'000; ++i) list += (i ? "," : "") + item;
+    return R"({"job": {"world_size": 2, ")" + key + R"(": [)" + list + "]}}";
+  };
+  e = error_of(many("hidden", "4"));
+  CHECK(contains(e, "field 'job.hidden': --hidden takes at most 16 layers, got 60000"));
+  e = error_of(many("faults", R"("delay:0:1")"));
+  CHECK(contains(e, "field 'job.faults': --fault may be given at most 64 times, got 60000"));
+  e = error_of(many("uneven", R"("0:1")"));
+  CHECK(contains(e, "field 'job.uneven': --uneven may be given at most 64 times, got 60000"));
+}
