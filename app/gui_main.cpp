@@ -63,7 +63,13 @@ viz::AppState initial_state(const GuiOptions& o) {
   viz::AppState state;
   if (!o.source_dir.empty()) add_scenario_search_dir(std::filesystem::path(o.source_dir) / "assets/scenarios");
   state.scenario = load_scenario(o.scenario);  // InputError names the file, the field and the reason
-  state.scenario_names = list_scenarios();
+  for (const std::string& name : list_scenarios()) {
+    try {
+      state.scenarios.push_back(load_scenario(name));
+    } catch (const InputError& e) {  // a broken file is left out of the menu, with a word why
+      fmt::print(stderr, "ringlab gui: scenario '{}' left out of the menu: {}\n", name, e.what());
+    }
+  }
   state.job = state.scenario.job;
   if (o.world_size > 0) state.job.world_size = o.world_size;
   if (!o.backend.empty()) state.job.backend = o.backend;

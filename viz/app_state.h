@@ -100,7 +100,7 @@ struct AppState {
   Focus focus = Focus::Ring;
 
   Scenario scenario;
-  std::vector<std::string> scenario_names;
+  std::vector<Scenario> scenarios;  // the registered ones, for the Scenario menu (titles, descriptions)
   JobConfig job;       // what Start launches; the controls edit it
   bool gated = false;  // start the next run gated
 

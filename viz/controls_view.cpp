@@ -172,8 +172,13 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
   ImGui::PushFont(fonts().bold);
   ImGui::TextWrapped("%s", state.scenario.title(language_code()).c_str());
   ImGui::PopFont();
-  if (ImGui::IsItemHovered() && !state.scenario.description_en.empty())
-    ImGui::SetTooltip("%s", state.scenario.description(language_code()).c_str());
+  if (!state.scenario.description_en.empty() &&
+      ImGui::CollapsingHeader(label("What this scenario shows", "scenario_description").c_str(),
+                              ImGuiTreeNodeFlags_DefaultOpen)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
+    ImGui::TextWrapped("%s", state.scenario.description(language_code()).c_str());
+    ImGui::PopStyleColor();
+  }
 
   draw_buttons(state);
   ImGui::Separator();

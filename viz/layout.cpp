@@ -93,9 +93,20 @@ void focus_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
 void menu_bar(const replay::RunModel& model, AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu(label("Scenario", "menu_scenario").c_str())) {
-    for (const auto& name : state.scenario_names)
-      if (ImGui::MenuItem(name.c_str(), nullptr, state.scenario.name == name)) state.requests.load_scenario = name;
-    if (state.scenario_names.empty()) ImGui::TextDisabled("%s", tr("no scenario folder found"));
+    for (const Scenario& s : state.scenarios) {
+      if (ImGui::MenuItem(s.title(language_code()).c_str(), nullptr, state.scenario.name == s.name))
+        state.requests.load_scenario = s.name;
+      if (ImGui::IsItemHovered() && !s.description_en.empty()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+        ImGui::TextUnformatted(s.description(language_code()).c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
+    }
+    if (state.scenarios.empty()) ImGui::TextDisabled("%s", tr("no scenario folder found"));
+    ImGui::Separator();
+    if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) state.requests.quit = true;
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu(label("View", "menu_view").c_str())) {

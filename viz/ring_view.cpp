@@ -407,8 +407,6 @@ void draw_legend(ImDrawList* dl, ImVec2 at) {
   at.y += fs * 1.25f;
   draw_bands(dl, at, ImVec2(at.x + s, at.y + s), 0b1011, 4, 0.9f);
   dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("colours: ranks summed in"));
-  at.y += fs * 1.25f;
-  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("links: bytes sent so far"));
 }
 
 }  // namespace
@@ -456,8 +454,11 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
                           rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
                           frame.elements);
     if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);
-    dl->AddText(ImVec2(min.x + fs, y), p.text_dim, sub.c_str());
-    y += fs * 1.3f;
+    if (!compact && n <= 8) sub += " · " + std::string(tr("links: bytes sent so far"));
+    // Beside the pills (and their phase labels) it wraps rather than running under them.
+    const float sub_w = y < min.y + fs * 2.6f ? banner_w : size.x - 2 * fs;
+    dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
+    y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
     const std::string next = next_step_of(frame);
     if (!next.empty() && !failure.failed) {
       const std::string why = compact ? "" : " — " + explanation_of(frame);
@@ -491,9 +492,9 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec, compact);
   if (n > 1 && !compact) {
     float legend_w = 0;
-    for (const char* line : {"colours: ranks summed in", "fully reduced", "links: bytes sent so far"})
+    for (const char* line : {"colours: ranks summed in", "fully reduced"})
       legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x);
-    draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 4.05f));
+    draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 2.8f));
   }
   dl->PopClipRect();
 }

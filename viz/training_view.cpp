@@ -124,7 +124,12 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   }
 
   if (!extent.any || curves.empty()) {
-    DimWrapped(tr("No steps yet. Press Start: each rank reports its loss after every step."));
+    if (state.run.phase != RunPhase::Running && state.run.phase != RunPhase::Paused)
+      DimWrapped(tr("No steps yet. Press Start: each rank reports its loss after every step."));
+    else if (state.step.mode == RingMode::Gated)
+      DimWrapped(tr("Training: the workers are held before each ring step; the first loss appears when every rank has finished step 1."));
+    else
+      DimWrapped(tr("Training: the first loss appears when every rank has finished step 1."));
     return;
   }
   // The legend goes above the plot when there is room; in a small pane it moves into the
