@@ -308,6 +308,8 @@ std::vector<std::string> StoreServer::errors() const {
   return all;
 }
 
+std::string StoreServer::limit_failure() const { return impl_->server->limit_failure(); }
+
 // ---------------------------------------------------------------------------------------------
 // Client
 

@@ -22,6 +22,8 @@ class StoreServer {
   // Connections the server closed because of a bad token, a malformed or oversized frame, or a
   // lost peer, one line each (the most recent ones), for the controller to print.
   std::vector<std::string> errors() const;
+  // The first limit (descriptors, threads) the server hit; "" while none (see TcpServer).
+  std::string limit_failure() const;
 
  private:
   struct Impl;

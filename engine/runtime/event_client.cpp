@@ -10,7 +10,9 @@
 
 #include <fmt/core.h>
 
+#include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/limits.h"
 #include "engine/dist/socket.h"
 #include "engine/runtime/event_codec.h"
 
@@ -55,9 +57,18 @@ struct EventClient::Impl {
     std::vector<uint8_t> hello;
     event_codec::encode_hello({event_codec::kVersion, options.token, options.rank}, hello);
     const auto deadline = net::deadline_after(options.timeout);
-    net::write_all(socket.fd(), hello.data(), hello.size(), deadline, where);
     uint8_t answer = 0;
-    if (net::read_exact(socket.fd(), &answer, 1, deadline, where) == net::ReadStatus::Closed)
+    net::ReadStatus status = net::ReadStatus::Closed;
+    try {
+      net::write_all(socket.fd(), hello.data(), hello.size(), deadline, where);
+      status = net::read_exact(socket.fd(), &answer, 1, deadline, where);
+    } catch (const TimeoutError& e) {
+      throw TimeoutError(context(), fmt::format("event server at {} did not answer the handshake: {}", where, e.what()));
+    } catch (const Error& e) {
+      // A server at a limit (descriptors, threads) closes a connection it cannot serve.
+      throw Error(context(), fmt::format("event server at {} refused the connection: {}", where, e.what()));
+    }
+    if (status == net::ReadStatus::Closed)
       throw Error(context(), fmt::format("event server at {} closed the connection during the handshake", where));
     if (answer == 1) throw Error(context(), fmt::format("event server at {} refused the token", where));
     if (answer == 2)
@@ -198,7 +209,8 @@ EventClient::EventClient(EventClientOptions options) : impl_(std::make_unique<Im
   impl.socket = net::connect_tcp(impl.options.host, impl.options.port, impl.options.timeout);
   net::set_nodelay(impl.socket);
   impl.handshake();
-  impl.sender = std::thread([&impl] { impl.sender_loop(); });
+  impl.sender = start_thread(fmt::format("rank {}'s event sender", impl.options.rank),
+                             [&impl] { impl.sender_loop(); });
 }
 
 EventClient::~EventClient() {
