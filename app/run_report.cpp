@@ -82,7 +82,6 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["steps"] = r.steps;
   j["train_seconds"] = r.train_seconds;
   j["us_per_step"] = r.us_per_step;
-  j["final_parameters"] = r.final_parameters;
   j["connection_errors"] = r.connection_errors;
   // Refused before the file is opened, so a report is never left half-written.
   if (r.history && !r.history->failure().empty())
@@ -91,11 +90,15 @@ void write_report_json(const RunResult& r, const std::string& path) {
     throw Error("--report: not written: the run did not keep every shard and step loss");
   std::ofstream out(path);
   if (!out) throw InputError(fmt::format("--report: cannot write '{}'", path));
-  // The two arrays that grow with the run are streamed from its history on disk, one shard or
-  // one loss at a time, after the fields above: the report is never whole in memory.
+  // The arrays that grow with the run or the model are streamed after the fields above, the
+  // shards and losses from the run's history on disk, one shard or one loss at a time: the
+  // report is never whole in memory.
   std::string head = j.dump(1);
   head.resize(head.size() - 2);  // the object's closing "\n}": the arrays go before it
-  out << head << ",\n \"shards\": [";
+  out << head << ",\n \"final_parameters\": [";
+  for (size_t i = 0; i < r.final_parameters.size(); ++i)
+    out << (i ? ", " : "") << nlohmann::json(r.final_parameters[i]).dump();
+  out << "],\n \"shards\": [";
   write_per_rank(out, r, [&](int rank, bool& first) {
     r.history->for_each_shard(rank, [&](const std::vector<int64_t>& shard) {
       out << (first ? "\n  " : ",\n  ") << nlohmann::json(shard).dump();

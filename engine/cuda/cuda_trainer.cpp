@@ -85,9 +85,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
   for (int epoch = first_epoch; epoch < job.epochs; ++epoch) {
     if (job.set_epoch) sampler.set_epoch(epoch);  // forgetting this repeats epoch 0's order
     std::vector<int64_t> shard = sampler.indices();
-    Event shard_event = make_event(EventKind::SamplerShard, rank, step, epoch);
-    shard_event.indices = shard;
-    events.emit(std::move(shard_event));
+    emit_shard(events, rank, step, epoch, shard);
     model.upload_epoch_indices(shard);  // once per epoch; each step gathers its rows on the GPU
     if (hooks.keep_history) out.shards.push_back(shard);
     const data::DataLoader loader(std::move(shard), job.batch_size);

@@ -46,7 +46,14 @@ void RunAccumulator::add(const Event& e) {
       if (e.text == "demo" && e.rank == 0) r_.allreduce_demo_output = e.values;
       break;
     case EventKind::SamplerShard:
-      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_shard(e.rank, e.indices);
+      if (e.rank >= 0 && e.rank < kMaxReportedRank)
+        history_->add_shard_piece(e.rank, payload_size(e), piece_offset(e), e.indices);
+      break;
+    case EventKind::FinalParameters:
+      if (e.rank == 0) {
+        if (first_piece(e)) r_.final_parameters.clear();
+        r_.final_parameters.insert(r_.final_parameters.end(), e.values.begin(), e.values.end());
+      }
       break;
     case EventKind::StepEnd:
       if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
@@ -57,7 +64,6 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::RunEnd:
       if (e.rank == 0) {
-        r_.final_parameters = e.values;
         r_.steps += e.step;
         rank0_us_ += e.value * static_cast<double>(e.step);
       }

@@ -24,6 +24,8 @@ struct TrainingState {
 };
 
 class FlightRecorder;
+namespace nn { class Mlp; }
+namespace data { struct TensorDataset; }
 
 struct TrainerHooks {
   std::function<void(RingPhase, int ring_step)> before_ring_step;  // gated mode
@@ -57,5 +59,12 @@ struct RankOutcome {
 
 RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& events,
                        const TrainerHooks& hooks = {}, const TrainingState* resume = nullptr);
+
+// The whole dataset's MSE after an epoch, as the seed computes it in one forward pass, but in
+// blocks of `block_rows` rows (a multiple of 8), so that the activations fit in memory however
+// large the dataset; the result is the same to the last bit as one pass.
+double whole_dataset_mse(nn::Mlp& model, const data::TensorDataset& dataset, int64_t block_rows);
+// Rows per block of that evaluation: 64 MB of activations, a multiple of 8.
+int64_t eval_block_rows(const JobConfig& job);
 
 }  // namespace ringlab

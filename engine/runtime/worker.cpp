@@ -29,6 +29,7 @@
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_client.h"
 #include "engine/runtime/flight_recorder.h"
+#include "engine/runtime/rank_events.h"
 #include "engine/runtime/trainer.h"
 #include "engine/runtime/worker_env.h"
 #include "engine/runtime/gpu_plugin.h"
@@ -181,6 +182,7 @@ class ReportOnTerminate {
 };
 
 void emit_run_end(EventSink& events, int rank, const RankOutcome& out) {
+  if (rank == 0) emit_final_parameters(events, rank, out.steps, out.final_parameters);
   Event e;
   e.kind = EventKind::RunEnd;
   e.rank = rank;
@@ -188,7 +190,6 @@ void emit_run_end(EventSink& events, int rank, const RankOutcome& out) {
   e.value = out.us_per_step;
   e.step = out.steps;
   e.text = out.stopped ? "stopped" : "done";
-  if (rank == 0) e.values = out.final_parameters;
   events.emit(std::move(e));
 }
 

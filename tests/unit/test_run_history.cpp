@@ -159,9 +159,11 @@ TEST_CASE("the accumulator folds a run: demo, shards, losses, epochs, steps and 
   Event epoch = make_event(EventKind::EpochEnd, 0, -1, 0);
   epoch.value = 0.5;
   acc.add(epoch);
+  Event parameters = make_event(EventKind::FinalParameters, 0, 4, -1);
+  parameters.values = {1.5f};
+  acc.add(parameters);
   Event run_end = make_event(EventKind::RunEnd, 0, 4, 0);
   run_end.value = 20.0;  // us per step
-  run_end.values = {1.5f};
   acc.add(run_end);
   CHECK(acc.steps_done() == 4);
 
@@ -318,4 +320,50 @@ TEST_CASE("an event that names a rank beyond the largest world size is not count
   const RunResult r = acc.finish({}, false);
   CHECK(r.rank_count == 2);
   CHECK(r.history->steps(kMaxWorldSize) == 0);
+}
+
+TEST_CASE("a shard in pieces is kept whole once its last piece is in; one left incomplete is dropped") {
+  RunHistory h;
+  h.add_shard_piece(0, 5, 0, {1, 2});
+  CHECK(h.epochs(0) == 0);
+  h.add_shard_piece(0, 5, 2, {3, 4, 5});
+  CHECK(h.epochs(0) == 1);
+  h.add_shard_piece(0, 4, 0, {9, 9});     // its rank died after the first piece of this one
+  h.add_shard_piece(0, 3, 0, {6, 7, 8});  // the next one starts over where the last whole one ended
+  h.add_shard_piece(0, 4, 2, {0, 0});     // a piece whose beginning is missing is not kept
+  CHECK(h.epochs(0) == 2);
+  CHECK(shards(h, 0) == std::vector<std::vector<int64_t>>{{1, 2, 3, 4, 5}, {6, 7, 8}});
+  h.add_shard_piece(0, 4, 0, {5, 5});
+  h.rewind(1, 0);  // a restart from epoch 1 drops the second shard and the open third one
+  CHECK(h.epochs(0) == 1);
+  h.add_shard_piece(0, 1, 0, {4});
+  CHECK(shards(h, 0) == std::vector<std::vector<int64_t>>{{1, 2, 3, 4, 5}, {4}});
+}
+
+TEST_CASE("a shard and the parameters longer than a frame may carry travel in pieces and arrive whole") {
+  struct Count : EventSink {
+    RunAccumulator accumulator{JobConfig{}};
+    int events = 0;
+    void emit(Event e) override {
+      ++events;
+      CHECK(e.indices.size() <= kPieceElements);
+      CHECK(e.values.size() <= kPieceElements);
+      accumulator.add(e);
+    }
+  } sink;
+  std::vector<int64_t> shard(2 * kPieceElements + 3);
+  for (size_t i = 0; i < shard.size(); ++i) shard[i] = static_cast<int64_t>(shard.size() - i);
+  emit_shard(sink, 1, 0, 0, shard);
+  CHECK(sink.events == 3);
+  std::vector<float> parameters(kPieceElements + 1);
+  for (size_t i = 0; i < parameters.size(); ++i) parameters[i] = static_cast<float>(i) * 0.5f;
+  emit_final_parameters(sink, 0, 7, parameters);
+  CHECK(sink.events == 5);
+  emit_shard(sink, 0, 0, 0, std::vector<int64_t>{3, 1, 2});  // short: one event, as before
+  CHECK(sink.events == 6);
+  const RunResult r = sink.accumulator.finish({}, false);
+  CHECK(r.final_parameters == parameters);
+  REQUIRE(r.history);
+  CHECK(r.history->first_shard(1) == shard);
+  CHECK(r.history->first_shard(0) == std::vector<int64_t>{3, 1, 2});
 }
