@@ -22,6 +22,7 @@
 #include "engine/runtime/event_server.h"
 #include "engine/runtime/launcher.h"
 #include "engine/runtime/run_accumulator.h"
+#include "engine/runtime/run_limits.h"
 #include "engine/runtime/worker.h"
 
 namespace ringlab {
@@ -319,6 +320,8 @@ Controller::~Controller() {
 
 void Controller::start() {
   if (impl_->monitor.joinable()) throw Error("this controller has already started a run");
+  const ControllerOptions& o = impl_->options;
+  check_run_fits(o.job, {o.job.world_size / o.nnodes, o.max_restarts > 0, o.job.backend == "mpi"});
   impl_->start_services();
   impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
   impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
@@ -364,6 +367,11 @@ void Controller::change_world(int world_size, const std::string& backend) {
   probe.world_size = world_size;
   probe.backend = backend;
   probe.validate();
+  // The new set of workers resumes from rank 0's checkpoint.
+  if (const uint64_t bytes = estimate_footprint(probe, {}).checkpoint_bytes; bytes > kMaxCheckpointBytes)
+    throw InputError(fmt::format("a live change goes through a checkpoint, and this model's would take {}, more "
+                                 "than the {} a checkpoint may hold", describe_bytes(bytes),
+                                 describe_bytes(kMaxCheckpointBytes)));
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->pending_change = std::make_pair(world_size, backend);
