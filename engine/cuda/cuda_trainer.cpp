@@ -96,6 +96,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
         out.stopped = true;
         out.stopped_state = snapshot(model, epoch, b, step);
         out.final_parameters = out.stopped_state.parameters;
+        count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
         return out;
       }
       const int64_t t_step = now_ns();
@@ -138,9 +139,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
       events.emit(std::move(e));
     }
   }
-  out.steps = step - (resume ? resume->steps_done : 0);
-  out.train_seconds = static_cast<double>(train_ns) * 1e-9;
-  out.us_per_step = out.steps > 0 ? out.train_seconds * 1e6 / static_cast<double>(out.steps) : 0.0;
+  count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
   out.final_parameters.resize(model.num_parameters());
   model.download_parameters(out.final_parameters);
   return out;

@@ -166,6 +166,7 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
                              {model.parameters().begin(), model.parameters().end()},
                              optimizer.momentum_buffer()};
         out.final_parameters = out.stopped_state.parameters;
+        count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
         return out;
       }
       if (job.join && active_ranks(ddp, have_batch) == 0) break;
@@ -235,9 +236,7 @@ RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& eve
       events.emit(std::move(e));
     }
   }
-  out.steps = step - (resume ? resume->steps_done : 0);
-  out.train_seconds = static_cast<double>(train_ns) * 1e-9;
-  out.us_per_step = out.steps > 0 ? out.train_seconds * 1e6 / static_cast<double>(out.steps) : 0.0;
+  count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
   out.final_parameters.assign(model.parameters().begin(), model.parameters().end());
   return out;
 }

@@ -167,7 +167,7 @@ TEST_CASE("the accumulator folds a run: demo, shards, losses, epochs, steps and 
   acc.add(run_end);
   CHECK(acc.steps_done() == 4);
 
-  const RunResult r = acc.finish({}, false);
+  const RunResult r = acc.finish({});
   CHECK(r.ok);
   CHECK(r.failure.empty());
   CHECK(r.allreduce_demo_output == std::vector<float>{3, 6, 9});
@@ -194,7 +194,7 @@ TEST_CASE("after a restart marker the failed attempt's steps, epochs and errors 
   acc.add(restart_marker(1, 3));
   CHECK(acc.steps_done() == 3);
   for (int step = 3; step < 6; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
-  const RunResult r = acc.finish({}, false);
+  const RunResult r = acc.finish({});
   CHECK(r.ok);  // the error belonged to the attempt that was restarted
   CHECK(r.epoch_mse.size() == 1);
   CHECK(r.history->steps(0) == 6);
@@ -222,7 +222,7 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   RankExit dead;
   dead.rank = 1;
   dead.signal = 9;
-  const RunResult r = acc.finish({dead}, false);
+  const RunResult r = acc.finish({dead});
   INFO(r.failure);
   CHECK_FALSE(r.ok);
   CHECK(r.failure.find("rank 1 failed") != std::string::npos);
@@ -281,7 +281,7 @@ TEST_CASE("folding a long run keeps the controller's heap flat") {
   fold.trace.write(trace);
   const std::string json = trace.str();
   CHECK(std::count(json.begin(), json.end(), '\n') > 40'000 * 7);  // 7 slices, 2 arrows, a counter per rank-step
-  const RunResult r = fold.accumulator.finish({}, false);
+  const RunResult r = fold.accumulator.finish({});
   CHECK(r.history->steps(1) == 20'000);
   CHECK(r.history->epochs(0) == 200);
 #endif
@@ -317,7 +317,7 @@ TEST_CASE("an event that names a rank beyond the largest world size is not count
   acc.add(make_event(EventKind::StepEnd, 1, 0, 0));
   acc.add(make_event(EventKind::StepEnd, kMaxWorldSize, 0, 0));
   acc.add(make_event(EventKind::StepEnd, 1'000'000, 0, 0));
-  const RunResult r = acc.finish({}, false);
+  const RunResult r = acc.finish({});
   CHECK(r.rank_count == 2);
   CHECK(r.history->steps(kMaxWorldSize) == 0);
 }
@@ -361,7 +361,7 @@ TEST_CASE("a shard and the parameters longer than a frame may carry travel in pi
   CHECK(sink.events == 5);
   emit_shard(sink, 0, 0, 0, std::vector<int64_t>{3, 1, 2});  // short: one event, as before
   CHECK(sink.events == 6);
-  const RunResult r = sink.accumulator.finish({}, false);
+  const RunResult r = sink.accumulator.finish({});
   CHECK(r.final_parameters == parameters);
   REQUIRE(r.history);
   CHECK(r.history->first_shard(1) == shard);
