@@ -3,12 +3,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +24,7 @@
 #include "engine/dist/process_group.h"
 #include "engine/runtime/chrome_trace.h"
 #include "engine/runtime/controller.h"
+#include "engine/runtime/interrupt_signals.h"
 #include "engine/runtime/metrics_csv.h"
 #include "engine/runtime/ports.h"
 #include "engine/runtime/scenario.h"
@@ -63,37 +66,31 @@ void print_connection_errors(const RunResult& r) {
     std::fprintf(stderr, "  ... and %zu more (see --report)\n", r.connection_errors.size() - shown);
 }
 
-// A one-line progress bar on a terminal; silent otherwise.
-class Progress {
+// A one-line progress bar on a terminal; silent otherwise. Drawn by the thread that watches the
+// run, which also prints the report's lines as they come: above the bar, which it clears first.
+class ProgressBar {
  public:
-  Progress(const Controller& controller, int64_t total_steps, bool enabled)
-      : controller_(controller), total_(total_steps), enabled_(enabled && ::isatty(STDERR_FILENO)) {
-    if (enabled_) thread_ = std::thread([this] { loop(); });
+  ProgressBar(int64_t total_steps, bool enabled) : total_(total_steps), enabled_(enabled && ::isatty(STDERR_FILENO)) {}
+  ~ProgressBar() { clear(); }
+  void draw(int64_t steps) {
+    if (!enabled_) return;
+    const double frac = total_ > 0 ? std::min(1.0, double(steps) / double(total_)) : 0.0;
+    const int width = 30, filled = static_cast<int>(frac * width);
+    std::fprintf(stderr, "\r[%s%s] step %lld/%lld", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), static_cast<long long>(steps),
+                 static_cast<long long>(total_));
+    std::fflush(stderr);
+    shown_ = true;
   }
-  ~Progress() {
-    done_ = true;
-    if (thread_.joinable()) thread_.join();
-    if (enabled_) std::fprintf(stderr, "\r\033[K");
+  void clear() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+    shown_ = false;
   }
 
  private:
-  void loop() {
-    while (!done_) {
-      const int64_t steps = controller_.steps_done();
-      const double frac = total_ > 0 ? std::min(1.0, double(steps) / double(total_)) : 0.0;
-      const int width = 30, filled = static_cast<int>(frac * width);
-      std::fprintf(stderr, "\r[%s%s] step %lld/%lld", std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), static_cast<long long>(steps),
-                   static_cast<long long>(total_));
-      std::fflush(stderr);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-  }
-  const Controller& controller_;
   int64_t total_;
   bool enabled_;
-  std::atomic<bool> done_{false};
-  std::thread thread_;
+  bool shown_ = false;
 };
 
 // Where the run's events go besides the controller's own result: only what an asked-for output
@@ -101,11 +98,12 @@ class Progress {
 // grows the controller's memory with the length of the run.
 class RunOutputs : public EventSink {
  public:
-  RunOutputs(bool trace, bool metrics) {
+  RunOutputs(bool trace, bool metrics, LiveReport* live) : live_(live) {
     if (trace) trace_ = std::make_unique<ChromeTraceWriter>();
     if (metrics) metrics_ = std::make_unique<MetricsCsvWriter>();
   }
   void emit(Event event) override {  // the controller calls this under its lock, one at a time
+    if (live_) live_->emit(event);
     if (metrics_) metrics_->emit(event);
     if (trace_) trace_->emit(std::move(event));
   }
@@ -117,9 +115,43 @@ class RunOutputs : public EventSink {
   }
 
  private:
+  LiveReport* live_;
   std::unique_ptr<ChromeTraceWriter> trace_;
   std::unique_ptr<MetricsCsvWriter> metrics_;
 };
+
+// How long the workers get to stop together at a step boundary after Ctrl-C or SIGTERM, before
+// they are terminated. A step (or an epoch's evaluation) longer than this is cut short.
+constexpr std::chrono::seconds kStopPatience(5);
+
+// Waits for the run to end, printing the report's lines as they come and drawing the progress
+// bar; the first Ctrl-C or SIGTERM asks the controller to stop the run (a second one ends the
+// process at once: see InterruptSignals).
+RunResult watch(Controller& controller, const InterruptSignals& signals, LiveReport& live, ProgressBar& bar,
+                bool quiet) {
+  bool asked = false;
+  while (!controller.poll()) {
+    const int sig = signals.wait(std::chrono::milliseconds(100));
+    if (sig != 0 && !asked) {
+      asked = true;
+      controller.request_stop(stop_cause_for_signal(sig), kStopPatience);
+      bar.clear();
+      if (!quiet)
+        std::fprintf(stderr, "ringlab run: %s: stopping the workers at their next step boundary (at most %lld s); "
+                     "press Ctrl-C again to stop at once\n", to_string(stop_cause_for_signal(sig)),
+                     static_cast<long long>(kStopPatience.count()));
+    }
+    if (const std::string lines = live.take(); !lines.empty()) {
+      bar.clear();
+      std::fputs(lines.c_str(), stdout);
+      std::fflush(stdout);
+    }
+    bar.draw(controller.steps_done());
+  }
+  bar.clear();
+  std::fputs(live.take().c_str(), stdout);
+  return controller.wait();
+}
 
 void write_flight_dump(const RunResult& r, const std::string& path) {
   write_output_file(path, "--dump-flight-recorder", [&](std::ostream& out) {
@@ -129,6 +161,8 @@ void write_flight_dump(const RunResult& r, const std::string& path) {
 }
 
 void run(RunFlags& f) {
+  // Before any file is created or process started: from here on Ctrl-C stops the run cleanly.
+  InterruptSignals signals("ringlab run");
   ControllerOptions options;
   // A scenario supplies the job; flags given on the command line still win.
   options.job = f.scenario.empty() ? f.job.resolve() : f.job.resolve_onto(load_scenario(f.scenario).job);
@@ -147,17 +181,26 @@ void run(RunFlags& f) {
   if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
     std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
 
-  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty());
+  LiveReport live(options.job);
+  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), f.quiet ? nullptr : &live);
   Controller controller(options, sinks);
+  for (const std::string& path : controller.scratch_files()) signals.remove_on_abort(path);
   controller.start();
   RunResult result;
   {
-    JobConfig j = options.job;
+    const JobConfig& j = options.job;
     const int64_t per_rank = (j.samples + j.world_size - 1) / j.world_size;
-    Progress progress(controller, j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
-    result = controller.wait();
+    ProgressBar bar(j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
+    result = watch(controller, signals, live, bar, f.quiet);
   }
-  if (!f.quiet || !result.ok) std::fputs(format_seed_report(result).c_str(), stdout);
+  // What was printed as the run went is not printed again; a failure is printed even with -q.
+  if (live.started()) {
+    if (result.ok) std::fputs(seed_footer().c_str(), stdout);
+  } else if (!f.quiet || !result.ok) {
+    std::fputs(format_seed_report(result).c_str(), stdout);
+  }
+  std::fflush(stdout);
+  // One output that cannot be written does not cost the others, nor the run's own failure.
   bool written = write_output("run", f.report, [&] { write_report_json(result, f.report); });
   written &= write_output("run", f.trace, [&] { sinks.write_trace(f.trace); });
   written &= write_output("run", f.metrics, [&] { sinks.write_metrics(f.metrics); });
@@ -170,6 +213,8 @@ void run(RunFlags& f) {
     std::fprintf(stderr, "ringlab run: %s\n", result.failure.c_str());
     set_exit_code(1);
   }
+  // Stopped by a signal, the exit code says which, as a shell reports a process killed by it.
+  if (const int sig = signals.received()) set_exit_code(InterruptSignals::exit_code(sig));
 }
 
 }  // namespace

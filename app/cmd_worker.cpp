@@ -18,6 +18,8 @@ void add_worker_command(CLI::App& root) {
   add_job_flags(*cmd, *flags);
   cmd->add_option("--job-json", *job_json, "the whole job as JSON (what the controller passes)");
   cmd->add_flag("--interactive", options->interactive, "honour the controller's gate and stop requests");
+  cmd->add_flag("--stop-votes", options->stop_votes,
+                "vote with the other ranks about every 50 ms whether the controller asked the run to stop");
   cmd->add_option("--checkpoint-in", options->checkpoint_in, "resume from this checkpoint");
   cmd->add_option("--checkpoint-out", options->checkpoint_out, "where rank 0 saves the state when stopped");
   cmd->add_option("--epoch-checkpoint", options->epoch_checkpoint, "where rank 0 checkpoints every epoch");

@@ -27,6 +27,8 @@
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
 #include "engine/replay/failure_lab.h"
+#include "engine/runtime/controller.h"
+#include "engine/runtime/interrupt_signals.h"
 #include "engine/runtime/scenario.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -40,10 +42,6 @@ constexpr float kBaseFontPx = 18.0f;
 constexpr int kNoDisplayExit = 3;
 std::string g_glfw_error;
 int g_glfw_error_code = 0;
-
-// Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped.
-volatile std::sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
 
 void remember_glfw_error(int code, const char* text) {
   g_glfw_error = fmt::format("{} (GLFW error {:#x})", text, code);
@@ -186,8 +184,9 @@ int run_gui(const GuiOptions& options) {
   viz::AppState state = initial_state(options);  // bad flags or scenario: before any window
   const bool headless = options.frames > 0;
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  // Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped, and
+  // the exit code says which signal it was (a second one ends the app at once).
+  InterruptSignals signals("ringlab gui");
   glfwSetErrorCallback(remember_glfw_error);
   if (!glfwInit()) {
     print_headless_help();
@@ -238,7 +237,7 @@ int run_gui(const GuiOptions& options) {
     uint64_t last_events = 0;
     int frames = 0;
     bool switched = false;
-    while (!glfwWindowShouldClose(window.handle) && !g_interrupted) {
+    while (!glfwWindowShouldClose(window.handle) && !signals.received()) {
       const int64_t t0 = now_ns();
       const double cpu0 = process_cpu_ms();
       glfwPollEvents();
@@ -303,6 +302,11 @@ int run_gui(const GuiOptions& options) {
     if (headless && state.run.phase == viz::RunPhase::Failed) {
       fmt::print(stderr, "ringlab gui: the run failed: {}\n", state.run.message);
       exit_code = 1;
+    }
+    if (const int sig = signals.received()) {
+      session.stop(stop_cause_for_signal(sig));
+      fmt::print(stderr, "ringlab gui: {}: the run was stopped\n", to_string(stop_cause_for_signal(sig)));
+      exit_code = InterruptSignals::exit_code(sig);
     }
   }
   target.reset();

@@ -111,11 +111,11 @@ void RunSession::launch(const JobConfig& job) {
   started_at_s_ = seconds_now();
 }
 
-void RunSession::stop() {
+void RunSession::stop(StopCause cause) {
   if (!controller_ || run_over()) return;
   stopping_ = true;
   sequence_.clear();
-  controller_->request_stop();
+  controller_->request_stop(cause);
 }
 
 void RunSession::finish(const RunResult& result) {

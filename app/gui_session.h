@@ -31,13 +31,14 @@ class RunSession {
   const replay::RunModel& model() const { return model_; }
   const replay::EventFeed& feed() const { return feed_; }
   bool run_over() const;  // ended, failed, stopped, or never started
+  // Stops the run (and the rest of a scenario's sequence); `cause` is what its result names.
+  void stop(StopCause cause = StopCause::StopButton);
 
  private:
   void note_switch_landed();
 
   void launch(const JobConfig& job);
   void finish(const RunResult& result);
-  void stop();
   void keep_as_overlay();
 
   viz::AppState& state_;

@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     fmt::print(stderr, "ringlab: unexpected error: {}\n", e.what());
     return 1;
+  } catch (...) {
+    fmt::print(stderr, "ringlab: unexpected error: an exception that is not a std::exception\n");
+    return 1;
   }
   return ringlab::app::check_stdout(ringlab::app::exit_code());
 }

@@ -1,6 +1,8 @@
 #include "app/run_report.h"
 
+#include <algorithm>
 #include <functional>
+#include <utility>
 #include <ostream>
 
 #include <fmt/core.h>
@@ -9,6 +11,8 @@
 
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
+#include "engine/data/data_loader.h"
+#include "engine/data/distributed_sampler.h"
 
 namespace ringlab::app {
 namespace {
@@ -34,11 +38,15 @@ void write_per_rank(std::ostream& out, const RunResult& r, const std::function<v
   }
 }
 
-// The report: `fields`, then each rank's shards and step losses from the run's history.
+// The report: `fields`, then the final parameters, and each rank's shards and step losses from the
+// run's history (the arrays that grow with the run or the model are streamed, never whole in memory).
 void write_report_body(std::ostream& out, const nlohmann::json& fields, const RunResult& r) {
   std::string head = fields.dump(1);
   head.resize(head.size() - 2);  // the object's closing "\n}": the arrays go before it
-  out << head << ",\n \"shards\": [";
+  out << head << ",\n \"final_parameters\": [";
+  for (size_t i = 0; i < r.final_parameters.size(); ++i)
+    out << (i ? ", " : "") << nlohmann::json(r.final_parameters[i]).dump();
+  out << "],\n \"shards\": [";
   write_per_rank(out, r, [&](int rank, bool& first) {
     r.history->for_each_shard(rank, [&](const std::vector<int64_t>& shard) {
       out << (first ? "\n  " : ",\n  ") << nlohmann::json(shard).dump();
@@ -57,25 +65,72 @@ void write_report_body(std::ostream& out, const nlohmann::json& fields, const Ru
 
 }  // namespace
 
-std::string format_seed_report(const RunResult& r) {
-  const JobConfig& j = r.job;
+namespace {
+
+// The seed's lines before its first epoch: its setup, the demo all-reduce, its sampler.
+std::string seed_header(const JobConfig& j, const std::vector<float>& demo_output, int64_t batches_per_epoch,
+                        int64_t shard_size, const std::vector<int64_t>& first_indices) {
   std::string out;
   out += fmt::format("backend                : {}\n", j.backend);
   out += fmt::format("world_size             : {}\n", j.world_size);
   out += fmt::format("rank of this process   : 0\n");
-  out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(r.allreduce_demo_output));
+  out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(demo_output));
   out += "\n";
-  const std::vector<int64_t> shard = r.history ? r.history->first_shard(0) : std::vector<int64_t>{};
-  out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", r.batches_per_epoch, shard.size(),
+  out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", batches_per_epoch, shard_size,
                      j.world_size > 1 ? " per rank" : "", j.batch_size);
-  if (!shard.empty()) {
-    std::vector<int64_t> first(shard.begin(), shard.begin() + std::min<size_t>(8, shard.size()));
-    out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first, ", "));
-  }
-  for (size_t e = 0; e < r.epoch_mse.size(); ++e)
-    out += fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", e + 1, r.epoch_mse[e]);
-  if (r.ok) out += "\ndestroy_process_group  : done\n";
+  if (shard_size > 0) out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first_indices, ", "));
   return out;
+}
+
+std::string epoch_line(size_t epoch, double mse) {
+  return fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", epoch + 1, mse);
+}
+
+constexpr size_t kIndicesShown = 8;
+
+}  // namespace
+
+std::string format_seed_report(const RunResult& r) {
+  const std::vector<int64_t> shard = r.history ? r.history->first_shard(0) : std::vector<int64_t>{};
+  const std::vector<int64_t> first(shard.begin(), shard.begin() + std::min(kIndicesShown, shard.size()));
+  std::string out = seed_header(r.job, r.allreduce_demo_output, r.batches_per_epoch,
+                                static_cast<int64_t>(shard.size()), first);
+  for (size_t e = 0; e < r.epoch_mse.size(); ++e) out += epoch_line(e, r.epoch_mse[e]);
+  if (r.ok) out += seed_footer();
+  return out;
+}
+
+std::string seed_footer() { return "\ndestroy_process_group  : done\n"; }
+
+LiveReport::LiveReport(const JobConfig& job) : job_(job) {}
+
+void LiveReport::emit(Event event) {
+  if (event.rank != 0) return;
+  std::lock_guard lock(mutex_);
+  if (event.kind == EventKind::CollectiveEnd && event.text == "demo") demo_output_ = event.values;
+  if (event.kind == EventKind::SamplerShard && event.epoch == 0 && first_piece(event)) {
+    shard_size_ = payload_size(event);
+    first_indices_.assign(event.indices.begin(),
+                          event.indices.begin() + std::min(kIndicesShown, event.indices.size()));
+  }
+  if (event.kind != EventKind::EpochEnd) return;
+  if (!header_done_) {
+    data::DistributedSampler sampler({job_.samples, job_.world_size, 0, job_.shuffle, job_.seed, job_.drop_last});
+    pending_ += seed_header(job_, demo_output_, data::batches_per_epoch(sampler.num_samples(), job_.batch_size),
+                            shard_size_, first_indices_);
+    header_done_ = true;
+  }
+  pending_ += epoch_line(static_cast<size_t>(std::max(0, event.epoch)), event.value);
+}
+
+std::string LiveReport::take() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(pending_, {});
+}
+
+bool LiveReport::started() const {
+  std::lock_guard lock(mutex_);
+  return header_done_;
 }
 
 void write_report_json(const RunResult& r, const std::string& path) {
@@ -83,6 +138,9 @@ void write_report_json(const RunResult& r, const std::string& path) {
   const JobConfig& c = r.job;
   j["ok"] = r.ok;
   if (!r.ok) j["failure"] = r.failure;
+  // A report of a run cut short says so: its epochs, steps and parameters are those so far.
+  j["interrupted"] = r.interrupted();
+  if (r.stop_cause != StopCause::None) j["stopped_by"] = to_string(r.stop_cause);
   j["world_size"] = c.world_size;
   j["backend"] = c.backend;
   j["algorithm"] = c.algorithm;
@@ -103,7 +161,6 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["steps"] = r.steps;
   j["train_seconds"] = r.train_seconds;
   j["us_per_step"] = r.us_per_step;
-  j["final_parameters"] = r.final_parameters;
   j["connection_errors"] = r.connection_errors;
   // Refused before the file is opened: a report with a hole would not say so.
   if (r.history && !r.history->failure().empty())

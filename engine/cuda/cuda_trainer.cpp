@@ -85,9 +85,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
   for (int epoch = first_epoch; epoch < job.epochs; ++epoch) {
     if (job.set_epoch) sampler.set_epoch(epoch);  // forgetting this repeats epoch 0's order
     std::vector<int64_t> shard = sampler.indices();
-    Event shard_event = make_event(EventKind::SamplerShard, rank, step, epoch);
-    shard_event.indices = shard;
-    events.emit(std::move(shard_event));
+    emit_shard(events, rank, step, epoch, shard);
     model.upload_epoch_indices(shard);  // once per epoch; each step gathers its rows on the GPU
     if (hooks.keep_history) out.shards.push_back(shard);
     const data::DataLoader loader(std::move(shard), job.batch_size);
@@ -98,6 +96,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
         out.stopped = true;
         out.stopped_state = snapshot(model, epoch, b, step);
         out.final_parameters = out.stopped_state.parameters;
+        count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
         return out;
       }
       const int64_t t_step = now_ns();
@@ -140,9 +139,7 @@ RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, Event
       events.emit(std::move(e));
     }
   }
-  out.steps = step - (resume ? resume->steps_done : 0);
-  out.train_seconds = static_cast<double>(train_ns) * 1e-9;
-  out.us_per_step = out.steps > 0 ? out.train_seconds * 1e6 / static_cast<double>(out.steps) : 0.0;
+  count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
   out.final_parameters.resize(model.num_parameters());
   model.download_parameters(out.final_parameters);
   return out;

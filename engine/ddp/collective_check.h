@@ -25,11 +25,11 @@ struct CollectiveFingerprint {
   std::string describe() const;
 };
 
-// The interactive workers' vote at every step boundary (stop here for a live change or not):
-// a broadcast of one float that is checked like every collective, so a rank that skipped or
-// added an all-reduce meets a mismatch at the vote instead of pairing with it and hanging.
+// The workers' vote at a step boundary (stop here or not, see runtime/step_votes.h): a broadcast
+// of two floats that is checked like every collective, so a rank that skipped or added an
+// all-reduce meets a mismatch at the vote instead of pairing with it and hanging.
 inline constexpr int32_t kStopVoteBucket = -3;
-inline CollectiveFingerprint stop_vote_fingerprint(int64_t step) { return {-1, step, 2, kStopVoteBucket, 1, 0, 0}; }
+inline CollectiveFingerprint stop_vote_fingerprint(int64_t step) { return {-1, step, 2, kStopVoteBucket, 2, 0, 0}; }
 
 // Throws Error naming this rank's and its left neighbour's fingerprints on a mismatch.
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine);

@@ -6,6 +6,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/limits.h"
 #include "engine/ddp/collective_check.h"
 #include "engine/dist/ring_allreduce.h"
 
@@ -43,7 +44,7 @@ DistributedDataParallel::DistributedDataParallel(nn::Mlp& model, ProcessGroup& g
     e.text = "broadcast";
     options_.events->emit(std::move(e));
   }
-  comm_thread_ = std::thread([this] { communication_loop(); });
+  comm_thread_ = start_thread("DDP's communication", [this] { communication_loop(); });
 }
 
 DistributedDataParallel::~DistributedDataParallel() {

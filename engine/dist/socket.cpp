@@ -20,6 +20,7 @@
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/core/limits.h"
 
 namespace ringlab::net {
 namespace {
@@ -151,6 +152,9 @@ Socket accept_tcp(const Socket& listener) {
     // A connection that was reset while queued is simply gone; try the next one.
     if (errno == EINTR || errno == ECONNABORTED) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return Socket();
+    if (errno == EMFILE || errno == ENFILE)
+      throw LimitError(fmt::format("accept on port {} failed: out of file descriptors ({}); {}", local_port(listener),
+                                   errno_text(errno), nofile_limit_text()));
     throw Error(fmt::format("accept on port {} failed: {}", local_port(listener), errno_text(errno)));
   }
 }

@@ -51,7 +51,8 @@ class Socket {
 
 // Listens on host:port (port 0: any free port) with SO_REUSEADDR.
 Socket listen_tcp(const std::string& host, uint16_t port, int backlog = 128);
-// Accepts one pending connection; an invalid Socket when none is pending.
+// Accepts one pending connection; an invalid Socket when none is pending. LimitError when the
+// process is out of descriptors (EMFILE, ENFILE), naming RLIMIT_NOFILE.
 Socket accept_tcp(const Socket& listener);
 uint16_t local_port(const Socket& socket);
 // "127.0.0.1:54321": the other end of a connected socket.

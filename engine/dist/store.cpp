@@ -50,8 +50,6 @@ constexpr size_t kMaxConnectionsBeforeHello = 64;
 constexpr std::chrono::milliseconds kMaxBlockingWait(86'400'000);
 constexpr std::chrono::milliseconds kHangUpCheck(1'000);
 constexpr std::chrono::milliseconds kFrameTimeout(30'000);
-// How long past a blocking request's own timeout the client waits for the server's answer.
-constexpr std::chrono::milliseconds kReplyGrace(2'000);
 
 enum class Op : uint8_t { Set = 1, Get = 2, Add = 3, Wait = 4, Check = 5 };
 enum class Status : uint8_t { Ok = 0, Timeout = 1, Stopping = 2, BadRequest = 3 };
@@ -59,11 +57,6 @@ enum class HelloStatus : uint8_t { Accepted = 0, WrongToken = 1, WrongVersion = 
 
 uint32_t to_wire_ms(std::chrono::milliseconds t) {
   return static_cast<uint32_t>(std::clamp<int64_t>(t.count(), 0, UINT32_MAX));
-}
-
-// When a client stops waiting for the answer to a request the server holds for `timeout`.
-net::Deadline reply_deadline(std::chrono::milliseconds timeout) {
-  return net::deadline_after(std::chrono::milliseconds(to_wire_ms(timeout)) + kReplyGrace);
 }
 
 // add() keeps counters as decimal text, like torch's TCPStore, so get() of a counter reads "3".
@@ -308,12 +301,15 @@ std::vector<std::string> StoreServer::errors() const {
   return all;
 }
 
+std::string StoreServer::limit_failure() const { return impl_->server->limit_failure(); }
+
 // ---------------------------------------------------------------------------------------------
 // Client
 
 struct StoreClient::Impl {
   std::string where;
   std::chrono::milliseconds timeout;
+  std::chrono::milliseconds patience;
   net::Socket socket;
   std::optional<net::FrameReader> reader;
   std::mutex mutex;  // one request at a time on the connection
@@ -348,17 +344,31 @@ struct StoreClient::Impl {
                               static_cast<int>(status)));
   }
 
+  // How long the answer to a request may take: what the server was asked to wait (a Get's or
+  // a Wait's timeout; none for the others), then the client's patience with the server itself.
+  std::chrono::milliseconds reply_wait(std::chrono::milliseconds held) const {
+    if (held.count() == 0) return std::max(timeout, patience);
+    return std::chrono::milliseconds(to_wire_ms(held)) + patience;
+  }
+
   // Sends the request in `out` (a whole frame) and returns the answer's body. Any failure on
   // the connection leaves it in an unknown state, so the client refuses further requests.
-  std::vector<uint8_t> round_trip(const char* op, net::Deadline reply_deadline) {
+  std::vector<uint8_t> round_trip(const char* op, std::chrono::milliseconds held = {}) {
     const ErrorContext ctx{-1, op, -1};
     if (broken) throw Error(ctx, fmt::format("the connection to the store at {} was lost earlier", where));
     if (out.size() - net::kFrameHeaderBytes > kMaxFrameBytes)
       throw Error(ctx, fmt::format("request of {} bytes is larger than the store's limit of {}",
                                    out.size(), kMaxFrameBytes));
     try {
-      net::write_all(socket.fd(), out.data(), out.size(), net::deadline_after(timeout), where);
-      const auto reply = reader->next(reply_deadline, timeout);
+      const std::chrono::milliseconds wait = reply_wait(held);
+      net::write_all(socket.fd(), out.data(), out.size(), net::deadline_after(wait), where);
+      std::optional<std::span<const uint8_t>> reply;
+      try {
+        reply = reader->next(net::deadline_after(wait), wait);
+      } catch (const TimeoutError&) {
+        throw TimeoutError(fmt::format("the store at {} did not answer within {}: is the process that hosts it "
+                                       "suspended (Ctrl-Z, SIGSTOP)?", where, net::describe_duration(wait)));
+      }
       if (!reply) throw Error(fmt::format("the store at {} closed the connection", where));
       return {reply->begin(), reply->end()};
     } catch (const TimeoutError& e) {
@@ -389,10 +399,11 @@ struct StoreClient::Impl {
 };
 
 StoreClient::StoreClient(const std::string& host, uint16_t port, std::string token,
-                         std::chrono::milliseconds timeout)
+                         std::chrono::milliseconds timeout, std::chrono::milliseconds patience)
     : impl_(std::make_unique<Impl>()) {
   impl_->where = net::host_port(host, port);
   impl_->timeout = timeout;
+  impl_->patience = patience;
   impl_->socket = net::connect_tcp(host, port, timeout);
   net::set_nodelay(impl_->socket);
   impl_->reader.emplace(impl_->socket.fd(), kMaxFrameBytes, impl_->where);
@@ -410,7 +421,7 @@ void StoreClient::set(const std::string& key, const std::vector<uint8_t>& value)
   w.string(key);
   w.bytes(value);
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.set", net::deadline_after(impl_->timeout));
+  const auto reply = impl_->round_trip("store.set");
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status != Status::Ok) impl_->fail("store.set", status, r);
@@ -423,7 +434,7 @@ std::vector<uint8_t> StoreClient::get(const std::string& key) {
   w.string(key);
   w.u32(to_wire_ms(impl_->timeout));
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.get", reply_deadline(impl_->timeout));
+  const auto reply = impl_->round_trip("store.get", impl_->timeout);
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status == Status::Ok) return r.bytes(kMaxFrameBytes, "value");
@@ -441,7 +452,7 @@ int64_t StoreClient::add(const std::string& key, int64_t delta) {
   w.string(key);
   w.i64(delta);
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.add", net::deadline_after(impl_->timeout));
+  const auto reply = impl_->round_trip("store.add");
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status != Status::Ok) impl_->fail("store.add", status, r);
@@ -457,7 +468,7 @@ void StoreClient::wait(const std::vector<std::string>& keys, std::chrono::millis
   write_keys(w, keys);
   w.u32(to_wire_ms(timeout));
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.wait", reply_deadline(timeout));
+  const auto reply = impl_->round_trip("store.wait", timeout);
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status == Status::Ok) return;
@@ -476,7 +487,7 @@ bool StoreClient::check(const std::vector<std::string>& keys) {
   wire::Writer w = impl_->begin_request(Op::Check);
   write_keys(w, keys);
   net::end_frame(impl_->out, 0);
-  const auto reply = impl_->round_trip("store.check", net::deadline_after(impl_->timeout));
+  const auto reply = impl_->round_trip("store.check");
   wire::Reader r(reply, "store answer");
   const auto status = static_cast<Status>(r.u8());
   if (status != Status::Ok) impl_->fail("store.check", status, r);

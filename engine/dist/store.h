@@ -22,6 +22,8 @@ class StoreServer {
   // Connections the server closed because of a bad token, a malformed or oversized frame, or a
   // lost peer, one line each (the most recent ones), for the controller to print.
   std::vector<std::string> errors() const;
+  // The first limit (descriptors, threads) the server hit; "" while none (see TcpServer).
+  std::string limit_failure() const;
 
  private:
   struct Impl;
@@ -33,9 +35,14 @@ class StoreServer {
 class StoreClient {
  public:
   // Connects (retrying until `timeout` while the server is not listening yet) and presents the
-  // token: Error "store at host:port refused the token" when it is wrong.
+  // token: Error "store at host:port refused the token" when it is wrong. `patience` is how
+  // long the client waits for the server's answer beyond the wait it asked for (a Get's timeout;
+  // none for a Set): a server whose process is suspended does not answer, but its connection
+  // stays open, and a worker gives the controller that hosts its store much longer than a peer.
+  // A connection that closes fails the request at once, however patient the client.
   StoreClient(const std::string& host, uint16_t port, std::string token,
-              std::chrono::milliseconds timeout);
+              std::chrono::milliseconds timeout,
+              std::chrono::milliseconds patience = std::chrono::milliseconds(2'000));
   ~StoreClient();
   StoreClient(const StoreClient&) = delete;
   StoreClient& operator=(const StoreClient&) = delete;

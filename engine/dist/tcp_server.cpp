@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/core/limits.h"
 
 namespace ringlab::net {
 
@@ -42,6 +43,7 @@ struct TcpServer::Impl {
   std::atomic<bool> stopping{false};
   std::mutex stop_mutex;
   std::thread accept_thread;
+  std::string limit_failure;  // guarded by mutex: the first limit the server hit
 
   void report(const std::string& message) {
     if (!on_error) return;
@@ -71,8 +73,13 @@ struct TcpServer::Impl {
       Socket socket;
       try {
         socket = accept_tcp(listener);
+      } catch (const LimitError& e) {
+        // Out of descriptors: the run cannot go on, and its owner is told (limit_failure()).
+        note_limit(e.what());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        return;
       } catch (const std::exception& e) {
-        // Out of descriptors or memory: back off instead of spinning on a ready listener.
+        // Out of memory, or something passing: back off instead of spinning on a ready listener.
         report(e.what());
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         return;
@@ -85,7 +92,7 @@ struct TcpServer::Impl {
 
   void start_connection(Socket socket) {
     std::string peer = peer_name(socket);
-    std::lock_guard lock(mutex);
+    std::unique_lock lock(mutex);
     if (open >= max_connections) {
       report(fmt::format("refused {}: already {} connections open", peer, open));
       return;
@@ -94,9 +101,26 @@ struct TcpServer::Impl {
     connection->socket = std::move(socket);
     connection->peer = std::move(peer);
     Connection* c = connection.get();
+    try {
+      // The thread waits for this lock before it ends, so it cannot finish before it is listed.
+      c->thread = start_thread("the connection from " + c->peer, [this, c] { serve(*c); });
+    } catch (const LimitError& e) {
+      // Refused: the connection closes unanswered (its client fails at once, not at a timeout),
+      // and the server's owner learns which limit was hit.
+      lock.unlock();
+      note_limit(fmt::format("{}; the connection was refused", e.what()));
+      return;
+    }
     connections.push_back(std::move(connection));
     ++open;
-    c->thread = std::thread([this, c] { serve(*c); });
+  }
+
+  void note_limit(const std::string& message) {
+    {
+      std::lock_guard lock(mutex);
+      if (limit_failure.empty()) limit_failure = message;
+    }
+    report(message);
   }
 
   void serve(Connection& c) {
@@ -159,7 +183,8 @@ TcpServer::TcpServer(const std::string& host, uint16_t port, Handler handler, Er
     throw Error(fmt::format("server on {}: cannot create its wake-up pipe", host_port(host, port)));
   impl_->wake_read = fds[0];
   impl_->wake_write = fds[1];
-  impl_->accept_thread = std::thread([impl = impl_.get()] { impl->accept_loop(); });
+  impl_->accept_thread = start_thread("the accept loop of the server on " + host_port(host, impl_->port),
+                                      [impl = impl_.get()] { impl->accept_loop(); });
 }
 
 TcpServer::~TcpServer() {
@@ -171,6 +196,11 @@ TcpServer::~TcpServer() {
 uint16_t TcpServer::port() const { return impl_->port; }
 const std::string& TcpServer::host() const { return impl_->host; }
 void TcpServer::stop() { impl_->stop(); }
+
+std::string TcpServer::limit_failure() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->limit_failure;
+}
 
 size_t TcpServer::open_connections() const {
   std::lock_guard lock(impl_->mutex);

@@ -1,7 +1,11 @@
 #pragma once
 // The part every ringlab server shares: listen on host:port, accept connections on a background
 // thread, and serve each one on its own thread. Connections are few (one or two per rank), so a
-// thread each keeps every handler a plain sequence of blocking reads with deadlines.
+// thread each keeps every handler a plain sequence of blocking reads with deadlines (see
+// docs/architecture.md for why not an event loop).
+// A connection that cannot get a thread (RLIMIT_NPROC) is refused, and an accept that fails for
+// want of descriptors (RLIMIT_NOFILE) is retried: both are kept in limit_failure(), for the
+// server's owner to end what cannot go on.
 // stop() wakes the accept loop, shuts every open connection down (which wakes a handler blocked
 // on its socket) and joins all the threads.
 #include <chrono>
@@ -33,6 +37,9 @@ class TcpServer {
   const std::string& host() const;
   void stop();  // idempotent; returns once every thread has ended
   size_t open_connections() const;
+  // The first limit the server hit ("refused the connection from ...: cannot start a thread ...;
+  // RLIMIT_NPROC (ulimit -u) is 24 ..."); "" while none.
+  std::string limit_failure() const;
   // Waits until no connection is open; false when the timeout passed first.
   bool wait_no_connections(std::chrono::milliseconds timeout) const;
 

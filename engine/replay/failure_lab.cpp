@@ -112,12 +112,6 @@ FailureLabSettings lab_from_job(const JobConfig& job) {
   return lab;
 }
 
-bool breaks_collective_order(const JobConfig& job) {
-  for (const std::string& f : job.faults)
-    if (f.rfind("skip:", 0) == 0 || f.rfind("extra:", 0) == 0) return true;
-  return false;
-}
-
 std::string lab_command_line(const FailureLabSettings& lab, const JobConfig& job) {
   std::string cmd = fmt::format("ringlab run -n {}", job.world_size);
   if (job.backend != "gloo") cmd += " --backend " + job.backend;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/runtime/fault_plan.h"
 #include "engine/runtime/job_config.h"
 
 namespace ringlab::replay {
@@ -38,12 +39,9 @@ void apply_lab(const FailureLabSettings& lab, double quiet_timeout_s, JobConfig&
 // file with faults opens with the lab showing them. `max_restarts` is not part of a job.
 FailureLabSettings lab_from_job(const JobConfig& job);
 
-// True when `job` injects a skipped or an extra collective. Such a run goes without the app's
-// per-step stop vote (a broadcast every rank makes at each step boundary, so a live change can
-// stop them together): the vote is fingerprinted, so the mismatch would still be caught, but at
-// the vote ("the stop vote before step 6" against "all-reduce #7"), which hides the lesson's
-// point, one rank's all-reduce against another's. Pause and live changes are off for such a run.
-bool breaks_collective_order(const JobConfig& job);
+// Pause and live changes are off for a run whose faults break the collective order (see
+// ringlab::breaks_collective_order in runtime/fault_plan.h).
+using ringlab::breaks_collective_order;
 
 // The same run from a shell: "ringlab run -n 4 --fault kill:2@5 --timeout 6 --max-restarts 1".
 std::string lab_command_line(const FailureLabSettings& lab, const JobConfig& job);

@@ -41,8 +41,14 @@ void SamplerHistory::consume(const Event& event, int generation) {
   if (event.kind == EventKind::SamplerShard && event.epoch >= 0) {
     auto& ranks = shards_[{generation, event.epoch}];
     if (static_cast<int>(ranks.size()) <= event.rank) ranks.resize(event.rank + 1);
-    held_indices_ -= ranks[event.rank].size();
-    ranks[event.rank] = event.indices;
+    std::vector<int64_t>& shard = ranks[event.rank];
+    if (first_piece(event)) {  // a long shard comes in pieces, each appended to the first
+      held_indices_ -= shard.size();
+      shard.clear();
+    } else if (static_cast<int64_t>(shard.size()) != piece_offset(event)) {
+      return;  // its beginning was forgotten already
+    }
+    shard.insert(shard.end(), event.indices.begin(), event.indices.end());
     held_indices_ += event.indices.size();
     forget_oldest();
   } else if (event.kind == EventKind::StepBegin && event.epoch >= 0 && event.step >= 0) {

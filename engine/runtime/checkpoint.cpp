@@ -23,9 +23,6 @@ namespace {
 
 constexpr char kMagic[8] = {'R', 'L', 'C', 'K', 'P', 'T', '0', '1'};
 constexpr size_t kPreambleBytes = sizeof kMagic + sizeof(uint64_t);
-// Far above any model ringlab trains (the seed's has 2,737 parameters), and low enough that a
-// forged length or a device file cannot make the loader allocate or read without end.
-constexpr uint64_t kMaxCheckpointBytes = uint64_t{2} << 30;
 constexpr uint64_t kMaxHeaderBytes = 16 << 20;
 
 // FNV-1a, 64 bit: cheap and enough to catch truncation and bit rot (not an adversary).

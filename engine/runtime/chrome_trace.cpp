@@ -208,8 +208,9 @@ void ChromeTraceWriter::State::compute(const Event& e) {
       span(e.rank, tid, "optimizer step", "compute", at, event_end_ns(e), {{"step", e.step}});
       break;
     case EventKind::BucketReady: instant(e.rank, "bucket ready", "ddp", at, {{"bucket", e.bucket}, {"bytes", e.bytes}}); break;
-    case EventKind::SamplerShard:
-      instant(e.rank, "sampler shard", "data", at, {{"epoch", e.epoch}, {"samples", e.indices.size()}});
+    case EventKind::SamplerShard:  // one mark per shard, not per piece
+      if (first_piece(e))
+        instant(e.rank, "sampler shard", "data", at, {{"epoch", e.epoch}, {"samples", payload_size(e)}});
       break;
     case EventKind::EpochEnd: instant(e.rank, "epoch end", "run", at, {{"epoch", e.epoch}, {"mse", e.value}}, 'p'); break;
     case EventKind::RunBegin: instant(e.rank, "run begin", "run", at, {{"world_size", e.value}}, 'p'); break;

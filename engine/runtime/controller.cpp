@@ -18,15 +18,41 @@
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/core/private_dir.h"
+#include "engine/core/limits.h"
 #include "engine/dist/store.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_server.h"
+#include "engine/runtime/fault_plan.h"
 #include "engine/runtime/launcher.h"
 #include "engine/runtime/run_accumulator.h"
+#include "engine/runtime/run_limits.h"
 #include "engine/runtime/worker.h"
 
 namespace ringlab {
+
+const char* to_string(StopCause cause) {
+  switch (cause) {
+    case StopCause::None: return "nobody";
+    case StopCause::StopButton: return "the Stop button";
+    case StopCause::Interrupt: return "SIGINT (Ctrl-C)";
+    case StopCause::Terminate: return "SIGTERM";
+    case StopCause::NoProgress: return "the controller's watchdog (no progress)";
+    case StopCause::ResourceLimit: return "a resource limit of the controller";
+  }
+  return "?";
+}
+
+StopCause stop_cause_for_signal(int signal) { return signal == SIGINT ? StopCause::Interrupt : StopCause::Terminate; }
+
+bool asked_by_user(StopCause cause) {
+  return cause == StopCause::StopButton || cause == StopCause::Interrupt || cause == StopCause::Terminate;
+}
+
 namespace {
+
+// The monitor looks at the workers every few milliseconds; a longer gap between two looks means
+// the controller's process was suspended meanwhile.
+constexpr int64_t kSuspendedGapNs = 1'000'000'000;
 
 std::string random_hex(size_t bytes) {
   std::random_device rd;
@@ -53,9 +79,9 @@ class Ingest : public EventSink {
   }
   uint64_t version() const { return version_; }
   int64_t steps_done() const { return steps_done_; }
-  RunResult finish(const std::vector<RankExit>& exits, bool stopped_by_user) {
+  RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop) {
     std::lock_guard lock(mutex_);
-    return accumulator_.finish(exits, stopped_by_user);
+    return accumulator_.finish(exits, stop);
   }
 
  private:
@@ -85,18 +111,25 @@ struct Controller::Impl {
   std::condition_variable cv;
   std::optional<RunResult> result;
   std::atomic<bool> stop_requested{false};
+  StopCause stop_cause = StopCause::None;               // guarded by `mutex`
+  std::string stop_detail;                              // guarded by `mutex`
+  int64_t stop_deadline_ns = INT64_MAX;                 // guarded by `mutex`: then the workers are terminated
   std::atomic<bool> gated{false};
   std::optional<std::pair<int, std::string>> pending_change;
   std::mutex launcher_mutex;  // kill_rank() (UI thread) against a new launcher (monitor thread)
   std::vector<std::string> connection_errors;  // monitor thread only, until published
   std::mutex store_mutex;                      // guards `store` once the run has started
 
-  Impl(ControllerOptions o, EventSink& sink) : options(std::move(o)), events(options.job, options.keep_history, sink) {}
+  Impl(ControllerOptions o, EventSink& sink)
+      : options(std::move(o)),
+        events(options.job, options.keep_history, sink),
+        checkpoint_path(fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid())) {}
 
   std::vector<std::string> worker_args(const JobConfig& job, const std::string& checkpoint_in) const {
     nlohmann::json j = job;
     std::vector<std::string> args = {"worker", "--job-json", j.dump()};
     if (options.interactive) args.push_back("--interactive");
+    else if (stop_votes_fit(job)) args.push_back("--stop-votes");
     if (!checkpoint_in.empty()) args.insert(args.end(), {"--checkpoint-in", checkpoint_in});
     args.insert(args.end(), {"--checkpoint-out", checkpoint_path});
     if (options.max_restarts > 0) args.insert(args.end(), {"--epoch-checkpoint", epoch_checkpoint_path()});
@@ -169,9 +202,13 @@ struct Controller::Impl {
   }
 
   // Nothing has moved for longer than the workers' own timeout: they should have failed by now.
-  bool stalled(int64_t& last_version_ns, uint64_t& last_version) const {
+  // Time the controller itself spent suspended (Ctrl-Z, SIGSTOP) does not count: the workers
+  // waited for it, and the events they held back arrive the moment it is resumed.
+  bool stalled(int64_t& last_version_ns, uint64_t& last_version, int64_t& last_look_ns) const {
     const uint64_t v = events.version();
     const int64_t now = now_ns();
+    if (now - last_look_ns > kSuspendedGapNs) last_version_ns += now - last_look_ns;
+    last_look_ns = now;
     if (v != last_version) {
       last_version = v;
       last_version_ns = now;
@@ -184,35 +221,93 @@ struct Controller::Impl {
     return now - last_version_ns > static_cast<int64_t>((options.job.timeout_s + 15.0) * 1e9);
   }
 
+  // Whether the launcher should terminate the workers now: a stop whose patience has run out,
+  // or a run that has stalled (which stops it).
+  bool terminate_now(int64_t& last_ns, uint64_t& last_version, int64_t& last_look_ns) {
+    stop_at_server_limit();
+    if (stalled(last_ns, last_version, last_look_ns)) {
+      emit_note(EventKind::Error,
+                fmt::format("no progress from any rank for {:.0f} s: the run was stopped", options.job.timeout_s + 15.0));
+      request(StopCause::NoProgress, std::chrono::milliseconds(0));
+    }
+    if (!stop_requested) return false;
+    std::lock_guard<std::mutex> lock(mutex);
+    return now_ns() >= stop_deadline_ns;
+  }
+
   std::vector<RankExit> wait_workers() {
-    int64_t last_ns = now_ns();
+    int64_t last_ns = now_ns(), last_look_ns = last_ns;
     uint64_t last_version = events.version();
-    bool stalled_out = false;
-    auto should_stop = [&] {
-      if (stop_requested) return true;
-      if (stalled(last_ns, last_version)) {
-        stalled_out = true;
-        return true;
-      }
-      return false;
-    };
-    std::vector<RankExit> exits = launcher->wait(std::chrono::hours(24 * 365), should_stop);
+    std::vector<RankExit> exits = launcher->wait(std::chrono::hours(24 * 365),
+                                                 [&] { return terminate_now(last_ns, last_version, last_look_ns); });
     // Workers flush their events before they exit; let the server take in the last of them.
     event_server->wait_drained(std::chrono::milliseconds(3000));
-    if (stalled_out) {
-      Event e;
-      e.kind = EventKind::Error;
-      e.rank = -1;
-      e.t_begin_ns = e.t_end_ns = now_ns();
-      e.text = fmt::format("no progress from any rank for {:.0f} s: the run was stopped", options.job.timeout_s + 15.0);
-      events.emit(std::move(e));
-    }
+    stop_at_server_limit();
     return exits;
   }
 
-  void emit_marker(const std::string& text) {
+  // The first cause is kept; the patience can only shrink. Workers that vote (see step_votes.h)
+  // see the stop key and stop together at their next step boundary.
+  void request(StopCause cause, std::chrono::milliseconds patience) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      first = stop_cause == StopCause::None;
+      if (first) stop_cause = cause;
+      stop_deadline_ns = std::min(stop_deadline_ns, now_ns() + std::chrono::nanoseconds(patience).count());
+    }
+    // A stop somebody asked for is said once, as a typed event: whatever the ranks report from
+    // here on is the teardown that was asked for, not a failure. (The watchdog's and a resource
+    // limit's stops end a run that failed; they say so as errors.)
+    if (first && asked_by_user(cause)) {
+      Event e;
+      e.kind = EventKind::RunStopped;
+      e.rank = -1;
+      e.t_begin_ns = e.t_end_ns = now_ns();
+      e.text = to_string(cause);
+      events.emit(std::move(e));
+    }
+    stop_requested = true;
+    if (patience.count() > 0) ask_workers_to_stop();
+  }
+
+  void ask_workers_to_stop() {
+    std::lock_guard<std::mutex> lock(store_mutex);
+    if (store) store->set(store_keys::kStop, {store_keys::kStopToEnd});
+  }
+
+  StopInfo stop_info() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return StopInfo{stop_cause, stop_detail};
+  }
+
+  // A server that could not take a worker's connection (no descriptor or thread left) ends the
+  // run: the rank behind it would only wait for its timeout, and every later one the same. It is
+  // the run's root cause too when that rank failed first (its connection closed).
+  void stop_at_server_limit() {
+    const std::string limit = server_limit_failure();
+    if (limit.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (stop_cause != StopCause::None && stop_cause != StopCause::ResourceLimit) return;
+      const RunFootprint f = estimate_footprint(options.job, {options.job.world_size / options.nnodes});
+      stop_detail = fmt::format("the controller hit a limit, so the run cannot go on: {} (this run needs about {} "
+                                "file descriptors in the controller, {} processes and threads in all)",
+                                limit, f.controller_descriptors, f.threads);
+    }
+    request(StopCause::ResourceLimit, std::chrono::milliseconds(0));
+  }
+
+  std::string server_limit_failure() const {
+    std::string failure = event_server ? event_server->limit_failure() : "";
+    if (failure.empty() && store_server) failure = store_server->limit_failure();
+    return failure;
+  }
+
+  // The controller's own word in the run's events (rank -1): a Log marker or an Error.
+  void emit_note(EventKind kind, const std::string& text) {
     Event e;
-    e.kind = EventKind::Log;
+    e.kind = kind;
     e.rank = -1;
     e.t_begin_ns = e.t_end_ns = now_ns();
     e.text = text;
@@ -226,13 +321,19 @@ struct Controller::Impl {
     try {
       supervise();
     } catch (const std::exception& e) {
-      if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
-      remove_checkpoints();
-      RunResult r;
-      r.job = options.job;
-      r.failure = fmt::format("the controller could not go on: {}", e.what());
-      publish(std::move(r));
+      give_up(e.what());
+    } catch (...) {
+      give_up("an exception that is not a std::exception");
     }
+  }
+
+  void give_up(const std::string& why) {
+    if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
+    remove_checkpoints();
+    RunResult r;
+    r.job = options.job;
+    r.failure = fmt::format("the controller could not go on: {}", why);
+    publish(std::move(r));
   }
 
   void publish(RunResult r) {
@@ -274,13 +375,14 @@ struct Controller::Impl {
       checkpoint_in = checkpoint_path + ".in";
       ::rename(checkpoint_path.c_str(), checkpoint_in.c_str());
       restart_store();
-      emit_marker(fmt::format("world changed: {} rank{}, {}", job.world_size, job.world_size == 1 ? "" : "s", job.backend));
+      emit_note(EventKind::Log,
+                fmt::format("world changed: {} rank{}, {}", job.world_size, job.world_size == 1 ? "" : "s", job.backend));
       launch(job, checkpoint_in);
     }
     // Every worker has ended and its events are in (or past the drain's wait): close the event
     // server so nothing reaches the sinks while the caller writes its outputs from them.
     event_server->stop();
-    RunResult r = events.finish(exits, stop_requested);
+    RunResult r = events.finish(exits, stop_info());
     r.exits = exits;
     r.restarts = restarts;
     remove_checkpoints();
@@ -303,6 +405,8 @@ struct Controller::Impl {
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
     store = std::make_unique<StoreClient>(options.master_addr, store_server->port(), token, timeout);
     store->set(store_keys::kGateMode, {static_cast<uint8_t>(gated ? 1 : 0)});
+    // A stop asked for while the old set was ending applies to the new one.
+    if (stop_requested) store->set(store_keys::kStop, {store_keys::kStopToEnd});
   }
 };
 
@@ -335,10 +439,12 @@ Controller::~Controller() {
 
 void Controller::start() {
   if (impl_->monitor.joinable()) throw Error("this controller has already started a run");
+  const ControllerOptions& o = impl_->options;
+  check_run_fits(o.job, {o.job.world_size / o.nnodes, o.max_restarts > 0, o.job.backend == "mpi"});
   impl_->start_services();
   impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
   impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
-  impl_->monitor = std::thread([this] { impl_->run_loop(); });
+  impl_->monitor = start_thread("the controller's monitor", [this] { impl_->run_loop(); });
 }
 
 bool Controller::running() const {
@@ -360,16 +466,11 @@ std::optional<RunResult> Controller::poll() {
   return impl_->result;
 }
 
-void Controller::request_stop() {
-  if (impl_->stop_requested.exchange(true)) return;
-  // Said once, as a typed event: whatever the ranks report from here on is the teardown that
-  // was asked for, not a failure.
-  Event e;
-  e.kind = EventKind::RunStopped;
-  e.rank = -1;
-  e.t_begin_ns = e.t_end_ns = now_ns();
-  e.text = "user";
-  impl_->events.emit(std::move(e));
+void Controller::request_stop(StopCause cause, std::chrono::milliseconds patience) { impl_->request(cause, patience); }
+
+std::vector<std::string> Controller::scratch_files() const {
+  const std::string& p = impl_->checkpoint_path;
+  return {p, p + ".in", p + ".resume", impl_->epoch_checkpoint_path()};
 }
 
 void Controller::set_gated(bool on) {
@@ -390,6 +491,11 @@ void Controller::change_world(int world_size, const std::string& backend) {
   probe.world_size = world_size;
   probe.backend = backend;
   probe.validate();
+  // The new set of workers resumes from rank 0's checkpoint.
+  if (const uint64_t bytes = estimate_footprint(probe, {}).checkpoint_bytes; bytes > kMaxCheckpointBytes)
+    throw InputError(fmt::format("a live change goes through a checkpoint, and this model's would take {}, more "
+                                 "than the {} a checkpoint may hold", describe_bytes(bytes),
+                                 describe_bytes(kMaxCheckpointBytes)));
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->pending_change = std::make_pair(world_size, backend);

@@ -2,6 +2,7 @@
 // The controller, like torchrun's agent: hosts the rendezvous store and the event server,
 // starts one worker process per rank (or mpirun), watches them, and turns their events into
 // a RunResult. `ringlab run` and the desktop app both drive a run through this class.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -14,6 +15,30 @@
 #include "engine/runtime/run_history.h"
 
 namespace ringlab {
+
+// Who or what ended a run before its end. None: nobody did; it ran to its end, or a rank failed.
+enum class StopCause : uint8_t {
+  None,
+  StopButton,     // the app's Stop (or the app closing, or a new run replacing this one)
+  Interrupt,      // SIGINT (Ctrl-C) to the controller
+  Terminate,      // SIGTERM to the controller
+  NoProgress,     // the controller's watchdog: no event from any rank for the timeout + 15 s
+  ResourceLimit,  // the controller ran out of descriptors or threads (RLIMIT_NOFILE, RLIMIT_NPROC)
+};
+
+// "SIGINT (Ctrl-C)", "SIGTERM", "the Stop button", ...: what the messages and the report say.
+const char* to_string(StopCause cause);
+// The cause a signal to the controller stands for (SIGINT: Interrupt, SIGTERM: Terminate).
+StopCause stop_cause_for_signal(int signal);
+// A stop the user asked for (the Stop button, Ctrl-C, SIGTERM), as opposed to the controller's own.
+bool asked_by_user(StopCause cause);
+
+// How a run was stopped, for its result: the cause, and what the controller adds to it (which
+// limit was hit).
+struct StopInfo {
+  StopCause cause = StopCause::None;
+  std::string detail;
+};
 
 struct ControllerOptions {
   JobConfig job;
@@ -38,6 +63,8 @@ struct ControllerOptions {
 struct RunResult {
   bool ok = false;
   std::string failure;                  // which rank failed, how, and where each rank was
+  StopCause stop_cause = StopCause::None;  // who or what stopped the run, if anybody did
+  bool interrupted() const { return asked_by_user(stop_cause); }
   JobConfig job;
   int64_t batches_per_epoch = 0;
   std::vector<float> allreduce_demo_input;
@@ -72,7 +99,15 @@ class Controller {
   RunResult wait();                  // blocks until the run ends (bounded by the job's timeout)
   std::optional<RunResult> poll();   // the result once the run has ended, without blocking
   int64_t steps_done() const;        // rank 0's training steps so far (less any redone after a restart)
-  void request_stop();               // stop at once (SIGTERM, then SIGKILL)
+  // Ends the run early. The workers are asked to stop together at their next step boundary,
+  // where each reports its last state and exits; those still running after `patience` are
+  // terminated (SIGTERM, then SIGKILL). 0: terminate them at once. The first cause given is the
+  // one the result names; a later request can only shorten the patience.
+  void request_stop(StopCause cause = StopCause::StopButton,
+                    std::chrono::milliseconds patience = std::chrono::milliseconds(0));
+  // Files the run may leave behind (its checkpoints) if the process ends without stopping it,
+  // for a handler that must remove them without the controller's help (see InterruptSignals).
+  std::vector<std::string> scratch_files() const;
 
   // Step-through: in gated mode every rank's ring waits before each ring step until released.
   void set_gated(bool on);

@@ -22,6 +22,7 @@ const char* to_string(EventKind kind) {
     case EventKind::RunEnd: return "run_end";
     case EventKind::FlightRecord: return "flight_record";
     case EventKind::Fault: return "fault";
+    case EventKind::FinalParameters: return "final_parameters";
     case EventKind::RunStopped: return "run_stopped";
   }
   return "unknown";

@@ -20,15 +20,16 @@ enum class EventKind : uint8_t {
                        // t_begin (send posted) .. t_end (receive completed); values = the receiver's
                        // chunk after this step, for tensors of at most 64 elements
   OptimizerStep = 9,   // t_begin..t_end
-  SamplerShard = 10,   // epoch; indices = this rank's index list for the epoch
+  SamplerShard = 10,   // epoch; indices = this rank's index list for the epoch (in pieces when long)
   EpochEnd = 11,       // epoch, value = MSE over the whole dataset (rank 0)
   Error = 12,          // text = message
   Log = 13,            // text
   GateWait = 14,       // a gated ring waited for the controller: t_begin..t_end, ring_step
-  RunEnd = 15,         // value = us per step
+  RunEnd = 15,         // value = us per step, step = steps trained, text = "done" | "stopped"
   FlightRecord = 16,   // text = JSON of this rank's flight recorder (sent when a rank fails)
   Fault = 17,          // a fault this rank injected on purpose (text says which), at `step`
-  RunStopped = 18,     // the controller's (rank -1): the run is being ended because someone asked
+  FinalParameters = 18,  // values = rank 0's parameters at the end (or where it stopped), in pieces
+  RunStopped = 19,     // the controller's (rank -1): the run is being ended because someone asked
                        // (text: who, "user" for Stop); what the ranks report after it is teardown
 };
 inline constexpr EventKind kLastEventKind = EventKind::RunStopped;
@@ -58,6 +59,19 @@ struct Event {
 };
 
 const char* to_string(EventKind kind);
+
+// Payloads longer than one frame may carry (a sampler shard of millions of indices, a big model's
+// parameters) travel as several events of the same kind, each with a piece of the array, in
+// order: `bytes` holds the element count of the whole payload and `segment` where this piece
+// starts. An event that travels whole has bytes 0 and segment -1. See emit_in_pieces.
+inline constexpr size_t kPieceElements = size_t{1} << 20;
+inline int64_t piece_offset(const Event& e) { return e.segment < 0 ? 0 : e.segment; }
+inline int64_t piece_size(const Event& e) {
+  return static_cast<int64_t>(e.indices.empty() ? e.values.size() : e.indices.size());
+}
+inline int64_t payload_size(const Event& e) { return e.bytes > 0 ? e.bytes : piece_size(e); }
+inline bool first_piece(const Event& e) { return piece_offset(e) == 0; }
+inline bool last_piece(const Event& e) { return piece_offset(e) + piece_size(e) >= payload_size(e); }
 
 // The controller's marker for a restart of the whole group: a Log from no rank (-1) whose text
 // starts with "restart", with `epoch` and `step` of the checkpoint the group resumes from. What

@@ -10,7 +10,9 @@
 
 #include <fmt/core.h>
 
+#include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/limits.h"
 #include "engine/dist/socket.h"
 #include "engine/runtime/event_codec.h"
 
@@ -44,6 +46,7 @@ struct EventClient::Impl {
   bool closing = false;
   std::string failure;  // why the sender stopped; empty while it runs
   std::thread sender;
+  std::atomic<int64_t> write_started_ns{0};  // while a write waits for the controller; 0 otherwise
 
   ErrorContext context() const { return ErrorContext{options.rank, "events", -1}; }
 
@@ -55,9 +58,18 @@ struct EventClient::Impl {
     std::vector<uint8_t> hello;
     event_codec::encode_hello({event_codec::kVersion, options.token, options.rank}, hello);
     const auto deadline = net::deadline_after(options.timeout);
-    net::write_all(socket.fd(), hello.data(), hello.size(), deadline, where);
     uint8_t answer = 0;
-    if (net::read_exact(socket.fd(), &answer, 1, deadline, where) == net::ReadStatus::Closed)
+    net::ReadStatus status = net::ReadStatus::Closed;
+    try {
+      net::write_all(socket.fd(), hello.data(), hello.size(), deadline, where);
+      status = net::read_exact(socket.fd(), &answer, 1, deadline, where);
+    } catch (const TimeoutError& e) {
+      throw TimeoutError(context(), fmt::format("event server at {} did not answer the handshake: {}", where, e.what()));
+    } catch (const Error& e) {
+      // A server at a limit (descriptors, threads) closes a connection it cannot serve.
+      throw Error(context(), fmt::format("event server at {} refused the connection: {}", where, e.what()));
+    }
+    if (status == net::ReadStatus::Closed)
       throw Error(context(), fmt::format("event server at {} closed the connection during the handshake", where));
     if (answer == 1) throw Error(context(), fmt::format("event server at {} refused the token", where));
     if (answer == 2)
@@ -84,16 +96,22 @@ struct EventClient::Impl {
   void wait_for_room(std::unique_lock<std::mutex>& lock) {
     ++blocked_producers;
     work.notify_one();
-    const bool room = progress.wait_for(lock, options.timeout, [&] {
+    const bool room = progress.wait_for(lock, options.controller_patience, [&] {
       return pending.size() < options.queue_capacity || !failure.empty() || closing;
     });
     --blocked_producers;
     if (!failure.empty()) throw_failure();
     if (closing) throw Error(context(), "emit() after close()");
     if (!room)
-      throw TimeoutError(context(), fmt::format("the queue of events to {} stayed full ({} events) for {}",
+      throw TimeoutError(context(), fmt::format("the queue of events to {} stayed full ({} events) for {}: {}",
                                                 where, options.queue_capacity,
-                                                net::describe_duration(options.timeout)));
+                                                net::describe_duration(options.controller_patience),
+                                                not_reading()));
+  }
+
+  std::string not_reading() const {
+    return fmt::format("the controller has not read any event for {}; is it suspended (Ctrl-Z, SIGSTOP)?",
+                       net::describe_duration(options.controller_patience));
   }
 
   void sender_loop() {
@@ -148,10 +166,26 @@ struct EventClient::Impl {
     write(buffer);
   }
 
+  // A closed connection fails the write at once (the controller is gone); one that stays open
+  // but unread (the controller is suspended) is waited on for the controller's patience.
   void write(std::vector<uint8_t>& buffer) {
     if (buffer.empty()) return;
-    net::write_all(socket.fd(), buffer.data(), buffer.size(), net::deadline_after(options.timeout), where);
+    write_started_ns = now_ns();
+    try {
+      net::write_all(socket.fd(), buffer.data(), buffer.size(), net::deadline_after(options.controller_patience),
+                     where);
+    } catch (const TimeoutError&) {
+      throw TimeoutError(not_reading());
+    }
+    write_started_ns = 0;
     buffer.clear();
+  }
+
+  bool behind(std::chrono::milliseconds stall) const {
+    const int64_t started = write_started_ns.load();
+    if (started != 0 && now_ns() - started > std::chrono::nanoseconds(stall).count()) return true;
+    std::lock_guard lock(mutex);
+    return pending.size() > options.queue_capacity / 4;
   }
 
   void flush(std::chrono::milliseconds timeout) {
@@ -163,15 +197,16 @@ struct EventClient::Impl {
     const bool done = progress.wait_for(lock, timeout, [&] { return sent >= target || !failure.empty(); });
     if (!failure.empty()) throw_failure();
     if (!done)
-      throw TimeoutError(context(), fmt::format("{} events were still unsent to {} after {}", target - sent,
-                                                where, net::describe_duration(timeout)));
+      throw TimeoutError(context(), fmt::format("{} events were still unsent to {} after {}: the controller is not "
+                                                "reading them; is it suspended (Ctrl-Z, SIGSTOP)?",
+                                                target - sent, where, net::describe_duration(timeout)));
   }
 
   void close() {
     if (!sender.joinable()) return;
     std::exception_ptr error;
     try {
-      flush(options.timeout);
+      flush(options.controller_patience);
     } catch (...) {
       error = std::current_exception();
       socket.shutdown();  // a sender stuck in a send fails now instead of at its own timeout
@@ -198,7 +233,8 @@ EventClient::EventClient(EventClientOptions options) : impl_(std::make_unique<Im
   impl.socket = net::connect_tcp(impl.options.host, impl.options.port, impl.options.timeout);
   net::set_nodelay(impl.socket);
   impl.handshake();
-  impl.sender = std::thread([&impl] { impl.sender_loop(); });
+  impl.sender = start_thread(fmt::format("rank {}'s event sender", impl.options.rank),
+                             [&impl] { impl.sender_loop(); });
 }
 
 EventClient::~EventClient() {
@@ -211,7 +247,7 @@ EventClient::~EventClient() {
 void EventClient::emit(Event event) { impl_->push(std::move(event)); }
 bool EventClient::wants_chunks() const { return impl_->wants_chunks.load(std::memory_order_relaxed); }
 void EventClient::set_wants_chunks(bool on) { impl_->wants_chunks.store(on, std::memory_order_relaxed); }
-void EventClient::flush() { impl_->flush(impl_->options.timeout); }
+void EventClient::flush() { impl_->flush(impl_->options.controller_patience); }
 void EventClient::flush(std::chrono::milliseconds timeout) { impl_->flush(timeout); }
 void EventClient::close() { impl_->close(); }
 
@@ -221,5 +257,7 @@ uint64_t EventClient::sent() const {
 }
 
 const std::string& EventClient::server() const { return impl_->where; }
+
+bool EventClient::behind(std::chrono::milliseconds stall) const { return impl_->behind(stall); }
 
 }  // namespace ringlab

@@ -3,8 +3,12 @@
 // background thread takes the whole queue at once every `send_interval`, encodes it and writes it
 // with one send(), so the training loop never waits on the network and a step's dozens of events
 // cost one system call between them, not one each.
-// No event is ever dropped: when the queue is full, emit() waits for the sender to catch up, and
-// only when that takes longer than the run's timeout does it throw TimeoutError.
+// No event is ever dropped: when the queue is full, emit() waits for the sender to catch up.
+//
+// The server is the controller, not a peer: when it stops reading (its process suspended with
+// Ctrl-Z or SIGSTOP) the client waits for it up to `controller_patience`, far longer than the
+// run's timeout for a peer, and says so when it gives up ("the controller ... has not read any
+// event for 10 min"). A connection the controller closed (its process gone) fails at once.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -20,8 +24,10 @@ struct EventClientOptions {
   uint16_t port = 0;
   std::string token;
   int rank = 0;
-  // Bounds connecting, waiting on a full queue, a stalled send and the flush on close.
-  std::chrono::milliseconds timeout{60'000};
+  std::chrono::milliseconds timeout{60'000};  // bounds connecting and the handshake
+  // Bounds waiting on a full queue, a stalled send and the flush on close: the controller's
+  // reading, not a peer's.
+  std::chrono::milliseconds controller_patience{600'000};
   size_t queue_capacity = 1 << 16;                  // events waiting to be sent
   bool wants_chunks = true;                         // false at trace level "steps"
   std::chrono::microseconds send_interval{1'000};   // how long an event may wait to be batched
@@ -50,6 +56,9 @@ class EventClient : public EventSink {
   void close();
 
   uint64_t sent() const;  // events written to the socket so far
+  // The controller is not keeping up: a write has waited for it longer than `stall`, or the
+  // queue is more than a quarter full. Cheap: no system call.
+  bool behind(std::chrono::milliseconds stall = std::chrono::milliseconds(100)) const;
   const std::string& server() const;  // "127.0.0.1:29501"
 
  private:

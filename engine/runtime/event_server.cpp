@@ -145,6 +145,7 @@ std::map<int, uint64_t> EventServer::received_per_rank() const {
 }
 
 uint64_t EventServer::received() const { return impl_->total.load(); }
+std::string EventServer::limit_failure() const { return impl_->server->limit_failure(); }
 size_t EventServer::open_connections() const { return impl_->server->open_connections(); }
 
 bool EventServer::wait_drained(std::chrono::milliseconds timeout) const {

@@ -31,6 +31,8 @@ class EventServer {
   // One line per connection the server closed because something was wrong (the most recent
   // ones): "connection from 127.0.0.1:41234 (rank 2): wrong token".
   std::vector<std::string> errors() const;
+  // The first limit (descriptors, threads) the server hit; "" while none (see TcpServer).
+  std::string limit_failure() const;
   // Events received so far, by the rank each connection announced in its hello.
   std::map<int, uint64_t> received_per_rank() const;
   uint64_t received() const;

@@ -124,4 +124,12 @@ int FaultPlan::longest_rank() const {
   return best;
 }
 
+bool breaks_collective_order(const JobConfig& job) {
+  for (const std::string& f : job.faults)
+    if (f.rfind("skip:", 0) == 0 || f.rfind("extra:", 0) == 0) return true;
+  return false;
+}
+
+bool stop_votes_fit(const JobConfig& job) { return !breaks_collective_order(job) && (job.uneven.empty() || job.join); }
+
 }  // namespace ringlab

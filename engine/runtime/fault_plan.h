@@ -25,6 +25,19 @@ std::vector<Fault> parse_faults(const JobConfig& job);
 // batches_removed[r] for every rank; throws InputError naming the bad entry.
 std::vector<int64_t> parse_uneven(const JobConfig& job);
 
+// True when `job` injects a skipped or an extra collective. Such a run goes without stop votes
+// (a broadcast every rank makes at step boundaries, so that they stop together, see
+// runtime/step_votes.h): the vote is fingerprinted, so the mismatch would still be caught, but
+// at the vote ("the stop vote before step 6" against "all-reduce #7"), which hides the lesson's
+// point, one rank's all-reduce against another's. Such a run is stopped by signals only, and in
+// the app pause and live changes are off for it.
+bool breaks_collective_order(const JobConfig& job);
+// Whether `ringlab run`'s workers can vote at step boundaries: not when the collective order is
+// broken, nor with uneven inputs without Join, where a rank out of batches leaves the loop while
+// the others go on: they would wait for it in the vote instead of in the all-reduce the lesson
+// (and the flight recorders' line-up) shows.
+bool stop_votes_fit(const JobConfig& job);
+
 class FaultPlan {
  public:
   FaultPlan(const JobConfig& job, int rank);

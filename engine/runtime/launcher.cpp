@@ -16,7 +16,10 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/core.h>
+
 #include "engine/core/error.h"
+#include "engine/core/limits.h"
 #include "engine/runtime/ports.h"
 
 extern char** environ;
@@ -219,7 +222,12 @@ pid_t spawn(int rank, const std::string& path, const std::vector<std::string>& a
             int death_signal) {
   CStringArray args(argv), envp = CStringArray::from_env(env);
   int report[2];
-  if (::pipe2(report, O_CLOEXEC) != 0) throw Error(start_context(rank), std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    if (errno == EMFILE || errno == ENFILE)
+      throw LimitError(start_context(rank), fmt::format("pipe: out of file descriptors ({}); {}", std::strerror(errno),
+                                                        nofile_limit_text()));
+    throw Error(start_context(rank), std::string("pipe: ") + std::strerror(errno));
+  }
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   ChildSetup setup{path.c_str(), args.get(), envp.get(), ::getpid(), death_signal, devnull, report[1]};
   pid_t pid = ::fork();
@@ -229,7 +237,9 @@ pid_t spawn(int rank, const std::string& path, const std::vector<std::string>& a
   if (devnull >= 0) ::close(devnull);
   if (pid < 0) {
     ::close(report[0]);
-    throw Error(start_context(rank), std::string("fork: ") + std::strerror(fork_error));
+    const std::string why = std::string("fork: ") + std::strerror(fork_error);
+    if (fork_error == EAGAIN) throw LimitError(start_context(rank), why + "; " + nproc_limit_text());
+    throw Error(start_context(rank), why);
   }
   ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
   int exec_error = read_exec_report(report[0]);
@@ -475,7 +485,7 @@ void Launcher::start() {
 
   std::promise<void> spawned;
   auto result = spawned.get_future();
-  impl_->spawner = std::thread([this, spawned = std::move(spawned)]() mutable {
+  impl_->spawner = start_thread("the launcher's spawner", [this, spawned = std::move(spawned)]() mutable {
     try {
       impl_->spawn_all();
       spawned.set_value();

@@ -1,5 +1,7 @@
 #include "engine/runtime/run_accumulator.h"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -46,7 +48,14 @@ void RunAccumulator::add(const Event& e) {
       if (e.text == "demo" && e.rank == 0) r_.allreduce_demo_output = e.values;
       break;
     case EventKind::SamplerShard:
-      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_shard(e.rank, e.indices);
+      if (e.rank >= 0 && e.rank < kMaxReportedRank)
+        history_->add_shard_piece(e.rank, payload_size(e), piece_offset(e), e.indices);
+      break;
+    case EventKind::FinalParameters:
+      if (e.rank == 0) {
+        if (first_piece(e)) r_.final_parameters.clear();
+        r_.final_parameters.insert(r_.final_parameters.end(), e.values.begin(), e.values.end());
+      }
       break;
     case EventKind::StepEnd:
       if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
@@ -57,7 +66,6 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::RunEnd:
       if (e.rank == 0) {
-        r_.final_parameters = e.values;
         r_.steps += e.step;
         rank0_us_ += e.value * static_cast<double>(e.step);
       }
@@ -125,7 +133,47 @@ std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
   return lines;
 }
 
-RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, bool stopped_by_user) const {
+// "interrupted by SIGINT (Ctrl-C) at step 1234, after 3 of 1000000 epochs"; and whether the
+// workers stopped together at a step boundary or had to be terminated.
+std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) const {
+  std::string what;
+  switch (stop.cause) {
+    case StopCause::Interrupt: what = "interrupted by SIGINT (Ctrl-C)"; break;
+    case StopCause::Terminate: what = "stopped by SIGTERM"; break;
+    case StopCause::StopButton: what = "the run was stopped"; break;
+    default: what = stop.detail.empty() ? fmt::format("stopped by {}", to_string(stop.cause)) : stop.detail; break;
+  }
+  if (!asked_by_user(stop.cause)) return what;
+  what += fmt::format(" at step {}, after {} of {} epochs", rank0_steps_, r_.epoch_mse.size(), r_.job.epochs);
+  what += terminated ? ": the workers did not all reach a step boundary in time and were terminated"
+                     : ": the workers stopped together at a step boundary";
+  return what;
+}
+
+// Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
+std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const {
+  std::string msg;
+  if (failed)
+    msg = failed->rank >= 0 ? fmt::format("rank {} failed: {}", failed->rank, failed->describe())
+                            : fmt::format("mpirun failed: {}", failed->describe());
+  if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
+  if (errors_.size() > 1) {
+    msg += "\nall errors, in the order they arrived:";
+    for (const std::string& e : errors_) msg += "\n  " + e;
+  }
+  msg += "\n" + where_ranks_were(flight);
+  if (msg.front() == '\n') msg.erase(0, 1);
+  return msg;
+}
+
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight) const {
+  std::string msg = "where each rank was:";
+  for (const std::string& line : rank_positions(world_)) msg += "\n  " + line;
+  if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
+  return msg;
+}
+
+RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopInfo& stop) const {
   RunResult r = r_;
   r.train_seconds = rank0_us_ * 1e-6;
   r.us_per_step = r.steps > 0 ? rank0_us_ / static_cast<double>(r.steps) : 0.0;
@@ -142,22 +190,21 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, bool stoppe
   const RankExit* failed = nullptr;
   for (const RankExit& e : exits)
     if (!e.ok() && !failed) failed = &e;
-  r.ok = !failed && errors_.empty() && !stopped_by_user;
+  r.stop_cause = stop.cause;
+  r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
   if (!r.ok) {
-    std::string msg;
-    if (stopped_by_user) msg = "the run was stopped";
-    else if (failed)
-      msg = failed->rank >= 0 ? fmt::format("rank {} failed: {}", failed->rank, failed->describe())
-                              : fmt::format("mpirun failed: {}", failed->describe());
-    if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
-    if (errors_.size() > 1) {
-      msg += "\nall errors, in the order they arrived:";
-      for (const std::string& e : errors_) msg += "\n  " + e;
-    }
-    msg += "\nwhere each rank was:";
-    for (const std::string& line : rank_positions(world_)) msg += "\n  " + line;
-    if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
-    r.failure = msg;
+    // Stopped by the user, and no process failed on its own meanwhile: the stop is the whole
+    // story (errors of ranks torn down mid-collective, a peer's reset connection, are its echo).
+    const bool failed_on_its_own =
+        std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return !e.ok() && !e.terminated; });
+    const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
+    if (asked_by_user(stop.cause) && !failed_on_its_own)
+      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
+    else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
+      r.failure = stop_message(stop, terminated) + "\n" +
+                  failure_details(failed && !failed->terminated ? failed : nullptr, flight);
+    else
+      r.failure = failure_details(failed, flight);
   }
   if (!flight.empty()) r.flight_report = flight_report_json(flight, world_).dump(1);
   return r;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "engine/runtime/controller.h"
 #include "engine/runtime/event.h"
 #include "engine/runtime/launcher.h"
@@ -24,9 +26,9 @@ class RunAccumulator {
   int64_t steps_done() const { return rank0_steps_; }  // rank 0's steps so far (progress)
 
   // The result, once every process has ended: ok only if every rank exited cleanly, no rank
-  // reported an error and nobody stopped the run; otherwise `failure` says who failed, how,
-  // and where every rank was.
-  RunResult finish(const std::vector<RankExit>& exits, bool stopped_by_user) const;
+  // reported an error and nobody stopped the run; otherwise `failure` says who stopped it or
+  // who failed, how, and where every rank was.
+  RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop = {}) const;
 
   // "rank 2: step 7, collective 14 (ring, bucket 0), all-gather step 1 of 3 done" for each rank,
   // from its last collective and chunk: where every rank was when the run ended.
@@ -49,6 +51,9 @@ class RunAccumulator {
   void track_position(const Event& e);
   void restart_from(const Event& marker);
   std::string describe(int rank, int world) const;
+  std::string stop_message(const StopInfo& stop, bool terminated) const;
+  std::string failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const;
+  std::string where_ranks_were(const std::vector<nlohmann::json>& flight) const;
 
   RunResult r_;
   std::shared_ptr<RunHistory> history_;

@@ -12,12 +12,28 @@ namespace ringlab {
 RunHistory::RunHistory(bool keep_all) : keep_all_(keep_all) {}
 
 void RunHistory::add_shard(int rank, const std::vector<int64_t>& indices) {
-  if (!keep_all_ && epochs(rank) > 0) return;
-  const int64_t n = static_cast<int64_t>(indices.size());
-  shards_.append(rank, &n, sizeof n);
-  shards_.append(rank, indices.data(), indices.size() * sizeof(int64_t));
+  add_shard_piece(rank, static_cast<int64_t>(indices.size()), 0, indices);
+}
+
+void RunHistory::add_shard_piece(int rank, int64_t total, int64_t offset, const std::vector<int64_t>& indices) {
   std::lock_guard lock(mutex_);
-  ++epochs_[rank];
+  OpenShard& open = open_[rank];
+  const int64_t n = static_cast<int64_t>(indices.size());
+  if (offset == 0) {
+    if (!keep_all_ && epochs_[rank] > 0) return;
+    if (open.missing > 0) shards_.truncate(rank, open.complete_bytes);  // the last one never finished
+    open.complete_bytes = shards_.size(rank);
+    open.missing = total;
+    shards_.append(rank, &total, sizeof total);
+  } else if (open.missing <= 0 || offset != total - open.missing) {
+    return;  // a piece of a shard whose beginning was dropped (or is out of order): not kept
+  }
+  shards_.append(rank, indices.data(), indices.size() * sizeof(int64_t));
+  open.missing -= n;
+  if (open.missing <= 0) {
+    open.missing = 0;
+    ++epochs_[rank];
+  }
 }
 
 void RunHistory::add_step_loss(int rank, double loss) {
@@ -40,10 +56,12 @@ void RunHistory::rewind(int64_t epochs, int64_t steps) {
   if (!shards_.failure().empty()) return;  // nothing more is kept; the report will say why
   std::lock_guard lock(mutex_);
   for (auto& [rank, count] : epochs_) {
-    if (count <= epochs) continue;
+    if (count <= epochs && open_[rank].missing == 0) continue;
     try {
-      shards_.truncate(rank, shard_offset(rank, std::max<int64_t>(0, epochs)));
-      count = std::max<int64_t>(0, epochs);
+      const int64_t kept = std::min(count, std::max<int64_t>(0, epochs));
+      shards_.truncate(rank, shard_offset(rank, kept));
+      count = kept;
+      open_[rank] = {};
     } catch (const Error&) {
       return;  // a write failed: the spool keeps the reason and the report's reader throws it
     }

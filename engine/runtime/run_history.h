@@ -23,6 +23,10 @@ class RunHistory {
   explicit RunHistory(bool keep_all = true);
 
   void add_shard(int rank, const std::vector<int64_t>& indices);
+  // A shard that arrives in pieces (see event.h): the piece at `offset` of a shard of `total`
+  // indices. The shard counts once its last piece is in; one left incomplete (its rank died
+  // midway) is dropped when the rank's next shard begins.
+  void add_shard_piece(int rank, int64_t total, int64_t offset, const std::vector<int64_t>& indices);
   void add_step_loss(int rank, double loss);
   // A restart from the checkpoint taken after `epochs` epochs (`steps` steps): what the ranks
   // did after it is done again, so it is dropped.
@@ -45,7 +49,12 @@ class RunHistory {
   RankSpool losses_{"the run's step losses"};
   bool keep_all_;
   mutable std::mutex mutex_;
-  std::map<int, int64_t> epochs_;  // shards per rank
+  std::map<int, int64_t> epochs_;  // complete shards per rank
+  struct OpenShard {
+    int64_t missing = 0;            // indices of the rank's last shard still to come
+    uint64_t complete_bytes = 0;    // where its stream ends without that shard
+  };
+  std::map<int, OpenShard> open_;   // guarded by mutex_
 };
 
 }  // namespace ringlab

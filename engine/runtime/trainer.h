@@ -24,6 +24,8 @@ struct TrainingState {
 };
 
 class FlightRecorder;
+namespace nn { class Mlp; }
+namespace data { struct TensorDataset; }
 
 struct TrainerHooks {
   std::function<void(RingPhase, int ring_step)> before_ring_step;  // gated mode
@@ -57,5 +59,20 @@ struct RankOutcome {
 
 RankOutcome train_rank(const JobConfig& job, ProcessGroup& group, EventSink& events,
                        const TrainerHooks& hooks = {}, const TrainingState* resume = nullptr);
+
+// Fills in how many steps this attempt trained and how long they took: at the end, or where the
+// rank stopped (a stopped run reports its steps like a finished one).
+inline void count_steps(RankOutcome& out, int64_t steps, int64_t train_ns) {
+  out.steps = steps;
+  out.train_seconds = static_cast<double>(train_ns) * 1e-9;
+  out.us_per_step = steps > 0 ? out.train_seconds * 1e6 / static_cast<double>(steps) : 0.0;
+}
+
+// The whole dataset's MSE after an epoch, as the seed computes it in one forward pass, but in
+// blocks of `block_rows` rows (a multiple of 8), so that the activations fit in memory however
+// large the dataset; the result is the same to the last bit as one pass.
+double whole_dataset_mse(nn::Mlp& model, const data::TensorDataset& dataset, int64_t block_rows);
+// Rows per block of that evaluation: 64 MB of activations, a multiple of 8.
+int64_t eval_block_rows(const JobConfig& job);
 
 }  // namespace ringlab

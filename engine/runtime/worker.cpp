@@ -10,9 +10,11 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -23,12 +25,14 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
-#include "engine/ddp/collective_check.h"
+#include "engine/core/limits.h"
 #include "engine/dist/backends.h"
 #include "engine/dist/store.h"
 #include "engine/runtime/checkpoint.h"
 #include "engine/runtime/event_client.h"
 #include "engine/runtime/flight_recorder.h"
+#include "engine/runtime/rank_events.h"
+#include "engine/runtime/step_votes.h"
 #include "engine/runtime/trainer.h"
 #include "engine/runtime/worker_env.h"
 #include "engine/runtime/gpu_plugin.h"
@@ -96,16 +100,11 @@ class Gate {
   int64_t base_ = 0, taken_ = 0, checked_ns_ = 0;
 };
 
-// Live change: every rank must stop at the SAME step boundary, or the ones that go on would
-// wait forever in the next all-reduce. Rank 0 looks at the store and broadcasts its decision,
-// after the same fingerprint check as every collective (see ddp::stop_vote_fingerprint).
-bool agree_to_stop(StoreClient& store, ProcessGroup& group, int64_t step, bool check) {
-  float flag = 0.0f;
-  if (group.rank() == 0) flag = store.check({store_keys::kStop}) ? 1.0f : 0.0f;
-  if (group.size() == 1) return flag != 0.0f;
-  if (check && group.backend() != "nccl") ddp::check_collective(group, ddp::stop_vote_fingerprint(step));
-  group.broadcast(std::span<float>(&flag, 1), 0);
-  return flag != 0.0f;
+// A worker waits for the controller much longer than for a peer: a controller that does not
+// answer is suspended (Ctrl-Z, SIGSTOP; it is resumed with `fg` or SIGCONT), not dead: a dead
+// one closes its connections, which fails every request at once, and takes the workers with it.
+milliseconds controller_patience(const JobConfig& job) {
+  return std::max<milliseconds>(10 * job_timeout(job), std::chrono::minutes(10));
 }
 
 // The "drop" fault: shut down every TCP connection of this process except the ones to the
@@ -140,9 +139,10 @@ void emit_flight_record(EventSink& events, int rank, const FlightRecorder& recor
   events.emit(std::move(e));
 }
 
-// When the controller stops the run (SIGTERM: another rank failed, or the user stopped it), this rank still
-// tells what it was doing: a thread waits for the signal, sends the flight record, flushes and
-// exits. SIGTERM is blocked in every other thread, so none of them is interrupted mid-call.
+// When the controller stops the run with SIGTERM (another rank failed, or the run was stopped and
+// this rank did not reach a step boundary in time), this rank still tells what it was doing: a
+// thread waits for the signal, sends the flight record, flushes and exits. SIGTERM is blocked in
+// every other thread, so none of them is interrupted mid-call.
 class ReportOnTerminate {
  public:
   // Call block() first thing, before any thread exists: threads inherit the signal mask.
@@ -151,19 +151,23 @@ class ReportOnTerminate {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
   }
   ReportOnTerminate(EventSink& events, int rank, FlightRecorder& recorder) : armed_(std::make_shared<std::atomic<bool>>(true)) {
-    std::thread([armed = armed_, &events, rank, &recorder] {
+    start_thread("reporting a SIGTERM", [armed = armed_, &events, rank, &recorder] {
       sigset_t set = terminate_set();
       int sig = 0;
       if (sigwait(&set, &sig) != 0) return;
       if (*armed) {
-        Event e;
-        e.kind = EventKind::Error;
-        e.rank = rank;
-        e.t_begin_ns = e.t_end_ns = now_ns();
-        e.text = "stopped by the controller (SIGTERM)";  // it cannot tell why: the controller can
-        events.emit(std::move(e));
-        emit_flight_record(events, rank, recorder);
-        events.flush_events();
+        try {
+          Event e;
+          e.kind = EventKind::Error;
+          e.rank = rank;
+          e.t_begin_ns = e.t_end_ns = now_ns();
+          e.text = "stopped by the controller (SIGTERM)";
+          events.emit(std::move(e));
+          emit_flight_record(events, rank, recorder);
+          events.flush_events();
+        } catch (...) {
+          // The controller no longer listens (that is often why it stopped us): exit all the same.
+        }
       }
       std::_Exit(143);
     }).detach();
@@ -181,6 +185,7 @@ class ReportOnTerminate {
 };
 
 void emit_run_end(EventSink& events, int rank, const RankOutcome& out) {
+  if (rank == 0) emit_final_parameters(events, rank, out.steps, out.final_parameters);
   Event e;
   e.kind = EventKind::RunEnd;
   e.rank = rank;
@@ -188,7 +193,6 @@ void emit_run_end(EventSink& events, int rank, const RankOutcome& out) {
   e.value = out.us_per_step;
   e.step = out.steps;
   e.text = out.stopped ? "stopped" : "done";
-  if (rank == 0) e.values = out.final_parameters;
   events.emit(std::move(e));
 }
 
@@ -215,6 +219,73 @@ RankOutcome train_on_backend(const JobConfig& job, ProcessGroup& group, EventSin
   return train_rank(job, group, events, hooks, resume);
 }
 
+std::unique_ptr<EventSink> connect_events(const WorkerEnv& env, const JobConfig& job) {
+  if (env.event_addr.empty()) return std::make_unique<NullEventSink>();
+  EventClientOptions o;
+  o.host = env.event_addr;
+  o.port = env.event_port;
+  o.token = env.token;
+  o.rank = env.rank;
+  o.timeout = job_timeout(job);
+  o.controller_patience = controller_patience(job);
+  o.wants_chunks = job.trace_level == "chunks";
+  return std::make_unique<EventClient>(o);
+}
+
+// Reports what ends this rank (an error event, then its flight record) and exits at once: a
+// failing rank leaves without tearing anything down, since destroying a process group whose
+// peers sit in a collective can block for the whole timeout (or throw from a destructor, which
+// would end in std::terminate), and the launcher stops the peers anyway. Reporting must not
+// throw either: the failure may be that the controller no longer listens.
+[[noreturn]] void fail_rank(EventSink& events, const WorkerEnv& env, const FlightRecorder& recorder,
+                            const std::string& what) {
+  // The controller prints the error from the event; started by hand, nobody else would.
+  if (env.event_addr.empty()) {
+    // Errors with a context already start with "rank N: ".
+    if (std::string_view(what).starts_with(fmt::format("rank {}: ", env.rank)))
+      std::fprintf(stderr, "ringlab worker %s\n", what.c_str());
+    else
+      std::fprintf(stderr, "ringlab worker rank %d: %s\n", env.rank, what.c_str());
+  }
+  try {
+    Event err;
+    err.kind = EventKind::Error;
+    err.rank = env.rank;
+    err.t_begin_ns = err.t_end_ns = now_ns();
+    err.text = what;
+    events.emit(std::move(err));
+    emit_flight_record(events, env.rank, recorder);
+    if (auto* client = dynamic_cast<EventClient*>(&events)) client->flush(milliseconds(2000));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ringlab worker rank %d: %s (and it could not be reported to the controller: %s)\n",
+                 env.rank, what.c_str(), e.what());
+  }
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+// A thread or process the backend could not start (gloo's, OpenMPI's) fails with EAGAIN and
+// no word of why: when the user is at RLIMIT_NPROC, say so.
+std::string with_limit_hint(const std::string& what) {
+  if (what.find(std::strerror(EAGAIN)) == std::string::npos || !near_nproc_limit()) return what;
+  return what + "; " + nproc_limit_text();
+}
+
+// The stop votes this rank takes part in: none when started by hand (no controller asks for a
+// stop) nor in a run whose faults make ranks skip or add collectives (see WorkerOptions).
+std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const WorkerEnv& env, const JobConfig& job,
+                                      ProcessGroup& group, EventClient* client, const StopWatch* watch) {
+  if (!client || !(options.interactive || options.stop_votes)) return nullptr;
+  StepVoteHooks hooks;
+  if (watch) {
+    hooks.stop_requested = [watch] { return watch->requested(); };
+    hooks.controller_behind = [client] { return client->behind(); };
+  }
+  hooks.wait_for_controller = [client] { client->flush(); };
+  const auto cadence = options.interactive ? StepVotes::Cadence::EveryStep : StepVotes::Cadence::Spaced;
+  return std::make_unique<StepVotes>(group, cadence, job.check_collectives, std::move(hooks));
+}
+
 }  // namespace
 
 int run_worker(JobConfig job, const WorkerOptions& options) {
@@ -231,32 +302,25 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
   std::unique_ptr<StoreServer> own_store;
   if (env.token.empty() && env.rank == 0 && job.backend != "mpi")
     own_store = std::make_unique<StoreServer>(env.master_addr, env.master_port, env.token);
-  StoreClient store(env.master_addr, env.master_port, env.token, timeout);
-
-  std::unique_ptr<EventSink> events;
-  if (!env.event_addr.empty()) {
-    EventClientOptions o;
-    o.host = env.event_addr;
-    o.port = env.event_port;
-    o.token = env.token;
-    o.rank = env.rank;
-    o.timeout = timeout;
-    o.wants_chunks = job.trace_level == "chunks";
-    auto client = std::make_unique<EventClient>(o);
-    events = std::move(client);
-  } else {
-    events = std::make_unique<NullEventSink>();
-  }
+  StoreClient store(env.master_addr, env.master_port, env.token, timeout, controller_patience(job));
+  std::unique_ptr<EventSink> events = connect_events(env, job);
+  auto* client = dynamic_cast<EventClient*>(events.get());
 
   FlightRecorder recorder;
   ReportOnTerminate on_sigterm(*events, env.rank, recorder);
   // Declared outside the try: when this rank fails, its connections stay open until its error
   // and flight record are on their way, so its peers fail on their own timeouts, not on a reset.
   std::unique_ptr<ProcessGroup> group;
+  std::unique_ptr<StopWatch> stop_watch;
+  std::unique_ptr<StepVotes> votes;
   try {
     group = make_process_group(job.backend, env.rank, env.world_size, &store, timeout);
     std::optional<TrainingState> resume;
     if (!options.checkpoint_in.empty()) resume = load_checkpoint(options.checkpoint_in).state;
+    if (client && env.rank == 0 && (options.interactive || options.stop_votes))
+      stop_watch = std::make_unique<StopWatch>(env.master_addr, env.master_port, env.token, timeout,
+                                               controller_patience(job));
+    votes = make_votes(options, env, job, *group, client, stop_watch.get());
 
     Gate gate(store, env.rank, *events);
     TrainerHooks hooks;
@@ -265,19 +329,16 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     hooks.drop_connections = [&env] { drop_peer_connections(env); };
     if (!options.epoch_checkpoint.empty())
       hooks.epoch_checkpoint = [&](const TrainingState& s) { save_checkpoint({job, s}, options.epoch_checkpoint); };
-    if (options.interactive) {
-      hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
-      hooks.stop_at_step_boundary = [&](int64_t step) {
-        return agree_to_stop(store, *group, step, job.check_collectives);
-      };
-    }
+    if (options.interactive) hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
+    if (votes) hooks.stop_at_step_boundary = [&](int64_t step) { return votes->stop_here(step); };
 
     emit_run_begin(*events, env.rank, job);
     RankOutcome out = train_on_backend(job, *group, *events, hooks, resume ? &*resume : nullptr);
-    if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty())
+    // A live change goes on from rank 0's checkpoint; a run that was ended needs none.
+    if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty() && stop_watch && stop_watch->for_change())
       save_checkpoint({job, out.stopped_state}, options.checkpoint_out);
     emit_run_end(*events, env.rank, out);
-    if (auto* client = dynamic_cast<EventClient*>(events.get())) client->flush(timeout);
+    if (client) client->flush();
     // Nobody tears the group down while a peer still reads from it.
     const int64_t seq = recorder.schedule("barrier", 0, group->backend(), "native", out.steps);
     recorder.start(seq);
@@ -285,32 +346,9 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     recorder.complete(seq);
     return 0;
   } catch (const std::exception& e) {
-    // The controller prints the error from the event; started by hand, nobody else would.
-    if (env.event_addr.empty()) {
-      // Errors with a context already start with "rank N: ".
-      const bool named = std::string_view(e.what()).starts_with(fmt::format("rank {}: ", env.rank));
-      if (named)
-        std::fprintf(stderr, "ringlab worker %s\n", e.what());
-      else
-        std::fprintf(stderr, "ringlab worker rank %d: %s\n", env.rank, e.what());
-    }
-    Event err;
-    err.kind = EventKind::Error;
-    err.rank = env.rank;
-    err.t_begin_ns = err.t_end_ns = now_ns();
-    err.text = e.what();
-    events->emit(std::move(err));
-    emit_flight_record(*events, env.rank, recorder);
-    if (auto* client = dynamic_cast<EventClient*>(events.get())) {
-      try {
-        client->flush(milliseconds(2000));
-      } catch (...) {
-      }
-    }
-    // A failing rank leaves at once: tearing down a process group whose peers are stuck in a
-    // collective can block for the whole timeout, and the launcher stops the peers anyway.
-    std::fflush(stderr);
-    std::_Exit(1);
+    fail_rank(*events, env, recorder, with_limit_hint(e.what()));
+  } catch (...) {
+    fail_rank(*events, env, recorder, "an exception that is not a std::exception");
   }
 }
 

@@ -243,48 +243,95 @@ TEST_CASE("bad frames close only their own connection") {
   CHECK(server.received_per_rank().at(0) == 2);
 }
 
-TEST_CASE("a server that stops reading makes emit throw after the timeout instead of hanging") {
-  // A fake controller that accepts the hello and then never reads again.
-  net::Socket listener = net::listen_tcp(kHost, 0);
-  const uint16_t port = net::local_port(listener);
-  std::mutex mutex;
-  std::condition_variable release;
-  bool finished = false;
-  std::thread fake([&] {
-    net::wait_ready(listener.fd(), POLLIN, net::deadline_after(10000ms));
-    net::Socket s = net::accept_tcp(listener);
-    if (!s.valid()) return;
-    net::FrameReader reader(s.fd(), event_codec::kMaxFrameBytes, "client");
-    if (!reader.next(net::deadline_after(5000ms), 5000ms)) return;
-    const uint8_t ok = 0;
-    net::write_all(s.fd(), &ok, 1, net::deadline_after(5000ms), "client");
-    std::unique_lock lock(mutex);
-    release.wait_for(lock, 30s, [&] { return finished; });
-  });
+namespace {
 
-  EventClientOptions options = client_options(port, 0);
-  options.timeout = 300ms;
-  options.queue_capacity = 8;
-  bool threw = false;
-  {
-    EventClient client(options);
-    Event big;
-    big.text.assign(1 << 20, 'x');  // a MiB each: the socket buffers fill after a few
-    try {
-      for (int i = 0; i < 10000; ++i) client.emit(big);
-    } catch (const Error& e) {
-      threw = true;
-      MESSAGE(std::string(e.what()));
-    }
-    CHECK_THROWS_AS(client.flush(100ms), Error);
-  }  // the destructor returns too
-  CHECK(threw);
-  {
-    std::lock_guard lock(mutex);
-    finished = true;
+// A fake controller that accepts one client's hello, then either never reads again (a suspended
+// controller) or closes the connection (a dead one).
+class FakeController {
+ public:
+  explicit FakeController(bool close_after_hello) : listener_(net::listen_tcp(kHost, 0)) {
+    thread_ = std::thread([this, close_after_hello] {
+      net::wait_ready(listener_.fd(), POLLIN, net::deadline_after(10000ms));
+      net::Socket s = net::accept_tcp(listener_);
+      if (!s.valid()) return;
+      net::FrameReader reader(s.fd(), event_codec::kMaxFrameBytes, "client");
+      if (!reader.next(net::deadline_after(5000ms), 5000ms)) return;
+      const uint8_t ok = 0;
+      net::write_all(s.fd(), &ok, 1, net::deadline_after(5000ms), "client");
+      if (close_after_hello) return;
+      std::unique_lock lock(mutex_);
+      release_.wait_for(lock, 60s, [&] { return finished_; });
+    });
   }
-  release.notify_all();
-  fake.join();
+  ~FakeController() {
+    {
+      std::lock_guard lock(mutex_);
+      finished_ = true;
+    }
+    release_.notify_all();
+    thread_.join();
+  }
+  uint16_t port() const { return net::local_port(listener_); }
+
+ private:
+  net::Socket listener_;
+  std::mutex mutex_;
+  std::condition_variable release_;
+  bool finished_ = false;
+  std::thread thread_;
+};
+
+// Emits events of a MiB each (the socket buffers fill after a few) until emit throws.
+std::string emit_until_it_throws(EventClient& client) {
+  Event big;
+  big.text.assign(1 << 20, 'x');
+  try {
+    for (int i = 0; i < 10000; ++i) client.emit(big);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a controller that stops reading is waited for up to its patience, not the run's timeout") {
+  FakeController suspended(false);
+  EventClientOptions options = client_options(suspended.port(), 0);
+  options.timeout = 100ms;               // what a peer would get
+  options.controller_patience = 1500ms;  // what the controller gets
+  options.queue_capacity = 8;
+  const auto start = net::Clock::now();
+  EventClient client(options);
+  std::atomic<bool> done{false}, saw_behind{false};
+  std::thread watch([&] {
+    while (!done && !saw_behind) {
+      saw_behind = client.behind(50ms);
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  const std::string error = emit_until_it_throws(client);
+  done = true;
+  watch.join();
+  MESSAGE(error);
+  CHECK(net::Clock::now() - start >= 1500ms);
+  CHECK(contains(error, "the controller has not read any event for 1500 ms"));
+  CHECK(contains(error, "is it suspended (Ctrl-Z, SIGSTOP)?"));
+  CHECK(saw_behind);
+  CHECK_THROWS_AS(client.flush(100ms), Error);
+}
+
+TEST_CASE("a controller that closes the connection fails the client at once, however patient") {
+  FakeController dead(true);
+  EventClientOptions options = client_options(dead.port(), 0);
+  options.controller_patience = 600000ms;
+  const auto start = net::Clock::now();
+  EventClient client(options);
+  const std::string error = emit_until_it_throws(client);
+  MESSAGE(error);
+  CHECK(!error.empty());
+  CHECK(!contains(error, "suspended"));
+  CHECK(net::Clock::now() - start < 60s);  // a hang guard: the patience is ten minutes
 }
 
 TEST_CASE("stop() ends open connections and joins, and the server's port can be reused") {

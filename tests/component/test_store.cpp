@@ -322,3 +322,36 @@ TEST_CASE("tokens_equal compares whole strings") {
   CHECK_FALSE(net::tokens_equal("ab", "abc"));
   CHECK_FALSE(net::tokens_equal(std::string("a\0b", 3), "a"));
 }
+
+TEST_CASE("a store that stops answering is waited for up to the client's patience, and named") {
+  // A fake store that accepts the hello and then never answers (its process suspended).
+  net::Socket listener = net::listen_tcp(kHost, 0);
+  std::atomic<bool> done{false};
+  std::thread fake([&] {
+    net::wait_ready(listener.fd(), POLLIN, net::deadline_after(10000ms));
+    net::Socket s = net::accept_tcp(listener);
+    if (!s.valid()) return;
+    net::FrameReader reader(s.fd(), 1 << 20, "client");
+    if (!reader.next(net::deadline_after(5000ms), 5000ms)) return;
+    std::vector<uint8_t> accepted;
+    const size_t start = net::begin_frame(accepted);
+    accepted.push_back(0);
+    net::end_frame(accepted, start);
+    send_raw(s, accepted);
+    while (!done) std::this_thread::sleep_for(10ms);
+  });
+  {
+    StoreClient client(kHost, net::local_port(listener), kToken, 100ms, 1200ms);
+    const auto start = net::Clock::now();
+    try {
+      client.check({"ringlab/stop"});
+      FAIL("check() returned without an answer");
+    } catch (const TimeoutError& e) {
+      MESSAGE(std::string(e.what()));
+      CHECK(net::Clock::now() - start >= 1200ms);  // not the 100 ms a missing key gets
+      CHECK(contains(e.what(), "did not answer within 1200 ms: is the process that hosts it suspended"));
+    }
+  }
+  done = true;
+  fake.join();
+}

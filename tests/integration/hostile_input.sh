@@ -704,5 +704,229 @@ accepted "run --master-addr 0.0.0.0 (warns once, naming the interfaces)" \
 warnings=$(python3 run_row.py 60 "$bin" run -q -n 2 --master-addr 0.0.0.0 | grep -c "warning: --master-addr")
 check "the warning is printed once (here: $warnings)" test "$warnings" = 1
 
+echo "== Interrupts, resource limits, big inputs"
+# These rows run whole trainings: none is judged on time. Each has a hang guard at least ten
+# times what it needs on an idle machine; signals are sent by the test to the running job.
+if [[ -n "$live_pid" ]]; then  # the live run above has served its purpose: free the CPUs
+  kill "$live_pid" 2> /dev/null
+  wait "$live_pid" 2> /dev/null
+  live_pid=""
+fi
+
+# long_row NAME RC REGEX HANG_S COMMAND...: runs COMMAND (killed after HANG_S) and checks that it
+# ends with exit code RC (not a signal, unless RC is 128+N for a signal the row sent) and prints
+# REGEX.
+long_row() {
+  local name=$1 want=$2 expect=$3 hang=$4
+  shift 4
+  rows=$((rows + 1))
+  local result out rc wall own why=""
+  result=$(python3 run_row.py "$hang" "$@")
+  read -r rc wall own <<< "$(head -n1 <<< "$result")"
+  out=$(tail -n +2 <<< "$result")
+  if [[ $rc -eq 137 && $wall -ge $((hang * 1000 - 1000)) ]]; then why="hung (killed after $hang s)"
+  elif [[ $rc -ne $want ]]; then why="exit code $rc, expected $want"
+  elif ! grep -aqE -- "$expect" <<< "$out"; then why="message does not match /$expect/"
+  fi
+  report "$name" "$rc" "$own/$wall" "$why" "$(grep -aE -m1 -- "$expect" <<< "$out" || tail -n1 <<< "$out")"
+  last_out=$out
+}
+
+# check NAME CONDITION-COMMAND...: one more verdict line about what a row left behind.
+check() {
+  local name=$1
+  shift
+  rows=$((rows + 1))
+  if "$@" > /dev/null 2>&1; then printf 'ok    %s\n' "$name"; else printf 'FAIL  %s\n' "$name"; failures=$((failures + 1)); fi
+}
+
+# The controller's children (its workers), by pid.
+workers_of() { cat /proc/"$1"/task/*/children 2> /dev/null; }
+# True when none of these pids is a live process any more (a zombie awaiting its reaper is dead).
+all_gone() {
+  local p
+  for p in "$@"; do
+    [[ -e /proc/$p ]] && [[ $(awk '{print $3}' /proc/"$p"/stat 2> /dev/null) != Z ]] && return 1
+  done
+  return 0
+}
+wait_gone() {  # up to 10 s: the kernel kills orphans at once, their reaping may lag
+  for _ in $(seq 100); do all_gone "$@" && return 0; sleep 0.1; done
+  all_gone "$@"
+}
+
+# signal_run NAME SIG RC WHEN REGEX ARGS...: starts `ringlab ARGS` in the background, sends SIG
+# once its output matches the regular expression WHEN (@workers: once it has started its
+# workers), and checks its exit code, its output and that none of its workers is left. Sets
+# sig_pid and sig_out for the checks that follow.
+signal_run() {
+  local name=$1 sig=$2 want=$3 when=$4 expect=$5
+  shift 5
+  rows=$((rows + 1))
+  "$bin" "$@" > signal.out 2>&1 &
+  sig_pid=$!
+  local why="" workers="" rc
+  for _ in $(seq 1200); do  # up to 120 s for the run to get there (@workers: until it has them)
+    if [[ $when == @workers ]]; then [[ -n "$(workers_of "$sig_pid")" ]] && break
+    else grep -aqE -- "$when" signal.out && break
+    fi
+    kill -0 "$sig_pid" 2> /dev/null || break
+    sleep 0.1
+  done
+  workers=$(workers_of "$sig_pid")
+  [[ -z "$workers" ]] && why="the run had no workers when the signal was due"
+  kill -"$sig" "$sig_pid" 2> /dev/null
+  ( sleep 120; kill -KILL "$sig_pid" 2> /dev/null ) &
+  local guard=$!
+  wait "$sig_pid"
+  rc=$?
+  kill "$guard" 2> /dev/null
+  sig_out=$(cat signal.out)
+  if [[ -z "$why" && $rc -eq 137 ]]; then why="hung after SIG$sig (killed after 120 s)"
+  elif [[ -z "$why" && $rc -ne $want ]]; then why="exit code $rc, expected $want"
+  elif [[ -z "$why" ]] && ! grep -aqE -- "$expect" <<< "$sig_out"; then why="output does not match /$expect/"
+  elif [[ -z "$why" ]] && ! wait_gone $workers; then why="workers left behind: $workers"
+  fi
+  report "$name" "$rc" "-" "$why" "$(grep -aE -m1 -- "$expect" <<< "$sig_out" || tail -n1 <<< "$sig_out")"
+}
+
+# A report that says it was cut short, with the epochs so far; a CSV with rows; a valid trace.
+cat > outputs_ok.py <<'PY'
+import csv, json, sys
+report, metrics, trace, stopped_by = sys.argv[1:5]
+r = json.load(open(report))
+assert r["interrupted"] is True and r["ok"] is False, r.get("failure")
+assert r["stopped_by"] == stopped_by, r["stopped_by"]
+assert len(r["epoch_mse"]) >= 1 and r["steps"] >= len(r["epoch_mse"]), (len(r["epoch_mse"]), r["steps"])
+assert len(r["step_loss"]) == 2 and len(r["step_loss"][0]) == len(r["step_loss"][1]) == r["steps"]
+assert len(r["final_parameters"]) == 2737
+rows = list(csv.reader(open(metrics)))
+assert len(rows) > 1 + r["steps"], len(rows)  # a row per rank and step, after the header
+t = json.load(open(trace))
+assert len(t["traceEvents"]) > 0
+print(f"report: {r['steps']} steps, {len(r['epoch_mse'])} epochs, interrupted; {len(rows) - 1} CSV rows; "
+      f"{len(t['traceEvents'])} trace events")
+PY
+endless=(run -n 2 --epochs 1000000 --report r.json --metrics m.csv --trace t.json --trace-level steps)
+echo '{"from": "an earlier run"}' > r.json
+signal_run "run -n 2 --epochs 1000000 + outputs, Ctrl-C (SIGINT)" INT 130 "epoch 2 done" \
+  "interrupted by SIGINT \(Ctrl-C\) at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" \
+  "${endless[@]}"
+check "  ... printed the epochs as they came: $(grep -c '^epoch .* done' <<< "$sig_out") epoch lines" \
+  grep -q "^epoch 2 done, MSE over the whole dataset" <<< "$sig_out"
+check "  ... $(python3 outputs_ok.py r.json m.csv t.json 'SIGINT (Ctrl-C)' 2>&1 | tail -n1)" \
+  python3 outputs_ok.py r.json m.csv t.json "SIGINT (Ctrl-C)"
+rm -f r.json m.csv t.json
+signal_run "run -n 2 --epochs 1000000 + outputs, SIGTERM" TERM 143 "epoch 2 done" \
+  "stopped by SIGTERM at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" "${endless[@]}"
+check "  ... $(python3 outputs_ok.py r.json m.csv t.json SIGTERM 2>&1 | tail -n1)" \
+  python3 outputs_ok.py r.json m.csv t.json SIGTERM
+signal_run "run --max-restarts 1, Ctrl-C: its epoch checkpoint goes too" INT 130 "epoch 2 done" \
+  "interrupted by SIGINT" run -n 2 --epochs 1000000 --max-restarts 1
+check "  ... no /tmp/ringlab-*-$sig_pid.ckpt* left behind" \
+  bash -c "! ls /tmp/ringlab-*-$sig_pid.ckpt* > /dev/null 2>&1"
+
+# A second Ctrl-C while the first is being honoured ends at once. The run's fault (a skipped
+# all-reduce, far beyond its end) leaves its workers without stop votes, so the wind-down lasts
+# its whole patience (5 s) before they are terminated: the second signal comes 0.5 s into it.
+rm -f new.json signal.out
+( for _ in $(seq 1200); do grep -qs "stopping the workers" signal.out && break; sleep 0.1; done
+  sleep 0.5; kill -INT $(pgrep -f "report $work/new.json") 2> /dev/null ) &
+signal_run "a second Ctrl-C during the wind-down ends at once" INT 130 @workers \
+  "signalled again: stopped at once" run -n 2 --epochs 1000000 --fault skip:1@100000000 --report "$work/new.json"
+check "  ... left no empty report behind (new.json was created by this run)" test ! -e new.json
+
+# The app, headless: an interrupt is an exit code, not success. Gated (step-through), its two
+# workers wait at the ring's first step until the signal comes.
+if env -u DISPLAY "$bin" gui --frames 1 2>&1 | grep -q "built without the desktop app" || ! command -v xvfb-run > /dev/null; then
+  echo "SKIP  gui --frames interrupted: no desktop app in this build, or no xvfb-run"
+else
+  rows=$((rows + 1))
+  xvfb-run -a -s "-screen 0 1280x720x24" bash -c '"$@"; echo $? > gui.rc' _ \
+    "$bin" gui --frames 10000000 --world-size 2 --gated --state-json "$work/gui-state.json" > gui.out 2>&1 &
+  gui_job=$!
+  for _ in $(seq 600); do
+    gui_pid=$(pgrep -f "state-json $work/gui-state.json" | while read -r p; do
+      [[ $(cat /proc/"$p"/comm 2> /dev/null) == ringlab ]] && echo "$p"; done | head -n1)
+    [[ -n "$gui_pid" && -n "$(workers_of "$gui_pid")" ]] && break
+    sleep 0.1
+  done
+  gui_workers=$(workers_of "$gui_pid")
+  kill -INT "$gui_pid" 2> /dev/null
+  ( sleep 120; kill -KILL "$gui_pid" 2> /dev/null ) &
+  guard=$!
+  wait "$gui_job"
+  kill "$guard" 2> /dev/null
+  why=""
+  gui_rc=$(cat gui.rc 2> /dev/null)
+  [[ -z "$gui_workers" ]] && why="the app had no workers when the signal was due"
+  [[ -z "$why" && "$gui_rc" != 130 ]] && why="exit code ${gui_rc:-none}, expected 130"
+  [[ -z "$why" ]] && ! wait_gone $gui_workers && why="workers left behind"
+  report "gui --frames 10000000 --gated -n 2, Ctrl-C (SIGINT)" "${gui_rc:-?}" "-" "$why" "$(grep -a "SIGINT" gui.out | head -n1)"
+fi
+
+# The controller suspended (SIGSTOP, as Ctrl-Z does) for ten times the workers' timeout, then
+# resumed: the workers wait for it together at a step boundary, and the run goes on to its end.
+# (Before, the rank whose events could not be sent failed after the timeout, blamed for it.)
+rows=$((rows + 1))
+"$bin" run -n 2 --timeout 2 --epochs 5000 --trace-level steps > stopped.out 2>&1 &
+stopped_pid=$!
+for _ in $(seq 1200); do grep -q "^epoch 3 done" stopped.out && break; kill -0 $stopped_pid 2> /dev/null || break; sleep 0.1; done
+kill -STOP $stopped_pid
+sleep 20
+kill -CONT $stopped_pid
+( sleep 300; kill -KILL $stopped_pid 2> /dev/null ) &
+guard=$!
+wait $stopped_pid
+stopped_rc=$?
+kill "$guard" 2> /dev/null
+why=""
+[[ $stopped_rc -ne 0 ]] && why="exit code $stopped_rc, expected 0: $(grep -a "ringlab run:" stopped.out | head -n3)"
+grep -q "^epoch 5000 done" stopped.out || why="${why:-did not train to its last epoch}"
+report "run --timeout 2, controller SIGSTOPped for 20 s, then SIGCONT" "$stopped_rc" "-" "$why" \
+  "$(grep -a "destroy_process_group" stopped.out)"
+
+# Resource limits. RLIMIT_NPROC binds only unprivileged users, so those rows run as nobody.
+as_nobody=()
+if [[ $(id -u) -ne 0 ]]; then as_nobody=(env)
+elif command -v setpriv > /dev/null && id nobody > /dev/null 2>&1; then
+  as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+fi
+mkdir -p limits && chmod 777 limits
+if [[ ${#as_nobody[@]} -eq 0 ]]; then
+  echo "SKIP  ulimit -u rows: root without setpriv or a nobody user to run them as"
+elif ! "${as_nobody[@]}" test -x "$bin"; then
+  echo "SKIP  ulimit -u rows: $bin cannot be run by an unprivileged user here"
+else
+  long_row "ulimit -u 24 (as nobody): run -n 4" 1 "not enough processes and threads: .*RLIMIT_NPROC \(ulimit -u\) allows 24" 60 \
+    bash -c "cd limits && ulimit -u 24 && exec ${as_nobody[*]} '$bin' run -n 4"
+  long_row "ulimit -u 24 (as nobody), the check skipped: hit during the run" 1 "RLIMIT_NPROC \(ulimit -u\) is 24" 120 \
+    bash -c "cd limits && ulimit -u 24 && RINGLAB_SKIP_LIMIT_CHECK=1 exec ${as_nobody[*]} '$bin' run -n 4 --timeout 600"
+fi
+long_row "ulimit -n 64: run -n 64" 1 "not enough file descriptors: this run needs about [0-9]+ open files.*RLIMIT_NOFILE \(ulimit -n\) allows 64" 60 \
+  bash -c "ulimit -n 64 && exec '$bin' run -n 64"
+long_row "ulimit -n 32: run -n 32" 1 "not enough file descriptors: this run needs about [0-9]+ open files.*RLIMIT_NOFILE \(ulimit -n\) allows 32" 60 \
+  bash -c "ulimit -n 32 && exec '$bin' run -n 32"
+long_row "ulimit -n 64, the check skipped: -n 32 runs out during the run" 1 "out of file descriptors .*RLIMIT_NOFILE \(ulimit -n\) is 64" 120 \
+  bash -c "ulimit -n 64 && RINGLAB_SKIP_LIMIT_CHECK=1 exec '$bin' run -n 32 --timeout 600"
+long_row "ulimit -Sn 64 (soft only): run -n 32 raises it to the hard limit" 0 "destroy_process_group  : done" 300 \
+  bash -c "ulimit -Sn 64 && exec '$bin' run -n 32 --epochs 1"
+
+# Big inputs: payloads beyond a frame's limits travel in pieces; what cannot fit is refused.
+long_row "run --samples 9000000 --batch-size 100000 -n 2" 0 "epoch 1 done, MSE over the whole dataset" 600 \
+  "$bin" run --samples 9000000 --batch-size 100000 -n 2 --epochs 1 --trace-level steps
+long_row "run --hidden 1024,1024 -n 2 --report" 0 "destroy_process_group  : done" 600 \
+  "$bin" run --hidden 1024,1024 -n 2 --epochs 1 --report big.json
+check "  ... the report holds all 1,057,793 parameters" \
+  python3 -c 'import json, sys; assert len(json.load(open("big.json"))["final_parameters"]) == 1057793'
+thousand=$(printf '4096,%.0s' $(seq 1000)); thousand=${thousand%,}
+long_row "run --hidden 4096 x 1000 layers (67 GB)" 2 "this run needs about [0-9.]+ GB of memory .* available \(MemAvailable\)" 60 \
+  "$bin" run --hidden "$thousand"
+long_row "run --samples 100000000 -n 64" 2 "this run needs about [0-9.]+ GB of memory \(64 workers x" 60 \
+  "$bin" run --samples 100000000 -n 64
+forty=$(printf '4096,%.0s' $(seq 40)); forty=${forty%,}
+long_row "run --max-restarts 1 --hidden 4096 x 40 layers" 2 "a checkpoint of it would take [0-9.]+ GB, more than the 2.1 GB a checkpoint may hold" 60 \
+  "$bin" run --max-restarts 1 --hidden "$forty"
+
 echo "== $rows rows: $failures failed, $xfails known bugs in other files"
 [[ $failures -eq 0 ]]

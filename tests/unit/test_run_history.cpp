@@ -159,13 +159,15 @@ TEST_CASE("the accumulator folds a run: demo, shards, losses, epochs, steps and 
   Event epoch = make_event(EventKind::EpochEnd, 0, -1, 0);
   epoch.value = 0.5;
   acc.add(epoch);
+  Event parameters = make_event(EventKind::FinalParameters, 0, 4, -1);
+  parameters.values = {1.5f};
+  acc.add(parameters);
   Event run_end = make_event(EventKind::RunEnd, 0, 4, 0);
   run_end.value = 20.0;  // us per step
-  run_end.values = {1.5f};
   acc.add(run_end);
   CHECK(acc.steps_done() == 4);
 
-  const RunResult r = acc.finish({}, false);
+  const RunResult r = acc.finish({});
   CHECK(r.ok);
   CHECK(r.failure.empty());
   CHECK(r.allreduce_demo_output == std::vector<float>{3, 6, 9});
@@ -192,7 +194,7 @@ TEST_CASE("after a restart marker the failed attempt's steps, epochs and errors 
   acc.add(restart_marker(1, 3));
   CHECK(acc.steps_done() == 3);
   for (int step = 3; step < 6; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
-  const RunResult r = acc.finish({}, false);
+  const RunResult r = acc.finish({});
   CHECK(r.ok);  // the error belonged to the attempt that was restarted
   CHECK(r.epoch_mse.size() == 1);
   CHECK(r.history->steps(0) == 6);
@@ -220,7 +222,7 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   RankExit dead;
   dead.rank = 1;
   dead.signal = 9;
-  const RunResult r = acc.finish({dead}, false);
+  const RunResult r = acc.finish({dead});
   INFO(r.failure);
   CHECK_FALSE(r.ok);
   CHECK(r.failure.find("rank 1 failed") != std::string::npos);
@@ -279,7 +281,7 @@ TEST_CASE("folding a long run keeps the controller's heap flat") {
   fold.trace.write(trace);
   const std::string json = trace.str();
   CHECK(std::count(json.begin(), json.end(), '\n') > 40'000 * 7);  // 7 slices, 2 arrows, a counter per rank-step
-  const RunResult r = fold.accumulator.finish({}, false);
+  const RunResult r = fold.accumulator.finish({});
   CHECK(r.history->steps(1) == 20'000);
   CHECK(r.history->epochs(0) == 200);
 #endif
@@ -315,7 +317,53 @@ TEST_CASE("an event that names a rank beyond the largest world size is not count
   acc.add(make_event(EventKind::StepEnd, 1, 0, 0));
   acc.add(make_event(EventKind::StepEnd, kMaxWorldSize, 0, 0));
   acc.add(make_event(EventKind::StepEnd, 1'000'000, 0, 0));
-  const RunResult r = acc.finish({}, false);
+  const RunResult r = acc.finish({});
   CHECK(r.rank_count == 2);
   CHECK(r.history->steps(kMaxWorldSize) == 0);
+}
+
+TEST_CASE("a shard in pieces is kept whole once its last piece is in; one left incomplete is dropped") {
+  RunHistory h;
+  h.add_shard_piece(0, 5, 0, {1, 2});
+  CHECK(h.epochs(0) == 0);
+  h.add_shard_piece(0, 5, 2, {3, 4, 5});
+  CHECK(h.epochs(0) == 1);
+  h.add_shard_piece(0, 4, 0, {9, 9});     // its rank died after the first piece of this one
+  h.add_shard_piece(0, 3, 0, {6, 7, 8});  // the next one starts over where the last whole one ended
+  h.add_shard_piece(0, 4, 2, {0, 0});     // a piece whose beginning is missing is not kept
+  CHECK(h.epochs(0) == 2);
+  CHECK(shards(h, 0) == std::vector<std::vector<int64_t>>{{1, 2, 3, 4, 5}, {6, 7, 8}});
+  h.add_shard_piece(0, 4, 0, {5, 5});
+  h.rewind(1, 0);  // a restart from epoch 1 drops the second shard and the open third one
+  CHECK(h.epochs(0) == 1);
+  h.add_shard_piece(0, 1, 0, {4});
+  CHECK(shards(h, 0) == std::vector<std::vector<int64_t>>{{1, 2, 3, 4, 5}, {4}});
+}
+
+TEST_CASE("a shard and the parameters longer than a frame may carry travel in pieces and arrive whole") {
+  struct Count : EventSink {
+    RunAccumulator accumulator{JobConfig{}};
+    int events = 0;
+    void emit(Event e) override {
+      ++events;
+      CHECK(e.indices.size() <= kPieceElements);
+      CHECK(e.values.size() <= kPieceElements);
+      accumulator.add(e);
+    }
+  } sink;
+  std::vector<int64_t> shard(2 * kPieceElements + 3);
+  for (size_t i = 0; i < shard.size(); ++i) shard[i] = static_cast<int64_t>(shard.size() - i);
+  emit_shard(sink, 1, 0, 0, shard);
+  CHECK(sink.events == 3);
+  std::vector<float> parameters(kPieceElements + 1);
+  for (size_t i = 0; i < parameters.size(); ++i) parameters[i] = static_cast<float>(i) * 0.5f;
+  emit_final_parameters(sink, 0, 7, parameters);
+  CHECK(sink.events == 5);
+  emit_shard(sink, 0, 0, 0, std::vector<int64_t>{3, 1, 2});  // short: one event, as before
+  CHECK(sink.events == 6);
+  const RunResult r = sink.accumulator.finish({});
+  CHECK(r.final_parameters == parameters);
+  REQUIRE(r.history);
+  CHECK(r.history->first_shard(1) == shard);
+  CHECK(r.history->first_shard(0) == std::vector<int64_t>{3, 1, 2});
 }

@@ -7,6 +7,10 @@
 #include <vector>
 
 #include "engine/dist/local_process_group.h"
+#include "engine/core/generator.h"
+#include "engine/data/tensor_dataset.h"
+#include "engine/nn/mlp.h"
+#include "engine/nn/mse.h"
 #include "engine/runtime/trainer.h"
 
 using namespace ringlab;
@@ -66,4 +70,21 @@ TEST_CASE("DDP equivalence: N ranks of batch b equal one rank of batch N*b on th
     CHECK(a[0].demo_output == std::vector<float>{float(world), 2.0f * world, 3.0f * world});
     for (int e = 0; e < 2; ++e) CHECK(a[0].epoch_mse[e] == doctest::Approx(b[0].epoch_mse[e]).epsilon(1e-5));
   }
+}
+
+TEST_CASE("the epoch's evaluation in blocks equals one forward pass over the whole dataset, bit for bit") {
+  JobConfig job;
+  job.samples = 1003;  // no multiple of 8: the last block has a tail
+  Generator gen(job.seed);
+  const data::TensorDataset dataset = data::make_regression_dataset(job.samples, job.features, gen);
+  nn::Mlp model(job.features, job.hidden, 1);
+  model.reset_parameters(gen);
+  std::vector<float> pred(dataset.size);
+  model.predict(dataset.x, dataset.size, pred);
+  const double one_pass = nn::mse_loss(pred, dataset.y);
+  CHECK(one_pass > 0.0);
+  for (int64_t block : {8, 16, 64, 1000, 1008, 4096}) CHECK(whole_dataset_mse(model, dataset, block) == one_pass);
+  CHECK(eval_block_rows(job) % 8 == 0);
+  job.hidden = {4096, 4096, 4096};
+  CHECK(eval_block_rows(job) * (job.features + 1 + 3 * 4096) * 4 <= (64 << 20));
 }

@@ -1,0 +1,35 @@
+#pragma once
+// Ctrl-C (SIGINT) and SIGTERM as a request to stop, not an instant death. The first one is only
+// recorded, for the program to act on: stop the run at a step boundary, write what it has, exit
+// 130 or 143 (128 + the signal, as a shell reports a process killed by it). A second one, while
+// that wind-down goes on, ends the process at once, by the same signal, after removing the files
+// registered with remove_on_abort() (outputs created empty for this run, checkpoints). The
+// workers go with it: the kernel kills them when the controller dies (PR_SET_PDEATHSIG, see
+// launcher.cpp), so none is left behind.
+#include <chrono>
+#include <string>
+
+namespace ringlab {
+
+class InterruptSignals {
+ public:
+  // Installs the handlers; one instance at a time. `program` starts the line printed when a
+  // second signal ends the process ("ringlab run").
+  explicit InterruptSignals(const std::string& program);
+  ~InterruptSignals();  // restores the handlers that were there before
+  InterruptSignals(const InterruptSignals&) = delete;
+  InterruptSignals& operator=(const InterruptSignals&) = delete;
+
+  // The first signal received (SIGINT or SIGTERM); 0 while none has come.
+  int received() const;
+  // Waits until a signal comes (at once if one came since the last call) or `timeout` has
+  // passed; returns received().
+  int wait(std::chrono::milliseconds timeout) const;
+  // A file to remove if a second signal ends the process (at most 16; copied now, since the
+  // handler may not allocate).
+  void remove_on_abort(const std::string& path);
+
+  static int exit_code(int signal) { return 128 + signal; }
+};
+
+}  // namespace ringlab

@@ -1,0 +1,96 @@
+#pragma once
+// How the ranks agree, at a step boundary, to stop (or to wait for the controller). The
+// controller cannot stop a run by signalling each worker: every one would stop wherever it
+// happened to be, and the ones still training would wait for the others in their next
+// all-reduce until the timeout. So the decision is a collective of its own: rank 0 decides and
+// broadcasts, after the same fingerprint check as every collective (a rank that skipped or
+// added an all-reduce meets a mismatch here instead of pairing with the vote), and every rank
+// acts on it at the same step boundary.
+//
+// Rank 0 never waits on the controller inside a vote, where every other rank waits for it:
+// the stop key is read by a thread of its own (StopWatch), and whether the controller keeps up
+// with the events is a look at rank 0's own queue. A controller that stops reading (suspended
+// with Ctrl-Z or SIGSTOP) is then waited for by every rank together, at a step boundary, for
+// as long as the controller's patience allows, instead of by one rank inside a collective
+// while its peers give up on it after the run's timeout.
+//
+// The app votes at every step, so a pause or a live change takes effect at once. `ringlab run`
+// spaces its votes to about one per 50 ms of training: each vote also carries the number of
+// steps until the next one, which rank 0 picks from how long the steps since the last took, so
+// a seed-sized step does not pay for a broadcast.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "engine/dist/process_group.h"
+
+namespace ringlab {
+
+enum class Vote : uint8_t { Go = 0, Stop = 1, WaitForController = 2 };
+
+struct StepVoteHooks {
+  std::function<bool()> stop_requested;       // rank 0: the controller asked the run to stop
+  std::function<bool()> controller_behind;    // rank 0: its events are piling up, unread
+  std::function<void()> wait_for_controller;  // every rank: until the controller took its events
+};
+
+class StepVotes {
+ public:
+  enum class Cadence { EveryStep, Spaced };
+  // Votes of a spaced cadence come at least every kMaxGap steps, whatever the steps cost: the
+  // events of that many steps always fit in a rank's queue, so the ranks see a controller that
+  // stopped reading at a vote before any of them blocks on a full queue inside a collective.
+  static constexpr int64_t kMaxGap = 256;
+  static constexpr std::chrono::milliseconds kSpacing{50};
+
+  StepVotes(ProcessGroup& group, Cadence cadence, bool check_collectives, StepVoteHooks hooks);
+  // Called at every step boundary on every rank: true when the ranks agreed to stop here.
+  bool stop_here(int64_t step);
+
+ private:
+  Vote decide() const;               // rank 0
+  int64_t next_gap(int64_t step);    // rank 0: steps until the vote after this one
+
+  ProcessGroup& group_;
+  Cadence cadence_;
+  bool check_;
+  StepVoteHooks hooks_;
+  int64_t next_vote_ = -1;           // -1: at the first boundary
+  int64_t last_step_ = -1;
+  std::chrono::steady_clock::time_point last_vote_time_;
+};
+
+class StoreClient;
+
+// Watches the store's stop key (store_keys::kStop) on a thread of its own, with a connection of
+// its own, so that a controller that does not answer holds up this thread and nothing else.
+class StopWatch {
+ public:
+  // Connects like StoreClient (Error when the store cannot be reached).
+  StopWatch(const std::string& host, uint16_t port, const std::string& token, std::chrono::milliseconds timeout,
+            std::chrono::milliseconds patience);
+  ~StopWatch();
+  StopWatch(const StopWatch&) = delete;
+  StopWatch& operator=(const StopWatch&) = delete;
+
+  bool requested() const;    // the controller asked the run to stop
+  bool for_change() const;   // ... to go on with another set of workers (rank 0 checkpoints)
+
+ private:
+  void loop();
+
+  std::unique_ptr<StoreClient> store_;
+  std::atomic<uint8_t> value_{0};  // the stop key's value once set: see store_keys::kStop
+  std::mutex mutex_;
+  std::condition_variable quit_cv_;
+  bool quit_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ringlab
