@@ -2,6 +2,7 @@
 // Everything the views remember between frames, in one struct. The views read the run's
 // model (engine/replay) and this state; what they want done (start, stop, release the gate,
 // change the world) they write into `requests`, and the app acts on it after the frame.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,13 @@ struct RunStatus {
   size_t events_lost = 0;     // the app fell so far behind that events were dropped
 };
 
+// A value typed into a job field that was refused, kept on screen with the reason.
+struct FieldEdit {
+  bool refused = false;
+  int64_t typed = 0;
+  std::string reason;
+};
+
 struct AppState {
   Language language = Language::English;
   ThemeKind theme = ThemeKind::Light;
@@ -100,7 +108,8 @@ struct AppState {
   Focus focus = Focus::Ring;
 
   Scenario scenario;
-  std::vector<Scenario> scenarios;  // the registered ones, for the Scenario menu (titles, descriptions)
+  std::vector<Scenario> scenarios;
+  std::map<std::string, FieldEdit> field_edits;  // by field id  // the registered ones, for the Scenario menu (titles, descriptions)
   JobConfig job;       // what Start launches; the controls edit it
   bool gated = false;  // start the next run gated
 

@@ -4,10 +4,13 @@
 // the new set.
 #include <imgui.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
 
+#include "engine/core/error.h"
 #include "viz/failure_lab_view.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -60,6 +63,43 @@ void draw_backend_choice(AppState& state) {
   }
 }
 
+// An integer field of the job. Its valid range is in its tooltip; a typed value outside it, or
+// one the job refuses (JobConfig::validate, the same check as `ringlab run`'s flags), stays in
+// the field with the reason under it, and the job keeps its last valid value. With
+// `zero_is_default`, 0 on screen is the job's -1 (leave it to PyTorch's default).
+template <class T>
+void job_int_field(AppState& state, const char* english, const char* id, T JobConfig::*member, int64_t lo, int64_t hi,
+                   const char* note = nullptr, bool zero_is_default = false) {
+  FieldEdit& edit = state.field_edits[id];
+  const int64_t in_job = static_cast<int64_t>(state.job.*member);
+  int64_t value = edit.refused ? edit.typed : zero_is_default && in_job == -1 ? 0 : in_job;
+  const int64_t step = 1, step_fast = std::max<int64_t>(1, (hi - lo) / 1000);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
+  if (ImGui::InputScalar(label(english, id).c_str(), ImGuiDataType_S64, &value, &step, &step_fast)) {
+    edit = {};
+    JobConfig candidate = state.job;
+    candidate.*member = static_cast<T>(zero_is_default && value == 0 ? -1 : value);
+    if (value < lo || value > hi) {
+      edit = {true, value, trf("{}: from {} to {}", tr(english), lo, hi)};
+    } else {
+      try {
+        candidate.validate();
+        state.job = candidate;
+      } catch (const InputError& e) {
+        edit = {true, value, e.what()};
+      }
+    }
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
+                                           : (trf("from {} to {}", lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
+  if (edit.refused) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", edit.reason.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
 void draw_job_fields(AppState& state) {
   JobConfig& job = state.job;
   const float w = ImGui::GetContentRegionAvail().x * 0.45f;
@@ -70,33 +110,22 @@ void draw_job_fields(AppState& state) {
     ImGui::SetNextItemWidth(w);
     if (ImGui::Combo(label("Algorithm", "algorithm").c_str(), &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
     restart_tooltip(state);
-    int cap = static_cast<int>(std::max<int64_t>(job.bucket_cap_kb, 0));
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label("Bucket cap KB", "bucket_cap").c_str(), &cap, 1, 16))
-      job.bucket_cap_kb = cap <= 0 ? -1 : std::min(cap, 1'048'576);
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
-                                             : tr("0: PyTorch's default (25 MiB, so the seed's model is one bucket). A few KB splits it into buckets that overlap backward."));
+    job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
+                  "0: PyTorch's default buckets (the first 1 MiB, then 25 MiB: the seed's model is one bucket). A few KB splits it into buckets that overlap backward.",
+                  true);
+    if (job.bucket_cap_kb == -1) {
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", tr("(PyTorch's default)"));
+    }
     float lr = static_cast<float>(job.lr);
     ImGui::SetNextItemWidth(w);
     if (ImGui::SliderFloat(label("Learning rate", "lr").c_str(), &lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic))
       job.lr = std::max(static_cast<double>(lr), 1e-6);
     restart_tooltip(state);
-    int batch = static_cast<int>(job.batch_size);
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label("Batch per rank", "batch").c_str(), &batch, 1, 8)) job.batch_size = std::clamp(batch, 1, 1'000'000);
-    restart_tooltip(state);
-    int samples = static_cast<int>(std::min<int64_t>(job.samples, 100'000'000));
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label("Samples", "samples").c_str(), &samples, 16, 256)) job.samples = std::clamp(samples, 1, 100'000'000);
-    restart_tooltip(state);
-    int seed = static_cast<int>(job.seed);
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label("Seed", "seed").c_str(), &seed)) job.seed = static_cast<uint64_t>(std::max(seed, 0));
-    restart_tooltip(state);
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label("Epochs", "epochs").c_str(), &job.epochs)) job.epochs = std::clamp(job.epochs, 0, 1'000'000);
-    restart_tooltip(state);
+    job_int_field(state, "Batch per rank", "batch", &JobConfig::batch_size, 1, 1'000'000);
+    job_int_field(state, "Samples", "samples", &JobConfig::samples, 1, 100'000'000);
+    job_int_field(state, "Seed", "seed", &JobConfig::seed, 0, std::numeric_limits<int64_t>::max());
+    job_int_field(state, "Epochs", "epochs", &JobConfig::epochs, 1, 1'000'000, "0 would train nothing.");
   }
   ImGui::EndDisabled();
 }
