@@ -53,6 +53,9 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["run_phase"] = phases[static_cast<int>(state.run.phase)];
   j["failure_shown"] = model.failure().failed;
   const char* const modes[] = {"follow", "gated", "replay"};
+  j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown
+  for (const auto& [id, edit] : state.field_edits)
+    if (edit.refused) j["refused_fields"][id] = {{"typed", edit.typed}, {"reason", edit.reason}};
   j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},
                        {"target", state.step.target}};
   write_output_file(path, "--state-json", [&](std::ostream& out) { out << j.dump(1) << "\n"; });

@@ -113,10 +113,6 @@ void draw_job_fields(AppState& state) {
     job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
                   "0: PyTorch's default buckets (the first 1 MiB, then 25 MiB: the seed's model is one bucket). A few KB splits it into buckets that overlap backward.",
                   true);
-    if (job.bucket_cap_kb == -1) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("%s", tr("(PyTorch's default)"));
-    }
     float lr = static_cast<float>(job.lr);
     ImGui::SetNextItemWidth(w);
     if (ImGui::SliderFloat(label("Learning rate", "lr").c_str(), &lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic))

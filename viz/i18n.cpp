@@ -142,8 +142,6 @@ const std::unordered_map<std::string_view, const char*>& indonesian() {
        "dari {} sampai {}"},
       {"0: PyTorch's default buckets (the first 1 MiB, then 25 MiB: the seed's model is one bucket). A few KB splits it into buckets that overlap backward.",
        "0: bucket bawaan PyTorch (yang pertama 1 MiB, lalu 25 MiB: model seed menjadi satu bucket). Beberapa KB membaginya menjadi bucket yang tumpang tindih dengan backward."},
-      {"(PyTorch's default)",
-       "(bawaan PyTorch)"},
       {"0 would train nothing.",
        "0 tidak akan melatih apa pun."},
       {"Next: {}",

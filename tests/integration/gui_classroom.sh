@@ -6,6 +6,7 @@
 #     step 2 of 6 in words and chunks, and the workers took exactly 3 steps.
 #  2. The same with a presenter's clicker (PageDown / PageUp).
 #  3. Stop: F5 starts a 4-rank run, Shift+F5 stops it: "stopped", and no failure is shown.
+#  4. Inputs: -5 typed into Samples is refused with its range under the field; the job keeps 256.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -46,6 +47,8 @@ for key in "$@"; do
       for _ in $(seq 600); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 4 ] && break; sleep 0.1; done
       sleep 2 ;;  # they join the group and reach the gate
     pause) sleep 1.5 ;;
+    click:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click --repeat 2 1; sleep 0.3 ;;
+    type:*) xdotool type -- "${key#type:}"; sleep 0.3 ;;
     *) xdotool key "$key"; sleep 0.3 ;;
   esac
 done
@@ -106,6 +109,17 @@ s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "stopped", (s["run_phase"], s["run_message"])
 assert not s["failure_shown"], ("a failure is shown after Stop", s["run_message"])
 assert s["latest_step"] >= 0, s
+PY
+fi
+# The Samples field of four-ranks-gloo at 1280x720 (its place in classroom-samples.png).
+if drive samples four-ranks-gloo click:40:382 ctrl+a type:-5 Return pause; then
+  python3 - "$WORK/samples.json" << 'PY' && ok "Samples -5: refused with its range on screen (classroom-samples.png)" || bad "Samples -5"
+import json, sys
+s = json.load(open(sys.argv[1]))
+refused = s["refused_fields"]
+assert "samples" in refused, refused
+assert refused["samples"]["typed"] == -5 and refused["samples"]["reason"] == "Samples: from 1 to 100000000", refused
+assert s["run_phase"] == "idle", s["run_phase"]
 PY
 fi
 exit $fail
