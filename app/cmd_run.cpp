@@ -138,7 +138,7 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       bar.clear();
       if (!quiet)
         std::fprintf(stderr, "ringlab run: %s: stopping the workers at their next step boundary (at most %lld s); "
-                     "press Ctrl-C again to stop at once\n", to_string(stop_cause_for_signal(sig)),
+                     "signal again (Ctrl-C) to stop at once\n", to_string(stop_cause_for_signal(sig)),
                      static_cast<long long>(kStopPatience.count()));
     }
     if (const std::string lines = live.take(); !lines.empty()) {
@@ -184,8 +184,8 @@ void run(RunFlags& f) {
   LiveReport live(options.job);
   RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), f.quiet ? nullptr : &live);
   Controller controller(options, sinks);
+  controller.start();  // makes the run's private folder, so its files are known from here on
   for (const std::string& path : controller.scratch_files()) signals.remove_on_abort(path);
-  controller.start();
   RunResult result;
   {
     const JobConfig& j = options.job;

@@ -206,6 +206,7 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
   }
 
   draw_buttons(state);
+  draw_status(model, state);  // right under the buttons: what Start or Stop just did is seen at once
   ImGui::Separator();
 
   int world = state.job.world_size;
@@ -219,8 +220,6 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
   draw_backend_choice(state);
   draw_job_fields(state);
   DrawFailureLabControls(model, state);
-  ImGui::Separator();
-  draw_status(model, state);
   DrawFailureReportWindow(model, state);
 }
 

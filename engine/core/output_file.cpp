@@ -221,6 +221,24 @@ void check_output_path(const std::string& path, const std::string& what) {
   }
 }
 
+namespace {
+
+// Where writing `path` would land: symbolic links followed, also one whose target does not exist
+// yet (writing through it creates the target), so two outputs that reach one file are caught.
+std::string resolved_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return fs::weakly_canonical(p, ec).string();
+}
+
+}  // namespace
+
 void require_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
   struct Seen {
     std::string what, path, resolved;
@@ -233,8 +251,7 @@ void require_distinct_outputs(const std::vector<std::pair<std::string, std::stri
     Seen s{what, path, "", false, {}};
     s.exists = ::stat(path.c_str(), &s.st) == 0;
     if (s.exists && S_ISCHR(s.st.st_mode)) continue;  // /dev/null takes any number of outputs
-    std::error_code ec;
-    s.resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).string();
+    s.resolved = resolved_output_path(path);
     for (const Seen& other : seen) {
       const bool same_inode = s.exists && other.exists && s.st.st_dev == other.st.st_dev && s.st.st_ino == other.st.st_ino;
       if (same_inode || s.resolved == other.resolved)

@@ -470,7 +470,9 @@ void Controller::request_stop(StopCause cause, std::chrono::milliseconds patienc
 
 std::vector<std::string> Controller::scratch_files() const {
   const std::string& p = impl_->checkpoint_path;
-  return {p, p + ".in", p + ".resume", impl_->epoch_checkpoint_path()};
+  std::vector<std::string> files{p, p + ".in", p + ".resume", impl_->epoch_checkpoint_path()};
+  if (impl_->checkpoint_dir) files.push_back(impl_->checkpoint_dir->path());  // last: removed once empty
+  return files;
 }
 
 void Controller::set_gated(bool on) {

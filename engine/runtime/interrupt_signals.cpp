@@ -39,6 +39,7 @@ void on_signal(int sig) {
   }
   // The second one: end now, as if there were no handler, leaving no half-made file behind.
   for (int i = 0; i < g_file_count.load(); ++i) ::unlink(g_files[i]);
+  for (int i = g_file_count.load(); i-- > 0;) ::rmdir(g_files[i]);  // then the folders, emptied
   [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, g_abort_line, g_abort_line_length);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;

@@ -847,6 +847,8 @@ rm -f new.json signal.out
 signal_run "a second Ctrl-C during the wind-down ends at once" INT 130 @workers \
   "signalled again: stopped at once" run -n 2 --epochs 1000000 --fault skip:1@100000000 --report "$work/new.json"
 check "  ... left no empty report behind (new.json was created by this run)" test ! -e new.json
+check "  ... and no checkpoint folder of its own in \$TMPDIR" \
+  bash -c "! compgen -G '${TMPDIR:-/tmp}/ringlab-run-*-$sig_pid-*' > /dev/null"
 
 # The app, headless: an interrupt is an exit code, not success. Gated (step-through), its two
 # workers wait at the ring's first step until the signal comes.

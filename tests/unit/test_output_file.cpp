@@ -203,4 +203,9 @@ TEST_CASE("two outputs naming one file are refused; /dev/null may take several")
   fs::create_hard_link(a, b);
   CHECK_THROWS_AS(require_distinct_outputs({{a, "--report"}, {b, "--trace"}}), InputError);
   CHECK_NOTHROW(require_distinct_outputs({{"/dev/null", "--report"}, {"/dev/null", "--trace"}}));
+  // Or through a symbolic link whose target does not exist yet: writing it would create the target.
+  const std::string target = (dir.path / "new.json").string(), link = (dir.path / "link.json").string();
+  fs::create_symlink("new.json", link);
+  CHECK_THROWS_AS(require_distinct_outputs({{target, "--report"}, {link, "--metrics"}}), InputError);
+  CHECK_NOTHROW(require_distinct_outputs({{target, "--report"}, {b, "--metrics"}}));
 }
