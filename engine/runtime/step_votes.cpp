@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <span>
 
+#include <fmt/core.h>
+
+#include "engine/core/error.h"
 #include "engine/core/limits.h"
 #include "engine/ddp/collective_check.h"
 #include "engine/dist/store.h"
@@ -12,14 +15,6 @@ namespace ringlab {
 
 StepVotes::StepVotes(ProcessGroup& group, Cadence cadence, bool check_collectives, StepVoteHooks hooks)
     : group_(group), cadence_(cadence), check_(check_collectives), hooks_(std::move(hooks)) {}
-
-// Rank 0 looks only at what it knows without asking anybody: the stop key as its watcher last
-// saw it, and its own queue of events.
-Vote StepVotes::decide() const {
-  if (hooks_.stop_requested && hooks_.stop_requested()) return Vote::Stop;
-  if (hooks_.controller_behind && hooks_.controller_behind()) return Vote::WaitForController;
-  return Vote::Go;
-}
 
 int64_t StepVotes::next_gap(int64_t step) {
   if (cadence_ == Cadence::EveryStep) return 1;
@@ -35,24 +30,44 @@ int64_t StepVotes::next_gap(int64_t step) {
   return gap;
 }
 
-bool StepVotes::stop_here(int64_t step) {
-  if (next_vote_ >= 0 && step < next_vote_) return false;
-  // The vote itself and the gap to the next one travel together: {Vote, gap}. Both are small
-  // whole numbers, exact in a float.
-  float ballot[2] = {0.0f, 1.0f};
+// One ballot: {stop, wait, gap to the next vote}, summed over the ranks. Rank 0 alone says
+// whether a stop was asked for (the stop key as its watcher last saw it) and how far the next
+// vote is; every rank says whether its own events are piling up, so a backlog on any rank holds
+// them all at this boundary, and none is left alone inside a collective with a peer that waits
+// for the controller.
+Vote StepVotes::vote_once(int64_t step) {
+  float ballot[3] = {0.0f, 0.0f, 0.0f};
+  if (hooks_.controller_behind && hooks_.controller_behind()) ballot[1] = 1.0f;
   if (group_.rank() == 0) {
-    ballot[0] = static_cast<float>(decide());
-    ballot[1] = static_cast<float>(next_gap(step));
+    if (hooks_.stop_requested && hooks_.stop_requested()) ballot[0] = 1.0f;
+    ballot[2] = static_cast<float>(next_gap(step));
   }
   if (group_.size() > 1) {
     if (check_ && group_.backend() != "nccl") ddp::check_collective(group_, ddp::stop_vote_fingerprint(step));
-    group_.broadcast(std::span<float>(ballot, 2), 0);
+    if (group_.backend() == "nccl") {
+      group_.broadcast(std::span<float>(ballot, 3), 0);  // NCCL reduces device memory: rank 0's view
+    } else {
+      group_.allreduce_native(std::span<float>(ballot, 3));
+    }
   }
-  const auto vote = static_cast<Vote>(static_cast<int>(ballot[0]));
-  next_vote_ = step + std::max<int64_t>(1, static_cast<int64_t>(ballot[1]));
-  if (vote == Vote::WaitForController) {
+  next_vote_ = step + std::max<int64_t>(1, static_cast<int64_t>(ballot[2]));
+  return ballot[0] > 0 ? Vote::Stop : ballot[1] > 0 ? Vote::WaitForController : Vote::Go;
+}
+
+bool StepVotes::stop_here(int64_t step) {
+  if (next_vote_ >= 0 && step < next_vote_) return false;
+  const auto waiting_since = std::chrono::steady_clock::now();
+  Vote vote = vote_once(step);
+  // Wait for the controller here, together: each rank gives it a while, then they vote again,
+  // so no collective between them waits longer than a slice of the group's timeout.
+  while (vote == Vote::WaitForController) {
+    if (std::chrono::steady_clock::now() - waiting_since > hooks_.controller_patience)
+      throw Error(fmt::format("rank {}: the controller has not read this run's events for {} s: it may be "
+                              "suspended (Ctrl-Z); the ranks stopped waiting for it at step {}",
+                              group_.rank(), std::chrono::duration_cast<std::chrono::seconds>(hooks_.controller_patience).count(),
+                              step));
     if (hooks_.wait_for_controller) hooks_.wait_for_controller();
-    next_vote_ = step + 1;  // look again at the next boundary: it may have asked to stop meanwhile
+    vote = vote_once(step);
   }
   return vote == Vote::Stop;
 }

@@ -36,8 +36,12 @@ enum class Vote : uint8_t { Go = 0, Stop = 1, WaitForController = 2 };
 
 struct StepVoteHooks {
   std::function<bool()> stop_requested;       // rank 0: the controller asked the run to stop
-  std::function<bool()> controller_behind;    // rank 0: its events are piling up, unread
-  std::function<void()> wait_for_controller;  // every rank: until the controller took its events
+  std::function<bool()> controller_behind;    // every rank: its own events are piling up, unread
+  // Every rank, while some rank is behind: give the controller a while (well under the group's
+  // timeout) to take this rank's events, then return, finished or not: the ranks vote again.
+  std::function<void()> wait_for_controller;
+  // How long the ranks wait, in all, for a controller that does not read before giving up.
+  std::chrono::milliseconds controller_patience{600'000};
 };
 
 class StepVotes {
@@ -54,8 +58,8 @@ class StepVotes {
   bool stop_here(int64_t step);
 
  private:
-  Vote decide() const;               // rank 0
   int64_t next_gap(int64_t step);    // rank 0: steps until the vote after this one
+  Vote vote_once(int64_t step);      // one ballot of every rank, summed
 
   ProcessGroup& group_;
   Cadence cadence_;

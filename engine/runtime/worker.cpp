@@ -277,11 +277,17 @@ std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const Worker
                                       ProcessGroup& group, EventClient* client, const StopWatch* watch) {
   if (!client || !(options.interactive || options.stop_votes)) return nullptr;
   StepVoteHooks hooks;
-  if (watch) {
-    hooks.stop_requested = [watch] { return watch->requested(); };
-    hooks.controller_behind = [client] { return client->behind(); };
-  }
-  hooks.wait_for_controller = [client] { client->flush(); };
+  if (watch) hooks.stop_requested = [watch] { return watch->requested(); };
+  hooks.controller_behind = [client] { return client->behind(); };
+  // A slice well under the group's timeout: the ranks vote again after it, together.
+  const auto slice = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 250));
+  hooks.wait_for_controller = [client, slice] {
+    try {
+      client->flush(slice);
+    } catch (const TimeoutError&) {
+      // Not all taken yet: the next vote says whether to wait again.
+    }
+  };
   const auto cadence = options.interactive ? StepVotes::Cadence::EveryStep : StepVotes::Cadence::Spaced;
   return std::make_unique<StepVotes>(group, cadence, job.check_collectives, std::move(hooks));
 }
