@@ -48,6 +48,12 @@ void apply(const KeyPress& press, const replay::RunModel& model, AppState& state
   }
 }
 
+// While a field takes typing, the keys that type (Space, arrows, letters) go to it; chords with
+// Ctrl and the function keys still act (Ctrl+Q quits from inside a field).
+bool acts_while_typing(const KeyPress& press) {
+  return (press.mods & GLFW_MOD_CONTROL) || (press.key >= GLFW_KEY_F1 && press.key <= GLFW_KEY_F25);
+}
+
 }  // namespace
 
 void QueueKeyPress(int key, int mods, bool repeat) { pending().push_back({key, mods, repeat}); }
@@ -55,8 +61,9 @@ void QueueKeyPress(int key, int mods, bool repeat) { pending().push_back({key, m
 void HandleShortcuts(const replay::RunModel& model, AppState& state) {
   std::vector<KeyPress> presses;
   presses.swap(pending());
-  if (ImGui::GetIO().WantTextInput) return;  // typing in a field
-  for (const KeyPress& press : presses) apply(press, model, state);
+  const bool typing = ImGui::GetIO().WantTextInput;
+  for (const KeyPress& press : presses)
+    if (!typing || acts_while_typing(press)) apply(press, model, state);
 }
 
 }  // namespace ringlab::viz

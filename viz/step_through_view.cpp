@@ -99,15 +99,17 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
     const int total = replay::recorded_steps(*shown);
     int position = st.position;
     ImGui::SetNextItemWidth(w);
-    const std::string text = trf("ring step %d of {}", std::max(total, replay::expected_steps(*shown)));
-    if (ImGui::SliderInt("##position", &position, 0, std::max(total, 0), text.c_str()))
-      replay::show_position(st, position);
+    const int expected = std::max(total, replay::expected_steps(*shown));
+    const std::string text = trf("ring step %d of {}", expected);
+    // The bar spans the whole all-reduce; it can be dragged only over the steps recorded so far.
+    if (ImGui::SliderInt("##position", &position, 0, std::max(expected, 1), text.c_str()))
+      replay::show_position(st, std::min(position, total));
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
   ImGui::PushTextWrapPos(0);
   switch (st.mode) {
     case RingMode::Follow:
-      ImGui::TextUnformatted(tr("Shows the newest finished all-reduce, step by step, while training runs at full speed."));
+      ImGui::TextUnformatted(tr("Animates a recent all-reduce step by step, then jumps to the newest one, while training runs at full speed."));
       break;
     case RingMode::Gated:
       ImGui::TextUnformatted(tr("The workers really stop before every ring step. Next lets them take one more; Play lets them go at the chosen speed."));
