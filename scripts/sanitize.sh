@@ -124,7 +124,7 @@ run_preset() {
 
   echo "=== $preset: ctest"
   t0=$SECONDS
-  ctest --test-dir "$dir" --output-on-failure -j "$ctest_jobs" --timeout 1800 "$@" 2>&1 | tee "$dir/sanitize-ctest.log" |
+  ctest --test-dir "$dir" --output-on-failure -j "$ctest_jobs" --timeout 3600 "$@" 2>&1 | tee "$dir/sanitize-ctest.log" |
     grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|The following|^\s+[0-9]+ - '
   local ctest_rc=${PIPESTATUS[0]}
   echo "    ctest took $((SECONDS - t0)) s, exit $ctest_rc"
