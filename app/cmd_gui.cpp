@@ -68,6 +68,9 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--state-json", options->state_json,
                   "write what the views showed at the end (ring, generations, world changes) as JSON: after --frames, "
                   "or when the window closes (Ctrl+Q, the close button, SIGTERM)");
+  cmd->add_option("--layout-audit", options->layout_audit,
+                  "with --frames: write every piece of text in the last frame that is cut, overlaps other text or is "
+                  "covered, as JSON");
   cmd->add_option("--switch", options->switch_spec,
                   "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
@@ -80,12 +83,14 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--height", options->height, "window height in pixels")->check(CLI::Range(480, 4320))->capture_default_str();
   cmd->callback([options] {
     if (options->frames == 0 && (!options->screenshot.empty() || !options->frame_stats.empty() || options->wait_run ||
+                                 !options->layout_audit.empty() ||
                                  !options->switch_spec.empty()))
-      throw InputError("--screenshot, --frame-stats, --switch and --wait-run need --frames N (headless rendering)");
+      throw InputError("--screenshot, --frame-stats, --layout-audit, --switch and --wait-run need --frames N (headless rendering)");
     if (!options->switch_spec.empty()) parse_switch(options->switch_spec, *options);
     // Refused before the window opens and the run starts, like `ringlab run`'s outputs.
     check_output_paths({{options->screenshot, "--screenshot"}, {options->frame_stats, "--frame-stats"},
-                        {options->state_json, "--state-json"}});
+                        {options->state_json, "--state-json"},
+                        {options->layout_audit, "--layout-audit"}});
 #ifdef RINGLAB_SOURCE_DIR
     options->source_dir = RINGLAB_SOURCE_DIR;
 #endif

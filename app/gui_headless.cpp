@@ -8,7 +8,10 @@
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
 #include "engine/replay/ring_state.h"
+#include "viz/layout_audit.h"
 #include "viz/views.h"
+
+#include <imgui.h>
 
 namespace ringlab::app {
 
@@ -68,6 +71,23 @@ void maybe_switch(const GuiOptions& o, const RunSession& session, viz::AppState&
   if (!o.switch_backend.empty()) state.job.backend = o.switch_backend;
   state.requests.change_world = true;
   done = true;
+}
+
+void write_layout_audit(const std::string& path, const GuiOptions& options, const viz::AppState& state) {
+  const viz::LayoutAudit audit = viz::AuditLayout(ImGui::GetDrawData());
+  nlohmann::json j;
+  j["width"] = options.width;
+  j["height"] = options.height;
+  j["lang"] = state.language == viz::Language::Indonesian ? "id" : "en";
+  j["ui_scale"] = state.ui_scale;
+  j["font_px"] = ImGui::GetFontSize();
+  j["lines"] = audit.lines;
+  j["scrolled_lines"] = audit.scrolled_lines;
+  j["flaws"] = nlohmann::json::array();
+  for (const auto& f : audit.flaws)
+    j["flaws"].push_back({{"kind", viz::to_string(f.kind)}, {"text", f.text}, {"other", f.other}, {"window", f.window},
+                          {"box", {f.x0, f.y0, f.x1, f.y1}}});
+  write_output_file(path, "--layout-audit", [&](std::ostream& out) { out << j.dump(1) << "\n"; });
 }
 
 }  // namespace ringlab::app

@@ -20,4 +20,8 @@ void maybe_switch(const GuiOptions& options, const RunSession& session, viz::App
 // world, how far training got, and how much the models hold. Throws Error naming the path.
 void write_state_json(const std::string& path, const RunSession& session, const viz::AppState& state);
 
+// --layout-audit: the last rendered frame's unreadable text (viz::AuditLayout), with the window
+// size, language and text scale it was drawn at. Call after ImGui::Render(). Throws Error naming the path.
+void write_layout_audit(const std::string& path, const GuiOptions& options, const viz::AppState& state);
+
 }  // namespace ringlab::app

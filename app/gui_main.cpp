@@ -292,6 +292,7 @@ int run_gui(const GuiOptions& options) {
     bool written = !target || write_output("gui", options.screenshot, [&] {
       write_screenshot(options.screenshot, target->width(), target->height());
     });
+    written &= write_output("gui", options.layout_audit, [&] { write_layout_audit(options.layout_audit, options, state); });
     written &= write_output("gui", options.state_json, [&] { write_state_json(options.state_json, session, state); });
     written &= write_output("gui", options.frame_stats, [&] {
       frame_times.write_json(options.frame_stats, fmt::format("{}x{}, {}, {} events", options.width, options.height,

@@ -14,6 +14,7 @@ struct GuiOptions {
   std::string screenshot;       // PNG of the last frame
   std::string frame_stats;      // JSON of frame-time percentiles
   int ring_step = -1;           // show the newest all-reduce at this ring position (no animation)
+  std::string layout_audit;     // with --frames: the last frame's cut, overlapping or covered text, as JSON
   std::string state_json;       // at exit: what the views showed (ring, generations, changes), as JSON
   // Headless demo of a live change: when training reaches `switch_step`, change to
   // `switch_world` ranks on `switch_backend` ("" keeps the backend), as the controls would.

@@ -59,9 +59,9 @@ struct ScaleViewState {
 struct FailureLabState {
   replay::FailureLabSettings settings;
   int kill_rank = 1;          // the live "kill rank r now" button's rank
-  bool report_open = true;    // the lesson and report window (closed with its x, opened again by a fault or failure)
+  bool report_open = true;    // the lesson and report pane (hidden with its button, shown again by a fault or failure)
   bool was_failed = false;    // the last frame's run had failed: a new failure reopens the window
-  int placed_for = -1;        // the Focus the window was placed for: it moves off the views that matter
+  bool newly_shown = false;   // this frame a failure opened the pane: one view at a time brings it to the front
 };
 
 struct Requests {
@@ -106,6 +106,10 @@ struct AppState {
   ThemeKind theme = ThemeKind::Light;
   float ui_scale = 1.0f;
   Focus focus = Focus::Ring;
+  // One view at a time (large text or a small window): the focus the tabs last saw. When the
+  // menu or a key moves the focus, its tab is brought to the front.
+  Focus tab_focus_seen = Focus::Ring;
+  bool failure_tab = false;  // the failure lab, not a view, fills the main area
 
   Scenario scenario;
   std::vector<Scenario> scenarios;

@@ -16,6 +16,7 @@
 #include "viz/i18n.h"
 #include "viz/theme.h"
 #include "viz/views.h"
+#include "viz/widgets.h"
 
 namespace ringlab::viz {
 namespace {
@@ -74,8 +75,8 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
   const int64_t in_job = static_cast<int64_t>(state.job.*member);
   int64_t value = edit.refused ? edit.typed : zero_is_default && in_job == -1 ? 0 : in_job;
   const int64_t step = 1, step_fast = std::max<int64_t>(1, (hi - lo) / 1000);
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
-  if (ImGui::InputScalar(label(english, id).c_str(), ImGuiDataType_S64, &value, &step, &step_fast)) {
+  FormLabel(tr(english));
+  if (ImGui::InputScalar(("##" + std::string(id)).c_str(), ImGuiDataType_S64, &value, &step, &step_fast)) {
     edit = {};
     JobConfig candidate = state.job;
     candidate.*member = static_cast<T>(zero_is_default && value == 0 ? -1 : value);
@@ -102,20 +103,19 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
 
 void draw_job_fields(AppState& state) {
   JobConfig& job = state.job;
-  const float w = ImGui::GetContentRegionAvail().x * 0.45f;
   ImGui::BeginDisabled(running(state));
   {
     const char* algorithms[] = {"ring", "native"};
     int algorithm = job.algorithm == "native" ? 1 : 0;
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::Combo(label("Algorithm", "algorithm").c_str(), &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
+    FormLabel(tr("Algorithm"));
+    if (ImGui::Combo("##algorithm", &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
     restart_tooltip(state);
     job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
                   "0: PyTorch's default buckets (the first 1 MiB, then 25 MiB: the seed's model is one bucket). A few KB splits it into buckets that overlap backward.",
                   true);
     float lr = static_cast<float>(job.lr);
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::SliderFloat(label("Learning rate", "lr").c_str(), &lr, 0.001f, 1.0f, "%.3f", ImGuiSliderFlags_Logarithmic))
+    FormLabel(tr("Learning rate"));
+    if (SliderFloatBeside("##lr", &lr, 0.001f, 1.0f, fmt::format("{:.3f}", lr), ImGuiSliderFlags_Logarithmic).changed)
       job.lr = std::max(static_cast<double>(lr), 1e-6);
     restart_tooltip(state);
     job_int_field(state, "Batch per rank", "batch", &JobConfig::batch_size, 1, 1'000'000);
@@ -197,9 +197,7 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
   ImGui::PushFont(fonts().bold);
   ImGui::TextWrapped("%s", state.scenario.title(language_code()).c_str());
   ImGui::PopFont();
-  if (!state.scenario.description_en.empty() &&
-      ImGui::CollapsingHeader(label("What this scenario shows", "scenario_description").c_str(),
-                              ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (!state.scenario.description_en.empty() && WrappedHeader(tr("What this scenario shows"), "scenario_description", true)) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
     ImGui::TextWrapped("%s", state.scenario.description(language_code()).c_str());
     ImGui::PopStyleColor();
@@ -210,17 +208,16 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
   ImGui::Separator();
 
   int world = state.job.world_size;
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
-  ImGui::SliderInt(label("World size", "world_size").c_str(), &world, 1, 16);
+  FormLabel(tr("World size"));
+  const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, 16, fmt::format("{}", world));
   if (world != state.job.world_size) state.job.world_size = world;
   // A live change happens when the slider is let go, not on every value it passes.
-  if (ImGui::IsItemDeactivatedAfterEdit() && running(state)) state.requests.change_world = true;
-  if (ImGui::IsItemHovered())
+  if (slid.released && running(state)) state.requests.change_world = true;
+  if (slid.hovered)
     ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
   draw_job_fields(state);
   DrawFailureLabControls(model, state);
-  DrawFailureReportWindow(model, state);
 }
 
 }  // namespace ringlab::viz

@@ -45,7 +45,6 @@ void hint(const char* text) {
 
 void draw_fault_fields(AppState& state) {
   replay::FailureLabSettings& s = state.lab.settings;
-  const float w = ImGui::GetContentRegionAvail().x * 0.45f;
   const int world = std::max(state.job.world_size, 1);
   int fault = static_cast<int>(s.fault);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
@@ -56,37 +55,37 @@ void draw_fault_fields(AppState& state) {
   }
   if (s.fault == LabFault::None) return;
   s.rank = std::clamp(s.rank, 0, world - 1);
-  ImGui::SetNextItemWidth(w);
-  ImGui::SliderInt(label("Rank", "lab_rank").c_str(), &s.rank, 0, world - 1);
+  FormLabel(tr("Rank"));
+  SliderIntBeside("##lab_rank", &s.rank, 0, world - 1, fmt::format("{}", s.rank));
   if (has_step(s.fault)) {
     int step = static_cast<int>(std::min<int64_t>(s.step, 1'000'000));
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::InputInt(label("At step", "lab_step").c_str(), &step)) s.step = std::clamp(step, 0, 1'000'000);
+    FormLabel(tr("At step"));
+    if (ImGui::InputInt("##lab_step", &step)) s.step = std::clamp(step, 0, 1'000'000);
     hint(tr("The global training step (counted from 0 over all epochs) at which the fault happens."));
   } else if (s.fault == LabFault::Delay) {
-    ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt(label("Delay per step", "lab_delay").c_str(), &s.delay_ms, 1, 500, "%d ms");
+    FormLabel(tr("Delay per step"));
+    SliderIntBeside("##lab_delay", &s.delay_ms, 1, 500, fmt::format("{} ms", s.delay_ms));
   } else if (s.fault == LabFault::Uneven) {
     const int most = static_cast<int>(std::min<int64_t>(batches_per_epoch(state.job), 1000));
     int batches = static_cast<int>(std::clamp<int64_t>(s.batches, 1, most));
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::SliderInt(label("Fewer batches", "lab_batches").c_str(), &batches, 1, most)) s.batches = batches;
+    FormLabel(tr("Fewer batches"));
+    if (SliderIntBeside("##lab_batches", &batches, 1, most, fmt::format("{}", batches)).changed) s.batches = batches;
     s.batches = batches;
     hint(tr("Batches per epoch taken away from this rank: its data runs out before the others'."));
     ImGui::Checkbox(label("Join (PyTorch's context manager)", "lab_join").c_str(), &s.join);
   }
   if (s.fault != LabFault::Delay) {
     float timeout = static_cast<float>(s.timeout_s);
-    ImGui::SetNextItemWidth(w);
-    if (ImGui::SliderFloat(label("Timeout", "lab_timeout").c_str(), &timeout, 1.0f, 60.0f, "%.0f s"))
+    FormLabel(tr("Timeout"));
+    if (SliderFloatBeside("##lab_timeout", &timeout, 1.0f, 60.0f, fmt::format("{:.0f} s", timeout)).changed)
       s.timeout_s = std::max(1.0, static_cast<double>(timeout));
     hint(tr("How long a rank waits for a peer before it gives up: a hang ends after this long."));
   }
 }
 
 void draw_restarts(AppState& state) {
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x * 0.45f);
-  if (ImGui::InputInt(label("Max restarts", "lab_restarts").c_str(), &state.lab.settings.max_restarts))
+  FormLabel(tr("Max restarts"));
+  if (ImGui::InputInt("##lab_restarts", &state.lab.settings.max_restarts))
     state.lab.settings.max_restarts = std::clamp(state.lab.settings.max_restarts, 0, 5);
   hint(tr("Like torchrun --max-restarts: after a failure the controller starts a new group that resumes from the "
           "last epoch checkpoint."));
@@ -99,7 +98,7 @@ void draw_kill_now(const replay::RunModel& model, AppState& state) {
   state.lab.kill_rank = std::clamp(state.lab.kill_rank, 0, world - 1);
   const float fs = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(fs * 4);
-  ImGui::SliderInt("##kill_rank", &state.lab.kill_rank, 0, world - 1);
+  ImGui::SliderInt("##kill_rank", &state.lab.kill_rank, 0, world - 1, "");  // the button says which
   ImGui::SameLine();
   ImGui::BeginDisabled(!live || mpi || world < 2);
   ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(with_alpha(palette().bad, 0.25f)));
@@ -213,43 +212,16 @@ replay::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, replay::Failur
   return s;
 }
 
-// Over a pane that matters least for a failure, so the ring and the timeline, which show the
-// highlight, stay in view: the training and sampler column when the ring is in focus, the
-// sampler below a focused timeline, the focused training or sampler itself, the Scale view's right
-// half. The panes' places follow layout.cpp. A lesson alone takes only the height it needs.
-void place_window(AppState& state, bool report) {
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float pad = style.WindowPadding.x, fs = ImGui::GetFontSize();
-  const float left_w = std::clamp(fs * 19.0f, 260.0f, (vp->WorkSize.x - 2 * pad) * 0.3f);
-  const ImVec2 main_min(vp->WorkPos.x + pad + left_w + style.ItemSpacing.x, vp->WorkPos.y + ImGui::GetFrameHeight() + pad);
-  const ImVec2 main_size(vp->WorkPos.x + vp->WorkSize.x - pad - main_min.x, vp->WorkPos.y + vp->WorkSize.y - pad - main_min.y);
-  float x = 0.6f, y = 0.0f, w = 0.4f, h = 0.63f;  // fractions of the main area
-  switch (state.focus) {
-    case Focus::Ring: break;
-    case Focus::Training:
-    case Focus::Sampler: x = 0.0f, w = 0.6f; break;
-    case Focus::Timeline: x = 0.0f, y = 0.63f, w = 1.0f, h = 0.37f; break;
-    case Focus::Scale: x = 0.55f, w = 0.45f, h = 0.66f; break;
-  }
-  const ImVec2 pos(main_min.x + main_size.x * x, main_min.y + main_size.y * y);
-  const ImVec2 size(main_size.x * w, main_size.y * h);
-  const ImGuiCond cond = state.lab.placed_for == static_cast<int>(state.focus) ? ImGuiCond_Appearing : ImGuiCond_Always;
-  state.lab.placed_for = static_cast<int>(state.focus);
-  ImGui::SetNextWindowPos(pos, cond);
-  if (report) ImGui::SetNextWindowSize(size, cond);
-  else ImGui::SetNextWindowSizeConstraints(ImVec2(size.x, 0), size);
-}
-
 }  // namespace
 
 void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
   replay::FailureLabSettings& s = state.lab.settings;
-  if (s.fault != LabFault::None) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
-  const std::string header = s.fault == LabFault::None
-                                 ? label("Failure lab", "failure_lab")
-                                 : fmt::format("{}: {}###failure_lab", tr("Failure lab"), LabFaultTitle(s.fault));
-  const bool open = ImGui::CollapsingHeader(header.c_str());
+  const bool open = WrappedHeader(tr("Failure lab"), "failure_lab", s.fault != LabFault::None);
+  if (!open && s.fault != LabFault::None) {  // the fault the next Start injects, in words that wrap
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", trf("Armed: {}", LabFaultTitle(s.fault)).c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (open) {
     draw_fault_fields(state);
     draw_restarts(state);
@@ -271,45 +243,45 @@ void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
     state.lab.report_open = true;
 }
 
-void DrawFailureReportWindow(const replay::RunModel& model, AppState& state) {
+bool FailureLabPaneShown(const replay::RunModel& model, AppState& state) {
+  const bool failed = model.failure().failed;
+  state.lab.newly_shown = failed && !state.lab.was_failed;
+  if (state.lab.newly_shown) state.lab.report_open = true;  // a new failure is always shown
+  state.lab.was_failed = failed;
+  const bool armed = state.lab.settings.fault != LabFault::None;
+  return state.lab.report_open && (failed || armed || model.restarted_failure().has_value());
+}
+
+void DrawFailureLabPane(const replay::RunModel& model, AppState& state) {
   const FailureDiagnosis& f = model.failure();
   const auto& restarted = model.restarted_failure();
   const bool failed = f.failed;
-  if (failed && !state.lab.was_failed) state.lab.report_open = true;  // a new failure is always shown
-  state.lab.was_failed = failed;
   const bool armed = state.lab.settings.fault != LabFault::None;
-  if (!state.lab.report_open || (!failed && !armed && !restarted)) return;
   const int world = f.world_size > 0 ? f.world_size : std::max(state.job.world_size, 1);
-
-  const bool report = failed || restarted.has_value();
-  place_window(state, report);
-  // Two windows, one title: the lesson alone fits its text, a report keeps the size it was given.
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse |
-                                 (report ? 0 : ImGuiWindowFlags_AlwaysAutoResize);
-  const bool visible = ImGui::Begin(label("Failure lab", report ? "failure_report" : "failure_lesson").c_str(),
-                                    &state.lab.report_open, flags);
-  if (visible) {
-    if (failed) draw_failure(f, tr("The run failed"));
-    if (restarted) {
-      if (failed) ImGui::Separator();
-      ImGui::PushFont(fonts().bold);
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().ok), "%s",
-                         trf("Restarted: {}", restarted->restart).c_str());
-      ImGui::PopFont();
-      draw_failure(*restarted, tr("The failure it recovered from"));
-    }
-    if (armed || killed_from_app(f)) {
-      if (failed || restarted) ImGui::Separator();
-      draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings), state, world);
-    }
-    if (failed && !state.run.message.empty() &&
-        ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
-      ImGui::PushFont(fonts().mono);
-      ImGui::TextUnformatted(state.run.message.c_str());
-      ImGui::PopFont();
-    }
+  ImGui::BeginChild("failure_lab_text", ImVec2(0, 0), false);
+  if (failed) draw_failure(f, tr("The run failed"));
+  if (restarted) {
+    if (failed) ImGui::Separator();
+    ImGui::PushFont(fonts().bold);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().ok), "%s", trf("Restarted: {}", restarted->restart).c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopFont();
+    draw_failure(*restarted, tr("The failure it recovered from"));
   }
-  ImGui::End();
+  if (armed || killed_from_app(f)) {
+    if (failed || restarted) ImGui::Separator();
+    draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings), state, world);
+  }
+  if (failed && !state.run.message.empty() &&
+      ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
+    ImGui::PushFont(fonts().mono);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(state.run.message.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopFont();
+  }
+  ImGui::EndChild();
 }
 
 }  // namespace ringlab::viz

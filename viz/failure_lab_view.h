@@ -9,7 +9,9 @@
 namespace ringlab::viz {
 
 void DrawFailureLabControls(const replay::RunModel& model, AppState& state);
-// A window of its own over the right-hand panes; drawn only while there is something to say.
-void DrawFailureReportWindow(const replay::RunModel& model, AppState& state);
+// The lesson and the report are a pane of the layout (layout.cpp), in the right-hand column, so
+// they cover no view: shown while a fault is armed, a run failed or was restarted, until hidden.
+bool FailureLabPaneShown(const replay::RunModel& model, AppState& state);
+void DrawFailureLabPane(const replay::RunModel& model, AppState& state);
 
 }  // namespace ringlab::viz

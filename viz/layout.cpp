@@ -6,10 +6,12 @@
 #include <array>
 #include <cmath>
 
+#include "viz/failure_lab_view.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
 #include "viz/views.h"
+#include "viz/widgets.h"
 
 namespace ringlab::viz {
 namespace {
@@ -63,6 +65,61 @@ void pane(const replay::RunModel& model, AppState& state, Focus which, ImVec2 si
   ImGui::EndChild();
 }
 
+// The failure lab's lesson and report, in the place of panes (they never float over a view).
+void failure_pane(const replay::RunModel& model, AppState& state, ImVec2 size) {
+  ImGui::BeginChild("failure_lab_pane", size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextUnformatted(tr("Failure lab"));
+  ImGui::PopFont();
+  const float button_w = ImGui::CalcTextSize(tr("hide")).x + ImGui::GetStyle().FramePadding.x * 2;
+  SameLineIfFits(button_w + ImGui::GetStyle().ItemSpacing.x);
+  ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), ImGui::GetContentRegionMax().x - button_w));
+  if (ImGui::SmallButton(label("hide", "failure_lab_hide").c_str())) state.lab.report_open = false;
+  DrawFailureLabPane(model, state);
+  ImGui::EndChild();
+}
+
+// Large text or a small window: the four-pane layout would cut its text, so one view at a time
+// fills the main area, picked by tabs (the View menu and the shortcuts pick them too).
+bool one_view_at_a_time(ImVec2 main) {
+  const float fs = ImGui::GetFontSize();
+  return main.x < fs * 64 || main.y < fs * 34;
+}
+
+// A row of buttons, one per view (and the failure lab's while it has something to say), that
+// wraps onto a second line rather than cutting a title; the chosen one fills the rest.
+bool view_button(const char* english, const char* id, bool on) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  SameLineIfFits(ImGui::CalcTextSize(tr(english)).x + style.FramePadding.x * 2);
+  ImGui::PushStyleColor(ImGuiCol_Button, style.Colors[on ? ImGuiCol_HeaderActive : ImGuiCol_Button]);
+  const bool clicked = ImGui::Button(label(english, id).c_str());
+  ImGui::PopStyleColor();
+  return clicked;
+}
+
+void tabbed_layout(const replay::RunModel& model, AppState& state) {
+  const bool lab = FailureLabPaneShown(model, state);
+  if (state.focus != state.tab_focus_seen) state.failure_tab = false;  // the View menu or a key chose a view
+  if (state.lab.newly_shown) state.failure_tab = true;
+  if (!lab) state.failure_tab = false;
+  ImGui::NewLine();  // SameLineIfFits starts from a fresh line
+  for (const auto& v : kViews)
+    if (view_button(v.title, v.id, !state.failure_tab && state.focus == v.focus)) {
+      state.focus = v.focus;
+      state.failure_tab = false;
+    }
+  if (lab && view_button("Failure lab", "failure_tab", state.failure_tab)) state.failure_tab = true;
+  state.tab_focus_seen = state.focus;
+  if (state.failure_tab) {
+    failure_pane(model, state, ImVec2(0, 0));
+    return;
+  }
+  const ViewEntry& v = view(state.focus);
+  ImGui::BeginChild(v.id, ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  v.draw(model, state);
+  ImGui::EndChild();
+}
+
 // The Scale view is a what-if with two wide plots and a step bar: it needs width more than the
 // live views do, so when chosen it takes the whole top row, and the live run goes on below it in
 // two half-width panes (ring and training). Their "enlarge" buttons bring the usual layout back.
@@ -72,21 +129,28 @@ void scale_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
   const float half = std::floor((main.x - ImGui::GetStyle().ItemSpacing.x) / 2);
   pane(model, state, Focus::Ring, ImVec2(half, 0), false);
   ImGui::SameLine();
-  pane(model, state, Focus::Training, ImVec2(0, 0), false);
+  if (FailureLabPaneShown(model, state)) failure_pane(model, state, ImVec2(0, 0));
+  else pane(model, state, Focus::Training, ImVec2(0, 0), false);
 }
 
-// The focused view in the big pane, two views to its right and one below.
+// The focused view in the big pane, two views to its right and one below. While the failure lab
+// has something to say it takes the right-hand column: the big pane and the timeline, which mark
+// the failed rank, stay in view.
 void focus_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
   const auto slots = arrangement(state.focus);
   const float top_h = std::floor(main.y * 0.63f);
   const float big_w = std::floor(main.x * 0.6f);
   pane(model, state, slots[0], ImVec2(big_w, top_h), true);
   ImGui::SameLine();
-  ImGui::BeginGroup();
-  const float right_h = std::floor((top_h - ImGui::GetStyle().ItemSpacing.y) / 2);
-  pane(model, state, slots[1], ImVec2(0, right_h), false);
-  pane(model, state, slots[2], ImVec2(0, top_h - right_h - ImGui::GetStyle().ItemSpacing.y), false);
-  ImGui::EndGroup();
+  if (FailureLabPaneShown(model, state)) {
+    failure_pane(model, state, ImVec2(0, top_h));
+  } else {
+    ImGui::BeginGroup();
+    const float right_h = std::floor((top_h - ImGui::GetStyle().ItemSpacing.y) / 2);
+    pane(model, state, slots[1], ImVec2(0, right_h), false);
+    pane(model, state, slots[2], ImVec2(0, top_h - right_h - ImGui::GetStyle().ItemSpacing.y), false);
+    ImGui::EndGroup();
+  }
   pane(model, state, slots[3], ImVec2(0, 0), false);
 }
 
@@ -151,9 +215,11 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     ImGui::EndMenu();
   }
   // What is running, at the right end of the bar.
-  const std::string status = model.events_seen() > 0 && model.current_generation() && model.current_generation()->has_job
-                                 ? model.current_generation()->job.describe()
-                                 : state.job.describe();
+  const JobConfig& job = model.events_seen() > 0 && model.current_generation() && model.current_generation()->has_job
+                             ? model.current_generation()->job
+                             : state.job;
+  const std::string status = trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}",
+                                 job.world_size, job.backend, job.algorithm, job.lr);
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
   ImGui::EndMenuBar();
@@ -189,7 +255,8 @@ void DrawMainWindow(const replay::RunModel& model, AppState& state) {
   ImGui::SameLine();
   ImGui::BeginChild("main", ImVec2(0, avail.y), false);
   const ImVec2 main = ImGui::GetContentRegionAvail();
-  if (state.focus == Focus::Scale) scale_layout(model, state, main);
+  if (one_view_at_a_time(main)) tabbed_layout(model, state);
+  else if (state.focus == Focus::Scale) scale_layout(model, state, main);
   else focus_layout(model, state, main);
   ImGui::EndChild();
   ImGui::End();

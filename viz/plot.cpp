@@ -102,15 +102,22 @@ void draw_plot_frame(ImDrawList* dl, ImVec2 origin, ImVec2 min, ImVec2 max, cons
                      const std::vector<AxisTick>& y_ticks, const std::string& x_label, const std::string& y_label) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
+  // Every tick keeps its grid line; a number that would touch the one written before it is left out.
+  float last_right = -1e9f;
   for (const AxisTick& t : x_ticks) {
     dl->AddLine(ImVec2(t.at, min.y), ImVec2(t.at, max.y), p.grid);
     const ImVec2 ts = ImGui::CalcTextSize(t.text.c_str());
+    if (t.at - ts.x / 2 < last_right + fs * 0.5f) continue;
     dl->AddText(ImVec2(t.at - ts.x / 2, max.y + fs * 0.25f), p.text_dim, t.text.c_str());
+    last_right = t.at + ts.x / 2;
   }
+  float last_y = 1e9f;
   for (const AxisTick& t : y_ticks) {
     dl->AddLine(ImVec2(min.x, t.at), ImVec2(max.x, t.at), p.grid);
     const ImVec2 ts = ImGui::CalcTextSize(t.text.c_str());
+    if (std::fabs(t.at - last_y) < ts.y * 1.1f) continue;
     dl->AddText(ImVec2(min.x - ts.x - fs * 0.3f, t.at - ts.y / 2), p.text_dim, t.text.c_str());
+    last_y = t.at;
   }
   dl->AddRect(min, max, p.axis);
   const ImVec2 xs = ImGui::CalcTextSize(x_label.c_str());

@@ -106,7 +106,8 @@ Geometry layout(ImVec2 min, ImVec2 max, int n, int values_per_cell, bool compact
                          : std::clamp(g.cell_w * 0.6f, fs * 1.3f, fs * 2.2f);
     g.card.y = g.header_h + g.cell_h + fs * 0.6f;
     rx = std::max(fs * 3.0f, (w - g.card.x) / 2 * 0.96f);
-    ry = std::max(fs * 2.0f, (h - g.card.y) / 2 * 0.94f);
+    // Top and bottom cards must not meet: at least half a card (and a little) from the centre.
+    ry = std::max(g.card.y * 0.55f, (h - g.card.y) / 2 * 0.94f);
   }
   g.rx = n == 1 ? 0 : rx;
   g.ry = n == 1 ? 0 : ry;
@@ -184,7 +185,19 @@ void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* fra
 
 // The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
 // has carried in the steps on screen (the legend says so).
-void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, bool labels) {
+bool under_a_card(const Geometry& g, int n, ImVec2 a, ImVec2 b) {
+  for (int r = 0; r < n; ++r) {
+    const ImVec2 c = on_ring(g, angle_of(r, n));
+    if (a.x < c.x + g.card.x / 2 && b.x > c.x - g.card.x / 2 && a.y < c.y + g.card.y / 2 && b.y > c.y - g.card.y / 2)
+      return true;
+  }
+  return false;
+}
+
+// Link labels are written only where all of their text is inside `area` (the ring's own part of
+// the pane) and clear of the cards: otherwise they would run into the words around the ring.
+void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, bool labels, ImVec2 area_min,
+                ImVec2 area_max) {
   if (n < 2) return;
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
@@ -209,12 +222,20 @@ void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame
       if (link.src == r && link.dst == (r + 1) % n) {
         const std::string text = human_bytes(static_cast<double>(link.bytes));
         const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-        const ImVec2 at(m.x + out.x * fs * 1.7f - ts.x / 2, m.y + out.y * fs * 1.7f - ts.y / 2);
+        // Outside the ring, clear of the packets that pass under it (their size as in draw_packets).
+        const ImVec2 packet(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f);
+        const float clear = (std::fabs(out.x) * (packet.x + ts.x) + std::fabs(out.y) * (packet.y + ts.y)) / 2 + fs * 0.4f;
+        const ImVec2 at(m.x + out.x * clear - ts.x / 2, m.y + out.y * clear - ts.y / 2);
+        const ImVec2 end(at.x + ts.x, at.y + ts.y);
+        if (at.x < area_min.x || at.y < area_min.y || end.x > area_max.x || end.y > area_max.y || under_a_card(g, n, at, end))
+          continue;
         dl->AddText(at, p.text_dim, text.c_str());
       }
   }
 }
 
+// Packets are drawn before the cards: one that leaves or reaches a card slides out from under it
+// (in a compact ring the path runs close to the cards) and never hides a card's name or numbers.
 void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, float progress) {
   const Palette& p = palette();
   const int n = frame.world_size;
@@ -235,6 +256,8 @@ void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, flo
     dl->AddRect(a, b, frame_color, 0, 0, 3.0f);
     const std::string text = fmt::format("c{}", packet.chunk);
     const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+    if (under_a_card(g, n, ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2)))
+      continue;  // passing under a card (packets are drawn first): its name would be half hidden
     dl->AddRectFilled(ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2),
                       with_alpha(p.canvas, 0.85f), 3);
     dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2), p.text, text.c_str());
@@ -321,17 +344,22 @@ std::string values_text(const std::vector<float>& v) {
   return s + "]";
 }
 
-void draw_footer(ImDrawList* dl, ImVec2 at, const RingFrame& f, const replay::CollectiveRecord& rec, bool compact) {
+// The line under the ring, in `width` (left of the legend): the full line, the short one when
+// the full one does not fit, wrapped when neither does.
+// Draws it when `dl` is given; returns the height it takes either way.
+float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, const replay::CollectiveRecord& rec,
+                  bool compact) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
-  std::string line;
+  const float top = at.y;
   if (f.duration_s > 0) {
-    line = compact ? trf("{} in {:.2f} ms · busbw {}", human_bytes(double(rec.bytes)), f.duration_s * 1e3,
-                         bandwidth(f.busbw_gbs))
-                   : trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
-                         f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
-    dl->AddText(at, p.text_dim, line.c_str());
-    at.y += fs * 1.3f;
+    const std::string full = trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)),
+                                 rec.algorithm, f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
+    const std::string short_line =
+        trf("{} in {:.2f} ms · busbw {}", human_bytes(double(rec.bytes)), f.duration_s * 1e3, bandwidth(f.busbw_gbs));
+    const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
+    if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
+    at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
   }
   if (f.has_inputs && f.elements <= 64) {
     std::string check = trf("serial sum {}", values_text(f.serial_sum));
@@ -341,8 +369,10 @@ void draw_footer(ImDrawList* dl, ImVec2 at, const RingFrame& f, const replay::Co
                                : trf("  ✗ a rank differs (max error {:.3g})", f.max_abs_error);
       color = f.final_matches ? p.ok : p.bad;
     }
-    dl->AddText(fonts().bold, fs, at, color, check.c_str());
+    if (dl) dl->AddText(fonts().bold, fs, at, color, check.c_str(), nullptr, width);
+    at.y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, width, check.c_str()).y;
   }
+  return at.y - top;
 }
 
 // One pill per ring step, reduce-scatter then all-gather: done ones filled, the moving one
@@ -431,7 +461,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
     values_rows = static_cast<int>(std::min<int64_t>((frame.elements + n - 1) / n, kMaxValuesShown));
 
   // Banner and subtitle; a small pane gets a smaller banner and a compact ring.
-  const bool compact = size.y < fs * 16 || size.x < fs * 26;
+  bool compact = size.y < fs * 16 || size.x < fs * 26;
   ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
   const replay::FailureDiagnosis& failure = model.failure();
   const bool pills = rec && !compact && !failure.failed;
@@ -469,13 +499,29 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
     }
     if (state.step.mode == RingMode::Gated && !frame.done && state.step.position >= frame.total_steps &&
         state.run.phase == RunPhase::Running) {
-      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, tr("The workers are waiting at the gate: press Next"));
-      y += fs * 1.3f;
+      const char* gate = tr("The workers are waiting at the gate: press Next");
+      const float wrap = max.x - min.x - 2 * fs;
+      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, gate, nullptr, wrap);
+      y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, wrap, gate).y + fs * 0.3f;
     }
   }
-  const float footer = rec ? fs * 3.0f : fs;
+  // Under the ring: the footer's lines, and the legend beside them where they fit in one line each.
+  float legend_w = 0;
+  for (const char* line : {"colours: ranks summed in", "fully reduced"})
+    legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
+  const float text_w = size.x - 2 * fs, beside_w = text_w - legend_w - fs * 2;
+  const float footer_one_line = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
+  const bool legend = n > 1 && !compact && (!rec || draw_footer(nullptr, {}, beside_w, frame, *rec, compact) <= footer_one_line);
+  const float footer_w = legend ? beside_w : text_w;
+  const float footer = std::max(rec ? draw_footer(nullptr, {}, footer_w, frame, *rec, compact) + fs * 0.6f : fs,
+                                legend ? fs * 3.0f : 0.0f);
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer);
   Geometry g = layout(ring_min, ring_max, n, values_rows, compact);
+  // The words above took the room a full ring needs (large text, a short pane): a compact ring.
+  if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
+    compact = true;
+    g = layout(ring_min, ring_max, n, values_rows, compact);
+  }
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
@@ -484,18 +530,13 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
       if (packet.dst < n && packet.chunk < n) receiving[packet.dst * n + packet.chunk] = 1;
 
   dl->PushClipRect(min, max, true);
-  draw_links(dl, g, n, rec ? &frame : nullptr, !compact);
-  for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
+  draw_links(dl, g, n, rec ? &frame : nullptr, !compact, ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y));
   if (rec && !failure.failed) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
+  for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
-  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), frame, *rec, compact);
-  if (n > 1 && !compact) {
-    float legend_w = 0;
-    for (const char* line : {"colours: ranks summed in", "fully reduced"})
-      legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x);
-    draw_legend(dl, ImVec2(max.x - legend_w - fs * 2.2f, max.y - fs * 2.8f));
-  }
+  if (legend) draw_legend(dl, ImVec2(max.x - fs - legend_w, max.y - fs * 2.8f));
+  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), footer_w, frame, *rec, compact);
   dl->PopClipRect();
 }
 

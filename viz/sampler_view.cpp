@@ -49,11 +49,14 @@ Cells fit_cells(int64_t count, ImVec2 area) {
 
 // Each rank's indices in the order it trains on them: with set_epoch forgotten this line is
 // the same every epoch.
-void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::SamplerGrid& grid) {
+// Each rank's shard in order, one line per rank, as many lines as `rows` (the last one says how
+// many ranks did not fit when there are more).
+void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::SamplerGrid& grid, int rows) {
   const Palette& p = palette();
   ImFont* mono = fonts().mono;
   const float fs = ImGui::GetFontSize();
-  for (int r = 0; r < grid.world_size && r < 16; ++r) {
+  const int shown = grid.world_size <= rows ? grid.world_size : std::max(rows - 1, 0);
+  for (int r = 0; r < shown; ++r) {
     const auto& shard = grid.shards[r];
     float x = at.x + DrawRankLabel(dl, at, r, trf("rank {}:", r)) + fs * 0.5f;
     for (size_t i = 0; i < shard.size(); ++i) {
@@ -69,6 +72,8 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::Samp
     }
     at.y += fs * 1.25f;
   }
+  if (shown < grid.world_size)
+    dl->AddText(at, p.text_dim, trf("+ {} more ranks: enlarge the pane", grid.world_size - shown).c_str());
 }
 
 }  // namespace
@@ -122,18 +127,23 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
   }
   const std::string summary = trf("{} indices over {} ranks · {} per rank · {} padded repeats", samples,
                                   grid.world_size, shards->empty() ? 0 : shards->front().size(), grid.padded_count);
+  ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(summary.c_str());
   if (!verdict.empty()) {
     ImGui::PushFont(fonts().bold);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(verdict_color), "%s", verdict.c_str());
     ImGui::PopFont();
   }
+  ImGui::PopTextWrapPos();
 
   // The grid.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float order_h = fs * 1.25f * std::min(grid.world_size, 16) + fs * 0.5f;
-  const ImVec2 area(avail.x, std::max(avail.y - order_h, fs * 4));
+  // The grid keeps at least four lines' height; the shard lines below get what is left.
+  const float line_h = fs * 1.25f, min_grid_h = fs * 4;
+  const int order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(grid.world_size, 16));
+  const float order_h = line_h * order_rows + fs * 0.5f;
+  const ImVec2 area(avail.x, std::max(avail.y - order_h, min_grid_h));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const Cells cells = fit_cells(samples, area);
   ImGui::InvisibleButton("##sampler_grid", area);
@@ -197,7 +207,7 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
     if (cells.per_cell > 1) tip.append("\n").append(trf("each cell shows {} indices", cells.per_cell));
     ImGui::SetTooltip("%s", tip.c_str());
   }
-  draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid);
+  draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid, order_rows);
 }
 
 }  // namespace ringlab::viz

@@ -146,9 +146,9 @@ int64_t power_of_two_above(int64_t p) { return std::min<int64_t>(1024, sim::floo
 void world_size_control(ScaleViewState& v) {
   const float fs = ImGui::GetFontSize();
   caption(tr("World size"), fs * 12, true);
-  ImGui::SliderInt("##scale_world", &v.world_size, 1, 1024, v.world_size == 1 ? tr("%d rank") : tr("%d ranks"),
-                   ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
-  if (ImGui::IsItemHovered())
+  const std::string shown = trf(v.world_size == 1 ? "{} rank" : "{} ranks", v.world_size);
+  if (SliderIntBeside("##scale_world", &v.world_size, 1, 1024, shown, ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
+          .hovered)
     ImGui::SetTooltip("%s", tr("A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
   ImGui::SameLine(0, fs * 0.3f);
   if (ImGui::Button("◀##scale_less")) v.world_size = static_cast<int>(power_of_two_below(v.world_size));

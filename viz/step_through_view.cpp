@@ -9,6 +9,7 @@
 #include "viz/i18n.h"
 #include "viz/theme.h"
 #include "viz/views.h"
+#include "viz/widgets.h"
 
 namespace ringlab::viz {
 namespace {
@@ -43,6 +44,7 @@ const CollectiveRecord* ShownCollective(const replay::RunModel& model, const App
 }
 
 void AdvanceStepThrough(const replay::RunModel& model, AppState& state) {
+  if (model.failure().failed) return replay::show_failed_collective(state.step, model.collectives());
   apply(replay::advance(state.step, model.collectives(), running(state), state.frame_dt_s), state);
 }
 
@@ -64,10 +66,8 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
   ImGui::TextUnformatted(tr("Step-through"));
   ImGui::PopFont();
 
-  for (RingMode m : {RingMode::Follow, RingMode::Gated, RingMode::Replay}) {
-    const std::string text = label(mode_name(m), mode_name(m));
-    if (ImGui::RadioButton(text.c_str(), st.mode == m)) SetRingMode(model, state, m);
-  }
+  for (RingMode m : {RingMode::Follow, RingMode::Gated, RingMode::Replay})
+    if (WrappedRadio(tr(mode_name(m)), mode_name(m), st.mode == m)) SetRingMode(model, state, m);
 
   const float w = ImGui::GetContentRegionAvail().x;
   const float bw = (w - ImGui::GetStyle().ItemSpacing.x * 2) / 3;
@@ -79,9 +79,8 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
   if (ImGui::Button(label("Next →", "next").c_str(), ImVec2(bw, 0))) StepForward(model, state);
 
   float speed = static_cast<float>(st.speed);
-  ImGui::SetNextItemWidth(w);
-  if (ImGui::SliderFloat("##speed", &speed, 0.25f, 8.0f, trf("speed: {} steps/s", "%.2f").c_str(),
-                         ImGuiSliderFlags_Logarithmic))
+  FormLabel(tr("Speed"), 0.3f);
+  if (SliderFloatBeside("##speed", &speed, 0.25f, 8.0f, trf("{:.2f} steps/s", speed), ImGuiSliderFlags_Logarithmic).changed)
     st.speed = speed;
 
   const replay::CollectiveLog& log = model.collectives();
@@ -90,19 +89,17 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
     int slot = static_cast<int>(log.size()) - 1;
     for (size_t i = 0; shown && i < log.size(); ++i)
       if (log.at(i).key == shown->key) slot = static_cast<int>(i);
-    ImGui::SetNextItemWidth(w);
-    const std::string fmt_text = trf("all-reduce {} of {}", "%d", log.size());
-    if (ImGui::SliderInt("##which", &slot, 0, static_cast<int>(log.size()) - 1, fmt_text.c_str()))
+    FormLabel(tr("All-reduce"), 0.3f);
+    if (SliderIntBeside("##which", &slot, 0, static_cast<int>(log.size()) - 1, trf("{} of {}", slot + 1, log.size())).changed)
       replay::show_collective(st, log.at(slot));
   }
   if (shown) {
     const int total = replay::recorded_steps(*shown);
     int position = st.position;
-    ImGui::SetNextItemWidth(w);
     const int expected = std::max(total, replay::expected_steps(*shown));
-    const std::string text = trf("ring step %d of {}", expected);
     // The bar spans the whole all-reduce; it can be dragged only over the steps recorded so far.
-    if (ImGui::SliderInt("##position", &position, 0, std::max(expected, 1), text.c_str()))
+    FormLabel(tr("Ring step"), 0.3f);
+    if (SliderIntBeside("##position", &position, 0, std::max(expected, 1), trf("{} of {}", st.position, expected)).changed)
       replay::show_position(st, std::min(position, total));
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));

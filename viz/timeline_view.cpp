@@ -77,14 +77,36 @@ void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float spacing) {
   dl->PopClipRect();
 }
 
+// A label inside a bar, written only where all of it fits in the part of the bar on screen (left
+// of `limit`: the plot's edge, or a failure note at the lane's end). Never cut, never over a neighbour.
+void bar_label(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit, uint32_t color,
+               const char* text) {
+  const float pad = 3.0f;
+  const float a = std::max(x0, left) + pad, b = std::min(x1, limit) - pad;
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  if (b - a < ts.x || y1 - y0 < ts.y * 0.8f) return;  // too short, or too thin: it would spill onto the next row
+  dl->AddText(ImVec2(a, y0 + (y1 - y0 - ts.y) / 2), color, text);
+}
+
 // A collective its rank is still in (or was in when its group failed): the rank is waiting.
-void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1) {
+void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit) {
   const Palette& p = palette();
   if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
   dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(p.reduced, 0.35f));
   hatch(dl, ImVec2(x0, y0), ImVec2(x1, y1), p.reduced, ImGui::GetFontSize() * 0.45f);
-  if (x1 - x0 > ImGui::GetFontSize() * 4)
-    dl->AddText(ImVec2(x0 + 3, y0 + (y1 - y0 - ImGui::GetFontSize()) / 2), p.text, tr("waiting"));
+  bar_label(dl, x0, x1, y0, y1, left, limit, p.text, tr("waiting"));
+}
+
+// Where the failure lab's note at a lane's right end begins (the lane's end when it has none):
+// labels of the bars under it stop there.
+float failure_note_left(const replay::FailureDiagnosis& f, int rank, float lane_right) {
+  const replay::RankDiagnosis* d = f.failed ? f.rank(rank) : nullptr;
+  if (!d) return lane_right;  // (a lane too thin for its note has no note either: then the bar labels are gone too)
+  const std::string text = RankFailureLabel(*d, f);
+  if (text.empty()) return lane_right;
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = f.is_culprit(rank) ? fonts().bold : fonts().regular;
+  return lane_right - font->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str()).x - fs * 0.6f - 4;
 }
 
 // The failure lab's marks on a failed run: the rank that broke it gets a red band from its last
@@ -106,6 +128,7 @@ void draw_failure_lane(ImDrawList* dl, const replay::FailureDiagnosis& f, int ra
   if (text.empty()) return;
   ImFont* font = culprit ? fonts().bold : fonts().regular;
   const ImVec2 ts = font->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str());
+  if (ts.y > lane_max.y - lane_min.y) return;  // lanes thinner than a line: the failure lab's table says it
   const ImVec2 at(std::max(lane_min.x + 2, lane_max.x - ts.x - fs * 0.6f), lane_min.y + (lane_max.y - lane_min.y - ts.y) / 2);
   dl->AddRectFilled(ImVec2(at.x - 4, at.y - 1), ImVec2(at.x + ts.x + 4, at.y + ts.y + 1), with_alpha(p.canvas, 0.9f), 4);
   dl->AddText(font, fs, at, culprit ? p.bad : p.text, text.c_str());
@@ -165,7 +188,9 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     window = std::max(latest_ms - begin, 0.05) * 1.05;
   }
   double end = v.follow ? latest_ms : v.end_ms;
-  const float gutter = fs * 4.2f, axis_h = fs * 1.5f;
+  // The rank labels' column is as wide as the widest of them; bars start after it.
+  const float gutter = fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", lanes - 1).c_str()).x,
+              axis_h = fs * 1.5f;
   const ImVec2 plot_min(origin.x + gutter, origin.y + axis_h), plot_max(origin.x + size.x, origin.y + size.y);
   const float width = std::max(plot_max.x - plot_min.x, 1.0f);
   if (hovered && io.MouseWheel != 0) {
@@ -204,7 +229,10 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     const float x = x_of(t * unit);
     dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.grid);
     const std::string s = format_tick(t, tick_step) + (seconds ? " s" : " ms");
-    dl->AddText(ImVec2(x - ImGui::CalcTextSize(s.c_str()).x / 2, origin.y + fs * 0.2f), p.text_dim, s.c_str());
+    const float w = ImGui::CalcTextSize(s.c_str()).x;
+    // A tick near either end keeps its line; its number is written only if all of it fits.
+    if (x - w / 2 < origin.x || x + w / 2 > plot_max.x - 2) continue;
+    dl->AddText(ImVec2(x - w / 2, origin.y + fs * 0.2f), p.text_dim, s.c_str());
   }
 
   const float lane_h = std::min(fs * 5.0f, (plot_max.y - plot_min.y) / lanes);
@@ -214,9 +242,11 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   for (int rank = 0; rank < lanes; ++rank)
     DrawRankLabel(dl, ImVec2(origin.x + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
                   trf("rank {}", rank));
+  const replay::FailureDiagnosis& failure = model.failure();
   dl->PushClipRect(plot_min, plot_max, true);
   for (int rank = 0; rank < lanes; ++rank) {
     const float top = plot_min.y + rank * lane_h;
+    const float label_limit = failure_note_left(failure, rank, plot_max.x);
     dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
     float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
     tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
@@ -254,7 +284,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
       }
       last_px[row] = x1;
       if (s.unfinished) {
-        draw_unfinished(dl, x0, x1, y0, y1);
+        draw_unfinished(dl, x0, x1, y0, y1, plot_min.x, label_limit);
         return;
       }
       const uint32_t color = color_of(s);
@@ -268,7 +298,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
       }
       if (s.kind == SpanKind::Collective && x1 - x0 > fs * 3) {
         const std::string text = s.bucket >= 0 ? trf("bucket {}", s.bucket) : std::string(tr("all-reduce"));
-        dl->AddText(ImVec2(x0 + 3, y0 + (y1 - y0 - fs) / 2), 0xFFFFFFFF, text.c_str());
+        bar_label(dl, x0, x1, y0, y1, plot_min.x, label_limit, 0xFFFFFFFF, text.c_str());
       }
       if (hovered && io.MousePos.x >= x0 && io.MousePos.x <= x1 && io.MousePos.y >= y0 && io.MousePos.y <= y1) {
         hit = &s;
@@ -278,12 +308,12 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   }
   // Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks
   // left waiting for the one that broke the run.
-  const replay::FailureDiagnosis& failure = model.failure();
   for (int rank = 0; rank < lanes; ++rank) {
     const float top = plot_min.y + rank * lane_h;
     const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
+    const float label_limit = failure_note_left(failure, rank, plot_max.x);
     tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
-      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f);
+      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f, plot_min.x, label_limit);
     });
     if (failure.failed) {
       const replay::RankDiagnosis* d = failure.rank(rank);

@@ -2,11 +2,86 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+
 #include "viz/fonts.h"
 #include "viz/rank_colors.h"
 #include "viz/theme.h"
 
 namespace ringlab::viz {
+namespace {
+
+// Lays out [slider][ value], runs `slide` (the slider, with no text of its own) and reports it.
+template <class Slide>
+SliderOutcome slider_beside(const std::string& shown, Slide slide) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float text_w = ImGui::CalcTextSize(shown.c_str()).x;
+  float width = ImGui::CalcItemWidth();  // the next item width, or the default
+  if (width <= 0 || width > ImGui::GetContentRegionAvail().x) width = ImGui::GetContentRegionAvail().x;
+  // Too narrow for both: the slider takes the row, and the value sits at the start of the next.
+  const bool beside = width - text_w - style.ItemInnerSpacing.x >= ImGui::GetFontSize() * 3;
+  ImGui::SetNextItemWidth(beside ? width - text_w - style.ItemInnerSpacing.x : width);
+  SliderOutcome out;
+  out.changed = slide();
+  out.released = ImGui::IsItemDeactivatedAfterEdit();
+  out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled);
+  if (beside) ImGui::SameLine(0, style.ItemInnerSpacing.x);
+  ImGui::TextUnformatted(shown.c_str());
+  return out;
+}
+
+}  // namespace
+
+SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags) {
+  return slider_beside(shown, [&] { return ImGui::SliderInt(id, value, lo, hi, "", flags); });
+}
+
+SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi, const std::string& shown, int flags) {
+  return slider_beside(shown, [&] { return ImGui::SliderFloat(id, value, lo, hi, "", flags); });
+}
+
+bool WrappedHeader(const char* text, const char* id, bool default_open) {
+  ImGui::PushID(id);
+  ImGuiStorage* storage = ImGui::GetStateStorage();
+  const ImGuiID key = ImGui::GetID("open");
+  bool open = storage->GetBool(key, default_open);
+  if (ImGui::ArrowButton("##arrow", open ? ImGuiDir_Down : ImGuiDir_Right)) open = !open;
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushFont(fonts().bold);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  if (ImGui::IsItemClicked()) open = !open;
+  storage->SetBool(key, open);
+  ImGui::PopID();
+  return open;
+}
+
+bool WrappedRadio(const char* text, const char* id, bool active) {
+  ImGui::PushID(id);
+  bool chosen = ImGui::RadioButton("##radio", active);
+  ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  chosen |= ImGui::IsItemClicked();
+  ImGui::PopID();
+  return chosen;
+}
+
+void FormLabel(const char* text, float column) {
+  const float x0 = ImGui::GetCursorPosX();
+  const float column_w = ImGui::GetContentRegionAvail().x * column;
+  ImGui::AlignTextToFramePadding();
+  ImGui::PushTextWrapPos(x0 + column_w - ImGui::GetStyle().ItemSpacing.x);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::SameLine(x0 + column_w);
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+}
 
 void SameLineIfFits(float width) {
   const float right = ImGui::GetWindowContentRegionMax().x + ImGui::GetWindowPos().x;

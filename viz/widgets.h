@@ -18,4 +18,26 @@ float DrawRankLabel(ImDrawList* dl, const ImVec2& at, int rank, const std::strin
 // A hint in the dim text colour, wrapped at the pane's edge.
 void DimWrapped(const char* text);
 
+// Forms: the label in a left column (wrapped when it is longer than the column), the field in
+// the rest of the row. Call before the field, which then takes the width it is given.
+// `column` is a fraction of the pane's width.
+void FormLabel(const char* text, float column = 0.5f);
+
+// A header that opens and closes what follows, with its text wrapped (a collapsing header cuts
+// a long title at the pane's edge). `id` keeps the open state; returns whether it is open.
+bool WrappedHeader(const char* text, const char* id, bool default_open);
+// A radio button whose text wraps; a click on the text chooses it too.
+bool WrappedRadio(const char* text, const char* id, bool active);
+
+// A slider whose value is written beside it, never under its handle (Dear ImGui writes it in the
+// middle of the slider, where the handle passes over it). Takes the next item width, or the rest
+// of the row. `shown` is the value as it should read ("0.030", "4 ranks").
+struct SliderOutcome {
+  bool changed = false;
+  bool released = false;  // let go after a change: the moment to act on it
+  bool hovered = false;
+};
+SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags = 0);
+SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi, const std::string& shown, int flags = 0);
+
 }  // namespace ringlab::viz

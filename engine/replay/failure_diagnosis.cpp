@@ -207,6 +207,8 @@ void FailureTracker::consume(const Event& e) {
         t.fault = e.text;
         t.fault_step = e.step;
       }
+      // A fault at step S is injected before the rank reports any progress in S: it was in S.
+      if (e.step >= 0) t.step = std::max(t.step, e.step);
       if (cause_of_fault(e.text) != RankCause::None) failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
       break;
     case EventKind::Error:

@@ -139,6 +139,16 @@ int recorded_steps(const CollectiveRecord& record) { return static_cast<int>(rin
 
 int expected_steps(const CollectiveRecord& record) { return expected_ring_steps(record); }
 
+void show_failed_collective(StepThrough& st, const CollectiveLog& log) {
+  if (st.mode != RingMode::Follow || st.fixed_position >= 0) return;
+  const CollectiveRecord* failed_in = newest_ring(log);
+  if (!failed_in) return;
+  const int taken = recorded_steps(*failed_in);
+  if (!st.has_selection || st.selected != failed_in->key) select(st, *failed_in, taken);
+  st.position = st.target = taken;
+  st.progress = 0;
+}
+
 StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, double dt_s) {
   const CollectiveRecord* shown = shown_collective(st, log);
   if (!shown) st.has_selection = false;

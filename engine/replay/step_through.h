@@ -51,5 +51,8 @@ void toggle_play(StepThrough& st);
 StepRequest set_mode(StepThrough& st, RingMode mode);
 void show_position(StepThrough& st, int position);  // the position slider
 void show_collective(StepThrough& st, const CollectiveRecord& record);  // the all-reduce slider
+// A failed run, followed live: the view stops on the all-reduce the ranks were in when it failed
+// (the newest one, however far it got), at the last step they took, not on an older finished one.
+void show_failed_collective(StepThrough& st, const CollectiveLog& log);
 
 }  // namespace ringlab::replay

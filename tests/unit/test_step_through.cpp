@@ -311,3 +311,32 @@ TEST_CASE("a finished ring traced without chunks has nothing to step through") {
   CHECK(expected_steps(log.at(0)) == 0);
   CHECK(ring_frame(log.at(0), 0).done);
 }
+
+TEST_CASE("a run that fails mid all-reduce is shown in that all-reduce, at the last step its ranks took") {
+  GatedRing ring(4, 7);
+  ring.release(6);  // all-reduce #7 finishes
+  StepThrough st;   // following live
+  advance(st, ring.log(), true, 0.1);
+  REQUIRE(shown_collective(st, ring.log()) != nullptr);
+  CHECK(shown_collective(st, ring.log())->key.id == 7);
+
+  ring.begin_next();  // #8: two ring steps, then a rank dies
+  ring.release(2);
+  for (int i = 0; i < 5; ++i) advance(st, ring.log(), false, 0.1);
+  CHECK(shown_collective(st, ring.log())->key.id == 7);  // following: the newest finished one
+
+  show_failed_collective(st, ring.log());
+  const CollectiveRecord* shown = shown_collective(st, ring.log());
+  REQUIRE(shown != nullptr);
+  CHECK(shown->key.id == 8);
+  CHECK(st.position == 2);
+  const RingFrame f = ring_frame(*shown, st.position);
+  CHECK_FALSE(f.done);
+  CHECK(f.on_screen == "After ring step 2 of 6 (reduce-scatter 2 of 3)");
+
+  // Stepping back through it works from there; a replay is not pulled back to the failure.
+  step_back(st, ring.log());
+  CHECK(st.position == 1);
+  show_failed_collective(st, ring.log());
+  CHECK(st.position == 1);
+}
