@@ -235,7 +235,7 @@ int run_gui(const GuiOptions& options) {
     const int64_t patience_ns = static_cast<int64_t>((state.job.timeout_s + 30) * 1e9);
     int64_t last_progress_ns = now_ns();
     uint64_t last_events = 0;
-    int frames = 0;
+    int frames = 0, settled = 0;
     bool switched = false;
     while (!glfwWindowShouldClose(window.handle) && !signals.received()) {
       const int64_t t0 = now_ns();
@@ -286,7 +286,9 @@ int run_gui(const GuiOptions& options) {
         }
         const bool stalled = now_ns() - last_progress_ns > patience_ns && state.step.mode != viz::RingMode::Gated;
         const bool waiting = options.wait_run && !reached_goal(session, state) && !stalled;
-        if (!waiting) break;
+        // Two more frames once there: a pane that appeared this frame lays out with last frame's
+        // sizes (Dear ImGui measures content a frame late), and the screenshot shows it settled.
+        if (!waiting && ++settled > 2) break;
       }
     }
     bool written = !target || write_output("gui", options.screenshot, [&] {

@@ -127,24 +127,25 @@ void draw_job_fields(AppState& state) {
 }
 
 void draw_buttons(AppState& state) {
-  const float w = ImGui::GetContentRegionAvail().x;
-  const float bw = (w - ImGui::GetStyle().ItemSpacing.x) / 2;
   const bool live = running(state);
+  const char* pause = state.run.phase == RunPhase::Paused ? "Resume" : "‖ Pause";
+  const ButtonGrid grid = FitButtons({tr("▶ Start"), tr(pause), tr("■ Stop"), tr("Reset")}, 2);
+  const ImVec2 size(grid.width, 0);
   ImGui::BeginDisabled(live);
-  if (ImGui::Button(label("▶ Start", "start").c_str(), ImVec2(bw, 0))) state.requests.start = true;
+  if (ImGui::Button(label("▶ Start", "start").c_str(), size)) state.requests.start = true;
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  grid.place(1);
   ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");
-  if (ImGui::Button(label(state.run.phase == RunPhase::Paused ? "Resume" : "‖ Pause", "pause").c_str(), ImVec2(bw, 0)))
-    state.requests.pause_toggle = true;
+  if (ImGui::Button(label(pause, "pause").c_str(), size)) state.requests.pause_toggle = true;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("%s", tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));
+  grid.place(2);
   ImGui::BeginDisabled(!live);
-  if (ImGui::Button(label("■ Stop", "stop").c_str(), ImVec2(bw, 0))) state.requests.stop = true;
+  if (ImGui::Button(label("■ Stop", "stop").c_str(), size)) state.requests.stop = true;
   ImGui::EndDisabled();
-  ImGui::SameLine();
-  if (ImGui::Button(label("Reset", "reset").c_str(), ImVec2(bw, 0))) state.requests.reset = true;
+  grid.place(3);
+  if (ImGui::Button(label("Reset", "reset").c_str(), size)) state.requests.reset = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("Stop, forget this run and go back to the scenario's settings."));
 }
 
@@ -174,7 +175,7 @@ void draw_status(const replay::RunModel& model, AppState& state) {
                        failed ? m.substr(0, m.find('\n')).c_str() : m.c_str());
     ImGui::PopTextWrapPos();
     if (failed && m.find('\n') != std::string::npos &&
-        ImGui::SmallButton(label("Show the failure report", "show_report").c_str()))
+        ImGui::SmallButton(label("Show the report", "show_report").c_str()))
       state.lab.report_open = true;
   }
   if (state.run.events_lost > 0) {

@@ -491,11 +491,17 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
     y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
     const std::string next = next_step_of(frame);
     if (!next.empty() && !failure.failed) {
-      const std::string why = compact ? "" : " — " + explanation_of(frame);
-      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, next.c_str());
-      const float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
-      dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, max.x - min.x - 2 * fs - next_w);
-      y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, max.x - min.x - 2 * fs - next_w, why.c_str()).y + fs * 0.3f;
+      std::string why = compact ? "" : " — " + explanation_of(frame);
+      const float line_w = max.x - min.x - 2 * fs;
+      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, next.c_str(), nullptr, line_w);
+      float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
+      if (line_w - next_w < line_w * 0.4f) {  // too little room beside it: the explanation goes below
+        y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, next.c_str()).y;
+        next_w = 0;
+        if (!why.empty()) why.erase(0, 1);
+      }
+      dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, line_w - next_w);
+      y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
     }
     if (state.step.mode == RingMode::Gated && !frame.done && state.step.position >= frame.total_steps &&
         state.run.phase == RunPhase::Running) {

@@ -59,6 +59,7 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::Samp
   for (int r = 0; r < shown; ++r) {
     const auto& shard = grid.shards[r];
     float x = at.x + DrawRankLabel(dl, at, r, trf("rank {}:", r)) + fs * 0.5f;
+    if (shard.empty()) dl->AddText(ImVec2(x, at.y), p.text_dim, tr("no shard yet"));
     for (size_t i = 0; i < shard.size(); ++i) {
       const std::string s = fmt::format("{}", shard[i]);
       const ImVec2 vs = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, s.c_str());
@@ -125,8 +126,17 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
                    : tr("New order: set_epoch reshuffled this epoch");
     verdict_color = same ? p.bad : p.ok;
   }
-  const std::string summary = trf("{} indices over {} ranks · {} per rank · {} padded repeats", samples,
-                                  grid.world_size, shards->empty() ? 0 : shards->front().size(), grid.padded_count);
+  // Per rank: the shard size of the ranks that reported this epoch (one that failed or had not
+  // reached the epoch yet has no shard, and is said to be missing rather than counted as 0).
+  size_t per_rank = 0;
+  int reported = 0;
+  for (const auto& shard : *shards) {
+    per_rank = std::max(per_rank, shard.size());
+    reported += shard.empty() ? 0 : 1;
+  }
+  std::string summary = trf("{} indices over {} ranks · {} per rank · {} padded repeats", samples, grid.world_size,
+                            per_rank, grid.padded_count);
+  if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(summary.c_str());
   if (!verdict.empty()) {

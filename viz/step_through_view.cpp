@@ -69,14 +69,13 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
   for (RingMode m : {RingMode::Follow, RingMode::Gated, RingMode::Replay})
     if (WrappedRadio(tr(mode_name(m)), mode_name(m), st.mode == m)) SetRingMode(model, state, m);
 
-  const float w = ImGui::GetContentRegionAvail().x;
-  const float bw = (w - ImGui::GetStyle().ItemSpacing.x * 2) / 3;
-  if (ImGui::Button(label("← Previous", "prev").c_str(), ImVec2(bw, 0))) StepBack(model, state);
-  ImGui::SameLine();
-  if (ImGui::Button(label(st.playing ? "‖ Pause" : "▶ Play", "play").c_str(), ImVec2(bw, 0)))
-    TogglePlay(state);
-  ImGui::SameLine();
-  if (ImGui::Button(label("Next →", "next").c_str(), ImVec2(bw, 0))) StepForward(model, state);
+  const char* play = st.playing ? "‖ Pause" : "▶ Play";
+  const ButtonGrid grid = FitButtons({tr("← Previous"), tr(play), tr("Next →")}, 3);
+  if (ImGui::Button(label("← Previous", "prev").c_str(), ImVec2(grid.width, 0))) StepBack(model, state);
+  grid.place(1);
+  if (ImGui::Button(label(play, "play").c_str(), ImVec2(grid.width, 0))) TogglePlay(state);
+  grid.place(2);
+  if (ImGui::Button(label("Next →", "next").c_str(), ImVec2(grid.width, 0))) StepForward(model, state);
 
   float speed = static_cast<float>(st.speed);
   FormLabel(tr("Speed"), 0.3f);

@@ -72,6 +72,23 @@ bool WrappedRadio(const char* text, const char* id, bool active) {
   return chosen;
 }
 
+ButtonGrid FitButtons(const std::vector<std::string>& labels, int most_per_row) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float widest = 0;
+  for (const auto& l : labels) widest = std::max(widest, ImGui::CalcTextSize(l.c_str(), nullptr, true).x);
+  widest += style.FramePadding.x * 2;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  ButtonGrid grid;
+  for (grid.per_row = std::max(most_per_row, 1); grid.per_row > 1; --grid.per_row)
+    if (widest * grid.per_row + style.ItemSpacing.x * (grid.per_row - 1) <= avail) break;
+  grid.width = (avail - style.ItemSpacing.x * (grid.per_row - 1)) / grid.per_row;
+  return grid;
+}
+
+void ButtonGrid::place(int i) const {
+  if (i % per_row != 0) ImGui::SameLine();
+}
+
 void FormLabel(const char* text, float column) {
   const float x0 = ImGui::GetCursorPosX();
   const float column_w = ImGui::GetContentRegionAvail().x * column;

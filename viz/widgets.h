@@ -1,6 +1,7 @@
 #pragma once
 // Small layout helpers shared by the views.
 #include <string>
+#include <vector>
 
 struct ImDrawList;
 struct ImVec2;
@@ -17,6 +18,16 @@ float DrawRankLabel(ImDrawList* dl, const ImVec2& at, int rank, const std::strin
 
 // A hint in the dim text colour, wrapped at the pane's edge.
 void DimWrapped(const char* text);
+
+// Buttons that share a row: how many of them fit in one row of the pane, each as wide as the
+// widest needs (`labels` are the texts on screen), and each button's width at that count.
+struct ButtonGrid {
+  int per_row = 1;
+  float width = 0;
+  // Before button i: stays on the row, or starts the next one.
+  void place(int i) const;
+};
+ButtonGrid FitButtons(const std::vector<std::string>& labels, int most_per_row);
 
 // Forms: the label in a left column (wrapped when it is longer than the column), the field in
 // the rest of the row. Call before the field, which then takes the width it is given.

@@ -129,7 +129,7 @@ assert s["latest_step"] >= 0, s
 PY
 fi
 # The Samples field of four-ranks-gloo at 1280x720 (its place in classroom-samples.png).
-if drive samples four-ranks-gloo click:40:401 ctrl+a type:-5 Return pause; then
+if drive samples four-ranks-gloo click:160:401 ctrl+a type:-5 Return pause; then
   python3 - "$WORK/samples.json" << 'PY' && ok "Samples -5: refused with its range on screen (classroom-samples.png)" || bad "Samples -5"
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -1,0 +1,110 @@
+// The layout audit finds what a person could not read: a frame with a cut label, a cut button,
+// two lines on top of each other and a line under a box gets exactly those four reports, and
+// text that fits gets none. Dear ImGui runs without a window or GPU: the audit reads draw data.
+#include <doctest/doctest.h>
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+#include "viz/layout_audit.h"
+
+using ringlab::viz::AuditLayout;
+using ringlab::viz::LayoutAudit;
+using ringlab::viz::TextFlaw;
+
+namespace {
+
+struct Frame {
+  Frame() {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(800, 600);
+    io.DeltaTime = 1.0f / 60;
+    io.Fonts->Build();
+  }
+  ~Frame() { ImGui::DestroyContext(); }
+
+  // Draws `body` in a fixed window twice (Dear ImGui sizes content a frame late) and audits the last.
+  template <class Body>
+  LayoutAudit audit(Body body) {
+    for (int i = 0; i < 2; ++i) {
+      ImGui::NewFrame();
+      ImGui::SetNextWindowPos(ImVec2(10, 10));
+      ImGui::SetNextWindowSize(ImVec2(220, 200));
+      ImGui::Begin("pane", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+      body();
+      ImGui::End();
+      ImGui::Render();
+    }
+    return AuditLayout(ImGui::GetDrawData());
+  }
+};
+
+std::vector<const TextFlaw*> of_kind(const LayoutAudit& a, TextFlaw::Kind kind) {
+  std::vector<const TextFlaw*> found;
+  for (const auto& f : a.flaws)
+    if (f.kind == kind) found.push_back(&f);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("text that fits is not reported") {
+  Frame frame;
+  const LayoutAudit a = frame.audit([] {
+    ImGui::TextUnformatted("Ring all-reduce");
+    ImGui::TextWrapped("A longer explanation that wraps at the pane's edge instead of running past it.");
+    ImGui::Button("Start");
+  });
+  CHECK(a.lines >= 4);
+  CHECK(a.flaws.empty());
+}
+
+TEST_CASE("a label past the pane's edge is cut, and the audit says which") {
+  Frame frame;
+  const LayoutAudit a = frame.audit([] { ImGui::TextUnformatted("Jumlah rank (world size) is far too long here"); });
+  const auto cut = of_kind(a, TextFlaw::Kind::Cut);
+  REQUIRE(cut.size() == 1);
+  CHECK(cut[0]->text.rfind("Jumlah rank", 0) == 0);
+  CHECK(cut[0]->window == "pane");
+  CHECK(cut[0]->x1 > 220);  // the glyphs reach the pane's edge
+}
+
+TEST_CASE("a button narrower than its text is cut") {
+  Frame frame;
+  const LayoutAudit a = frame.audit([] { ImGui::Button("← Previous step", ImVec2(60, 0)); });
+  REQUIRE(of_kind(a, TextFlaw::Kind::Cut).size() == 1);
+}
+
+TEST_CASE("two lines drawn over each other overlap") {
+  Frame frame;
+  const LayoutAudit a = frame.audit([] {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddText(at, 0xFF000000, "busbw 8.8 MB/s");
+    dl->AddText(ImVec2(at.x + 20, at.y + 3), 0xFF000000, "fully reduced");
+  });
+  const auto overlap = of_kind(a, TextFlaw::Kind::Overlap);
+  REQUIRE(overlap.size() == 1);
+  CHECK(overlap[0]->text == "busbw 8.8 MB/s");
+  CHECK(overlap[0]->other == "fully reduced");
+  CHECK(of_kind(a, TextFlaw::Kind::Cut).empty());
+}
+
+TEST_CASE("an opaque box drawn after a line covers it; one drawn before is its background") {
+  Frame frame;
+  const LayoutAudit a = frame.audit([] {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(at.x, at.y + 40), ImVec2(at.x + 150, at.y + 60), 0xFFFFFFFF);
+    dl->AddText(ImVec2(at.x + 2, at.y + 42), 0xFF000000, "on its background");
+    dl->AddText(at, 0xFF000000, "rank 0 label");
+    dl->AddRectFilled(ImVec2(at.x - 2, at.y - 2), ImVec2(at.x + 150, at.y + 20), 0xFFFFFFFF, 8.0f);  // rounded
+  });
+  const auto covered = of_kind(a, TextFlaw::Kind::Covered);
+  REQUIRE(covered.size() == 1);
+  CHECK(covered[0]->text == "rank 0 label");
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# No word on screen is cut, drawn over another or covered, at a projector's 1280x720, at
+# 1920x1080 and at 3840x2160, in English and in Bahasa Indonesia, at text scale 1, and at a
+# projector's 1280x720 also with the text 1.5x and 2x larger; in three states: a finished run,
+# the step-through held at ring step 2, and a run failed by the failure lab's kill.
+#
+# `ringlab gui --layout-audit` reads every glyph of the last frame (viz/layout_audit.cpp) and
+# lists the flaws; this test fails on any and prints them. The screenshots are kept in
+# $RINGLAB_TEST_ARTIFACTS/gui_layout when that is set.
+set -uo pipefail
+RINGLAB=$(realpath "$1")
+SRC=$2
+export RINGLAB_SOURCE_DIR="$SRC"
+source "$(dirname "$0")/lib/headless.bash"
+require_headless_app "$RINGLAB"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+ART=${RINGLAB_TEST_ARTIFACTS:+$RINGLAB_TEST_ARTIFACTS/gui_layout}
+ART=${ART:-$WORK}
+mkdir -p "$ART"
+fail=0
+
+printf '{"title": "failure lab: kill", "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["kill:1@5"], "timeout_s": 6}}' \
+  > "$WORK/kill.json"
+
+# audit NAME SIZE LANG SCALE STATE: one headless run, its audit checked.
+audit() {
+  local name=$1 size=$2 lang=$3 scale=$4 state=$5 extra
+  case $state in
+    finished) extra=(--frames 60 --wait-run) ;;
+    gated) extra=(--scenario step-through-four-ranks --gated --ring-step 2 --frames 60 --wait-run) ;;
+    failed) extra=(--scenario "$WORK/kill.json" --frames 60 --wait-run) ;;
+  esac
+  headless "${size}x24" "$WORK/$name.out" "$RINGLAB" gui --width "${size%x*}" --height "${size#*x}" --lang "$lang" \
+    --ui-scale "$scale" "${extra[@]}" --screenshot "$ART/$name.png" --layout-audit "$WORK/$name.json"
+  local rc=$?
+  if [ ! -s "$WORK/$name.json" ]; then
+    echo "FAIL $name: no audit written (exit $rc)"; tail -5 "$WORK/$name.out"; fail=1; return
+  fi
+  python3 - "$WORK/$name.json" "$name" << 'PY' || fail=1
+import json, sys
+audit, name = json.load(open(sys.argv[1])), sys.argv[2]
+flaws = audit["flaws"]
+# A frame with no text would pass by having nothing to judge.
+if audit["lines"] < 30:
+    print(f"FAIL {name}: only {audit['lines']} lines of text were drawn")
+    sys.exit(1)
+if flaws:
+    print(f"FAIL {name}: {len(flaws)} line(s) a person could not read")
+    for f in flaws[:12]:
+        other = f" / {f['other']!r}" if f["other"] else ""
+        print(f"       {f['kind']:8} {f['text']!r}{other} in {f['window']} at {[round(v) for v in f['box']]}")
+    sys.exit(1)
+print(f"ok   {name}: {audit['lines']} lines at {audit['font_px']:.0f} px, none cut, overlapping or covered")
+PY
+}
+
+for size in 1280x720 1920x1080 3840x2160; do
+  for lang in en id; do
+    for state in finished gated failed; do audit "${size}-${lang}-1-${state}" $size $lang 1 $state; done
+  done
+done
+for scale in 1.5 2; do
+  for lang in en id; do
+    for state in gated failed; do audit "1280x720-${lang}-${scale}-${state}" 1280x720 $lang $scale $state; done
+  done
+done
+exit $fail
