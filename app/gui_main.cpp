@@ -99,8 +99,23 @@ float effective_scale(const viz::AppState& state, int framebuffer_height) {
   return state.ui_scale * std::clamp(framebuffer_height / 1080.0f, 0.75f, 2.0f);
 }
 
-// Rebuilds the font atlas and the style when the text size changed; returns the new size.
-float restyle_if_needed(const viz::AppState& state, int framebuffer_height, float applied_px) {
+// The largest text scale whose layout this window holds: at least 45 text heights across and 26
+// down (the controls, the view buttons and one view at a time). Larger text would only be cut.
+float largest_ui_scale(int framebuffer_width, int framebuffer_height) {
+  const float px = std::min(framebuffer_width / 45.0f, framebuffer_height / 26.0f);
+  return std::max(0.5f, px / (kBaseFontPx * std::clamp(framebuffer_height / 1080.0f, 0.75f, 2.0f)));
+}
+
+// Rebuilds the font atlas and the style when the text size changed; returns the new size. The
+// text scale is first held to what the window can show (a larger one is refused, once, in words).
+float restyle_if_needed(viz::AppState& state, int framebuffer_width, int framebuffer_height, float applied_px) {
+  const float most = largest_ui_scale(framebuffer_width, framebuffer_height);
+  state.ui_scale_max = most;
+  if (state.ui_scale > most + 1e-3f) {
+    fmt::print(stderr, "ringlab gui: text scale {:.2f} is larger than a {}x{} window holds: {:.2f}\n", state.ui_scale,
+               framebuffer_width, framebuffer_height, most);
+    state.ui_scale = most;
+  }
   const float scale = effective_scale(state, framebuffer_height);
   const float px = std::round(kBaseFontPx * scale);
   if (px == applied_px) return applied_px;
@@ -128,7 +143,7 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
     }
   }
   if (r.zoom_steps != 0)
-    state.ui_scale = std::clamp(state.ui_scale * std::pow(1.1f, static_cast<float>(r.zoom_steps)), 0.5f, 4.0f);
+    state.ui_scale = std::clamp(state.ui_scale * std::pow(1.1f, static_cast<float>(r.zoom_steps)), 0.5f, std::max(state.ui_scale_max, 0.5f));
   const bool restyle = r.zoom_steps != 0 || r.style_changed;
   viz::set_language(state.language);
   r.toggle_fullscreen = false;
@@ -249,7 +264,7 @@ int run_gui(const GuiOptions& options) {
       } else {
         glfwGetFramebufferSize(window.handle, &fb_w, &fb_h);
       }
-      font_px = restyle_if_needed(state, fb_h, font_px);
+      font_px = restyle_if_needed(state, fb_w, fb_h, font_px);
 
       ImGui_ImplOpenGL3_NewFrame();
       ImGui_ImplGlfw_NewFrame();

@@ -105,6 +105,7 @@ struct AppState {
   Language language = Language::English;
   ThemeKind theme = ThemeKind::Light;
   float ui_scale = 1.0f;
+  float ui_scale_max = 4.0f;  // the largest text the window can hold (set by the app from its size)
   Focus focus = Focus::Ring;
   // One view at a time (large text or a small window): the focus the tabs last saw. When the
   // menu or a key moves the focus, its tab is brought to the front.

@@ -156,15 +156,16 @@ void draw_status(const replay::RunModel& model, AppState& state) {
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", phase_text(state.run.phase));
   ImGui::PopFont();
   if (state.run.sequence_length > 1) {
-    ImGui::SameLine();
-    ImGui::TextUnformatted(trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length).c_str());
+    const std::string run = trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length);
+    SameLineIfFits(ImGui::CalcTextSize(run.c_str()).x);
+    ImGui::TextUnformatted(run.c_str());
   }
   if (model.latest_step() >= 0) {
     const int world = model.world_size();
     std::string line = trf("{} rank{} · step {} · epoch {}", world, world == 1 ? "" : "s", model.latest_step() + 1,
                            model.latest_epoch() + 1);
-    ImGui::TextUnformatted(line.c_str());
-    if (model.us_per_step() > 0) ImGui::TextUnformatted(trf("{:.0f} µs per step", model.us_per_step()).c_str());
+    ImGui::TextWrapped("%s", line.c_str());
+    if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
   }
   // A failure's full report is in the failure lab's window; here only its first line.
   const bool failed = state.run.phase == RunPhase::Failed;

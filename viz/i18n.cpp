@@ -468,6 +468,8 @@ const std::unordered_map<std::string_view, const char*>& indonesian() {
        "sembunyikan"},
       {"Speed",
        "Kecepatan"},
+      {"This is the largest text this window can show without cutting words.",
+       "Ini teks terbesar yang bisa ditampilkan jendela ini tanpa memotong kata."},
       {"no shard yet",
        "belum ada shard"},
       {"{} of {} ranks reported this epoch",

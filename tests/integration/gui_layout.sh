@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # No word on screen is cut, drawn over another or covered, at a projector's 1280x720, at
 # 1920x1080 and at 3840x2160, in English and in Bahasa Indonesia, at text scale 1, and at a
-# projector's 1280x720 also with the text 1.5x and 2x larger; in three states: a finished run,
+# projector's 1280x720 also with the text 1.5x and 2x larger (and 4x, which the app holds to the
+# largest the window can show); in three states: a finished run,
 # the step-through held at ring step 2, and a run failed by the failure lab's kill.
 #
 # `ringlab gui --layout-audit` reads every glyph of the last frame (viz/layout_audit.cpp) and
@@ -65,4 +66,9 @@ for scale in 1.5 2; do
     for state in gated failed; do audit "1280x720-${lang}-${scale}-${state}" 1280x720 $lang $scale $state; done
   done
 done
+# Asked for more than the window holds, the text grows only as far as the layout still fits.
+audit "1280x720-en-4-gated" 1280x720 en 4 gated
+audit "1920x1080-id-4-failed" 1920x1080 id 4 failed
+grep -q "text scale 4.00 is larger than a 1280x720 window holds" "$WORK/1280x720-en-4-gated.out" ||
+  { echo "FAIL the app did not say it held text scale 4 to what 1280x720 holds"; fail=1; }
 exit $fail
