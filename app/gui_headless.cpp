@@ -55,6 +55,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   static const char* const phases[] = {"idle", "running", "paused", "finished", "failed", "stopped"};
   j["run_phase"] = phases[static_cast<int>(state.run.phase)];
   j["failure_shown"] = model.failure().failed;
+  j["start_asked_bytes"] = state.pending_start.bytes;  // a Start waiting for the person's yes (0: none)
   const char* const modes[] = {"follow", "gated", "replay"};
   j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown
   for (const auto& [id, edit] : state.field_edits)

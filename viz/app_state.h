@@ -133,6 +133,12 @@ struct AppState {
 
   std::string version;      // ringlab's, for Help > About
   bool about_open = false;  // the About window
+  // A Start waiting for the person's yes: the run's memory estimate (0: none waiting).
+  struct PendingStart {
+    uint64_t bytes = 0;
+    std::string breakdown;
+    bool restart = false;
+  } pending_start;
 };
 
 }  // namespace ringlab::viz

@@ -132,7 +132,7 @@ void draw_buttons(AppState& state) {
   const ButtonGrid grid = FitButtons({tr("▶ Start"), tr(pause), tr("■ Stop"), tr("Reset")}, 2);
   const ImVec2 size(grid.width, 0);
   ImGui::BeginDisabled(live);
-  if (ImGui::Button(label("▶ Start", "start").c_str(), size)) state.requests.start = true;
+  if (ImGui::Button(label("▶ Start", "start").c_str(), size)) RequestStart(state);
   ImGui::EndDisabled();
   grid.place(1);
   ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");

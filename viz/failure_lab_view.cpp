@@ -10,6 +10,7 @@
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
+#include "viz/views.h"
 #include "viz/widgets.h"
 
 namespace ringlab::viz {
@@ -233,8 +234,7 @@ void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
   const bool live = running(state);
   if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
                     ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
-    state.requests.start = true;
-    state.requests.restart = live;
+    RequestStart(state, live);
     state.lab.report_open = true;
   }
   draw_kill_now(model, state);

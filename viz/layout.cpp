@@ -264,6 +264,7 @@ void DrawMainWindow(const replay::RunModel& model, AppState& state) {
   ImGui::EndChild();
   ImGui::End();
   DrawAboutWindow(state);
+  DrawStartConfirmation(state);
 }
 
 }  // namespace ringlab::viz

@@ -36,7 +36,10 @@ void apply(const KeyPress& press, const replay::RunModel& model, AppState& state
   if (press.repeat) return;  // holding the others down does not repeat them
   switch (press.key) {
     case GLFW_KEY_SPACE: TogglePlay(state); break;
-    case GLFW_KEY_F5: (shift ? state.requests.stop : state.requests.start) = true; break;
+    case GLFW_KEY_F5:
+      if (shift) state.requests.stop = true;
+      else RequestStart(state);
+      break;
     case GLFW_KEY_F11: state.requests.toggle_fullscreen = true; break;
     case GLFW_KEY_R: state.requests.reset |= ctrl; break;
     case GLFW_KEY_Q: state.requests.quit |= ctrl; break;

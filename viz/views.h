@@ -23,6 +23,11 @@ void DrawMainWindow(const replay::RunModel& model, AppState& state);
 // window of its own, drawn while state.about_open (about_view.cpp).
 void DrawAboutWindow(AppState& state);
 
+// Start (the button, F5, the failure lab's): a run that needs much memory is asked about first,
+// with the estimate, in a dialog of its own (start_confirmation.cpp).
+void RequestStart(AppState& state, bool restart = false);
+void DrawStartConfirmation(AppState& state);
+
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).
 void HandleShortcuts(const replay::RunModel& model, AppState& state);
 // From the window's key callback: a key pressed (or repeated) since the last frame.

@@ -7,6 +7,8 @@
 #  2. The same with a presenter's clicker (PageDown / PageUp).
 #  3. Stop: F5 starts a 4-rank run, Shift+F5 stops it: "stopped", and no failure is shown.
 #  4. Inputs: -5 typed into Samples is refused with its range under the field; the job keeps 256.
+#  5. Memory: 10,000,000 samples typed, then F5: the app asks first, with the estimate, and starts
+#     nothing until the answer.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -126,6 +128,15 @@ s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "stopped", (s["run_phase"], s["run_message"])
 assert not s["failure_shown"], ("a failure is shown after Stop", s["run_message"])
 assert s["latest_step"] >= 0, s
+PY
+fi
+if drive memory four-ranks-gloo click:160:401 ctrl+a type:10000000 Return pause F5 pause; then
+  python3 - "$WORK/memory.json" << 'PY' && ok "10,000,000 samples, F5: asked first, nothing started (classroom-memory.png)" || bad "the memory question"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["start_asked_bytes"] > 1 << 30, s["start_asked_bytes"]
+assert s["run_phase"] == "idle", (s["run_phase"], s["run_message"])
+assert not s["refused_fields"], s["refused_fields"]
 PY
 fi
 # The Samples field of four-ranks-gloo at 1280x720 (its place in classroom-samples.png).

@@ -1,0 +1,62 @@
+// Start asks first when the run needs much memory: the estimate that `ringlab run` checks before
+// it starts any process (engine/runtime/run_limits.h), said in a dialog with Start and Cancel.
+// A run that cannot fit at all is not asked about: Start is refused with the same message.
+#include <imgui.h>
+
+#include "engine/runtime/run_limits.h"
+#include "viz/i18n.h"
+#include "viz/theme.h"
+#include "viz/views.h"
+
+namespace ringlab::viz {
+namespace {
+
+// Above this a classroom machine notices: swap, a slow desktop, other programs pushed out.
+constexpr uint64_t kAskAboveBytes = uint64_t{1} << 30;
+
+constexpr const char* kDialog = "###start_confirmation";
+
+}  // namespace
+
+void RequestStart(AppState& state, bool restart) {
+  const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});
+  if (f.total_bytes < kAskAboveBytes) {
+    state.requests.start = true;
+    state.requests.restart = restart;
+    return;
+  }
+  state.pending_start = {f.total_bytes, f.worker_breakdown, restart};
+}
+
+void DrawStartConfirmation(AppState& state) {
+  AppState::PendingStart& p = state.pending_start;
+  if (p.bytes == 0) return;
+  if (!ImGui::IsPopupOpen(kDialog)) ImGui::OpenPopup(kDialog);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0));
+  const std::string title = std::string(tr("This run needs much memory")) + kDialog;
+  if (!ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(trf("About {} of memory for {} worker processes and the app.", describe_bytes(p.bytes),
+                             state.job.world_size).c_str());
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
+                     trf("Each worker: {}", p.breakdown).c_str());
+  ImGui::TextUnformatted(tr("Fewer samples or ranks need less. Start anyway?"));
+  ImGui::PopTextWrapPos();
+  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  if (ImGui::Button(label("▶ Start", "confirm_start").c_str(), ImVec2(w, 0))) {
+    state.requests.start = true;
+    state.requests.restart = p.restart;
+    p = {};
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button(label("Cancel", "cancel_start").c_str(), ImVec2(w, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+    p = {};
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
+}  // namespace ringlab::viz
