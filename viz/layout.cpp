@@ -206,6 +206,19 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu(label("Help", "menu_help").c_str())) {
+    ImGui::PushFont(fonts().bold);
+    ImGui::TextUnformatted(tr("What to do first"));
+    ImGui::PopFont();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+    for (const char* line : {"1. Press Start (F5): real worker processes train the model, and the ring shows their all-reduces.",
+                             "2. Choose Step-through (gated), Start, then Next (Right arrow): the workers take one ring step per press.",
+                             "3. While it trains, move World size: the workers stop at a step boundary and go on with the new count.",
+                             "4. Open the Failure lab, pick a fault, Start with it: see who failed, where every rank was, and why."})
+      ImGui::TextUnformatted(tr(line));
+    ImGui::Separator();
+    ImGui::PushFont(fonts().bold);
+    ImGui::TextUnformatted(tr("Keys"));
+    ImGui::PopFont();
     ImGui::TextUnformatted(tr("F5: Start · Shift+F5: Stop · Ctrl+R: Reset · Ctrl+Q: quit"));
     ImGui::TextUnformatted(tr("Space: play / pause"));
     ImGui::TextUnformatted(tr("Right / Left: next / previous ring step"));
@@ -213,6 +226,7 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     ImGui::TextUnformatted(tr("F11: full screen"));
     ImGui::TextUnformatted(tr("Ctrl+= / Ctrl+-: larger / smaller text"));
     ImGui::TextUnformatted(tr("Timeline: wheel zooms, drag pans, double-click follows"));
+    ImGui::PopTextWrapPos();
     ImGui::Separator();
     if (ImGui::MenuItem(tr("About ringlab"))) state.about_open = true;
     ImGui::EndMenu();

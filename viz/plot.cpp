@@ -175,12 +175,36 @@ void Plot::marker(double x, uint32_t color, const std::string& text) const {
   }
 }
 
+namespace {
+
+// How many lines the entries take in `width`, each `swatch` plus its text, `gap` between them.
+int legend_lines(std::span<const LegendEntry> entries, bool short_texts, float width, float swatch, float gap) {
+  int lines = 1;
+  float x = 0;
+  for (const auto& e : entries) {
+    const std::string& t = short_texts && !e.short_text.empty() ? e.short_text : e.text;
+    const float w = swatch + ImGui::CalcTextSize(t.c_str()).x;
+    if (x > 0 && x + gap + w > width) {
+      ++lines;
+      x = 0;
+    }
+    x += (x > 0 ? gap : 0) + w;
+  }
+  return lines;
+}
+
+}  // namespace
+
 void LegendRow(std::span<const LegendEntry> entries) {
   const float fs = ImGui::GetFontSize();
   const float line_w = fs * 1.4f;
   const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  // Long names take more than two lines of a narrow pane: the short ones keep the plot's height.
+  const bool short_texts = legend_lines(entries, false, ImGui::GetContentRegionAvail().x, line_w + fs * 0.3f, fs) > 2;
   bool first = true;
-  for (const auto& e : entries) {
+  for (const auto& entry : entries) {
+    LegendEntry e = entry;
+    if (short_texts && !e.short_text.empty()) e.text = e.short_text;
     const float w = line_w + fs * 0.3f + ImGui::CalcTextSize(e.text.c_str()).x;
     if (!first) {
       ImGui::SameLine(0, fs);

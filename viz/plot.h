@@ -22,6 +22,7 @@ struct LegendEntry {
   std::string text;
   uint32_t color = 0;
   float thickness = 2.0f;
+  std::string short_text;  // used when the full texts would take more than two lines ("" = text)
 };
 
 class Plot {

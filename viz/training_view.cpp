@@ -86,11 +86,11 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   std::vector<LegendEntry> legend;
   replay::LossExtent extent;
   auto add = [&](const LossSeries& s, std::span<const LossPoint> pts, uint32_t color, float thickness, bool dots,
-                 std::string name) {
+                 std::string name, std::string short_name = "") {
     int entry = -1;
     if (!name.empty()) {
       entry = static_cast<int>(legend.size());
-      legend.push_back({std::move(name), color | 0xFF000000, thickness});
+      legend.push_back({std::move(name), color | 0xFF000000, thickness, std::move(short_name)});
     }
     curves.push_back({pts, &s, color, thickness, dots, entry});
   };
@@ -107,7 +107,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       take_extent(s);
       if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
       // Wide and pale underneath, so a live curve that matches it exactly still shows it.
-      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label));
+      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label), trf("earlier run {}", i + 1));
     }
   take_extent(live);
   // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
@@ -117,10 +117,12 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       if (live.rank_loss[r].empty()) continue;
       std::string name = many ? (r == 0 ? trf("ranks 0–{}: each rank's loss on its own batch", live.rank_loss.size() - 1) : "")
                               : trf("rank {} loss (its own batch)", r);
-      add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name);
+      std::string short_name = many ? (r == 0 ? trf("ranks 0–{}", live.rank_loss.size() - 1) : "") : trf("rank {}", r);
+      add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
     }
   if (!live.epoch_mse.empty()) {
-    add(live, live.mse_curve, pal.mse, 4.0f, true, trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label));
+    add(live, live.mse_curve, pal.mse, 4.0f, true, trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label),
+        tr("MSE"));
   }
 
   if (!extent.any || curves.empty()) {
@@ -132,9 +134,9 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       DimWrapped(tr("Training: the first loss appears when every rank has finished step 1."));
     return;
   }
-  // The legend goes above the plot when there is room; in a small pane it moves into the
-  // hover read-out, which names every series anyway.
-  if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 16) LegendRow(legend);
+  // The legend goes above the plot whenever the plot keeps some height under it; only in a
+  // very small pane does it move into the hover read-out, which names every series anyway.
+  if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 9) LegendRow(legend);
   const ImVec2 size = ImGui::GetContentRegionAvail();
   const bool by_epoch = v.by_epoch;
   const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;
