@@ -169,9 +169,19 @@ void Plot::marker(double x, uint32_t color, const std::string& text) const {
     const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     const float fs = ImGui::GetFontSize();
     const float x0 = std::min(px + fs * 0.3f, max_.x - ts.x - fs * 0.2f);
-    dl_->AddRectFilled(ImVec2(x0 - 3, min_.y + 3), ImVec2(x0 + ts.x + 3, min_.y + 5 + ts.y),
-                       with_alpha(palette().canvas, 0.85f), 3);
-    dl_->AddText(ImVec2(x0, min_.y + 4), color, text.c_str());
+    // Markers close together (switches a few steps apart) stack their labels, one line each,
+    // as far down as the plot has room; a label with no room left is in the hover read-out.
+    float y0 = min_.y + 3;
+    const auto clashes = [&](float y) {
+      for (const ImVec4& r : marker_labels_)
+        if (x0 - 3 < r.z && x0 + ts.x + 3 > r.x && y < r.w && y + ts.y + 2 > r.y) return true;
+      return false;
+    };
+    while (clashes(y0) && y0 + 2 * (ts.y + 2) < max_.y) y0 += ts.y + 3;
+    if (clashes(y0)) return;
+    marker_labels_.push_back(ImVec4(x0 - 3, y0, x0 + ts.x + 3, y0 + ts.y + 2));
+    dl_->AddRectFilled(ImVec2(x0 - 3, y0), ImVec2(x0 + ts.x + 3, y0 + 2 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
+    dl_->AddText(ImVec2(x0, y0 + 1), color, text.c_str());
   }
 }
 
@@ -195,12 +205,13 @@ int legend_lines(std::span<const LegendEntry> entries, bool short_texts, float w
 
 }  // namespace
 
-void LegendRow(std::span<const LegendEntry> entries) {
+void LegendRow(std::span<const LegendEntry> entries, bool prefer_short) {
   const float fs = ImGui::GetFontSize();
   const float line_w = fs * 1.4f;
   const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
   // Long names take more than two lines of a narrow pane: the short ones keep the plot's height.
-  const bool short_texts = legend_lines(entries, false, ImGui::GetContentRegionAvail().x, line_w + fs * 0.3f, fs) > 2;
+  const bool short_texts =
+      prefer_short || legend_lines(entries, false, ImGui::GetContentRegionAvail().x, line_w + fs * 0.3f, fs) > 2;
   bool first = true;
   for (const auto& entry : entries) {
     LegendEntry e = entry;

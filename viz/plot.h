@@ -54,11 +54,14 @@ class Plot {
   ImDrawList* dl_;
   PlotAxis x_, y_;
   ImVec2 min_, max_;
+  mutable std::vector<ImVec4> marker_labels_;  // where marker texts went: the next one moves below
   bool hovered_ = false;
 };
 
 // A legend laid out as a row (wrapping) above a plot, so it never hides the data.
-void LegendRow(std::span<const LegendEntry> entries);
+// `prefer_short`: the short names whenever they exist (a small pane keeps its plot's height);
+// otherwise only when the full ones would take more than two lines.
+void LegendRow(std::span<const LegendEntry> entries, bool prefer_short = false);
 
 std::vector<double> nice_ticks(double lo, double hi, int target);
 std::vector<double> log_ticks(double lo, double hi);

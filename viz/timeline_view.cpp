@@ -167,8 +167,8 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.6f));
   ImGui::NewLine();
 
-  const int lanes = tl.lanes();
-  if (lanes == 0) {
+  const int all_lanes = tl.lanes();
+  if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;
   }
@@ -189,7 +189,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   }
   double end = v.follow ? latest_ms : v.end_ms;
   // The rank labels' column is as wide as the widest of them; bars start after it.
-  const float gutter = fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", lanes - 1).c_str()).x,
+  const float gutter = fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x,
               axis_h = fs * 1.5f;
   const ImVec2 plot_min(origin.x + gutter, origin.y + axis_h), plot_max(origin.x + size.x, origin.y + size.y);
   const float width = std::max(plot_max.x - plot_min.x, 1.0f);
@@ -217,6 +217,10 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     v.window_ms = 0;
   }
   const double begin = end - window;
+  // The ranks of the current set, and ranks that are gone while their spans are in view.
+  const int lanes = std::max(std::min(model.world_size(), all_lanes),
+                             tl.lanes_in(static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6)));
+  if (lanes == 0) return;
   auto x_of = [&](double ms) { return plot_min.x + static_cast<float>((ms - begin) / window) * width; };
 
   ImDrawList* dl = ImGui::GetWindowDrawList();

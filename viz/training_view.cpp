@@ -121,8 +121,8 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
     }
   if (!live.epoch_mse.empty()) {
-    add(live, live.mse_curve, pal.mse, 4.0f, true, trf("MSE, whole dataset{}", live.label.empty() ? "" : " · " + live.label),
-        tr("MSE"));
+    // The live run's settings are in the menu bar (and its world changes are the markers).
+    add(live, live.mse_curve, pal.mse, 4.0f, true, tr("MSE, whole dataset"), tr("MSE"));
   }
 
   if (!extent.any || curves.empty()) {
@@ -136,7 +136,8 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   }
   // The legend goes above the plot whenever the plot keeps some height under it; only in a
   // very small pane does it move into the hover read-out, which names every series anyway.
-  if (ImGui::GetContentRegionAvail().y > ImGui::GetFontSize() * 9) LegendRow(legend);
+  const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
+  if (room > fs * 9) LegendRow(legend, room < fs * 16);
   const ImVec2 size = ImGui::GetContentRegionAvail();
   const bool by_epoch = v.by_epoch;
   const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;

@@ -194,4 +194,13 @@ size_t TimelineModel::first_visible(const Lane& lane, int64_t t0) {
   return static_cast<size_t>(it - lane.spans.begin());
 }
 
+int TimelineModel::lanes_in(int64_t t0, int64_t t1) const {
+  for (int rank = lanes(); rank-- > 0;) {
+    bool seen = false;
+    for_each_visible(rank, t0, t1, [&](const TimelineSpan&) { seen = true; });
+    if (seen) return rank + 1;
+  }
+  return 0;
+}
+
 }  // namespace ringlab::replay

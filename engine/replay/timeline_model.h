@@ -44,6 +44,9 @@ class TimelineModel {
   void clear();
 
   int lanes() const { return static_cast<int>(lanes_.size()); }
+  // Lanes a window [t0, t1] (relative ns) needs: up to the highest rank with a span in it. After
+  // the world shrinks, the ranks that are gone keep their rows only while their spans are in view.
+  int lanes_in(int64_t t0, int64_t t1) const;
   size_t span_count(int rank) const;
   int64_t origin_ns() const { return origin_ns_; }
   int64_t latest_ns() const { return latest_ns_; }   // latest end (or error, fault), relative

@@ -160,3 +160,14 @@ TEST_CASE("timeline memory is bounded per lane") {
   });
   CHECK(n == 1);
 }
+
+TEST_CASE("after the world shrinks, the ranks that are gone keep their rows only while their spans are in view") {
+  TimelineModel t;
+  for (int rank = 0; rank < 8; ++rank) t.consume(span(EventKind::Forward, rank, 1000, 2000));  // 8 ranks
+  for (int rank = 0; rank < 4; ++rank) t.consume(span(EventKind::Forward, rank, 9000, 10000));  // then 4
+  CHECK(t.lanes() == 8);
+  CHECK(t.lanes_in(0, 3000) == 8);
+  CHECK(t.lanes_in(7000, 11000) == 4);   // relative to the first event, at 1000
+  CHECK(t.lanes_in(0, 11000) == 8);      // a window over both shows both
+  CHECK(t.lanes_in(50000, 60000) == 0);  // nothing in view
+}
