@@ -32,9 +32,6 @@ bool is_progress(EventKind kind) {
   }
 }
 
-// The controller's teardown notice: the rank did not fail, it was stopped because another did.
-bool is_teardown(const std::string& text) { return text.find("(SIGTERM)") != std::string::npos; }
-
 RankCause cause_of_fault(const std::string& fault) {
   if (starts_with(fault, "kill")) return RankCause::Killed;
   if (starts_with(fault, "drop")) return RankCause::Dropped;
@@ -211,8 +208,11 @@ void FailureTracker::consume(const Event& e) {
       if (e.step >= 0) t.step = std::max(t.step, e.step);
       if (cause_of_fault(e.text) != RankCause::None) failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
       break;
+    case EventKind::TornDown:  // the controller took the group down: this rank did not fail
+      t.stopped = true;
+      break;
     case EventKind::Error:
-      if (after_stop(e) || is_teardown(e.text)) {
+      if (after_stop(e)) {
         t.stopped = true;
         break;
       }

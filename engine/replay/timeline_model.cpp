@@ -132,6 +132,7 @@ void TimelineModel::consume(const Event& event) {
       }
       return;
     case EventKind::Error:
+    case EventKind::TornDown:
     case EventKind::Fault:
     case EventKind::FlightRecord:
       // Not a span, but the moment a rank failed: the timeline reaches it, so the collectives

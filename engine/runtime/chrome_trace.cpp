@@ -216,6 +216,7 @@ void ChromeTraceWriter::State::compute(const Event& e) {
     case EventKind::RunBegin: instant(e.rank, "run begin", "run", at, {{"world_size", e.value}}, 'p'); break;
     case EventKind::RunEnd: instant(e.rank, "run end", "run", at, {{"us_per_step", e.value}}, 'p'); break;
     case EventKind::Error: instant(e.rank, "error", "run", at, {{"message", e.text}}, 'p'); break;
+    case EventKind::TornDown: instant(e.rank, "torn down", "run", at, {{"message", e.text}}, 'p'); break;
     case EventKind::Log: instant(e.rank, "log", "run", at, {{"message", e.text}}); break;
     default: break;
   }

@@ -24,6 +24,7 @@ const char* to_string(EventKind kind) {
     case EventKind::Fault: return "fault";
     case EventKind::FinalParameters: return "final_parameters";
     case EventKind::RunStopped: return "run_stopped";
+    case EventKind::TornDown: return "torn_down";
   }
   return "unknown";
 }

@@ -31,8 +31,10 @@ enum class EventKind : uint8_t {
   FinalParameters = 18,  // values = rank 0's parameters at the end (or where it stopped), in pieces
   RunStopped = 19,     // the controller's (rank -1): the run is being ended because someone asked
                        // (text: who, "user" for Stop); what the ranks report after it is teardown
+  TornDown = 20,       // this rank ends because its controller sent it SIGTERM: the group is being
+                       // taken down (another rank failed, or a stop), not a failure of its own
 };
-inline constexpr EventKind kLastEventKind = EventKind::RunStopped;
+inline constexpr EventKind kLastEventKind = EventKind::TornDown;
 
 enum class RingPhase : int8_t { None = -1, ReduceScatter = 0, AllGather = 1 };
 

@@ -46,7 +46,8 @@ void MetricsCsvWriter::emit(Event e) {
       break;
     case EventKind::CollectiveBegin: l.collective_begin_ns[e.collective_id] = event_begin_ns(e); break;
     case EventKind::RunEnd:
-    case EventKind::Error: close_row(e.rank, l); break;
+    case EventKind::Error:
+    case EventKind::TornDown: close_row(e.rank, l); break;
     default:
       if (is_span(e.kind)) add_span(l, e);
       break;

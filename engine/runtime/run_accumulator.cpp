@@ -72,8 +72,9 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::Error:
       errors_.push_back(with_rank(e));
-      if (first_error_.empty() && e.text.find("(SIGTERM)") == std::string::npos) first_error_ = with_rank(e);
+      if (first_error_.empty()) first_error_ = with_rank(e);
       break;
+    case EventKind::TornDown: errors_.push_back(with_rank(e)); break;  // listed, never the first error
     case EventKind::FlightRecord: flight_.push_back(e.text); break;
     case EventKind::Log:
       if (is_restart_marker(e)) restart_from(e);

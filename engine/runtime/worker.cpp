@@ -158,7 +158,7 @@ class ReportOnTerminate {
       if (*armed) {
         try {
           Event e;
-          e.kind = EventKind::Error;
+          e.kind = EventKind::TornDown;
           e.rank = rank;
           e.t_begin_ns = e.t_end_ns = now_ns();
           e.text = "stopped by the controller (SIGTERM)";

@@ -119,7 +119,7 @@ TEST_CASE("every event kind and phase round-trips") {
       check_same(event_codec::decode(encoded(e)), e);
     }
   }
-  CHECK(kinds == static_cast<int>(EventKind::RunStopped) + 1);  // FlightRecord, Fault and RunStopped included
+  CHECK(kinds == static_cast<int>(EventKind::TornDown) + 1);  // FlightRecord, Fault and RunStopped included
   Event past_the_last = full_event();
   auto bytes = encoded(past_the_last);
   bytes[4] = static_cast<uint8_t>(kinds);  // the kind is the body's first byte

@@ -94,7 +94,7 @@ std::vector<Event> killed_rank_two() {
   for (int r : {0, 1, 3}) events.push_back(collective(EventKind::CollectiveBegin, r, 16, 7, 5));
   events.push_back(chunk(0, 17, 7, RingPhase::ReduceScatter, 0));
   events.push_back(text_event(EventKind::Error, 1, 30, "send: gloo: Connection closed by peer"));
-  events.push_back(text_event(EventKind::Error, 0, 31, "stopped by the controller (SIGTERM)"));
+  events.push_back(text_event(EventKind::TornDown, 0, 31, "stopped by the controller (SIGTERM)"));
   events.push_back(flight(0, 32, 7, "allreduce", "started", 1));
   events.push_back(flight(1, 32, 7, "allreduce", "scheduled", -1));
   events.push_back(flight(3, 33, 7, "allreduce", "started", 0));
