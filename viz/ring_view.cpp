@@ -495,7 +495,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
       const float line_w = max.x - min.x - 2 * fs;
       dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, next.c_str(), nullptr, line_w);
       float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
-      if (line_w - next_w < line_w * 0.4f) {  // too little room beside it: the explanation goes below
+      if (line_w - next_w < line_w * 0.55f) {  // too little room beside it: the explanation goes below
         y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, next.c_str()).y;
         next_w = 0;
         if (!why.empty()) why.erase(0, 1);
