@@ -12,6 +12,7 @@
 
 #include "engine/core/error.h"
 #include "viz/failure_lab_view.h"
+#include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -131,9 +132,15 @@ void draw_buttons(AppState& state) {
   const char* pause = state.run.phase == RunPhase::Paused ? "Resume" : "‖ Pause";
   const ButtonGrid grid = FitButtons({tr("▶ Start"), tr(pause), tr("■ Stop"), tr("Reset")}, 2);
   const ImVec2 size(grid.width, 0);
-  ImGui::BeginDisabled(live);
+  // A value the job refused stays in its field, red: Start waits until it is fixed, rather than
+  // train with the last valid value the field no longer shows.
+  const bool refused = std::any_of(state.field_edits.begin(), state.field_edits.end(),
+                                   [](const auto& f) { return f.second.refused; });
+  ImGui::BeginDisabled(live || refused);
   if (ImGui::Button(label("▶ Start", "start").c_str(), size)) RequestStart(state);
   ImGui::EndDisabled();
+  if (refused && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr("A field below holds a value the job refused: fix it (its range is under it) to start."));
   grid.place(1);
   ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");
   if (ImGui::Button(label(pause, "pause").c_str(), size)) state.requests.pause_toggle = true;
@@ -167,16 +174,16 @@ void draw_status(const replay::RunModel& model, AppState& state) {
     ImGui::TextWrapped("%s", line.c_str());
     if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
   }
-  // A failure's full report is in the failure lab's window; here only its first line.
+  // A failure's full report is in the failure lab's pane; here its headline, the same words
+  // (the same rank) the report and the ring give, or the controller's first line without one.
   const bool failed = state.run.phase == RunPhase::Failed;
   if (!state.run.message.empty()) {
     const std::string& m = state.run.message;
+    const std::string line = !failed ? m : model.failure().failed ? FailureHeadline(model.failure()) : m.substr(0, m.find('\n'));
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(failed ? p.bad : p.text_dim), "%s",
-                       failed ? m.substr(0, m.find('\n')).c_str() : m.c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(failed ? p.bad : p.text_dim), "%s", line.c_str());
     ImGui::PopTextWrapPos();
-    if (failed && m.find('\n') != std::string::npos &&
-        ImGui::SmallButton(label("Show the report", "show_report").c_str()))
+    if (failed && !state.lab.report_open && ImGui::SmallButton(label("Show the report", "show_report").c_str()))
       state.lab.report_open = true;
   }
   if (state.run.events_lost > 0) {

@@ -232,7 +232,8 @@ void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
   replay::apply_lab(s, state.scenario.job.timeout_s, state.job);
   if (!open) return;
   const bool live = running(state);
-  if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
+  if (s.fault != LabFault::None &&
+      ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
                     ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
     RequestStart(state, live);
     state.lab.report_open = true;

@@ -213,7 +213,7 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     for (const char* line : {"1. Press Start (F5): real worker processes train the model, and the ring shows their all-reduces.",
                              "2. Choose Step-through (gated), Start, then Next (Right arrow): the workers take one ring step per press.",
                              "3. While it trains, move World size: the workers stop at a step boundary and go on with the new count.",
-                             "4. Open the Failure lab, pick a fault, Start with it: see who failed, where every rank was, and why."})
+                             "4. Open the Failure lab (at the bottom of the left panel), pick a fault, Start with it: see who failed, where every rank was, and why."})
       ImGui::TextUnformatted(tr(line));
     ImGui::Separator();
     ImGui::PushFont(fonts().bold);
@@ -236,7 +236,7 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
                              ? model.current_generation()->job
                              : state.job;
   const std::string status = trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}",
-                                 job.world_size, job.backend, job.algorithm, job.lr);
+                                 job.world_size, job.backend, job.algorithm, fmt::format("{:.3g}", job.lr));
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
   ImGui::EndMenuBar();

@@ -39,8 +39,15 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
+// As many decimals as the spacing needs: ticks 2.5 apart read 2.5, 5.0, 7.5, never 2, 5, 8.
 std::string format_tick(double v, double step) {
-  const int decimals = step > 0 ? std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6) : 2;
+  if (step <= 0) return fmt::format("{:.2f}", v);
+  int decimals = std::clamp(static_cast<int>(-std::floor(std::log10(step) + 1e-9)), 0, 6);
+  while (decimals < 6) {
+    const double scaled = step * std::pow(10.0, decimals);
+    if (std::fabs(scaled - std::round(scaled)) < 1e-6 * std::max(1.0, scaled)) break;
+    ++decimals;
+  }
   return fmt::format("{:.{}f}", v, decimals);
 }
 

@@ -503,9 +503,11 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
       dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, line_w - next_w);
       y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
     }
-    if (state.step.mode == RingMode::Gated && !frame.done && state.step.position >= frame.total_steps &&
-        state.run.phase == RunPhase::Running) {
-      const char* gate = tr("The workers are waiting at the gate: press Next");
+    if (state.step.mode == RingMode::Gated && !frame.done && state.run.phase == RunPhase::Running) {
+      // Either the screen is where the workers are, or it went back over what they did.
+      const std::string behind = trf("The workers are at step {}: Next catches up, then lets them take the next", frame.total_steps);
+      const char* gate = state.step.position >= frame.total_steps ? tr("The workers are waiting at the gate: press Next")
+                                                                  : behind.c_str();
       const float wrap = max.x - min.x - 2 * fs;
       dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, gate, nullptr, wrap);
       y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, wrap, gate).y + fs * 0.3f;
@@ -537,7 +539,10 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
 
   dl->PushClipRect(min, max, true);
   draw_links(dl, g, n, rec ? &frame : nullptr, !compact, ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y));
-  if (rec && !failure.failed) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
+  // Packets only while the view moves on to the next step: one held back by Previous shows the
+  // chunks where they are, not sends frozen half-way.
+  const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
+  if (rec && !failure.failed && moving) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));

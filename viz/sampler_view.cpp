@@ -74,7 +74,9 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::Samp
     at.y += fs * 1.25f;
   }
   if (shown < grid.world_size)
-    dl->AddText(at, p.text_dim, trf("+ {} more ranks: enlarge the pane", grid.world_size - shown).c_str());
+    dl->AddText(at, p.text_dim,
+                (shown == 0 ? std::string(tr("each rank's indices in order: enlarge the pane"))
+                            : trf("the order of {} more ranks: enlarge the pane", grid.world_size - shown)).c_str());
 }
 
 }  // namespace

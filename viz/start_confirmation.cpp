@@ -19,6 +19,8 @@ constexpr const char* kDialog = "###start_confirmation";
 }  // namespace
 
 void RequestStart(AppState& state, bool restart) {
+  for (const auto& [id, edit] : state.field_edits)
+    if (edit.refused) return;
   const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});
   if (f.total_bytes < kAskAboveBytes) {
     state.requests.start = true;

@@ -94,6 +94,7 @@ void RunModel::note_run_begin(const Event& event, int generation) {
     }
     generations_.push_back(std::move(g));
     run_ended_ = false;
+    us_per_step_ = 0.0;  // the set before this one's speed says nothing about this one's
     if (!label_set_ && generations_.size() == 1 && generations_.back().has_job)
       loss_.set_label(generations_.back().job.describe());
   }
@@ -144,7 +145,8 @@ void RunModel::consume(const Event& event) {
       break;
     case EventKind::RunEnd: {
       rank.ended = true;
-      if (event.rank == 0) us_per_step_ = event.value;
+      // (a set of workers ended by a live change reports after the new set began: not its speed)
+      if (event.rank == 0 && !generations_.empty() && generation == generations_.back().index) us_per_step_ = event.value;
       const int world = world_size();
       bool all = world > 0;
       for (int r = 0; r < world && r < static_cast<int>(ranks_.size()); ++r)

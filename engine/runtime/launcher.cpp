@@ -41,11 +41,23 @@ ErrorContext start_context(int rank) { return ErrorContext{rank, "launcher.start
 
 // ---- What to run -------------------------------------------------------------------------
 
-std::string self_executable() {
+// The workers run this very program. When its file was replaced while it runs (a rebuild, an
+// upgrade), the path names a deleted file: a forked worker then execs "/proc/self/exe", which is
+// still the running program's own file, so controller and workers stay the same version. mpirun
+// cannot (in its children that link is mpirun's own), so it is told the path and says it is gone.
+std::string self_executable(bool forked_workers) {
   char path[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
   if (n <= 0) throw Error(start_context(-1), std::string("readlink /proc/self/exe: ") + std::strerror(errno));
-  return std::string(path, static_cast<size_t>(n));
+  const std::string self(path, static_cast<size_t>(n));
+  const std::string deleted = " (deleted)";
+  const bool gone = self.size() > deleted.size() && self.compare(self.size() - deleted.size(), deleted.size(), deleted) == 0;
+  if (gone && forked_workers) return "/proc/self/exe";
+  if (gone)
+    throw Error(start_context(-1), fmt::format("this program's file {} was replaced while it runs; mpirun cannot start "
+                                               "the old one: start ringlab again",
+                                               self.substr(0, self.size() - deleted.size())));
+  return self;
 }
 
 bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
@@ -480,7 +492,7 @@ void Launcher::start() {
   }
   LaunchSpec& spec = impl_->spec;
   validate(spec);
-  if (spec.executable.empty()) spec.executable = self_executable();
+  if (spec.executable.empty()) spec.executable = self_executable(!spec.use_mpirun);
   if (spec.master_port == 0) spec.master_port = pick_free_port(spec.master_addr);
 
   std::promise<void> spawned;
