@@ -264,10 +264,14 @@ void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, flo
   }
 }
 
-// A note in a pill under (or, for the lower half of the ring, over) a rank's card: towards the
-// ring's centre, where nothing else is drawn. Kept inside the pane.
-void draw_card_note(ImDrawList* dl, const Geometry& g, int rank, int n, ImVec2 pane_min, ImVec2 pane_max,
-                    const std::string& text, ImFont* font, uint32_t fill, uint32_t border, uint32_t ink) {
+struct CardNote {
+  ImVec2 a, b;   // the pill
+  float wrap;    // the text's wrap width
+};
+
+// A note in a pill under (or, for the lower half of the ring, over) a rank's card, kept inside the pane.
+CardNote place_card_note(const Geometry& g, int rank, int n, ImVec2 pane_min, ImVec2 pane_max, const std::string& text,
+                         ImFont* font) {
   const float fs = ImGui::GetFontSize();
   const ImVec2 c = on_ring(g, angle_of(rank, n));
   // No wider than the card and a little: notes of neighbouring cards must not run into each other.
@@ -277,31 +281,53 @@ void draw_card_note(ImDrawList* dl, const Geometry& g, int rank, int n, ImVec2 p
   const bool above = c.y > g.center.y + 1.0f;
   const float y = above ? c.y - g.card.y / 2 - h - fs * 0.25f : c.y + g.card.y / 2 + fs * 0.25f;
   const float x = std::clamp(c.x - ts.x / 2 - pad, pane_min.x + 2, std::max(pane_min.x + 2, pane_max.x - ts.x - 2 * pad - 2));
-  dl->AddRectFilled(ImVec2(x, y), ImVec2(x + ts.x + 2 * pad, y + h), fill, h / 2);
-  dl->AddRect(ImVec2(x, y), ImVec2(x + ts.x + 2 * pad, y + h), border, h / 2, 0, 2.0f);
-  dl->AddText(font, fs, ImVec2(x + pad, y + pad / 2), ink, text.c_str(), nullptr, wrap);
+  return {ImVec2(x, y), ImVec2(x + ts.x + 2 * pad, y + h), wrap};
+}
+
+void draw_card_note(ImDrawList* dl, const CardNote& note, const std::string& text, ImFont* font, uint32_t fill,
+                    uint32_t border, uint32_t ink) {
+  const float fs = ImGui::GetFontSize(), pad = fs * 0.35f, h = note.b.y - note.a.y;
+  dl->AddRectFilled(note.a, note.b, fill, std::min(h / 2, fs));
+  dl->AddRect(note.a, note.b, border, std::min(h / 2, fs), 0, 2.0f);
+  dl->AddText(font, fs, ImVec2(note.a.x + pad, note.a.y + pad / 2), ink, text.c_str(), nullptr, note.wrap);
+}
+
+bool overlaps(const CardNote& x, const CardNote& y) {
+  return x.a.x < y.b.x && x.b.x > y.a.x && x.a.y < y.b.y && x.b.y > y.a.y;
 }
 
 // The failure lab's highlight: the rank that broke the run in the warning colour with what
-// happened to it; the ranks it left waiting get a quieter note of where they wait.
+// happened to it; the ranks it left waiting get a quieter note of where they wait, where it does
+// not run into another note (the failure lab's table has every rank's).
 void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const replay::FailureDiagnosis& f, ImVec2 pane_min,
                         ImVec2 pane_max, bool compact) {
   const Palette& p = palette();
+  std::vector<std::pair<CardNote, std::string>> culprit_notes;
+  std::vector<CardNote> placed;
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
-    const replay::RankDiagnosis& d = f.ranks[r];
+    if (!f.is_culprit(r)) continue;
     const ImVec2 c = on_ring(g, angle_of(r, n));
     const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
-    if (f.is_culprit(r)) {
-      dl->AddRectFilled(a, b, with_alpha(p.bad, 0.22f), 8);
-      dl->AddRect(ImVec2(a.x - 4, a.y - 4), ImVec2(b.x + 4, b.y + 4), p.bad, 10, 0, 5.0f);
-      draw_card_note(dl, g, r, n, pane_min, pane_max, trf("rank {}: {}", r, RankFailureLabel(d, f)), fonts().bold, p.bad,
-                     p.bad, 0xFFFFFFFF);
-    } else if (d.cause == replay::RankCause::Waiting && !compact && n <= 8) {
-      dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
-      draw_card_note(dl, g, r, n, pane_min, pane_max, RankFailureLabel(d, f), fonts().regular, with_alpha(p.canvas, 0.92f),
-                     p.reduced, p.text);
-    }
+    dl->AddRectFilled(a, b, with_alpha(p.bad, 0.22f), 8);
+    dl->AddRect(ImVec2(a.x - 4, a.y - 4), ImVec2(b.x + 4, b.y + 4), p.bad, 10, 0, 5.0f);
+    std::string text = trf("rank {}: {}", r, RankFailureLabel(f.ranks[r], f));
+    const CardNote note = place_card_note(g, r, n, pane_min, pane_max, text, fonts().bold);
+    placed.push_back(note);
+    culprit_notes.emplace_back(note, std::move(text));
   }
+  for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
+    const replay::RankDiagnosis& d = f.ranks[r];
+    if (f.is_culprit(r) || d.cause != replay::RankCause::Waiting || compact || n > 8) continue;
+    const ImVec2 c = on_ring(g, angle_of(r, n));
+    const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
+    dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
+    const std::string text = RankFailureLabel(d, f);
+    const CardNote note = place_card_note(g, r, n, pane_min, pane_max, text, fonts().regular);
+    if (std::any_of(placed.begin(), placed.end(), [&](const CardNote& o) { return overlaps(o, note); })) continue;
+    placed.push_back(note);
+    draw_card_note(dl, note, text, fonts().regular, with_alpha(p.canvas, 0.92f), p.reduced, p.text);
+  }
+  for (const auto& [note, text] : culprit_notes) draw_card_note(dl, note, text, fonts().bold, p.bad, p.bad, 0xFFFFFFFF);
 }
 
 // What the screen shows now; the step that moves next is said separately (next_step_of).

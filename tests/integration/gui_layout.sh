@@ -23,6 +23,8 @@ fail=0
 
 printf '{"title": "failure lab: kill", "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["kill:1@5"], "timeout_s": 6}}' \
   > "$WORK/kill.json"
+printf '{"title": "failure lab: skip", "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["skip:2@5"], "timeout_s": 300}}' \
+  > "$WORK/skip.json"
 
 # audit NAME SIZE LANG SCALE STATE: one headless run, its audit checked.
 audit() {
@@ -31,6 +33,7 @@ audit() {
     finished) extra=(--frames 60 --wait-run) ;;
     gated) extra=(--scenario step-through-four-ranks --gated --ring-step 2 --frames 60 --wait-run) ;;
     failed) extra=(--scenario "$WORK/kill.json" --frames 60 --wait-run) ;;
+    skipped) extra=(--scenario "$WORK/skip.json" --frames 60 --wait-run) ;;
   esac
   headless "${size}x24" "$WORK/$name.out" "$RINGLAB" gui --width "${size%x*}" --height "${size#*x}" --lang "$lang" \
     --ui-scale "$scale" "${extra[@]}" --screenshot "$ART/$name.png" --layout-audit "$WORK/$name.json"
@@ -66,6 +69,8 @@ for scale in 1.5 2; do
     for state in gated failed; do audit "1280x720-${lang}-${scale}-${state}" 1280x720 $lang $scale $state; done
   done
 done
+# A skipped all-reduce names the culprit with a long note over its card, in both languages.
+for lang in en id; do audit "1280x720-${lang}-1-skipped" 1280x720 $lang 1 skipped; done
 # Asked for more than the window holds, the text grows only as far as the layout still fits.
 audit "1280x720-en-4-gated" 1280x720 en 4 gated
 audit "1920x1080-id-4-failed" 1920x1080 id 4 failed
