@@ -113,8 +113,10 @@ void LogLogPlot::marker(double x, uint32_t color, const std::string& text) const
   dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, fs * 0.35f);
   if (text.empty()) return;
   const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-  // Right of the line, or left of it when the label would leave the plot.
+  // Right of the line, or left of it when the label would leave the plot; not at all when it
+  // fits on neither side (the hover read-out and the legend say it).
   const float x0 = px + fs * 0.3f + ts.x <= max_.x - fs * 0.2f ? px + fs * 0.3f : px - fs * 0.3f - ts.x;
+  if (x0 < min_.x + fs * 0.2f) return;
   dl_->AddRectFilled(ImVec2(x0 - 3, min_.y + 3), ImVec2(x0 + ts.x + 3, min_.y + 5 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
   dl_->AddText(ImVec2(x0, min_.y + 4), color, text.c_str());
 }

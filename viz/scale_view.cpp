@@ -328,12 +328,15 @@ void draw_step_bar(const sim::StepBar& s, const ScaleViewState& v) {
                                      algorithm_name(sim::all_algorithms()[v.step_algorithm]));
   const std::string eff = trf("scaling efficiency {:.1f}%", s.efficiency * 100);
   ImGui::PushFont(fonts().bold);
+  ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(head.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
   const float head_end = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetFontSize();
   ImGui::PushFont(fonts().big);
   const float eff_w = ImGui::CalcTextSize(eff.c_str()).x;
-  ImGui::SameLine(std::max(head_end, ImGui::GetContentRegionMax().x - eff_w));
+  // At the right end of the heading's line, or on a line of its own when they do not both fit.
+  if (head_end + eff_w <= ImGui::GetContentRegionMax().x) ImGui::SameLine(ImGui::GetContentRegionMax().x - eff_w);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(efficiency_color(s.efficiency)), "%s", eff.c_str());
   ImGui::PopFont();
   if (ImGui::IsItemHovered())
@@ -345,7 +348,7 @@ void draw_step_bar(const sim::StepBar& s, const ScaleViewState& v) {
                         : trf("compute {} · all-reduce {} in {} buckets: {} hidden under backward, {} exposed · step {}",
                               time_text(s.compute_s), time_text(s.comm_s), s.buckets.size(), time_text(s.hidden_comm_s),
                               time_text(s.exposed_comm_s), time_text(s.step_s));
-  ImGui::TextUnformatted(numbers.c_str());
+  ImGui::TextWrapped("%s", numbers.c_str());
 }
 
 // Each measured size against the chosen link's ring model: "1.3 KiB: 4.8 ms, model 0.31 ms (15×)".

@@ -34,6 +34,7 @@ audit() {
     gated) extra=(--scenario step-through-four-ranks --gated --ring-step 2 --frames 60 --wait-run) ;;
     failed) extra=(--scenario "$WORK/kill.json" --frames 60 --wait-run) ;;
     skipped) extra=(--scenario "$WORK/skip.json" --frames 60 --wait-run) ;;
+    scale) extra=(--focus scale --frames 60 --wait-run) ;;
   esac
   headless "${size}x24" "$WORK/$name.out" "$RINGLAB" gui --width "${size%x*}" --height "${size#*x}" --lang "$lang" \
     --ui-scale "$scale" "${extra[@]}" --screenshot "$ART/$name.png" --layout-audit "$WORK/$name.json"
@@ -71,6 +72,9 @@ for scale in 1.5 2; do
 done
 # A skipped all-reduce names the culprit with a long note over its card, in both languages.
 for lang in en id; do audit "1280x720-${lang}-1-skipped" 1280x720 $lang 1 skipped; done
+# The Scale view's plots, step bar and long numbers line.
+audit "1920x1080-id-1-scale" 1920x1080 id 1 scale
+audit "1280x720-en-2-scale" 1280x720 en 2 scale
 # Asked for more than the window holds, the text grows only as far as the layout still fits.
 audit "1280x720-en-4-gated" 1280x720 en 4 gated
 audit "1920x1080-id-4-failed" 1920x1080 id 4 failed
