@@ -134,8 +134,7 @@ void draw_buttons(AppState& state) {
   const ImVec2 size(grid.width, 0);
   // A value the job refused stays in its field, red: Start waits until it is fixed, rather than
   // train with the last valid value the field no longer shows.
-  const bool refused = std::any_of(state.field_edits.begin(), state.field_edits.end(),
-                                   [](const auto& f) { return f.second.refused; });
+  const bool refused = HasRefusedField(state);
   ImGui::BeginDisabled(live || refused);
   if (ImGui::Button(label("▶ Start", "start").c_str(), size)) RequestStart(state);
   ImGui::EndDisabled();

@@ -544,11 +544,12 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   for (const char* line : {"colours: ranks summed in", "fully reduced"})
     legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
   const float text_w = size.x - 2 * fs, beside_w = text_w - legend_w - fs * 2;
-  const float footer_one_line = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
-  const bool legend = n > 1 && !compact && (!rec || draw_footer(nullptr, {}, beside_w, frame, *rec, compact) <= footer_one_line);
+  const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
+  const float beside_h = rec && n > 1 && !compact ? draw_footer(nullptr, {}, beside_w, frame, *rec, compact) : 0;
+  const bool legend = n > 1 && !compact && beside_h <= one_line_h;
   const float footer_w = legend ? beside_w : text_w;
-  const float footer = std::max(rec ? draw_footer(nullptr, {}, footer_w, frame, *rec, compact) + fs * 0.6f : fs,
-                                legend ? fs * 3.0f : 0.0f);
+  const float footer_h = legend ? beside_h : rec ? draw_footer(nullptr, {}, text_w, frame, *rec, compact) : 0;
+  const float footer = std::max(rec ? footer_h + fs * 0.6f : fs, legend ? fs * 3.0f : 0.0f);
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer);
   Geometry g = layout(ring_min, ring_max, n, values_rows, compact);
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.

@@ -3,6 +3,8 @@
 // A run that cannot fit at all is not asked about: Start is refused with the same message.
 #include <imgui.h>
 
+#include <algorithm>
+
 #include "engine/runtime/run_limits.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -18,9 +20,12 @@ constexpr const char* kDialog = "###start_confirmation";
 
 }  // namespace
 
+bool HasRefusedField(const AppState& state) {
+  return std::any_of(state.field_edits.begin(), state.field_edits.end(), [](const auto& f) { return f.second.refused; });
+}
+
 void RequestStart(AppState& state, bool restart) {
-  for (const auto& [id, edit] : state.field_edits)
-    if (edit.refused) return;
+  if (HasRefusedField(state)) return;
   const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});
   if (f.total_bytes < kAskAboveBytes) {
     state.requests.start = true;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 #include <fmt/core.h>
 
 #include "viz/fault_explanations.h"
@@ -97,26 +98,32 @@ void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, flo
   bar_label(dl, x0, x1, y0, y1, left, limit, p.text, tr("waiting"));
 }
 
-// Where the failure lab's note at a lane's right end begins (the lane's end when it has none):
-// labels of the bars under it stop there.
-float failure_note_left(const replay::FailureDiagnosis& f, int rank, float lane_right) {
+// The failure lab's note at a lane's right end: its words, font and size (no text: no note).
+// Measured once per lane and frame: the bar labels under it stop where it begins.
+struct LaneNote {
+  std::string text;
+  ImFont* font = nullptr;
+  ImVec2 size;
+  float left(float lane_right) const {
+    return text.empty() ? lane_right : lane_right - size.x - ImGui::GetFontSize() * 0.6f - 4;
+  }
+};
+
+LaneNote lane_note(const replay::FailureDiagnosis& f, int rank) {
   const replay::RankDiagnosis* d = f.failed ? f.rank(rank) : nullptr;
-  if (!d) return lane_right;  // (a lane too thin for its note has no note either: then the bar labels are gone too)
-  const std::string text = RankFailureLabel(*d, f);
-  if (text.empty()) return lane_right;
-  const float fs = ImGui::GetFontSize();
-  ImFont* font = f.is_culprit(rank) ? fonts().bold : fonts().regular;
-  return lane_right - font->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str()).x - fs * 0.6f - 4;
+  if (!d) return {};
+  LaneNote note{RankFailureLabel(*d, f), f.is_culprit(rank) ? fonts().bold : fonts().regular, {}};
+  if (!note.text.empty()) note.size = note.font->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, note.text.c_str());
+  return note;
 }
 
 // The failure lab's marks on a failed run: the rank that broke it gets a red band from its last
 // progress on; every rank with something to say gets it written at the lane's right end.
-void draw_failure_lane(ImDrawList* dl, const replay::FailureDiagnosis& f, int rank, float x_last, ImVec2 lane_min,
-                       ImVec2 lane_max) {
+void draw_failure_lane(ImDrawList* dl, const replay::FailureDiagnosis& f, int rank, const LaneNote& note, float x_last,
+                       ImVec2 lane_min, ImVec2 lane_max) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
-  const replay::RankDiagnosis* d = f.rank(rank);
-  if (!d) return;
+  if (!f.rank(rank)) return;
   const bool culprit = f.is_culprit(rank);
   if (culprit) {
     const ImVec2 a(std::max(x_last, lane_min.x), lane_min.y + 1), b(lane_max.x, lane_max.y - 1);
@@ -124,14 +131,12 @@ void draw_failure_lane(ImDrawList* dl, const replay::FailureDiagnosis& f, int ra
     hatch(dl, a, b, with_alpha(p.bad, 0.55f), fs * 0.6f);
     dl->AddLine(ImVec2(a.x, a.y), ImVec2(a.x, b.y), p.bad, 3.0f);
   }
-  const std::string text = RankFailureLabel(*d, f);
-  if (text.empty()) return;
-  ImFont* font = culprit ? fonts().bold : fonts().regular;
-  const ImVec2 ts = font->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str());
-  if (ts.y > lane_max.y - lane_min.y) return;  // lanes thinner than a line: the failure lab's table says it
+  const ImVec2 ts = note.size;
+  // Lanes thinner than a line get no note (the failure lab's table says it), and so no bar labels cut short by it.
+  if (note.text.empty() || ts.y > lane_max.y - lane_min.y) return;
   const ImVec2 at(std::max(lane_min.x + 2, lane_max.x - ts.x - fs * 0.6f), lane_min.y + (lane_max.y - lane_min.y - ts.y) / 2);
   dl->AddRectFilled(ImVec2(at.x - 4, at.y - 1), ImVec2(at.x + ts.x + 4, at.y + ts.y + 1), with_alpha(p.canvas, 0.9f), 4);
-  dl->AddText(font, fs, at, culprit ? p.bad : p.text, text.c_str());
+  dl->AddText(note.font, fs, at, culprit ? p.bad : p.text, note.text.c_str());
 }
 
 void legend_item(const char* text, uint32_t color) {
@@ -247,10 +252,13 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     DrawRankLabel(dl, ImVec2(origin.x + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
                   trf("rank {}", rank));
   const replay::FailureDiagnosis& failure = model.failure();
+  std::vector<LaneNote> notes(static_cast<size_t>(lanes));
+  if (failure.failed)
+    for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
   dl->PushClipRect(plot_min, plot_max, true);
   for (int rank = 0; rank < lanes; ++rank) {
     const float top = plot_min.y + rank * lane_h;
-    const float label_limit = failure_note_left(failure, rank, plot_max.x);
+    const float label_limit = notes[rank].left(plot_max.x);
     dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
     float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
     tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
@@ -315,14 +323,15 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   for (int rank = 0; rank < lanes; ++rank) {
     const float top = plot_min.y + rank * lane_h;
     const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
-    const float label_limit = failure_note_left(failure, rank, plot_max.x);
+    const float label_limit = notes[rank].left(plot_max.x);
     tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
       draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f, plot_min.x, label_limit);
     });
     if (failure.failed) {
       const replay::RankDiagnosis* d = failure.rank(rank);
       const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : begin;
-      draw_failure_lane(dl, failure, rank, x_of(last_ms), ImVec2(plot_min.x, top), ImVec2(plot_max.x, top + lane_h - 1));
+      draw_failure_lane(dl, failure, rank, notes[rank], x_of(last_ms), ImVec2(plot_min.x, top),
+                        ImVec2(plot_max.x, top + lane_h - 1));
     }
   }
   dl->PopClipRect();

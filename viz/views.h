@@ -26,6 +26,7 @@ void DrawAboutWindow(AppState& state);
 // Start (the button, F5, the failure lab's): a run that needs much memory is asked about first,
 // with the estimate, in a dialog of its own (start_confirmation.cpp).
 // Nothing starts while a field holds a refused value (the Start button is disabled and says why).
+bool HasRefusedField(const AppState& state);
 void RequestStart(AppState& state, bool restart = false);
 void DrawStartConfirmation(AppState& state);
 

@@ -195,11 +195,15 @@ size_t TimelineModel::first_visible(const Lane& lane, int64_t t0) {
   return static_cast<size_t>(it - lane.spans.begin());
 }
 
+// Called every frame: stops at the first span in view (a binary search, then a few steps),
+// instead of visiting every span of the window.
 int TimelineModel::lanes_in(int64_t t0, int64_t t1) const {
+  const auto in_view = [&](const TimelineSpan& s) { return s.t_end_ns >= t0 && s.t_begin_ns <= t1; };
   for (int rank = lanes(); rank-- > 0;) {
-    bool seen = false;
-    for_each_visible(rank, t0, t1, [&](const TimelineSpan&) { seen = true; });
-    if (seen) return rank + 1;
+    const Lane& lane = lanes_[rank];
+    for (size_t i = first_visible(lane, t0); i < lane.spans.size() && lane.spans[i].t_begin_ns <= t1; ++i)
+      if (lane.spans[i].t_end_ns >= t0) return rank + 1;
+    if (std::any_of(lane.long_spans.begin(), lane.long_spans.end(), in_view)) return rank + 1;
   }
   return 0;
 }
