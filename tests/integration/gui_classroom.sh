@@ -6,7 +6,8 @@
 #     step 2 of 6 in words and chunks, and the workers took exactly 3 steps.
 #  2. The same with a presenter's clicker (PageDown / PageUp).
 #  3. Stop: F5 starts a 4-rank run, Shift+F5 stops it: "stopped", and no failure is shown.
-#  4. Inputs: -5 typed into Samples is refused with its range under the field; the job keeps 256.
+#  4. Inputs: -5 typed into Samples is refused with its range under the field; the job keeps 256,
+#     and F5 starts nothing until the field is fixed.
 #  5. Memory: 10,000,000 samples typed, then F5: the app asks first, with the estimate, and starts
 #     nothing until the answer.
 set -uo pipefail
@@ -140,8 +141,8 @@ assert not s["refused_fields"], s["refused_fields"]
 PY
 fi
 # The Samples field of four-ranks-gloo at 1280x720 (its place in classroom-samples.png).
-if drive samples four-ranks-gloo click:160:401 ctrl+a type:-5 Return pause; then
-  python3 - "$WORK/samples.json" << 'PY' && ok "Samples -5: refused with its range on screen (classroom-samples.png)" || bad "Samples -5"
+if drive samples four-ranks-gloo click:160:401 ctrl+a type:-5 Return pause F5 pause; then
+  python3 - "$WORK/samples.json" << 'PY' && ok "Samples -5: refused with its range on screen, and F5 starts nothing (classroom-samples.png)" || bad "Samples -5"
 import json, sys
 s = json.load(open(sys.argv[1]))
 refused = s["refused_fields"]
