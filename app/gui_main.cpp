@@ -245,7 +245,7 @@ int run_gui(const GuiOptions& options) {
   int exit_code = 0;
   {
     RunSession session(state);
-    if (headless) session.start();
+    if (headless && !options.about) session.start();  // About is read over an idle window
     // --wait-run gives up when nothing arrives for longer than the workers' own timeout.
     const int64_t patience_ns = static_cast<int64_t>((state.job.timeout_s + 30) * 1e9);
     int64_t last_progress_ns = now_ns();

@@ -92,7 +92,9 @@ void RunSession::launch(const JobConfig& job) {
     require_backend(job.backend);
     ControllerOptions options;
     options.job = job;
-    plain_workers_ = replay::breaks_collective_order(job);
+    // A rank out of data without Join would meet the others' step vote, not their next
+    // all-reduce as in PyTorch: such runs go without votes, as `ringlab run` starts them.
+    plain_workers_ = !stop_votes_fit(job);
     options.interactive = !plain_workers_;
     options.gated = state_.gated;
     options.max_restarts = state_.lab.settings.max_restarts;
@@ -225,7 +227,8 @@ void RunSession::apply_requests() {
   if (plain_workers_ && !run_over() && (r.set_gated || r.pause_toggle || r.gate_releases > 0 || r.change_world)) {
     state_.run.message = viz::tr(
         "Pause, step-through and live changes are off for this run: they add a vote between the ranks at every "
-        "step, which the skipped or extra collective would meet first, hiding the mismatch this lesson shows.");
+        "step, which this lesson's fault (a skipped or extra collective, or a rank out of data) would meet first, "
+        "hiding what the lesson shows.");
     r.set_gated = r.pause_toggle = r.change_world = false;
     r.gate_releases = 0;
   }

@@ -49,7 +49,7 @@ class RunSession {
   std::vector<JobConfig> sequence_;  // runs still to make, in order
   bool stopping_ = false;
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
-  bool plain_workers_ = false;  // this run's workers have no gate or stop check (see breaks_collective_order)
+  bool plain_workers_ = false;  // this run's workers have no gate or stop check (see stop_votes_fit)
   double started_at_s_ = 0;
   int64_t last_trim_ns_ = 0;
 };

@@ -65,7 +65,23 @@ void draw_backend_choice(AppState& state) {
   }
 }
 
-// An integer field of the job. Its valid range is in its tooltip; a typed value outside it, or
+// "from 1 to 100,000,000", or "0 or more" when the top is the type's own limit.
+std::string range_text(int64_t lo, int64_t hi) {
+  const auto grouped = [](int64_t v) {
+    std::string digits = std::to_string(v < 0 ? -v : v), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+      if (i && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return (v < 0 ? "-" : "") + out;
+  };
+  if (hi == std::numeric_limits<int64_t>::max()) return trf("{} or more", grouped(lo));
+  return trf("from {} to {}", grouped(lo), grouped(hi));
+}
+
+// An integer field of the job. Its valid range shows under it while it is being edited (and in
+// its tooltip), so it is read before a value is typed, without a second line for every field
+// at 1280x720; a typed value outside it, or
 // one the job refuses (JobConfig::validate, the same check as `ringlab run`'s flags), stays in
 // the field with the reason under it, and the job keeps its last valid value. With
 // `zero_is_default`, 0 on screen is the job's -1 (leave it to PyTorch's default).
@@ -92,9 +108,15 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
       }
     }
   }
+  const bool editing = ImGui::IsItemActive();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
-                                           : (trf("from {} to {}", lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
+                                           : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
+  if (editing && !edit.refused) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", range_text(lo, hi).c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (edit.refused) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", edit.reason.c_str());
@@ -209,6 +231,15 @@ void DrawControlsView(const replay::RunModel& model, AppState& state) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
     ImGui::TextWrapped("%s", state.scenario.description(language_code()).c_str());
     ImGui::PopStyleColor();
+    // The description speaks of the scenario's own world; say so once the class has changed it.
+    const JobConfig& was = state.scenario.job;
+    if (state.job.world_size != was.world_size || state.job.backend != was.backend) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextUnformatted(trf("Changed here: {} ranks on {} (the scenario has {} on {})", state.job.world_size,
+                                 state.job.backend, was.world_size, was.backend)
+                                 .c_str());
+      ImGui::PopTextWrapPos();
+    }
   }
 
   draw_buttons(state);

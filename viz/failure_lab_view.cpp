@@ -213,6 +213,14 @@ replay::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, replay::Failur
   return s;
 }
 
+// Whether the armed fault is the one the shown run ran with (same fault, rank and step).
+bool armed_fault_ran(const replay::RunModel& model, const replay::FailureLabSettings& armed) {
+  const replay::Generation* g = model.current_generation();
+  if (!g || !g->has_job) return false;
+  const replay::FailureLabSettings ran = replay::lab_from_job(g->job);
+  return ran.fault == armed.fault && ran.rank == armed.rank && ran.step == armed.step;
+}
+
 }  // namespace
 
 void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
@@ -272,6 +280,15 @@ void DrawFailureLabPane(const replay::RunModel& model, AppState& state) {
   }
   if (armed || killed_from_app(f)) {
     if (failed || restarted) ImGui::Separator();
+    // A fault chosen after the run ended is the next Start's, not this report's: say which.
+    if ((failed || restarted) && armed && !armed_fault_ran(model, state.lab.settings)) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s",
+                         trf("Armed for the next Start (the report above is the last run's): {}",
+                             LabFaultTitle(state.lab.settings.fault))
+                             .c_str());
+      ImGui::PopTextWrapPos();
+    }
     draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings), state, world);
   }
   if (failed && !state.run.message.empty() &&

@@ -98,6 +98,9 @@ echo "ok   skip:0@5: fingerprint mismatch in ${ms} ms, rank 0 highlighted"
 lab uneven '{"world_size": 4, "backend": "gloo", "epochs": 1, "uneven": ["0:1"], "timeout_s": 3}'
 [ $rc -eq 1 ] || fail "uneven: expected exit 1, got $rc"
 expect uneven "ringlab gui: highlight: rank 0 out-of-data"
+# ... and the others wait for it in their next all-reduce, as in PyTorch (not in a step vote of
+# the app's: such runs go without one).
+expect uneven "ringlab gui: highlight: ranks 1,2,3 waiting"
 # The first error is the 3 s timeout itself, or, when a rank that timed out closes its gloo pair
 # a moment before rank 0's own wait expires, rank 0 seeing that close: both are the timeout.
 grep -qE "Timed out waiting 3000ms|Connection closed by peer" "$WORK/uneven.out" ||
