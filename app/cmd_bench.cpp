@@ -23,10 +23,11 @@
 #include "engine/core/output_file.h"
 #include "engine/dist/allreduce_bench.h"
 #include "engine/dist/backends.h"
-#include "engine/dist/store.h"
-#include "engine/runtime/job_config.h"
-#include "engine/runtime/launcher.h"
-#include "engine/runtime/worker_env.h"
+#include "engine/net/endpoint.h"
+#include "engine/net/store.h"
+#include "engine/job/job_config.h"
+#include "engine/control/launcher.h"
+#include "engine/rank/worker_env.h"
 
 namespace ringlab::app {
 namespace {
@@ -87,27 +88,6 @@ constexpr auto kSweepLimit = std::chrono::hours(1);
 
 std::string row_key(size_t i) { return "bench/row/" + std::to_string(i); }
 
-std::string random_token() {
-  std::random_device device;
-  std::string hex;
-  for (int i = 0; i < 16; ++i) hex += fmt::format("{:02x}", device() & 0xff);
-  return hex;
-}
-
-std::pair<std::string, uint16_t> split_host_port(const std::string& text) {
-  const size_t colon = text.rfind(':');
-  const auto bad = [&] { return InputError("--worker-of: expected HOST:PORT, got '" + text + "'"); };
-  if (colon == std::string::npos || colon == 0) throw bad();
-  int port = 0;
-  try {
-    port = std::stoi(text.substr(colon + 1));
-  } catch (const std::exception&) {
-    throw bad();
-  }
-  if (port <= 0 || port > 65535) throw bad();
-  return {text.substr(0, colon), static_cast<uint16_t>(port)};
-}
-
 std::vector<std::string> worker_arguments(const BenchArgs& a, uint16_t store_port) {
   return {"bench", "allreduce", "--worker-of", "127.0.0.1:" + std::to_string(store_port),
           "--minbytes", a.min_bytes, "--maxbytes", a.max_bytes,
@@ -140,8 +120,8 @@ void run_worker(const BenchArgs& args) {
   const AllreduceBenchOptions options = args.options();
   const WorkerEnv env = read_worker_env();
   if (args.pin) pin_to_core(env.local_rank);
-  const auto [host, port] = split_host_port(args.worker_of);
-  StoreClient store(host, port, env.token, args.timeout());
+  const net::Endpoint store_at = net::parse_endpoint(args.worker_of, "--worker-of");
+  StoreClient store(store_at.host, store_at.port, env.token, args.timeout());
   std::unique_ptr<ProcessGroup> group = make_process_group(args.backend, env.rank, env.world_size, &store, args.timeout());
   if (group->size() != args.world_size)
     throw Error({group->rank(), "bench", -1}, fmt::format("expected {} ranks, the group has {}", args.world_size, group->size()));
@@ -204,7 +184,7 @@ void run_controller(const BenchArgs& args) {
   check_bench_memory(options, args.world_size, args.backend);
   const std::vector<size_t> sizes = bench_sizes(options);
 
-  const std::string token = random_token();
+  const std::string token = net::random_token();
   StoreServer server("127.0.0.1", 0, token);
   // The controller only polls its own store; a very short --timeout is meant for the ranks.
   StoreClient store("127.0.0.1", server.port(), token, std::max(args.timeout(), milliseconds(30000)));

@@ -7,6 +7,7 @@
 #include "app/gui_options.h"
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
+#include "engine/job/scenario.h"
 
 namespace ringlab::app {
 
@@ -74,7 +75,7 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--switch", options->switch_spec,
                   "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
-      ->check(CLI::IsMember({"ring", "training", "sampler", "timeline", "scale"}));
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kViewNames), std::end(kViewNames))));
   cmd->add_flag("--about", options->about, "open Help > About: the version and the libraries, with their licences");
   cmd->add_option("--lang", options->lang, "en | id (Bahasa Indonesia)")->check(CLI::IsMember({"en", "id"}))->capture_default_str();
   cmd->add_option("--theme", options->theme, "light (projectors) | dark")->check(CLI::IsMember({"light", "dark"}))->capture_default_str();

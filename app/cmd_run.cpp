@@ -22,12 +22,12 @@
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
 #include "engine/dist/process_group.h"
-#include "engine/runtime/chrome_trace.h"
-#include "engine/runtime/controller.h"
-#include "engine/runtime/interrupt_signals.h"
-#include "engine/runtime/metrics_csv.h"
-#include "engine/runtime/ports.h"
-#include "engine/runtime/scenario.h"
+#include "engine/export/chrome_trace.h"
+#include "engine/control/controller.h"
+#include "engine/control/interrupt_signals.h"
+#include "engine/export/metrics_csv.h"
+#include "engine/net/ports.h"
+#include "engine/job/scenario.h"
 
 #include <fmt/format.h>
 

@@ -19,7 +19,7 @@
 #include "engine/sim/link_presets.h"
 #include "engine/sim/model_presets.h"
 #include "engine/sim/run_measurement.h"
-#include "engine/sim/trace_file.h"
+#include "engine/export/trace_file.h"
 #include "engine/sim/trace_replay.h"
 #include "engine/sim/units.h"
 #include "engine/sim/validation.h"

@@ -6,7 +6,7 @@
 #include "app/commands.h"
 #include "app/job_flags.h"
 #include "engine/core/error.h"
-#include "engine/runtime/worker.h"
+#include "engine/rank/worker.h"
 
 namespace ringlab::app {
 

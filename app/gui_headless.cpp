@@ -7,7 +7,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
-#include "engine/replay/ring_state.h"
+#include "engine/view_model/ring_state.h"
 #include "viz/layout_audit.h"
 #include "viz/views.h"
 
@@ -18,15 +18,15 @@ namespace ringlab::app {
 bool reached_goal(const RunSession& session, const viz::AppState& state) {
   if (session.run_over()) return true;
   if (state.step.mode != viz::RingMode::Gated || state.step.fixed_position < 0) return false;
-  const replay::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
+  const view_model::CollectiveRecord* shown = viz::ShownCollective(session.model(), state);
   return shown && state.step.position >= state.step.fixed_position;
 }
 
 void write_state_json(const std::string& path, const RunSession& session, const viz::AppState& state) {
-  const replay::RunModel& model = session.model();
-  const replay::CollectiveRecord* shown = viz::ShownCollective(model, state);
+  const view_model::RunModel& model = session.model();
+  const view_model::CollectiveRecord* shown = viz::ShownCollective(model, state);
   nlohmann::json j;
-  j["ring"] = shown ? nlohmann::json::parse(replay::ring_frame_to_json(replay::ring_frame(*shown, state.step.position)))
+  j["ring"] = shown ? nlohmann::json::parse(view_model::ring_frame_to_json(view_model::ring_frame(*shown, state.step.position)))
                     : nlohmann::json();
   j["generations"] = nlohmann::json::array();
   for (const auto& g : model.generations())
@@ -39,13 +39,13 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
   j["sampler_epochs"] = model.sampler().epochs().size();
   if (!model.sampler().epochs().empty()) {  // the newest epoch the sampler view can show
-    const replay::EpochKey newest = model.sampler().epochs().back();
+    const view_model::EpochKey newest = model.sampler().epochs().back();
     int reported = 0;
     for (const auto& shard : *model.sampler().shards(newest)) reported += shard.empty() ? 0 : 1;
     j["sampler_newest"] = {{"generation", newest.generation}, {"epoch", newest.epoch}, {"ranks", reported}};
   }
   j["errors"] = model.errors();
-  const replay::RunModel::Holdings h = model.holdings();
+  const view_model::RunModel::Holdings h = model.holdings();
   j["holdings"] = {{"collectives", h.collectives}, {"transfers", h.transfers}, {"timeline_spans", h.timeline_spans},
                    {"loss_points", h.loss_points}, {"sampler_indices", h.sampler_indices},
                    {"events_seen", model.events_seen()}, {"feed_queued", session.feed().queued()},
@@ -55,6 +55,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   static const char* const phases[] = {"idle", "running", "paused", "finished", "failed", "stopped"};
   j["run_phase"] = phases[static_cast<int>(state.run.phase)];
   j["failure_shown"] = model.failure().failed;
+  j["menu_open"] = state.menu_open;
+  j["about_open"] = state.about_open;
   j["start_asked_bytes"] = state.pending_start.bytes;  // a Start waiting for the person's yes (0: none)
   const char* const modes[] = {"follow", "gated", "replay"};
   j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown

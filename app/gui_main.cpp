@@ -26,10 +26,10 @@
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
-#include "engine/replay/failure_lab.h"
-#include "engine/runtime/controller.h"
-#include "engine/runtime/interrupt_signals.h"
-#include "engine/runtime/scenario.h"
+#include "engine/view_model/failure_lab.h"
+#include "engine/control/controller.h"
+#include "engine/control/interrupt_signals.h"
+#include "engine/job/scenario.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -72,17 +72,13 @@ viz::AppState initial_state(const GuiOptions& o) {
   if (o.world_size > 0) state.job.world_size = o.world_size;
   if (!o.backend.empty()) state.job.backend = o.backend;
   state.job.validate();
-  state.lab.settings = replay::lab_from_job(state.job);  // a scenario with a fault opens the lab with it
+  state.lab.settings = view_model::lab_from_job(state.job);  // a scenario with a fault opens the lab with it
   state.gated = state.scenario.gated || o.gated;
   state.language = o.lang == "id" ? viz::Language::Indonesian : viz::Language::English;
   state.theme = o.theme == "dark" ? viz::ThemeKind::Dark : viz::ThemeKind::Light;
   state.ui_scale = o.ui_scale;
   const std::string focus = o.focus.empty() ? state.scenario.view.focus : o.focus;
-  state.focus = focus == "training" ? viz::Focus::Training
-                : focus == "sampler" ? viz::Focus::Sampler
-                : focus == "timeline" ? viz::Focus::Timeline
-                : focus == "scale" ? viz::Focus::Scale
-                                      : viz::Focus::Ring;
+  state.focus = viz::FocusNamed(focus);
   state.step.speed = state.scenario.view.speed;
   state.step.mode = state.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
   state.step.playing = !state.gated;
@@ -154,13 +150,13 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
 }
 
 // Headless runs say which rank the views highlighted, for scripts: "highlight: rank 2 killed".
-void print_failure_marks(const replay::RunModel& model) {
-  const auto print = [](const char* what, const replay::FailureDiagnosis& f) {
+void print_failure_marks(const view_model::RunModel& model) {
+  const auto print = [](const char* what, const view_model::FailureDiagnosis& f) {
     for (int r : f.culprits)
-      fmt::print(stderr, "ringlab gui: {}: rank {} {}\n", what, r, replay::to_string(f.ranks[r].cause));
+      fmt::print(stderr, "ringlab gui: {}: rank {} {}\n", what, r, view_model::to_string(f.ranks[r].cause));
     std::vector<int> waiting;
     for (const auto& rank : f.ranks)
-      if (rank.cause == replay::RankCause::Waiting) waiting.push_back(rank.rank);
+      if (rank.cause == view_model::RankCause::Waiting) waiting.push_back(rank.rank);
     if (!waiting.empty()) fmt::print(stderr, "ringlab gui: {}: ranks {} waiting\n", what, fmt::join(waiting, ","));
   };
   if (model.restarted_failure()) print("restarted after", *model.restarted_failure());

@@ -10,9 +10,10 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
-#include "engine/replay/failure_lab.h"
-#include "engine/runtime/scenario.h"
+#include "engine/view_model/failure_lab.h"
+#include "engine/job/scenario.h"
 #include "viz/i18n.h"
+#include "viz/views.h"
 
 namespace ringlab::app {
 namespace {
@@ -164,11 +165,11 @@ void RunSession::update() {
 // Once the new world's workers report, the status says where the change landed instead of
 // "switching" for the rest of the run.
 void RunSession::note_switch_landed() {
-  const replay::Generation* now = model_.current_generation();
+  const view_model::Generation* now = model_.current_generation();
   if (switch_from_generation_ < 0 || !now || now->index <= switch_from_generation_) return;
   const auto& changes = model_.loss().changes;
   if (changes.empty()) return;  // its first step has not been reported yet
-  const replay::WorldChange& c = changes.back();
+  const view_model::WorldChange& c = changes.back();
   state_.run.message = viz::trf("{} rank{}, {} since step {:.0f}", c.world_size, c.world_size == 1 ? "" : "s",
                                 c.backend, c.step);
   switch_from_generation_ = -1;
@@ -179,14 +180,10 @@ void RunSession::load_scenario(const std::string& name) {
   stop();
   state_.scenario = s;
   state_.job = s.job;
-  state_.lab.settings = replay::lab_from_job(s.job);
+  state_.lab.settings = view_model::lab_from_job(s.job);
   state_.gated = s.gated;
   state_.step.speed = s.view.speed;
-  state_.focus = s.view.focus == "training"   ? viz::Focus::Training
-                 : s.view.focus == "sampler"  ? viz::Focus::Sampler
-                 : s.view.focus == "timeline" ? viz::Focus::Timeline
-                 : s.view.focus == "scale"    ? viz::Focus::Scale
-                                              : viz::Focus::Ring;
+  state_.focus = viz::FocusNamed(s.view.focus);
   state_.step.mode = s.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
   state_.step.playing = !s.gated;
   state_.step.has_selection = false;
@@ -205,7 +202,7 @@ void RunSession::apply_requests() {
     stop();
     if (controller_) controller_.reset();
     state_.job = state_.scenario.job;
-    state_.lab.settings = replay::lab_from_job(state_.job);
+    state_.lab.settings = view_model::lab_from_job(state_.job);
     state_.gated = state_.scenario.gated;
     feed_.clear();
     feed_.discard_queued();
@@ -247,7 +244,7 @@ void RunSession::apply_requests() {
       state_.run.live_backend = state_.job.backend;
       state_.run.message = viz::trf("switching to {} rank{}, {}", state_.job.world_size,
                                     state_.job.world_size == 1 ? "" : "s", state_.job.backend);
-      const replay::Generation* now = model_.current_generation();
+      const view_model::Generation* now = model_.current_generation();
       switch_from_generation_ = now ? now->index : 0;
     } catch (const Error& e) {
       state_.run.message = e.what();

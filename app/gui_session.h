@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "engine/replay/event_feed.h"
-#include "engine/replay/run_model.h"
-#include "engine/runtime/controller.h"
+#include "engine/view_model/event_feed.h"
+#include "engine/view_model/run_model.h"
+#include "engine/control/controller.h"
 #include "viz/app_state.h"
 
 namespace ringlab::app {
@@ -28,8 +28,8 @@ class RunSession {
 
   void start();  // a fresh run of state.job (or the scenario's sequence)
   void load_scenario(const std::string& name);
-  const replay::RunModel& model() const { return model_; }
-  const replay::EventFeed& feed() const { return feed_; }
+  const view_model::RunModel& model() const { return model_; }
+  const view_model::EventFeed& feed() const { return feed_; }
   bool run_over() const;  // ended, failed, stopped, or never started
   // Stops the run (and the rest of a scenario's sequence); `cause` is what its result names.
   void stop(StopCause cause = StopCause::StopButton);
@@ -42,8 +42,8 @@ class RunSession {
   void keep_as_overlay();
 
   viz::AppState& state_;
-  replay::EventFeed feed_;
-  replay::RunModel model_;
+  view_model::EventFeed feed_;
+  view_model::RunModel model_;
   std::unique_ptr<Controller> controller_;
   std::vector<Event> batch_;
   std::vector<JobConfig> sequence_;  // runs still to make, in order

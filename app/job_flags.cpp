@@ -23,7 +23,9 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_flag("--drop-last", j.drop_last, "the sampler drops the tail instead of padding");
   cmd.add_flag("!--no-shuffle", j.shuffle, "the sampler keeps dataset order");
   cmd.add_flag("!--forget-set-epoch", j.set_epoch, "the classic bug: never call sampler.set_epoch");
-  cmd.add_option("--bucket-cap-kb", j.bucket_cap_kb, "DDP bucket cap in KiB (default: PyTorch's 1 MiB + 25 MiB)");
+  cmd.add_option("--bucket-cap-kb", j.bucket_cap_kb, "DDP's bucket_cap_mb, in KiB (default: PyTorch's 25 MiB)");
+  cmd.add_option("--first-bucket-kb", j.first_bucket_kb,
+                 "DDP's first bucket, in KiB: PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES (default 1 MiB)");
   cmd.add_option("--grad-accum", j.grad_accum, "micro-steps per optimizer step (no_sync on the others)")
       ->capture_default_str();
   cmd.add_option("--timeout", j.timeout_s, "seconds any blocking wait may take")->capture_default_str();
@@ -42,6 +44,7 @@ JobConfig JobFlags::parsed() {
   job.seed = parse_seed(seed);
   // -1 is the job's "unset", which a flag given explicitly cannot mean.
   if (cmd && cmd->count("--bucket-cap-kb") > 0) check_bucket_cap_kb(job.bucket_cap_kb);
+  if (cmd && cmd->count("--first-bucket-kb") > 0) check_first_bucket_kb(job.first_bucket_kb);
   return job;
 }
 
@@ -70,6 +73,7 @@ JobConfig JobFlags::resolve_onto(JobConfig base) {
   if (set("--no-shuffle")) base.shuffle = given.shuffle;
   if (set("--forget-set-epoch")) base.set_epoch = given.set_epoch;
   if (set("--bucket-cap-kb")) base.bucket_cap_kb = given.bucket_cap_kb;
+  if (set("--first-bucket-kb")) base.first_bucket_kb = given.first_bucket_kb;
   if (set("--grad-accum")) base.grad_accum = given.grad_accum;
   if (set("--timeout")) base.timeout_s = given.timeout_s;
   if (set("--trace-level")) base.trace_level = given.trace_level;

@@ -2,7 +2,7 @@
 // The training job's flags, shared by `ringlab run`, `ringlab worker` and `ringlab gui`.
 #include <string>
 
-#include "engine/runtime/job_config.h"
+#include "engine/job/job_config.h"
 
 namespace CLI { class App; }
 

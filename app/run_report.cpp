@@ -155,6 +155,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["shuffle"] = c.shuffle;
   j["set_epoch"] = c.set_epoch;
   j["bucket_cap_kb"] = c.bucket_cap_kb;
+  j["first_bucket_kb"] = c.first_bucket_kb;
   j["batches_per_epoch"] = r.batches_per_epoch;
   j["allreduce_demo"] = {{"input", r.allreduce_demo_input}, {"output", r.allreduce_demo_output}};
   j["epoch_mse"] = r.epoch_mse;

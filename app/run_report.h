@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/controller.h"
+#include "engine/control/controller.h"
 
 namespace ringlab::app {
 

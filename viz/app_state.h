@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "engine/dist/process_group.h"
-#include "engine/replay/collective_log.h"
-#include "engine/replay/failure_lab.h"
-#include "engine/replay/loss_series.h"
-#include "engine/replay/step_through.h"
-#include "engine/runtime/job_config.h"
-#include "engine/runtime/scenario.h"
+#include "engine/view_model/collective_log.h"
+#include "engine/view_model/failure_lab.h"
+#include "engine/view_model/loss_series.h"
+#include "engine/view_model/step_through.h"
+#include "engine/job/job_config.h"
+#include "engine/job/scenario.h"
 
 namespace ringlab::viz {
 
@@ -20,9 +20,9 @@ enum class Language { English, Indonesian };
 enum class ThemeKind { Light, Dark };
 enum class Focus { Ring, Training, Sampler, Timeline, Scale };
 
-// The step-through's modes and state live in the engine (engine/replay/step_through.h).
-using RingMode = replay::RingMode;
-using StepThroughState = replay::StepThrough;
+// The step-through's modes and state live in the engine (engine/view_model/step_through.h).
+using RingMode = view_model::RingMode;
+using StepThroughState = view_model::StepThrough;
 
 enum class RunPhase { Idle, Running, Paused, Finished, Failed, Stopped };
 
@@ -57,7 +57,7 @@ struct ScaleViewState {
 // The failure lab: the fault the next run injects (the job's fault fields follow it), and the
 // window that explains it and, after a failure, reports it.
 struct FailureLabState {
-  replay::FailureLabSettings settings;
+  view_model::FailureLabSettings settings;
   int kill_rank = 1;          // the live "kill rank r now" button's rank
   bool report_open = true;    // the lesson and report pane (hidden with its button, shown again by a fault or failure)
   bool was_failed = false;    // the last frame's run had failed: a new failure reopens the window
@@ -125,7 +125,7 @@ struct AppState {
   FailureLabState lab;
   ScaleViewState scale;
 
-  std::vector<replay::LossSeries> overlays;  // earlier runs, for comparison
+  std::vector<view_model::LossSeries> overlays;  // earlier runs, for comparison
   std::vector<BackendInfo> backends;
   RunStatus run;
   Requests requests;
@@ -133,6 +133,7 @@ struct AppState {
 
   std::string version;      // ringlab's, for Help > About
   bool about_open = false;  // the About window
+  bool menu_open = false;   // a menu of the bar was open in the last frame (for --state-json)
   // A Start waiting for the person's yes: the run's memory estimate (0: none waiting).
   struct PendingStart {
     uint64_t bytes = 0;

@@ -79,9 +79,9 @@ std::string range_text(int64_t lo, int64_t hi) {
   return trf("from {} to {}", grouped(lo), grouped(hi));
 }
 
-// An integer field of the job. Its valid range shows under it while it is being edited (and in
-// its tooltip), so it is read before a value is typed, without a second line for every field
-// at 1280x720; a typed value outside it, or
+// An integer field of the job. Its valid range shows in a tip under it while it is being edited
+// (and when hovered), so it is read before a value is typed, without moving the layout or
+// taking a second line for every field at 1280x720; a typed value outside it, or
 // one the job refuses (JobConfig::validate, the same check as `ringlab run`'s flags), stays in
 // the field with the reason under it, and the job keeps its last valid value. With
 // `zero_is_default`, 0 on screen is the job's -1 (leave it to PyTorch's default).
@@ -98,7 +98,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     JobConfig candidate = state.job;
     candidate.*member = static_cast<T>(zero_is_default && value == 0 ? -1 : value);
     if (value < lo || value > hi) {
-      edit = {true, value, trf("{}: from {} to {}", tr(english), lo, hi)};
+      edit = {true, value, fmt::format("{}: {}", tr(english), range_text(lo, hi))};
     } else {
       try {
         candidate.validate();
@@ -109,13 +109,15 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     }
   }
   const bool editing = ImGui::IsItemActive();
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+  if (editing && !edit.refused) {
+    // Under the field, over what follows: the layout must not move while someone types.
+    ImGui::SetNextWindowPos(ImVec2(ImGui::GetItemRectMin().x, ImGui::GetItemRectMax().y));
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(range_text(lo, hi).c_str());
+    ImGui::EndTooltip();
+  } else if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
     ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
                                            : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
-  if (editing && !edit.refused) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("%s", range_text(lo, hi).c_str());
-    ImGui::PopTextWrapPos();
   }
   if (edit.refused) {
     ImGui::PushTextWrapPos(0);
@@ -134,8 +136,7 @@ void draw_job_fields(AppState& state) {
     if (ImGui::Combo("##algorithm", &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
     restart_tooltip(state);
     job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
-                  "0: PyTorch's default buckets (the first 1 MiB, then 25 MiB: the seed's model is one bucket). A few KB splits it into buckets that overlap backward.",
-                  true);
+                  "DDP's bucket_cap_mb. 0: PyTorch's 25 MiB.", true);
     float lr = static_cast<float>(job.lr);
     FormLabel(tr("Learning rate"));
     if (SliderFloatBeside("##lr", &lr, 0.001f, 1.0f, fmt::format("{:.3f}", lr), ImGuiSliderFlags_Logarithmic).changed)
@@ -144,7 +145,10 @@ void draw_job_fields(AppState& state) {
     job_int_field(state, "Batch per rank", "batch", &JobConfig::batch_size, 1, 1'000'000);
     job_int_field(state, "Samples", "samples", &JobConfig::samples, 1, 100'000'000);
     job_int_field(state, "Seed", "seed", &JobConfig::seed, 0, std::numeric_limits<int64_t>::max());
-    job_int_field(state, "Epochs", "epochs", &JobConfig::epochs, 1, 1'000'000, "0 would train nothing.");
+    job_int_field(state, "Epochs", "epochs", &JobConfig::epochs, 1, 1'000'000);
+    job_int_field(state, "First bucket KB", "first_bucket", &JobConfig::first_bucket_kb, 0, 1'048'576,
+                  "PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES. 0: its 1 MiB, which holds the seed's whole model. A few KB here and in the cap split it, from step 2, into buckets that overlap backward.",
+                  true);
   }
   ImGui::EndDisabled();
 }
@@ -177,7 +181,7 @@ void draw_buttons(AppState& state) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("Stop, forget this run and go back to the scenario's settings."));
 }
 
-void draw_status(const replay::RunModel& model, AppState& state) {
+void draw_status(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
   const uint32_t color = state.run.phase == RunPhase::Failed ? p.bad : state.run.phase == RunPhase::Running ? p.ok : p.text_dim;
   ImGui::PushFont(fonts().bold);
@@ -223,7 +227,7 @@ void draw_status(const replay::RunModel& model, AppState& state) {
 
 }  // namespace
 
-void DrawControlsView(const replay::RunModel& model, AppState& state) {
+void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   ImGui::PushFont(fonts().bold);
   ImGui::TextWrapped("%s", state.scenario.title(language_code()).c_str());
   ImGui::PopFont();

@@ -16,9 +16,9 @@
 namespace ringlab::viz {
 namespace {
 
-using replay::FailureDiagnosis;
-using replay::LabFault;
-using replay::RankCause;
+using view_model::FailureDiagnosis;
+using view_model::LabFault;
+using view_model::RankCause;
 
 bool running(const AppState& s) { return s.run.phase == RunPhase::Running || s.run.phase == RunPhase::Paused; }
 
@@ -45,12 +45,12 @@ void hint(const char* text) {
 }
 
 void draw_fault_fields(AppState& state) {
-  replay::FailureLabSettings& s = state.lab.settings;
+  view_model::FailureLabSettings& s = state.lab.settings;
   const int world = std::max(state.job.world_size, 1);
   int fault = static_cast<int>(s.fault);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
   if (ImGui::BeginCombo("##lab_fault", LabFaultTitle(s.fault))) {
-    for (LabFault f : replay::kLabFaults)
+    for (LabFault f : view_model::kLabFaults)
       if (ImGui::Selectable(LabFaultTitle(f), static_cast<int>(f) == fault)) s.fault = f;
     ImGui::EndCombo();
   }
@@ -92,7 +92,7 @@ void draw_restarts(AppState& state) {
           "last epoch checkpoint."));
 }
 
-void draw_kill_now(const replay::RunModel& model, AppState& state) {
+void draw_kill_now(const view_model::RunModel& model, AppState& state) {
   const bool live = running(state);
   const int world = std::max(1, live && model.world_size() > 0 ? model.world_size() : state.job.world_size);
   const bool mpi = (live ? state.run.live_backend : state.job.backend) == "mpi";
@@ -125,7 +125,7 @@ void draw_rank_table(const FailureDiagnosis& f) {
   ImGui::TableSetupColumn(tr("Step"), ImGuiTableColumnFlags_WidthFixed,
                           std::max(ImGui::GetFontSize() * 2.6f, ImGui::CalcTextSize(tr("Step")).x));
   ImGui::TableHeadersRow();
-  for (const replay::RankDiagnosis& r : f.ranks) {
+  for (const view_model::RankDiagnosis& r : f.ranks) {
     ImGui::TableNextRow();
     const uint32_t color = f.is_culprit(r.rank) ? p.bad : r.cause == RankCause::Waiting ? p.text : p.text_dim;
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(color));
@@ -156,20 +156,22 @@ void draw_evidence(const FailureDiagnosis& f) {
                                  .c_str());
   }
   if (f.mismatch) {
-    const replay::FingerprintMismatch& m = *f.mismatch;
+    const view_model::FingerprintMismatch& m = *f.mismatch;
     ImFont* mono = fonts().mono;
     if (m.culprit >= 0) {
       ImGui::TextUnformatted(tr("Fingerprint the other ranks expected:"));
       ImGui::PushFont(mono);
-      ImGui::TextWrapped("  %s", m.expected.c_str());
+      ImGui::TextWrapped("  %s", FingerprintText(m.expected).c_str());
       ImGui::PopFont();
       ImGui::TextUnformatted(trf("Fingerprint rank {} called:", m.culprit).c_str());
       ImGui::PushFont(mono);
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "  %s", m.actual.c_str());
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "  %s", FingerprintText(m.actual).c_str());
+      ImGui::PopTextWrapPos();
       ImGui::PopFont();
     } else {
-      ImGui::TextWrapped("%s", trf("Rank {} called {}; rank {} called {}", m.reporter, m.reporter_fingerprint,
-                                   m.neighbour, m.neighbour_fingerprint)
+      ImGui::TextWrapped("%s", trf("Rank {} called {}; rank {} called {}", m.reporter, FingerprintText(m.reporter_fingerprint),
+                                   m.neighbour, FingerprintText(m.neighbour_fingerprint))
                                    .c_str());
     }
   }
@@ -187,7 +189,7 @@ void draw_failure(const FailureDiagnosis& f, const char* title) {
   draw_evidence(f);
 }
 
-void draw_lesson(const replay::FailureLabSettings& s, const AppState& state, int world) {
+void draw_lesson(const view_model::FailureLabSettings& s, const AppState& state, int world) {
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(trf("Why · {}", LabFaultTitle(s.fault)).c_str());
   ImGui::PopFont();
@@ -196,17 +198,23 @@ void draw_lesson(const replay::FailureLabSettings& s, const AppState& state, int
   if (!restart.empty()) ImGui::TextWrapped("%s", restart.c_str());
   ImGui::TextDisabled("%s", tr("The same run from a shell:"));
   ImGui::PushFont(fonts().mono);
-  ImGui::TextWrapped("%s", replay::lab_command_line(s, state.job).c_str());
+  ImGui::TextWrapped("%s", view_model::lab_command_line(s, state.job).c_str());
   ImGui::PopFont();
+  if (HasRefusedField(state)) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s",
+                       tr("A field above holds a value the job refused: this command would run with its last valid value."));
+    ImGui::PopTextWrapPos();
+  }
 }
 
 bool killed_from_app(const FailureDiagnosis& f) {
-  return !f.culprits.empty() && f.ranks[f.culprits.front()].fault.find("from the controller") != std::string::npos;
+  return !f.culprits.empty() && f.ranks[f.culprits.front()].fault_from_controller;
 }
 
 // The app's kill button taught as the kill fault it equals: the same rank, at the step it was in.
-replay::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, replay::FailureLabSettings s) {
-  const replay::RankDiagnosis& r = f.ranks[f.culprits.front()];
+view_model::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, view_model::FailureLabSettings s) {
+  const view_model::RankDiagnosis& r = f.ranks[f.culprits.front()];
   s.fault = LabFault::Kill;
   s.rank = r.rank;
   s.step = std::max<int64_t>(r.step, 0);
@@ -214,17 +222,17 @@ replay::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, replay::Failur
 }
 
 // Whether the armed fault is the one the shown run ran with (same fault, rank and step).
-bool armed_fault_ran(const replay::RunModel& model, const replay::FailureLabSettings& armed) {
-  const replay::Generation* g = model.current_generation();
+bool armed_fault_ran(const view_model::RunModel& model, const view_model::FailureLabSettings& armed) {
+  const view_model::Generation* g = model.current_generation();
   if (!g || !g->has_job) return false;
-  const replay::FailureLabSettings ran = replay::lab_from_job(g->job);
+  const view_model::FailureLabSettings ran = view_model::lab_from_job(g->job);
   return ran.fault == armed.fault && ran.rank == armed.rank && ran.step == armed.step;
 }
 
 }  // namespace
 
-void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
-  replay::FailureLabSettings& s = state.lab.settings;
+void DrawFailureLabControls(const view_model::RunModel& model, AppState& state) {
+  view_model::FailureLabSettings& s = state.lab.settings;
   const bool open = WrappedHeader(tr("Failure lab"), "failure_lab", s.fault != LabFault::None);
   if (!open && s.fault != LabFault::None) {  // the fault the next Start injects, in words that wrap
     ImGui::PushTextWrapPos(0);
@@ -237,14 +245,17 @@ void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
   }
   // The job follows the lab, so Start (here or above) runs with the fault; the scenario's own
   // timeout comes back when the lab has no fault.
-  replay::apply_lab(s, state.scenario.job.timeout_s, state.job);
+  view_model::apply_lab(s, state.scenario.job.timeout_s, state.job);
   if (!open) return;
   const bool live = running(state);
-  if (s.fault != LabFault::None &&
-      ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
-                    ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
-    RequestStart(state, live);
-    state.lab.report_open = true;
+  if (s.fault != LabFault::None) {
+    ImGui::BeginDisabled(HasRefusedField(state));  // as the Start above: fix the field first
+    if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
+                      ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+      RequestStart(state, live);
+      state.lab.report_open = true;
+    }
+    ImGui::EndDisabled();
   }
   draw_kill_now(model, state);
   if (!state.lab.report_open && (s.fault != LabFault::None || model.failure().failed) &&
@@ -252,7 +263,7 @@ void DrawFailureLabControls(const replay::RunModel& model, AppState& state) {
     state.lab.report_open = true;
 }
 
-bool FailureLabPaneShown(const replay::RunModel& model, AppState& state) {
+bool FailureLabPaneShown(const view_model::RunModel& model, AppState& state) {
   const bool failed = model.failure().failed;
   state.lab.newly_shown = failed && !state.lab.was_failed;
   if (state.lab.newly_shown) state.lab.report_open = true;  // a new failure is always shown
@@ -261,7 +272,7 @@ bool FailureLabPaneShown(const replay::RunModel& model, AppState& state) {
   return state.lab.report_open && (failed || armed || model.restarted_failure().has_value());
 }
 
-void DrawFailureLabPane(const replay::RunModel& model, AppState& state) {
+void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
   const FailureDiagnosis& f = model.failure();
   const auto& restarted = model.restarted_failure();
   const bool failed = f.failed;
@@ -293,10 +304,13 @@ void DrawFailureLabPane(const replay::RunModel& model, AppState& state) {
   }
   if (failed && !state.run.message.empty() &&
       ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
+    // A table in columns: it scrolls sideways rather than wrapping mid-row.
     ImGui::PushFont(fonts().mono);
-    ImGui::PushTextWrapPos(0);
+    const ImVec2 size = ImGui::CalcTextSize(state.run.message.c_str());
+    const float height = size.y + ImGui::GetStyle().ScrollbarSize + ImGui::GetStyle().WindowPadding.y * 2;
+    ImGui::BeginChild("controller_report_text", ImVec2(0, height), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextUnformatted(state.run.message.c_str());
-    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
     ImGui::PopFont();
   }
   ImGui::EndChild();

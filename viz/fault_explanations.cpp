@@ -5,10 +5,10 @@
 namespace ringlab::viz {
 namespace {
 
-using replay::RankCause;
-using replay::RankDiagnosis;
+using view_model::RankCause;
+using view_model::RankDiagnosis;
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool injected(const RankDiagnosis& r, FaultKind kind) { return r.fault_kind == kind; }
 
 // The flight recorder's operation names, as the course spells them.
 std::string op_name(const std::string& op) {
@@ -16,22 +16,22 @@ std::string op_name(const std::string& op) {
   return op.empty() ? std::string(tr("a collective")) : op;
 }
 
-bool from_the_app(const RankDiagnosis& r) { return r.fault.find("from the controller") != std::string::npos; }
+bool from_the_app(const RankDiagnosis& r) { return r.fault_from_controller; }
 
 std::string killed_label(const RankDiagnosis& r) {
   if (from_the_app(r)) return tr("killed by SIGKILL from the app");
-  if (starts_with(r.fault, "kill") && r.fault_step >= 0) return trf("killed by SIGKILL at step {}", r.fault_step);
-  if (starts_with(r.fault, "kill")) return tr("killed by SIGKILL");
+  if (injected(r, FaultKind::Kill) && r.fault_step >= 0) return trf("killed by SIGKILL at step {}", r.fault_step);
+  if (injected(r, FaultKind::Kill)) return tr("killed by SIGKILL");
   return r.exit.empty() ? std::string(tr("its process died")) : r.exit;  // a signal nobody planned
 }
 
 std::string mismatch_label(const RankDiagnosis& r) {
-  if (starts_with(r.fault, "skip")) return trf("skipped its all-reduce at step {}", r.fault_step);
-  if (starts_with(r.fault, "extra")) return trf("called an extra all-reduce at step {}", r.fault_step);
+  if (injected(r, FaultKind::Skip)) return trf("skipped its all-reduce at step {}", r.fault_step);
+  if (injected(r, FaultKind::Extra)) return trf("called an extra all-reduce at step {}", r.fault_step);
   return trf("all-reduced a different size at step {}", r.fault_step);
 }
 
-std::string missing_label(const RankDiagnosis& r, const replay::FailureDiagnosis& f) {
+std::string missing_label(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
   if (f.stuck_collective < 0) return trf("fell behind: no progress after step {}", r.step);
   const std::string stuck = op_name(f.stuck_op) + " #" + std::to_string(f.stuck_collective);
   if (r.collective < 0) return trf("missing from {}", stuck);
@@ -40,7 +40,7 @@ std::string missing_label(const RankDiagnosis& r, const replay::FailureDiagnosis
 
 }  // namespace
 
-const char* LabFaultTitle(replay::LabFault fault) { return tr(replay::lab_fault_title(fault)); }
+const char* LabFaultTitle(view_model::LabFault fault) { return tr(view_model::lab_fault_title(fault)); }
 
 std::string CollectivePosition(const RankDiagnosis& r, int world) {
   if (r.collective < 0) return tr("no collective yet");
@@ -53,7 +53,7 @@ std::string CollectivePosition(const RankDiagnosis& r, int world) {
   return text;
 }
 
-std::string RankFailureLabel(const RankDiagnosis& r, const replay::FailureDiagnosis& f) {
+std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
   switch (r.cause) {
     case RankCause::None: return "";
     case RankCause::Waiting: return trf("waiting in {}", CollectivePosition(r, f.world_size));
@@ -69,20 +69,21 @@ std::string RankFailureLabel(const RankDiagnosis& r, const replay::FailureDiagno
   return "";
 }
 
-std::string RankOutcome(const RankDiagnosis& r, const replay::FailureDiagnosis& f) {
+std::string RankOutcome(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
   if (f.is_culprit(r.rank)) return RankFailureLabel(r, f);
-  const std::string& e = r.error;
-  if (e.find("mismatched collectives") != std::string::npos) return tr("saw the mismatch and stopped");
-  if (e.find("Timed out") != std::string::npos || e.find("timed out") != std::string::npos)
-    return tr("timed out waiting for a peer");
-  if (e.find("onnection closed") != std::string::npos || e.find("reset by peer") != std::string::npos)
-    return tr("lost its connection to a peer");
-  if (!e.empty()) return tr("raised an error");
+  if (r.error_code) {
+    switch (*r.error_code) {
+      case ErrorCode::CollectiveMismatch: return tr("saw the mismatch and stopped");
+      case ErrorCode::Timeout: return tr("timed out waiting for a peer");
+      case ErrorCode::PeerClosed: return tr("lost its connection to a peer");
+      case ErrorCode::BadInput: case ErrorCode::Other: return tr("raised an error");
+    }
+  }
   if (r.cause == RankCause::Waiting) return tr("left waiting for it");
   return tr("stopped with the others");
 }
 
-std::string FailureHeadline(const replay::FailureDiagnosis& f) {
+std::string FailureHeadline(const view_model::FailureDiagnosis& f) {
   if (f.culprits.empty()) return tr("The run failed");
   const RankDiagnosis& r = f.ranks[f.culprits.front()];
   switch (r.cause) {
@@ -92,7 +93,7 @@ std::string FailureHeadline(const replay::FailureDiagnosis& f) {
       return trf("Rank {} died: {}", r.rank, killed_label(r));
     case RankCause::Dropped: return trf("Rank {} dropped its connections at step {}", r.rank, r.fault_step);
     case RankCause::Mismatch:
-      if (starts_with(r.fault, "resize"))
+      if (injected(r, FaultKind::Resize))
         return trf("Rank {} all-reduced a different size at step {}: the fingerprint check stopped the run", r.rank,
                    r.fault_step);
       return trf("Rank {} broke the order of collectives at step {}: the fingerprint check stopped the run", r.rank,
@@ -110,13 +111,22 @@ std::string FailureHeadline(const replay::FailureDiagnosis& f) {
   return tr("The run failed");
 }
 
-std::string LabLesson(const replay::FailureLabSettings& lab, int world) {
-  return replay::render_lesson(tr(replay::lab_lesson(lab.fault, lab.join)), lab, world);
+std::string LabLesson(const view_model::FailureLabSettings& lab, int world) {
+  return view_model::render_lesson(tr(view_model::lab_lesson(lab.fault, lab.join)), lab, world);
 }
 
-std::string LabRestartLesson(const replay::FailureLabSettings& lab, int world) {
-  const char* text = replay::lab_restart_lesson(lab.fault, lab.max_restarts);
-  return *text ? replay::render_lesson(tr(text), lab, world) : std::string();
+std::string LabRestartLesson(const view_model::FailureLabSettings& lab, int world) {
+  const char* text = view_model::lab_restart_lesson(lab.fault, lab.max_restarts);
+  return *text ? view_model::render_lesson(tr(text), lab, world) : std::string();
+}
+
+std::string FingerprintText(const CollectiveFingerprint& f) {
+  if (f.bucket == kStopVoteBucket) return trf("the stop vote before step {}", f.step);
+  const std::string what = f.bucket >= 0            ? trf("bucket {}", f.bucket)
+                           : f.bucket == kDemoBucket ? std::string(tr("the demo tensor"))
+                                                     : std::string(tr("an extra collective"));
+  return trf(f.op == 2 ? "#{} broadcast of {} ({} floats) at step {}" : "#{} all-reduce of {} ({} floats) at step {}",
+             f.seq, what, f.numel, f.step);
 }
 
 }  // namespace ringlab::viz

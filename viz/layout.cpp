@@ -16,7 +16,7 @@
 namespace ringlab::viz {
 namespace {
 
-using DrawFn = void (*)(const replay::RunModel&, AppState&);
+using DrawFn = void (*)(const view_model::RunModel&, AppState&);
 
 struct ViewEntry {
   Focus focus;
@@ -32,6 +32,22 @@ const ViewEntry kViews[] = {
     {Focus::Timeline, "Timeline", "timeline", DrawTimelineView},
     {Focus::Scale, "Scale", "scale", DrawScaleView},
 };
+
+}  // namespace
+
+Focus FocusNamed(const std::string& name) {
+  for (const auto& v : kViews)
+    if (name == v.id) return v.focus;
+  return Focus::Ring;
+}
+
+std::vector<std::string> ViewNames() {
+  std::vector<std::string> names;
+  for (const auto& v : kViews) names.push_back(v.id);
+  return names;
+}
+
+namespace {
 
 const ViewEntry& view(Focus f) {
   for (const auto& v : kViews)
@@ -51,7 +67,7 @@ std::array<Focus, 4> arrangement(Focus focus) {
   return {Focus::Ring, Focus::Training, Focus::Sampler, Focus::Timeline};
 }
 
-void pane(const replay::RunModel& model, AppState& state, Focus which, ImVec2 size, bool big) {
+void pane(const view_model::RunModel& model, AppState& state, Focus which, ImVec2 size, bool big) {
   const ViewEntry& v = view(which);
   ImGui::BeginChild(v.id, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImGui::PushFont(fonts().bold);
@@ -66,7 +82,7 @@ void pane(const replay::RunModel& model, AppState& state, Focus which, ImVec2 si
 }
 
 // The failure lab's lesson and report, in the place of panes (they never float over a view).
-void failure_pane(const replay::RunModel& model, AppState& state, ImVec2 size) {
+void failure_pane(const view_model::RunModel& model, AppState& state, ImVec2 size) {
   ImGui::BeginChild("failure_lab_pane", size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(tr("Failure lab"));
@@ -97,7 +113,7 @@ bool view_button(const char* english, const char* id, bool on) {
   return clicked;
 }
 
-void tabbed_layout(const replay::RunModel& model, AppState& state) {
+void tabbed_layout(const view_model::RunModel& model, AppState& state) {
   const bool lab = FailureLabPaneShown(model, state);
   if (state.focus != state.tab_focus_seen) state.failure_tab = false;  // the View menu or a key chose a view
   if (state.lab.newly_shown) state.failure_tab = true;
@@ -123,7 +139,7 @@ void tabbed_layout(const replay::RunModel& model, AppState& state) {
 // The Scale view is a what-if with two wide plots and a step bar: it needs width more than the
 // live views do, so when chosen it takes the whole top row, and the live run goes on below it in
 // two half-width panes (ring and training). Their "enlarge" buttons bring the usual layout back.
-void scale_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
+void scale_layout(const view_model::RunModel& model, AppState& state, ImVec2 main) {
   const float top_h = std::floor(main.y * 0.66f);
   pane(model, state, Focus::Scale, ImVec2(0, top_h), true);
   const float half = std::floor((main.x - ImGui::GetStyle().ItemSpacing.x) / 2);
@@ -136,7 +152,7 @@ void scale_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
 // The focused view in the big pane, two views to its right and one below. While the failure lab
 // has something to say it takes the right-hand column: the big pane and the timeline, which mark
 // the failed rank, stay in view.
-void focus_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
+void focus_layout(const view_model::RunModel& model, AppState& state, ImVec2 main) {
   const auto slots = arrangement(state.focus);
   const float top_h = std::floor(main.y * 0.63f);
   const float big_w = std::floor(main.x * 0.6f);
@@ -154,9 +170,17 @@ void focus_layout(const replay::RunModel& model, AppState& state, ImVec2 main) {
   pane(model, state, slots[3], ImVec2(0, 0), false);
 }
 
-void menu_bar(const replay::RunModel& model, AppState& state) {
+// A menu of the bar, closed by Escape as well as by a click outside (the app leaves ImGui's
+// keyboard navigation off: the arrow keys step the ring).
+bool BeginMenuClosedByEscape(const char* title) {
+  if (!ImGui::BeginMenu(title)) return false;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  return true;
+}
+
+void menu_bar(const view_model::RunModel& model, AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
-  if (ImGui::BeginMenu(label("Scenario", "menu_scenario").c_str())) {
+  if (BeginMenuClosedByEscape(label("Scenario", "menu_scenario").c_str())) {
     for (const Scenario& s : state.scenarios) {
       if (ImGui::MenuItem(s.title(language_code()).c_str(), nullptr, state.scenario.name == s.name))
         state.requests.load_scenario = s.name;
@@ -173,7 +197,7 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) state.requests.quit = true;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu(label("View", "menu_view").c_str())) {
+  if (BeginMenuClosedByEscape(label("View", "menu_view").c_str())) {
     for (const auto& v : kViews)
       if (ImGui::MenuItem(tr(v.title), nullptr, state.focus == v.focus)) state.focus = v.focus;
     ImGui::Separator();
@@ -194,7 +218,7 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     if (ImGui::MenuItem(tr("Full screen"), "F11")) state.requests.toggle_fullscreen = true;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu(label("Language", "menu_language").c_str())) {
+  if (BeginMenuClosedByEscape(label("Language", "menu_language").c_str())) {
     if (ImGui::MenuItem("English", nullptr, state.language == Language::English)) {
       state.language = Language::English;
       state.requests.style_changed = true;
@@ -205,7 +229,7 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     }
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu(label("Help", "menu_help").c_str())) {
+  if (BeginMenuClosedByEscape(label("Help", "menu_help").c_str())) {
     ImGui::PushFont(fonts().bold);
     ImGui::TextUnformatted(tr("What to do first"));
     ImGui::PopFont();
@@ -231,20 +255,23 @@ void menu_bar(const replay::RunModel& model, AppState& state) {
     if (ImGui::MenuItem(tr("About ringlab"))) state.about_open = true;
     ImGui::EndMenu();
   }
-  // What is running, at the right end of the bar.
-  const JobConfig& job = model.events_seen() > 0 && model.current_generation() && model.current_generation()->has_job
+  // What is running (or, while nothing runs, what Start would run), at the right end of the bar.
+  // While nothing runs, the fields: what Start would run.
+  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  const JobConfig& job = live && model.current_generation() && model.current_generation()->has_job
                              ? model.current_generation()->job
                              : state.job;
   const std::string status = trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}",
                                  job.world_size, job.backend, job.algorithm, fmt::format("{:.3g}", job.lr));
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
+  state.menu_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);
   ImGui::EndMenuBar();
 }
 
 }  // namespace
 
-void DrawMainWindow(const replay::RunModel& model, AppState& state) {
+void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);

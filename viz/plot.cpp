@@ -152,7 +152,7 @@ double Plot::x_at(float screen_x) const {
   return x_.min + (screen_x - min_.x) / (max_.x - min_.x) * (x_.max - x_.min);
 }
 
-void Plot::line(std::span<const replay::LossPoint> points, uint32_t color, float thickness) const {
+void Plot::line(std::span<const view_model::LossPoint> points, uint32_t color, float thickness) const {
   if (points.size() < 2) {
     dots(points, color, thickness * 1.5f);
     return;
@@ -164,7 +164,7 @@ void Plot::line(std::span<const replay::LossPoint> points, uint32_t color, float
   if (screen.size() >= 2) dl_->AddPolyline(screen.data(), static_cast<int>(screen.size()), color, 0, thickness);
 }
 
-void Plot::dots(std::span<const replay::LossPoint> points, uint32_t color, float radius) const {
+void Plot::dots(std::span<const view_model::LossPoint> points, uint32_t color, float radius) const {
   for (const auto& pt : points)
     if (std::isfinite(pt.loss) && (!y_.log || pt.loss > 0)) dl_->AddCircleFilled(to_screen(pt.step, pt.loss), radius, color);
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/replay/loss_series.h"
+#include "engine/view_model/loss_series.h"
 
 namespace ringlab::viz {
 
@@ -42,8 +42,8 @@ class Plot {
   ImVec2 inner_max() const { return max_; }
   ImDrawList* draw_list() const { return dl_; }
 
-  void line(std::span<const replay::LossPoint> points, uint32_t color, float thickness) const;
-  void dots(std::span<const replay::LossPoint> points, uint32_t color, float radius) const;
+  void line(std::span<const view_model::LossPoint> points, uint32_t color, float thickness) const;
+  void dots(std::span<const view_model::LossPoint> points, uint32_t color, float radius) const;
   // A dashed vertical line at x with a label at the top.
   void marker(double x, uint32_t color, const std::string& text) const;
 

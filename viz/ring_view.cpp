@@ -7,7 +7,7 @@
 #include <fmt/core.h>
 #include <numbers>
 
-#include "engine/replay/ring_state.h"
+#include "engine/view_model/ring_state.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -20,8 +20,8 @@
 namespace ringlab::viz {
 namespace {
 
-using replay::ChunkState;
-using replay::RingFrame;
+using view_model::ChunkState;
+using view_model::RingFrame;
 
 constexpr float kPi = std::numbers::pi_v<float>;
 constexpr int kMaxValuesShown = 3;  // per chunk; more than that shows colours only
@@ -299,7 +299,7 @@ bool overlaps(const CardNote& x, const CardNote& y) {
 // The failure lab's highlight: the rank that broke the run in the warning colour with what
 // happened to it; the ranks it left waiting get a quieter note of where they wait, where it does
 // not run into another note (the failure lab's table has every rank's).
-void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const replay::FailureDiagnosis& f, ImVec2 pane_min,
+void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const view_model::FailureDiagnosis& f, ImVec2 pane_min,
                         ImVec2 pane_max, bool compact) {
   const Palette& p = palette();
   std::vector<std::pair<CardNote, std::string>> culprit_notes;
@@ -316,8 +316,8 @@ void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const replay::
     culprit_notes.emplace_back(note, std::move(text));
   }
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
-    const replay::RankDiagnosis& d = f.ranks[r];
-    if (f.is_culprit(r) || d.cause != replay::RankCause::Waiting || compact || n > 8) continue;
+    const view_model::RankDiagnosis& d = f.ranks[r];
+    if (f.is_culprit(r) || d.cause != view_model::RankCause::Waiting || compact || n > 8) continue;
     const ImVec2 c = on_ring(g, angle_of(r, n));
     const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
     dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
@@ -331,13 +331,13 @@ void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const replay::
 }
 
 // What the screen shows now; the step that moves next is said separately (next_step_of).
-std::string banner_of(const RingFrame& f, const replay::CollectiveRecord& rec) {
+std::string banner_of(const RingFrame& f, const view_model::CollectiveRecord& rec) {
   if (f.expected_steps == 0 && f.world_size <= 1) return tr("One rank: nothing to exchange");
   if (f.expected_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
   if (f.expected_steps == 0) return tr("No ring steps were recorded for this all-reduce");
   if (f.done) return tr("All-reduce done: every rank holds the sum");
   if (f.position == 0) return tr("Before step 1: each rank holds its own input");
-  const replay::RingPlace place = replay::ring_place(f.position, f.world_size);
+  const view_model::RingPlace place = view_model::ring_place(f.position, f.world_size);
   const char* text = place.phase == RingPhase::ReduceScatter ? "After ring step {} of {} (reduce-scatter {} of {})"
                                                              : "After ring step {} of {} (all-gather {} of {})";
   return trf(text, f.position, std::max(f.total_steps, f.expected_steps), place.step_in_phase, place.steps_in_phase);
@@ -373,7 +373,7 @@ std::string values_text(const std::vector<float>& v) {
 // The line under the ring, in `width` (left of the legend): the full line, the short one when
 // the full one does not fit, wrapped when neither does.
 // Draws it when `dl` is given; returns the height it takes either way.
-float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, const replay::CollectiveRecord& rec,
+float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, const view_model::CollectiveRecord& rec,
                   bool compact) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
@@ -463,11 +463,14 @@ void draw_legend(ImDrawList* dl, ImVec2 at) {
   at.y += fs * 1.25f;
   draw_bands(dl, at, ImVec2(at.x + s, at.y + s), 0b1011, 4, 0.9f);
   dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("colours: ranks summed in"));
+  at.y += fs * 1.25f;
+  dashed_line(dl, ImVec2(at.x, at.y + s * 0.6f), ImVec2(at.x + s, at.y + s * 0.6f), p.text, 2.0f, 3.0f);
+  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("dotted: arriving in this step"));
 }
 
 }  // namespace
 
-void DrawRingView(const replay::RunModel& model, AppState& state) {
+void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 min = ImGui::GetCursorScreenPos();
@@ -477,9 +480,9 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   ImGui::InvisibleButton("##ring_canvas", size);
   const float fs = ImGui::GetFontSize();
 
-  const replay::CollectiveRecord* rec = ShownCollective(model, state);
+  const view_model::CollectiveRecord* rec = ShownCollective(model, state);
   RingFrame frame;
-  if (rec) frame = replay::ring_frame(*rec, state.step.position);
+  if (rec) frame = view_model::ring_frame(*rec, state.step.position);
   const int n = rec ? std::max(frame.world_size, 1)
                     : std::max(1, model.world_size() > 0 ? model.world_size() : state.job.world_size);
   int values_rows = 0;
@@ -489,7 +492,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   // Banner and subtitle; a small pane gets a smaller banner and a compact ring.
   bool compact = size.y < fs * 16 || size.x < fs * 26;
   ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
-  const replay::FailureDiagnosis& failure = model.failure();
+  const view_model::FailureDiagnosis& failure = model.failure();
   const bool pills = rec && !compact && !failure.failed;
   const float pills_w = pills ? step_pills_size(frame).row + fs : 0;
   std::string banner;
@@ -541,7 +544,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   }
   // Under the ring: the footer's lines, and the legend beside them where they fit in one line each.
   float legend_w = 0;
-  for (const char* line : {"colours: ranks summed in", "fully reduced"})
+  for (const char* line : {"colours: ranks summed in", "fully reduced", "dotted: arriving in this step"})
     legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
   const float text_w = size.x - 2 * fs, beside_w = text_w - legend_w - fs * 2;
   const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
@@ -549,7 +552,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   const bool legend = n > 1 && !compact && beside_h <= one_line_h;
   const float footer_w = legend ? beside_w : text_w;
   const float footer_h = legend ? beside_h : rec ? draw_footer(nullptr, {}, text_w, frame, *rec, compact) : 0;
-  const float footer = std::max(rec ? footer_h + fs * 0.6f : fs, legend ? fs * 3.0f : 0.0f);
+  const float footer = std::max(rec ? footer_h + fs * 0.6f : fs, legend ? fs * 4.25f : 0.0f);
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer);
   Geometry g = layout(ring_min, ring_max, n, values_rows, compact);
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
@@ -573,7 +576,7 @@ void DrawRingView(const replay::RunModel& model, AppState& state) {
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
-  if (legend) draw_legend(dl, ImVec2(max.x - fs - legend_w, max.y - fs * 2.8f));
+  if (legend) draw_legend(dl, ImVec2(max.x - fs - legend_w, max.y - fs * 4.05f));
   if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), footer_w, frame, *rec, compact);
   dl->PopClipRect();
 }

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <fmt/core.h>
 
-#include "engine/replay/sampler_grid.h"
+#include "engine/view_model/sampler_grid.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/rank_colors.h"
@@ -51,7 +51,7 @@ Cells fit_cells(int64_t count, ImVec2 area) {
 // the same every epoch.
 // Each rank's shard in order, one line per rank, as many lines as `rows` (the last one says how
 // many ranks did not fit when there are more).
-void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::SamplerGrid& grid, int rows) {
+void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::SamplerGrid& grid, int rows) {
   const Palette& p = palette();
   ImFont* mono = fonts().mono;
   const float fs = ImGui::GetFontSize();
@@ -81,11 +81,11 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const replay::Samp
 
 }  // namespace
 
-void DrawSamplerView(const replay::RunModel& model, AppState& state) {
+void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
-  const replay::SamplerHistory& history = model.sampler();
-  const std::vector<replay::EpochKey> epochs = history.epochs();
+  const view_model::SamplerHistory& history = model.sampler();
+  const std::vector<view_model::EpochKey> epochs = history.epochs();
 
   // Controls: the forget-set_epoch switch, follow, and the epoch scrubber.
   bool forget = !state.job.set_epoch;
@@ -109,21 +109,21 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
     state.sampler.follow = false;
     state.sampler.epoch_slot = slot;
   }
-  const replay::EpochKey key = epochs[slot];
+  const view_model::EpochKey key = epochs[slot];
   const auto* shards = history.shards(key);
-  const replay::Generation* gen = nullptr;
+  const view_model::Generation* gen = nullptr;
   for (const auto& g : model.generations())
     if (g.index == key.generation) gen = &g;
   const int64_t samples = gen && gen->has_job ? gen->job.samples : state.job.samples;
   const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
-  const replay::SamplerGrid grid = replay::build_sampler_grid(samples, key.epoch, *shards);
+  const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, *shards);
 
   // Is this epoch's order the previous epoch's again?
   const auto* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
   std::string verdict;
   uint32_t verdict_color = p.text_dim;
   if (previous) {
-    const bool same = replay::same_order(*previous, *shards);
+    const bool same = view_model::same_order(*previous, *shards);
     verdict = same ? tr("Same order as the epoch before: set_epoch was not called")
                    : tr("New order: set_epoch reshuffled this epoch");
     verdict_color = same ? p.bad : p.ok;
@@ -165,9 +165,9 @@ void DrawSamplerView(const replay::RunModel& model, AppState& state) {
   // Which positions of each rank's shard are in its current batch.
   std::vector<char> in_batch(samples, 0);
   for (int r = 0; r < grid.world_size; ++r) {
-    const replay::RankBatch b = history.current_batch(r);
+    const view_model::RankBatch b = history.current_batch(r);
     if (b.epoch != key.epoch || b.generation != key.generation) continue;
-    const replay::BatchRange range = replay::batch_positions(static_cast<int64_t>(grid.shards[r].size()), batch_size, b.batch);
+    const view_model::BatchRange range = view_model::batch_positions(static_cast<int64_t>(grid.shards[r].size()), batch_size, b.batch);
     for (int64_t i = range.begin; i < range.end; ++i) {
       const int64_t index = grid.shards[r][i];
       if (index >= 0 && index < samples) in_batch[index] = static_cast<char>(r + 1);

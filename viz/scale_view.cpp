@@ -10,7 +10,7 @@
 
 #include "engine/core/error.h"
 #include "engine/sim/link_presets.h"
-#include "engine/sim/live_calibration.h"
+#include "engine/view_model/live_calibration.h"
 #include "engine/sim/model_presets.h"
 #include "engine/sim/scale_curves.h"
 #include "engine/sim/units.h"
@@ -97,7 +97,7 @@ std::string model_title(const std::string& name) {
   return name;
 }
 
-void refresh_live(const replay::RunModel& model) {
+void refresh_live(const view_model::RunModel& model) {
   const uint64_t seen = model.collectives().total_seen();
   if (g_cache.live_version == model.version() && g_cache.live_collectives == seen) return;
   g_cache.live_version = model.version();
@@ -390,7 +390,7 @@ std::string live_note(const sim::LiveCalibration& live, const ScaleViewState& v,
 
 }  // namespace
 
-void DrawScaleView(const replay::RunModel& model, AppState& state) {
+void DrawScaleView(const view_model::RunModel& model, AppState& state) {
   ScaleViewState& v = state.scale;
   refresh_live(model);
   const sim::LiveCalibration& live = g_cache.live;

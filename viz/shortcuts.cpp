@@ -24,7 +24,7 @@ std::vector<KeyPress>& pending() {
   return presses;
 }
 
-void apply(const KeyPress& press, const replay::RunModel& model, AppState& state) {
+void apply(const KeyPress& press, const view_model::RunModel& model, AppState& state) {
   const bool ctrl = press.mods & GLFW_MOD_CONTROL, shift = press.mods & GLFW_MOD_SHIFT;
   switch (press.key) {
     case GLFW_KEY_RIGHT:
@@ -61,7 +61,7 @@ bool acts_while_typing(const KeyPress& press) {
 
 void QueueKeyPress(int key, int mods, bool repeat) { pending().push_back({key, mods, repeat}); }
 
-void HandleShortcuts(const replay::RunModel& model, AppState& state) {
+void HandleShortcuts(const view_model::RunModel& model, AppState& state) {
   std::vector<KeyPress> presses;
   presses.swap(pending());
   const bool typing = ImGui::GetIO().WantTextInput;

@@ -1,11 +1,11 @@
 // Start asks first when the run needs much memory: the estimate that `ringlab run` checks before
-// it starts any process (engine/runtime/run_limits.h), said in a dialog with Start and Cancel.
+// it starts any process (engine/control/run_limits.h), said in a dialog with Start and Cancel.
 // A run that cannot fit at all is not asked about: Start is refused with the same message.
 #include <imgui.h>
 
 #include <algorithm>
 
-#include "engine/runtime/run_limits.h"
+#include "engine/control/run_limits.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
 #include "viz/views.h"

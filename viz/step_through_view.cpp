@@ -1,10 +1,10 @@
 // Step-through controls: the modes, Play / Pause / Next / Previous, speed, and which all-reduce
-// and ring step are on screen. What they do is decided in engine/replay/step_through.h.
+// and ring step are on screen. What they do is decided in engine/view_model/step_through.h.
 #include <imgui.h>
 
 #include <algorithm>
 
-#include "engine/replay/step_through.h"
+#include "engine/view_model/step_through.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -14,7 +14,7 @@
 namespace ringlab::viz {
 namespace {
 
-using replay::CollectiveRecord;
+using view_model::CollectiveRecord;
 
 const char* mode_name(RingMode m) {
   switch (m) {
@@ -28,7 +28,7 @@ const char* mode_name(RingMode m) {
 bool running(const AppState& state) { return state.run.phase == RunPhase::Running; }
 
 // Hands what the step-through asked for (open the gate, gate on or off) to the app.
-void apply(const replay::StepRequest& request, AppState& state) {
+void apply(const view_model::StepRequest& request, AppState& state) {
   state.requests.gate_releases += request.gate_releases;
   if (request.set_gated) {
     state.gated = *request.set_gated;
@@ -39,28 +39,28 @@ void apply(const replay::StepRequest& request, AppState& state) {
 
 }  // namespace
 
-const CollectiveRecord* ShownCollective(const replay::RunModel& model, const AppState& state) {
-  return replay::shown_collective(state.step, model.collectives());
+const CollectiveRecord* ShownCollective(const view_model::RunModel& model, const AppState& state) {
+  return view_model::shown_collective(state.step, model.collectives());
 }
 
-void AdvanceStepThrough(const replay::RunModel& model, AppState& state) {
-  if (model.failure().failed) return replay::show_failed_collective(state.step, model.collectives());
-  apply(replay::advance(state.step, model.collectives(), running(state), state.frame_dt_s), state);
+void AdvanceStepThrough(const view_model::RunModel& model, AppState& state) {
+  if (model.failure().failed) return view_model::show_failed_collective(state.step, model.collectives());
+  apply(view_model::advance(state.step, model.collectives(), running(state), state.frame_dt_s), state);
 }
 
-void StepForward(const replay::RunModel& model, AppState& state) {
-  apply(replay::step_forward(state.step, model.collectives(), running(state)), state);
+void StepForward(const view_model::RunModel& model, AppState& state) {
+  apply(view_model::step_forward(state.step, model.collectives(), running(state)), state);
 }
 
-void StepBack(const replay::RunModel& model, AppState& state) { replay::step_back(state.step, model.collectives()); }
+void StepBack(const view_model::RunModel& model, AppState& state) { view_model::step_back(state.step, model.collectives()); }
 
-void TogglePlay(AppState& state) { replay::toggle_play(state.step); }
+void TogglePlay(AppState& state) { view_model::toggle_play(state.step); }
 
-void SetRingMode(const replay::RunModel& model, AppState& state, RingMode mode) {
-  apply(replay::set_mode(state.step, mode), state);
+void SetRingMode(const view_model::RunModel& model, AppState& state, RingMode mode) {
+  apply(view_model::set_mode(state.step, mode), state);
 }
 
-void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
+void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   StepThroughState& st = state.step;
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(tr("Step-through"));
@@ -82,7 +82,7 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
   if (SliderFloatBeside("##speed", &speed, 0.25f, 8.0f, trf("{:.2f} steps/s", speed), ImGuiSliderFlags_Logarithmic).changed)
     st.speed = speed;
 
-  const replay::CollectiveLog& log = model.collectives();
+  const view_model::CollectiveLog& log = model.collectives();
   const CollectiveRecord* shown = ShownCollective(model, state);
   if (st.mode == RingMode::Replay && log.size() > 0) {
     int slot = static_cast<int>(log.size()) - 1;
@@ -90,16 +90,16 @@ void DrawStepThroughView(const replay::RunModel& model, AppState& state) {
       if (log.at(i).key == shown->key) slot = static_cast<int>(i);
     FormLabel(tr("All-reduce"), 0.3f);
     if (SliderIntBeside("##which", &slot, 0, static_cast<int>(log.size()) - 1, trf("{} of {}", slot + 1, log.size())).changed)
-      replay::show_collective(st, log.at(slot));
+      view_model::show_collective(st, log.at(slot));
   }
   if (shown) {
-    const int total = replay::recorded_steps(*shown);
+    const int total = view_model::recorded_steps(*shown);
     int position = st.position;
-    const int expected = std::max(total, replay::expected_steps(*shown));
+    const int expected = std::max(total, view_model::expected_steps(*shown));
     // The bar spans the whole all-reduce; it can be dragged only over the steps recorded so far.
     FormLabel(tr("Ring step"), 0.3f);
     if (SliderIntBeside("##position", &position, 0, std::max(expected, 1), trf("{} of {}", st.position, expected)).changed)
-      replay::show_position(st, std::min(position, total));
+      view_model::show_position(st, std::min(position, total));
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
   ImGui::PushTextWrapPos(0);

@@ -22,8 +22,8 @@
 namespace ringlab::viz {
 namespace {
 
-using replay::SpanKind;
-using replay::TimelineSpan;
+using view_model::SpanKind;
+using view_model::TimelineSpan;
 
 uint32_t color_of(const TimelineSpan& s) {
   const Palette& p = palette();
@@ -89,13 +89,15 @@ void bar_label(ImDrawList* dl, float x0, float x1, float y0, float y1, float lef
   dl->AddText(ImVec2(a, y0 + (y1 - y0 - ts.y) / 2), color, text);
 }
 
-// A collective its rank is still in (or was in when its group failed): the rank is waiting.
-void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit) {
+// A collective its rank is still in (or was in when its group failed): the rank is waiting, for
+// a peer, or in step-through for the teacher's Next at the gate.
+void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit, bool at_gate) {
   const Palette& p = palette();
   if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
-  dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(p.reduced, 0.35f));
-  hatch(dl, ImVec2(x0, y0), ImVec2(x1, y1), p.reduced, ImGui::GetFontSize() * 0.45f);
-  bar_label(dl, x0, x1, y0, y1, left, limit, p.text, tr("waiting"));
+  const uint32_t color = at_gate ? p.gate : p.reduced;
+  dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(color, 0.35f));
+  hatch(dl, ImVec2(x0, y0), ImVec2(x1, y1), color, ImGui::GetFontSize() * 0.45f);
+  bar_label(dl, x0, x1, y0, y1, left, limit, p.text, tr(at_gate ? "at the gate" : "waiting"));
 }
 
 // The failure lab's note at a lane's right end: its words, font and size (no text: no note).
@@ -109,8 +111,8 @@ struct LaneNote {
   }
 };
 
-LaneNote lane_note(const replay::FailureDiagnosis& f, int rank) {
-  const replay::RankDiagnosis* d = f.failed ? f.rank(rank) : nullptr;
+LaneNote lane_note(const view_model::FailureDiagnosis& f, int rank) {
+  const view_model::RankDiagnosis* d = f.failed ? f.rank(rank) : nullptr;
   if (!d) return {};
   LaneNote note{RankFailureLabel(*d, f), f.is_culprit(rank) ? fonts().bold : fonts().regular, {}};
   if (!note.text.empty()) note.size = note.font->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, note.text.c_str());
@@ -119,7 +121,7 @@ LaneNote lane_note(const replay::FailureDiagnosis& f, int rank) {
 
 // The failure lab's marks on a failed run: the rank that broke it gets a red band from its last
 // progress on; every rank with something to say gets it written at the lane's right end.
-void draw_failure_lane(ImDrawList* dl, const replay::FailureDiagnosis& f, int rank, const LaneNote& note, float x_last,
+void draw_failure_lane(ImDrawList* dl, const view_model::FailureDiagnosis& f, int rank, const LaneNote& note, float x_last,
                        ImVec2 lane_min, ImVec2 lane_max) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
@@ -154,9 +156,9 @@ void legend_item(const char* text, uint32_t color) {
 
 }  // namespace
 
-void DrawTimelineView(const replay::RunModel& model, AppState& state) {
+void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
-  const replay::TimelineModel& tl = model.timeline();
+  const view_model::TimelineModel& tl = model.timeline();
   TimelineViewState& v = state.timeline;
   const float fs = ImGui::GetFontSize();
 
@@ -251,7 +253,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
   for (int rank = 0; rank < lanes; ++rank)
     DrawRankLabel(dl, ImVec2(origin.x + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
                   trf("rank {}", rank));
-  const replay::FailureDiagnosis& failure = model.failure();
+  const view_model::FailureDiagnosis& failure = model.failure();
   std::vector<LaneNote> notes(static_cast<size_t>(lanes));
   if (failure.failed)
     for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
@@ -296,7 +298,7 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
       }
       last_px[row] = x1;
       if (s.unfinished) {
-        draw_unfinished(dl, x0, x1, y0, y1, plot_min.x, label_limit);
+        draw_unfinished(dl, x0, x1, y0, y1, plot_min.x, label_limit, false);
         return;
       }
       const uint32_t color = color_of(s);
@@ -318,6 +320,9 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
       }
     });
   }
+  // A gated run that has not failed holds its ranks at the gate between the teacher's presses.
+  const bool at_gate = state.step.mode == RingMode::Gated && !failure.failed &&
+                       (state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused);
   // Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks
   // left waiting for the one that broke the run.
   for (int rank = 0; rank < lanes; ++rank) {
@@ -325,10 +330,11 @@ void DrawTimelineView(const replay::RunModel& model, AppState& state) {
     const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
     const float label_limit = notes[rank].left(plot_max.x);
     tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
-      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f, plot_min.x, label_limit);
+      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f, plot_min.x, label_limit,
+                      at_gate);
     });
     if (failure.failed) {
-      const replay::RankDiagnosis* d = failure.rank(rank);
+      const view_model::RankDiagnosis* d = failure.rank(rank);
       const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : begin;
       draw_failure_lane(dl, failure, rank, notes[rank], x_of(last_ms), ImVec2(plot_min.x, top),
                         ImVec2(plot_max.x, top + lane_h - 1));

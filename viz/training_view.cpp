@@ -17,8 +17,16 @@
 namespace ringlab::viz {
 namespace {
 
-using replay::LossPoint;
-using replay::LossSeries;
+using view_model::LossPoint;
+using view_model::LossSeries;
+
+// "4 ranks, gloo, ring, lr 0.03", in the app's language when the series knows its job.
+std::string series_name(const LossSeries& s) {
+  if (!s.job) return s.label;
+  const JobConfig& j = *s.job;
+  return trf(j.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", j.world_size, j.backend, j.algorithm,
+             fmt::format("{:.3g}", j.lr));
+}
 
 // Overlays are drawn in muted, distinct tones so the live run stays in front.
 constexpr uint32_t kOverlayColors[] = {0xFF8C6A5A, 0xFF3F8FBF, 0xFF6E9A3C, 0xFFB0609E, 0xFF2F6FD8, 0xFF808080};
@@ -60,7 +68,7 @@ std::vector<LossPoint> reduced_points(size_t slot, std::span<const LossPoint> po
     r.x0 = x0;
     r.x1 = x1;
     r.buckets = buckets;
-    r.points = replay::decimate(points, x0, x1, buckets);
+    r.points = view_model::decimate(points, x0, x1, buckets);
   }
   std::vector<LossPoint> out = r.points;
   out.insert(out.end(), points.begin() + static_cast<ptrdiff_t>(r.size), points.end());
@@ -69,7 +77,7 @@ std::vector<LossPoint> reduced_points(size_t slot, std::span<const LossPoint> po
 
 }  // namespace
 
-void DrawTrainingView(const replay::RunModel& model, AppState& state) {
+void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   const Palette& pal = palette();
   TrainingViewState& v = state.training;
   FlowCheckbox(label("Log scale", "log_scale"), &v.log_scale, true);
@@ -84,7 +92,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
   const LossSeries& live = model.loss();
   std::vector<Curve> curves;
   std::vector<LegendEntry> legend;
-  replay::LossExtent extent;
+  view_model::LossExtent extent;
   auto add = [&](const LossSeries& s, std::span<const LossPoint> pts, uint32_t color, float thickness, bool dots,
                  std::string name, std::string short_name = "") {
     int entry = -1;
@@ -107,7 +115,7 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
       take_extent(s);
       if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
       // Wide and pale underneath, so a live curve that matches it exactly still shows it.
-      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("MSE · {}", s.label), trf("earlier run {}", i + 1));
+      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)), trf("earlier run {}", i + 1));
     }
   take_extent(live);
   // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
@@ -186,10 +194,10 @@ void DrawTrainingView(const replay::RunModel& model, AppState& state) {
           const double mid = (lo + hi) / 2;
           (c.series->epoch_of_step(mid) < x ? lo : hi) = mid;
         }
-        if (!replay::nearest_point(c.points, hi, p)) continue;
+        if (!view_model::nearest_point(c.points, hi, p)) continue;
         dl->AddCircleFilled(plot.to_screen(c.series->epoch_of_step(p.step), p.loss), c.thickness + 2.5f, c.color);
       } else {
-        if (!replay::nearest_point(c.points, x, p)) continue;
+        if (!view_model::nearest_point(c.points, x, p)) continue;
         dl->AddCircleFilled(plot.to_screen(p.step, p.loss), c.thickness + 2.5f, c.color);
       }
       tip += fmt::format("\n{}: {:.6f}", legend[c.legend].text, p.loss);

@@ -1,23 +1,31 @@
 #pragma once
 // The views, one per file, each a function of the run's model and the app's view state.
 // Every one draws into the current ImGui window (a child pane of the fixed layout).
-#include "engine/replay/run_model.h"
+#include <string>
+#include <vector>
+
+#include "engine/view_model/run_model.h"
 #include "viz/app_state.h"
 
 namespace ringlab::viz {
 
-void DrawRingView(const replay::RunModel& model, AppState& state);         // ring_view.cpp
-void DrawStepThroughView(const replay::RunModel& model, AppState& state);  // step_through_view.cpp
-void DrawSamplerView(const replay::RunModel& model, AppState& state);      // sampler_view.cpp
-void DrawTrainingView(const replay::RunModel& model, AppState& state);     // training_view.cpp
-void DrawTimelineView(const replay::RunModel& model, AppState& state);     // timeline_view.cpp
-void DrawControlsView(const replay::RunModel& model, AppState& state);     // controls_view.cpp
+// The view registry (layout.cpp): the view a name from kViewNames (engine/job/scenario.h) puts
+// in the big pane (the ring for an unknown name), and the registry's own names, in order.
+Focus FocusNamed(const std::string& name);
+std::vector<std::string> ViewNames();
+
+void DrawRingView(const view_model::RunModel& model, AppState& state);         // ring_view.cpp
+void DrawStepThroughView(const view_model::RunModel& model, AppState& state);  // step_through_view.cpp
+void DrawSamplerView(const view_model::RunModel& model, AppState& state);      // sampler_view.cpp
+void DrawTrainingView(const view_model::RunModel& model, AppState& state);     // training_view.cpp
+void DrawTimelineView(const view_model::RunModel& model, AppState& state);     // timeline_view.cpp
+void DrawControlsView(const view_model::RunModel& model, AppState& state);     // controls_view.cpp
 // What if there were more ranks: the cost models' curves, a DDP step's compute against its
 // exposed communication, and the live run's all-reduces on the same axes (scale_view.cpp).
-void DrawScaleView(const replay::RunModel& model, AppState& state);
+void DrawScaleView(const view_model::RunModel& model, AppState& state);
 
 // The whole window: menu bar and the fixed layout of panes (layout.cpp).
-void DrawMainWindow(const replay::RunModel& model, AppState& state);
+void DrawMainWindow(const view_model::RunModel& model, AppState& state);
 
 // Help > About: the version and the libraries ringlab is made with, with their licences; a
 // window of its own, drawn while state.about_open (about_view.cpp).
@@ -31,17 +39,17 @@ void RequestStart(AppState& state, bool restart = false);
 void DrawStartConfirmation(AppState& state);
 
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).
-void HandleShortcuts(const replay::RunModel& model, AppState& state);
+void HandleShortcuts(const view_model::RunModel& model, AppState& state);
 // From the window's key callback: a key pressed (or repeated) since the last frame.
 void QueueKeyPress(int key, int mods, bool repeat);
 
 // Step-through (step_through_view.cpp): which all-reduce is on screen and where in it; advanced
 // once per frame before drawing.
-const replay::CollectiveRecord* ShownCollective(const replay::RunModel& model, const AppState& state);
-void AdvanceStepThrough(const replay::RunModel& model, AppState& state);
-void StepForward(const replay::RunModel& model, AppState& state);
-void StepBack(const replay::RunModel& model, AppState& state);
+const view_model::CollectiveRecord* ShownCollective(const view_model::RunModel& model, const AppState& state);
+void AdvanceStepThrough(const view_model::RunModel& model, AppState& state);
+void StepForward(const view_model::RunModel& model, AppState& state);
+void StepBack(const view_model::RunModel& model, AppState& state);
 void TogglePlay(AppState& state);
-void SetRingMode(const replay::RunModel& model, AppState& state, RingMode mode);
+void SetRingMode(const view_model::RunModel& model, AppState& state, RingMode mode);
 
 }  // namespace ringlab::viz

@@ -36,6 +36,12 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
+// A peer's connection closed under a send or a receive (it died, or dropped its connections).
+class PeerClosedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Bad user input (flags, files): the CLI prints it as one line and exits non-zero.
 class InputError : public Error {
  public:

@@ -20,11 +20,7 @@ CudaDistributedDataParallel::CudaDistributedDataParallel(CudaMlp& model, NcclPro
     throw InputError(fmt::format("unknown all-reduce algorithm '{}' (ring or native)", options_.algorithm));
   if (model_.stream() != group_.stream())
     throw Error({group_.rank(), "ddp.init", -1}, "the GPU model must run on the NCCL group's stream");
-  buckets_ = ddp::plan_buckets(model_.parameter_views(), options_.bucket_cap_bytes);
-  bucket_of_parameter_.assign(model_.parameter_views().size(), -1);
-  for (size_t b = 0; b < buckets_.size(); ++b)
-    for (int p : buckets_[b].parameters) bucket_of_parameter_[p] = static_cast<int>(b);
-  pending_in_bucket_.assign(buckets_.size(), 0);
+  use_buckets(ddp::plan_buckets(model_.parameter_views(), options_.bucket_limits, false));
 
   // Every replica must start from the same weights: rank 0's win.
   const int64_t t0 = now_ns();
@@ -32,11 +28,26 @@ CudaDistributedDataParallel::CudaDistributedDataParallel(CudaMlp& model, NcclPro
   emit(EventKind::CollectiveEnd, t0, next_collective_id_++, -1, model_.device_parameters(), "broadcast");
 }
 
+void CudaDistributedDataParallel::use_buckets(std::vector<ddp::Bucket> buckets) {
+  buckets_ = std::move(buckets);
+  bucket_of_parameter_.assign(model_.parameter_views().size(), -1);
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    for (int p : buckets_[b].parameters) bucket_of_parameter_[p] = static_cast<int>(b);
+  pending_in_bucket_.assign(buckets_.size(), 0);
+}
+
 void CudaDistributedDataParallel::backward_batch(bool sync) {
   if (!sync) {
     model_.backward_batch();
     return;
   }
+  // PyTorch's rebuild after the first synchronised backward (see core/bucket_assignment.h); the
+  // stream orders it after the previous step's all-reduces.
+  if (synchronised_once_ && !rebuilt_) {
+    use_buckets(ddp::plan_buckets(model_.parameter_views(), options_.bucket_limits, true));
+    rebuilt_ = true;
+  }
+  synchronised_once_ = true;
   for (size_t b = 0; b < buckets_.size(); ++b)
     pending_in_bucket_[b] = static_cast<int>(buckets_[b].parameters.size());
   model_.backward_batch([this](int p) { on_gradient_ready(p); });

@@ -18,7 +18,7 @@
 #include "engine/cuda/cuda_mlp.h"
 #include "engine/ddp/bucket_plan.h"
 #include "engine/ddp/distributed_data_parallel.h"
-#include "engine/dist/nccl/nccl_process_group.h"
+#include "engine/cuda/nccl/nccl_process_group.h"
 
 namespace ringlab::cuda {
 
@@ -39,6 +39,7 @@ class CudaDistributedDataParallel {
   void set_step(int64_t step) { step_ = step; }
 
  private:
+  void use_buckets(std::vector<ddp::Bucket> buckets);
   void on_gradient_ready(int parameter);
   void run_allreduce(std::span<float> data, int bucket, const std::string& label);
   void emit(EventKind kind, int64_t t_begin, int64_t collective_id, int bucket, std::span<const float> data,
@@ -50,6 +51,8 @@ class CudaDistributedDataParallel {
   std::vector<ddp::Bucket> buckets_;
   std::vector<int> bucket_of_parameter_;
   std::vector<int> pending_in_bucket_;
+  bool synchronised_once_ = false;
+  bool rebuilt_ = false;
   int64_t step_ = -1;
   int64_t next_collective_id_ = 0;
 };

@@ -12,8 +12,8 @@
 #include "engine/data/distributed_sampler.h"
 #include "engine/data/tensor_dataset.h"
 #include "engine/nn/mlp.h"
-#include "engine/runtime/ddp_options.h"
-#include "engine/runtime/rank_events.h"
+#include "engine/rank/ddp_options.h"
+#include "engine/events/rank_events.h"
 
 // The loop is train_rank's, step for step; what changes is where the work runs. The host only
 // enqueues: gathering the batch, forward, loss, backward, the all-reduces and the optimizer step

@@ -1,10 +1,10 @@
 #pragma once
-// What one rank does on the NCCL backend: train_rank (engine/runtime/trainer.h) with the model,
+// What one rank does on the NCCL backend: train_rank (engine/rank/trainer.h) with the model,
 // its data and its gradients on this rank's GPU. The same seed gives the same data, initial
 // weights and sampler order as the CPU run, the same events are reported, and the outcome has
 // the same shape, so `ringlab run --backend nccl` prints the report the CPU backends print.
-#include "engine/dist/nccl/nccl_process_group.h"
-#include "engine/runtime/trainer.h"
+#include "engine/cuda/nccl/nccl_process_group.h"
+#include "engine/rank/trainer.h"
 
 namespace ringlab {
 

@@ -1,9 +1,10 @@
-// The entry point of libringlab_cuda.so: what the engine's gpu_plugin() finds with dlsym.
+// The entry points of libringlab_cuda.so: what dist/gpu_plugin.cpp finds with dlsym, one per layer.
 #include "engine/cuda/cuda_trainer.h"
 #include "engine/dist/backends.h"
-#include "engine/dist/nccl/nccl_availability.h"
-#include "engine/dist/nccl/nccl_process_group.h"
-#include "engine/runtime/gpu_plugin.h"
+#include "engine/cuda/nccl/nccl_availability.h"
+#include "engine/cuda/nccl/nccl_process_group.h"
+#include "engine/dist/gpu_plugin.h"
+#include "engine/rank/gpu_trainer.h"
 
 namespace ringlab {
 namespace {
@@ -26,11 +27,11 @@ RankOutcome train(const JobConfig& job, ProcessGroup& group, EventSink& events, 
   return train_rank_cuda(job, *nccl, events, hooks, resume);
 }
 
-const GpuPluginApi kApi{kGpuPluginVersion, &backend_info, &make_group, &train};
+const GpuBackendApi kBackend{kGpuPluginVersion, &backend_info, &make_group};
+const GpuTrainerApi kTrainer{kGpuPluginVersion, &train};
 
 }  // namespace
 }  // namespace ringlab
 
-extern "C" __attribute__((visibility("default"))) const ringlab::GpuPluginApi* ringlab_gpu_plugin() {
-  return &ringlab::kApi;
-}
+extern "C" __attribute__((visibility("default"))) const void* ringlab_gpu_backend() { return &ringlab::kBackend; }
+extern "C" __attribute__((visibility("default"))) const void* ringlab_gpu_trainer() { return &ringlab::kTrainer; }

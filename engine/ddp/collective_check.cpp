@@ -16,14 +16,13 @@ static_assert(sizeof(CollectiveFingerprint) % sizeof(float) == 0);
 
 }  // namespace
 
-std::string CollectiveFingerprint::describe() const {
-  if (bucket == kStopVoteBucket) return fmt::format("the stop vote before step {}", step);
-  const char* name = op == 1 ? "all-reduce" : op == 2 ? "broadcast" : "?";
-  const std::string what = bucket >= 0   ? fmt::format("bucket {}", bucket)
-                           : bucket == -1 ? std::string("demo tensor")
-                                          : std::string("extra collective");
-  return fmt::format("#{} {} of {} ({} floats) at step {}", seq, name, what, numel, step);
-}
+CollectiveMismatchError::CollectiveMismatchError(const ErrorContext& ctx, const CollectiveFingerprint& mine_,
+                                                 int neighbour_, const CollectiveFingerprint& theirs_)
+    : Error(ctx, fmt::format("mismatched collectives: this rank is at {}, but rank {} is at {}", mine_.describe(),
+                             neighbour_, theirs_.describe())),
+      mine(mine_),
+      theirs(theirs_),
+      neighbour(neighbour_) {}
 
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine) {
   const int n = group.size();
@@ -38,9 +37,7 @@ void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine) {
   CollectiveFingerprint theirs;
   std::memcpy(&theirs, in, sizeof theirs);
   if (!(theirs == mine))
-    throw Error(ErrorContext{group.rank(), "collective check", mine.step},
-                fmt::format("mismatched collectives: this rank is at {}, but rank {} is at {}", mine.describe(), left,
-                            theirs.describe()));
+    throw CollectiveMismatchError(ErrorContext{group.rank(), "collective check", mine.step}, mine, left, theirs);
 }
 
 }  // namespace ringlab::ddp

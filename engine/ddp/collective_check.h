@@ -8,30 +8,29 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/core/error.h"
 #include "engine/dist/process_group.h"
+#include "engine/events/collective_fingerprint.h"
 
 namespace ringlab::ddp {
 
-struct CollectiveFingerprint {
-  int64_t seq = 0;
-  int64_t step = -1;
-  int32_t op = 0;       // 1: all-reduce, 2: broadcast
-  int32_t bucket = -1;  // -1: the demo tensor, -2: an injected extra collective, -3: the stop vote
-  int64_t numel = 0;
-  int32_t dtype = 0;    // 0: float32
-  int32_t pad = 0;
+using ringlab::CollectiveFingerprint;  // events/collective_fingerprint.h: also an event's payload
 
-  bool operator==(const CollectiveFingerprint&) const = default;
-  std::string describe() const;
+// The check's error: this rank's fingerprint, its left neighbour's, and which rank that is.
+class CollectiveMismatchError : public Error {
+ public:
+  CollectiveMismatchError(const ErrorContext& ctx, const CollectiveFingerprint& mine, int neighbour,
+                          const CollectiveFingerprint& theirs);
+  CollectiveFingerprint mine, theirs;
+  int neighbour = -1;
 };
 
-// The workers' vote at a step boundary (stop here or not, see runtime/step_votes.h): a broadcast
+// The workers' vote at a step boundary (stop here or not, see rank/step_votes.h): a broadcast
 // of two floats that is checked like every collective, so a rank that skipped or added an
 // all-reduce meets a mismatch at the vote instead of pairing with it and hanging.
-inline constexpr int32_t kStopVoteBucket = -3;
 inline CollectiveFingerprint stop_vote_fingerprint(int64_t step) { return {-1, step, 2, kStopVoteBucket, 2, 0, 0}; }
 
-// Throws Error naming this rank's and its left neighbour's fingerprints on a mismatch.
+// Throws CollectiveMismatchError (its message names both fingerprints) on a mismatch.
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine);
 
 }  // namespace ringlab::ddp

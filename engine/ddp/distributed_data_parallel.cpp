@@ -16,11 +16,7 @@ DistributedDataParallel::DistributedDataParallel(nn::Mlp& model, ProcessGroup& g
     : model_(model), group_(group), options_(std::move(options)) {
   if (options_.algorithm != "ring" && options_.algorithm != "native")
     throw InputError(fmt::format("unknown all-reduce algorithm '{}' (ring or native)", options_.algorithm));
-  buckets_ = plan_buckets(model_.parameter_views(), options_.bucket_cap_bytes);
-  bucket_of_parameter_.assign(model_.parameter_views().size(), -1);
-  for (size_t b = 0; b < buckets_.size(); ++b)
-    for (int p : buckets_[b].parameters) bucket_of_parameter_[p] = static_cast<int>(b);
-  pending_in_bucket_.assign(buckets_.size(), 0);
+  use_buckets(plan_buckets(model_.parameter_views(), options_.bucket_limits, false));
 
   // Every replica must start from the same weights: rank 0's win.
   const int64_t t0 = now_ns();
@@ -56,11 +52,31 @@ DistributedDataParallel::~DistributedDataParallel() {
   comm_thread_.join();
 }
 
+void DistributedDataParallel::use_buckets(std::vector<Bucket> buckets) {
+  buckets_ = std::move(buckets);
+  bucket_of_parameter_.assign(model_.parameter_views().size(), -1);
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    for (int p : buckets_[b].parameters) bucket_of_parameter_[p] = static_cast<int>(b);
+  pending_in_bucket_.assign(buckets_.size(), 0);
+}
+
+// PyTorch's reducer rebuilds its buckets once, at the first forward after a synchronised
+// backward has shown the order gradients become ready in. Every rank rebuilds at the same step
+// (they all synchronise the same backwards), so their buckets, and collectives, stay paired.
+void DistributedDataParallel::rebuild_buckets_once() {
+  if (!synchronised_once_ || rebuilt_) return;
+  finish();  // nothing of the old buckets is still being reduced
+  use_buckets(plan_buckets(model_.parameter_views(), options_.bucket_limits, true));
+  rebuilt_ = true;
+}
+
 void DistributedDataParallel::backward(std::span<const float> grad_output, bool sync) {
   if (!sync) {
     model_.backward(grad_output);
     return;
   }
+  rebuild_buckets_once();
+  synchronised_once_ = true;
   const CollectiveFault fault = std::exchange(fault_, CollectiveFault::None);
   if (fault == CollectiveFault::Skip) {  // this rank silently leaves out its all-reduce
     model_.backward(grad_output);
@@ -81,6 +97,8 @@ void DistributedDataParallel::backward(std::span<const float> grad_output, bool 
 }
 
 void DistributedDataParallel::shadow_backward() {
+  rebuild_buckets_once();
+  synchronised_once_ = true;
   model_.zero_grad();
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -23,14 +23,14 @@
 #include "engine/ddp/bucket_plan.h"
 #include "engine/dist/process_group.h"
 #include "engine/nn/mlp.h"
-#include "engine/runtime/event.h"
-#include "engine/runtime/flight_recorder.h"
+#include "engine/events/event.h"
+#include "engine/events/flight_recorder.h"
 
 namespace ringlab::ddp {
 
 struct DdpOptions {
   std::string algorithm = "ring";  // ring: ringlab's instrumented ring; native: the backend's own
-  int64_t bucket_cap_bytes = -1;   // -1: PyTorch's defaults
+  BucketLimits bucket_limits;      // PyTorch's: a 1 MiB first bucket, then 25 MiB
   size_t segment_elems = 0;        // ring segmenting (0: whole chunks)
   std::chrono::milliseconds timeout{60000};
   EventSink* events = nullptr;
@@ -63,12 +63,15 @@ class DistributedDataParallel {
   // the same algorithm and events as the buckets.
   void allreduce(std::span<float> data, const std::string& label);
 
+  // One bucket until the first synchronised backward is over, then PyTorch's rebuilt buckets.
   const std::vector<Bucket>& buckets() const { return buckets_; }
   void set_step(int64_t step) { step_ = step; }
   void inject(CollectiveFault fault) { fault_ = fault; }
   int64_t collectives() const { return next_collective_id_; }
 
  private:
+  void use_buckets(std::vector<Bucket> buckets);
+  void rebuild_buckets_once();
   void on_gradient_ready(int parameter);
   void emit_bucket_ready(int bucket);
   void communication_loop();
@@ -83,6 +86,8 @@ class DistributedDataParallel {
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_parameter_;
   std::vector<int> pending_in_bucket_;
+  bool synchronised_once_ = false;  // a synchronised backward has run: the ready order is known
+  bool rebuilt_ = false;
   int64_t step_ = -1;
   int64_t next_collective_id_ = 0;
   CollectiveFault fault_ = CollectiveFault::None;

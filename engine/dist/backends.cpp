@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/dist/store.h"
+#include "engine/net/store.h"
 
 #ifdef RINGLAB_HAVE_GLOO
 #include "engine/dist/gloo/gloo_process_group.h"
@@ -13,7 +13,7 @@
 #ifdef RINGLAB_HAVE_MPI
 #include "engine/dist/mpi/mpi_process_group.h"
 #endif
-#include "engine/runtime/gpu_plugin.h"
+#include "engine/dist/gpu_plugin.h"
 
 namespace ringlab {
 namespace {
@@ -45,7 +45,7 @@ std::string available_names() {
 
 BackendInfo nccl_backend_info(int world_size) {
   std::string why;
-  const GpuPluginApi* gpu = gpu_plugin(&why);
+  const GpuBackendApi* gpu = gpu_backend(&why);
   return gpu ? gpu->nccl_backend_info(world_size) : BackendInfo{"nccl", false, why};
 }
 
@@ -91,7 +91,7 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int
     if (!store) throw Error({rank, "nccl.init", -1}, "the NCCL backend needs a store for its unique id");
     const BackendInfo info = nccl_backend_info(size);
     if (!info.available) throw InputError("backend 'nccl' cannot run here: " + info.reason);
-    return gpu_plugin()->make_nccl_group(*store, rank, size, timeout);
+    return gpu_backend()->make_nccl_group(*store, rank, size, timeout);
   }
   throw InputError("backend '" + backend + "' has no process group in this build (available: " +
                    available_names() + ")");

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "engine/dist/process_group.h"
-#include "engine/runtime/event.h"
+#include "engine/events/event.h"
 
 namespace ringlab {
 

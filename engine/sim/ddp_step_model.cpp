@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/core/bucket_assignment.h"
 #include "engine/core/error.h"
 
 namespace ringlab::sim {
@@ -16,31 +17,18 @@ BucketPolicy BucketPolicy::with_cap_mb(double mb) {
   return policy;
 }
 
-// PyTorch's compute_bucket_assignment_by_size (reducer.cpp), for one dtype and device: walk the
-// parameters in registration order, add each to the open bucket, and close the bucket once it
-// holds at least its limit (so a bucket may overshoot by one tensor). The first bucket's limit is
-// 1 MiB, the rest use the cap. DDP then reverses the list: gradients arrive last layer first, and
-// the small bucket holding the first layers (the last gradients) is the one reduced last, so
-// little waits after backward ends.
+// The buckets DDP reduces once it has rebuilt them after its first iteration (one rule for the
+// live reducer and this model: core/bucket_assignment.h). The first iteration's single bucket is
+// left out: a prediction is of the steps that follow.
 std::vector<Bucket> assign_buckets(const ModelShape& model, const BucketPolicy& policy) {
-  if (policy.first_bucket_bytes <= 0 || policy.cap_bytes <= 0)
-    throw InputError("bucket sizes must be > 0 bytes");
+  std::vector<int64_t> bytes;
+  for (int64_t elements : model.param_elements) bytes.push_back(elements * model.bytes_per_element);
   std::vector<Bucket> buckets;
-  Bucket open;
-  bool has_open = false;
-  for (int i = 0; i < static_cast<int>(model.param_elements.size()); ++i) {
-    if (!has_open) open = Bucket{i, i, 0};
-    has_open = true;
-    open.last_param = i;
-    open.bytes += model.param_elements[i] * model.bytes_per_element;
-    const int64_t limit = buckets.empty() ? policy.first_bucket_bytes : policy.cap_bytes;
-    if (open.bytes >= limit) {
-      buckets.push_back(open);
-      has_open = false;
-    }
+  for (const std::vector<int>& members : ddp_buckets(bytes, {policy.first_bucket_bytes, policy.cap_bytes}, true)) {
+    Bucket b{members.back(), members.front(), 0};  // ready last parameter first: a contiguous range
+    for (int p : members) b.bytes += bytes[static_cast<size_t>(p)];
+    buckets.push_back(b);
   }
-  if (has_open) buckets.push_back(open);
-  std::reverse(buckets.begin(), buckets.end());
   return buckets;
 }
 

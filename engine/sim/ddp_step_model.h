@@ -23,7 +23,8 @@
 namespace ringlab::sim {
 
 // PyTorch's bucketing (torch.nn.parallel.DistributedDataParallel, bucket_cap_mb=25): the first
-// bucket (dist._DEFAULT_FIRST_BUCKET_BYTES) holds 1 MiB, the others bucket_cap_mb MiB.
+// bucket (dist._DEFAULT_FIRST_BUCKET_BYTES) holds 1 MiB, the others bucket_cap_mb MiB, in the
+// order gradients become ready (core/bucket_assignment.h).
 struct BucketPolicy {
   int64_t first_bucket_bytes = int64_t{1} << 20;
   int64_t cap_bytes = int64_t{25} << 20;
@@ -38,7 +39,8 @@ struct Bucket {
   int64_t bytes = 0;
 };
 
-// Buckets in the order DDP reduces them: bucket 0 holds the model's last parameters.
+// Buckets in the order DDP reduces them after its first iteration: bucket 0 holds the model's
+// last parameters. The same rule as the live reducer's (core/bucket_assignment.h).
 std::vector<Bucket> assign_buckets(const ModelShape& model, const BucketPolicy& policy);
 
 struct BucketTiming {

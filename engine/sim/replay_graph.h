@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "engine/runtime/event.h"
+#include "engine/events/event.h"
 
 namespace ringlab::sim {
 

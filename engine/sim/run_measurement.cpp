@@ -62,6 +62,7 @@ RunReport parse_run_report(const std::string& text, const std::string& origin) {
     r.hidden.push_back(width.get<int>());
   }
   r.bucket_cap_kb = whole_field(doc, "bucket_cap_kb", origin, -1, int64_t{1} << 40);
+  if (doc.contains("first_bucket_kb")) r.first_bucket_kb = whole_field(doc, "first_bucket_kb", origin, -1, int64_t{1} << 40);
   r.steps = whole_field(doc, "steps", origin, 0, int64_t{1} << 50);
   r.us_per_step = number_field(doc, "us_per_step", origin);
   return r;

@@ -2,7 +2,7 @@
 // What a real training run measured, read back for the cost models: the job from its
 // `ringlab run --report` file, and each step's times from its `--trace` Chrome trace.
 //
-// A step of the seed's training loop on one rank (engine/runtime/trainer.cpp) looks like this:
+// A step of the seed's training loop on one rank (engine/rank/trainer.cpp) looks like this:
 //
 //   |-- step -----------------------------------------------------------------------------|
 //   | batch, forward | backward ... bucket ready | waiting for the all-reduce |  optimizer  |
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/event.h"
+#include "engine/events/event.h"
 #include "engine/sim/model_presets.h"
 
 namespace ringlab::sim {
@@ -32,7 +32,8 @@ struct RunReport {
   std::string backend;
   std::string algorithm;  // "ring" (ringlab's ring) or "native" (the backend's own all-reduce)
   std::vector<int> hidden;
-  int64_t bucket_cap_kb = -1;  // -1: PyTorch's defaults
+  int64_t bucket_cap_kb = -1;    // -1: PyTorch's defaults
+  int64_t first_bucket_kb = -1;  // -1: PyTorch's 1 MiB (absent from older reports)
   int64_t steps = 0;
   double us_per_step = 0;  // mean over the training loop, as the run printed it
 };

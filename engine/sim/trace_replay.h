@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/runtime/event.h"
+#include "engine/events/event.h"
 #include "engine/sim/cost_models.h"
 
 namespace ringlab::sim {

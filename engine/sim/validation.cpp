@@ -148,7 +148,8 @@ void require_same_job(const std::vector<RunMeasurement>& runs) {
     const RunReport& r = run.report;
     if (!r.ok) throw InputError(fmt::format("{}: the run failed (\"ok\": false); it measured nothing to compare", r.origin));
     if (r.backend != first.backend || r.world_size != first.world_size || r.algorithm != first.algorithm ||
-        r.hidden != first.hidden || r.bucket_cap_kb != first.bucket_cap_kb)
+        r.hidden != first.hidden || r.bucket_cap_kb != first.bucket_cap_kb ||
+        r.first_bucket_kb != first.first_bucket_kb)
       throw InputError(fmt::format("{} ran {} ranks on {} ({} all-reduce) but {} ran {} ranks on {} ({}); compare "
                                    "runs of one job at a time", r.origin, r.world_size, r.backend, r.algorithm,
                                    first.origin, first.world_size, first.backend, first.algorithm));
@@ -157,8 +158,8 @@ void require_same_job(const std::vector<RunMeasurement>& runs) {
 
 BucketPolicy policy_of(const RunReport& report) {
   BucketPolicy policy;
-  // ringlab's DDP applies a --bucket-cap-kb cap to every bucket, the first included.
-  if (report.bucket_cap_kb >= 0) policy.first_bucket_bytes = policy.cap_bytes = std::max<int64_t>(1, report.bucket_cap_kb * 1024);
+  if (report.first_bucket_kb > 0) policy.first_bucket_bytes = report.first_bucket_kb * 1024;
+  if (report.bucket_cap_kb > 0) policy.cap_bytes = report.bucket_cap_kb * 1024;
   return policy;
 }
 

@@ -46,9 +46,9 @@ namespace {
 #include "engine/nn/sgd.h"
 #include "engine/cuda/cuda_trainer.h"
 #include "engine/dist/local_process_group.h"
-#include "engine/dist/nccl/nccl_process_group.h"
-#include "engine/dist/store.h"
-#include "engine/runtime/trainer.h"
+#include "engine/cuda/nccl/nccl_process_group.h"
+#include "engine/net/store.h"
+#include "engine/rank/trainer.h"
 
 using ringlab::cuda::CudaMlp;
 using ringlab::cuda::DeviceBuffer;

@@ -15,13 +15,13 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/dist/framing.h"
-#include "engine/dist/socket.h"
-#include "engine/dist/wire.h"
-#include "engine/runtime/event_client.h"
-#include "engine/runtime/event_codec.h"
-#include "engine/runtime/event_server.h"
-#include "engine/runtime/event_store.h"
+#include "engine/net/framing.h"
+#include "engine/net/socket.h"
+#include "engine/net/wire.h"
+#include "engine/net/event_client.h"
+#include "engine/net/event_codec.h"
+#include "engine/net/event_server.h"
+#include "engine/events/event_store.h"
 
 using namespace ringlab;
 using namespace std::chrono_literals;

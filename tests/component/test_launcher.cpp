@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/runtime/launcher.h"
-#include "engine/runtime/ports.h"
+#include "engine/control/launcher.h"
+#include "engine/net/ports.h"
 
 using namespace ringlab;
 using namespace std::chrono_literals;

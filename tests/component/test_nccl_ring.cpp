@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "engine/dist/nccl/nccl_availability.h"
+#include "engine/cuda/nccl/nccl_availability.h"
 
 namespace {
 
@@ -40,9 +40,9 @@ namespace {
 #include <vector>
 
 #include "engine/cuda/device_buffer.h"
-#include "engine/dist/nccl/nccl_process_group.h"
+#include "engine/cuda/nccl/nccl_process_group.h"
 #include "engine/dist/ring_allreduce.h"
-#include "engine/dist/store.h"
+#include "engine/net/store.h"
 
 using namespace std::chrono_literals;
 using ringlab::NcclProcessGroup;

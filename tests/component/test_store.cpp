@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/dist/framing.h"
-#include "engine/dist/socket.h"
-#include "engine/dist/store.h"
-#include "engine/dist/wire.h"
+#include "engine/net/framing.h"
+#include "engine/net/socket.h"
+#include "engine/net/store.h"
+#include "engine/net/wire.h"
 
 using namespace ringlab;
 using namespace std::chrono_literals;

@@ -9,21 +9,21 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
-#include "engine/replay/event_feed.h"
-#include "engine/replay/failure_diagnosis.h"
-#include "engine/replay/run_model.h"
-#include "engine/runtime/controller.h"
-#include "engine/runtime/event_store.h"
+#include "engine/view_model/event_feed.h"
+#include "engine/view_model/failure_diagnosis.h"
+#include "engine/view_model/run_model.h"
+#include "engine/control/controller.h"
+#include "engine/events/event_store.h"
 
 using namespace ringlab;
-using namespace ringlab::replay;
+using namespace ringlab::view_model;
 
 namespace {
 
 // Runs `job` through a real controller, kills `victim` once every rank has finished a step, and
 // returns the result (every wait is bounded by the job's timeout).
 RunResult kill_during_run(const JobConfig& job, int victim, int max_restarts, RunModel& model) {
-  replay::EventFeed feed;
+  view_model::EventFeed feed;
   ControllerOptions options;
   options.job = job;
   options.executable = RINGLAB_BINARY;
@@ -94,7 +94,7 @@ TEST_CASE("kill rank now with a restart: the group resumes and the run completes
 }
 
 TEST_CASE("kill rank refuses what it cannot do") {
-  replay::EventFeed feed;
+  view_model::EventFeed feed;
   ControllerOptions options;
   options.job = long_job();
   options.executable = RINGLAB_BINARY;

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/job/scenario.h"
 #include "viz/layout_audit.h"
+#include "viz/views.h"
 
 using ringlab::viz::AuditLayout;
 using ringlab::viz::LayoutAudit;
@@ -107,4 +109,13 @@ TEST_CASE("an opaque box drawn after a line covers it; one drawn before is its b
   const auto covered = of_kind(a, TextFlaw::Kind::Covered);
   REQUIRE(covered.size() == 1);
   CHECK(covered[0]->text == "rank 0 label");
+}
+
+TEST_CASE("the view registry holds one view for each name a scenario may give, in the same order") {
+  using namespace ringlab;
+  std::vector<std::string> names(std::begin(kViewNames), std::end(kViewNames));
+  CHECK(viz::ViewNames() == names);
+  CHECK(viz::FocusNamed("sampler") == viz::Focus::Sampler);
+  CHECK(viz::FocusNamed("scale") == viz::Focus::Scale);
+  CHECK(viz::FocusNamed("no such view") == viz::Focus::Ring);
 }

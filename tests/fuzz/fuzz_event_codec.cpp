@@ -1,4 +1,4 @@
-// libFuzzer target: the event stream's decoder (engine/runtime/event_codec.h), the code that
+// libFuzzer target: the event stream's decoder (engine/net/event_codec.h), the code that
 // stands between a socket and the controller's event store.
 //
 // Properties checked on every input:
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/runtime/event_codec.h"
+#include "engine/net/event_codec.h"
 #include "tests/fuzz/fuzz_seeds.h"
 
 namespace {

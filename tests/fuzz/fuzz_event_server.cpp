@@ -1,4 +1,4 @@
-// libFuzzer target: the controller's event server (engine/runtime/event_server.cpp) fed
+// libFuzzer target: the controller's event server (engine/net/event_server.cpp) fed
 // arbitrary bytes over a loopback connection, after the right hello (first input byte even) or
 // as they are (odd: a stranger's hello).
 //
@@ -19,9 +19,9 @@
 
 #include "engine/core/error.h"
 #include "tests/fuzz/fuzz_seeds.h"
-#include "engine/dist/socket.h"
-#include "engine/runtime/event_codec.h"
-#include "engine/runtime/event_server.h"
+#include "engine/net/socket.h"
+#include "engine/net/event_codec.h"
+#include "engine/net/event_server.h"
 
 namespace {
 

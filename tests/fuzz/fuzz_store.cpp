@@ -1,4 +1,4 @@
-// libFuzzer target: the rendezvous store's server (engine/dist/store.cpp) fed arbitrary bytes.
+// libFuzzer target: the rendezvous store's server (engine/net/store.cpp) fed arbitrary bytes.
 //
 // The store has no function that takes a request without a socket (its frame handling lives in
 // StoreServer::Impl, private to store.cpp), so every input goes over a real loopback connection
@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/dist/framing.h"
-#include "engine/dist/socket.h"
-#include "engine/dist/store.h"
-#include "engine/dist/wire.h"
+#include "engine/net/framing.h"
+#include "engine/net/socket.h"
+#include "engine/net/store.h"
+#include "engine/net/wire.h"
 #include "tests/fuzz/fuzz_seeds.h"
 
 namespace {
@@ -37,7 +37,7 @@ namespace {
 using namespace ringlab;
 using std::chrono::milliseconds;
 
-// From the protocol described at the top of engine/dist/store.cpp.
+// From the protocol described at the top of engine/net/store.cpp.
 constexpr uint32_t kStoreMagic = 0x54534c52;  // "RLST"
 constexpr uint16_t kStoreVersion = 1;
 enum Op : uint8_t { Set = 1, Get = 2, Add = 3, Wait = 4, Check = 5 };

@@ -10,6 +10,7 @@
 #     and F5 starts nothing until the field is fixed.
 #  5. Memory: 10,000,000 samples typed, then F5: the app asks first, with the estimate, and starts
 #     nothing until the answer.
+#  6. Menus: Help opens with a click and closes with Escape.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -62,6 +63,7 @@ for key in "$@"; do
       sleep 2 ;;  # they join the group and reach the gate
     pause) sleep 1.5 ;;
     click:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click --repeat 2 1; sleep 0.3 ;;
+    tap:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click 1; sleep 0.3 ;;
     type:*) xdotool type -- "${key#type:}"; sleep 0.3 ;;
     *) xdotool key "$key"; sleep 0.3 ;;
   esac
@@ -147,8 +149,18 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 refused = s["refused_fields"]
 assert "samples" in refused, refused
-assert refused["samples"]["typed"] == -5 and refused["samples"]["reason"] == "Samples: from 1 to 100000000", refused
+assert refused["samples"]["typed"] == -5 and refused["samples"]["reason"] == "Samples: from 1 to 100,000,000", refused
 assert s["run_phase"] == "idle", s["run_phase"]
 PY
+fi
+# Escape closes a menu of the bar (Help, at 207,11 in classroom-help.png), as a click outside does;
+# the first drive shows that the state reports an open menu at all.
+if drive help four-ranks-gloo pause tap:207:11 pause; then
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["menu_open"] is True, s["menu_open"]' \
+    "$WORK/help.json" && ok "Help opens (classroom-help.png)" || bad "Help did not open"
+fi
+if drive escape four-ranks-gloo pause tap:207:11 pause Escape pause; then
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["menu_open"] is False, s["menu_open"]' \
+    "$WORK/escape.json" && ok "Escape closes the Help menu (classroom-escape.png)" || bad "Escape left the Help menu open"
 fi
 exit $fail

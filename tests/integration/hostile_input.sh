@@ -377,7 +377,7 @@ def store_hello(token):
     return frame(struct.pack("<IH", 0x54534C52, 1) + s_str(token))
 
 def event_hello(token, rank=0):
-    return frame(struct.pack("<IH", 0x56454C52, 1) + s_str(token) + struct.pack("<i", rank))
+    return frame(struct.pack("<IH", 0x56454C52, 2) + s_str(token) + struct.pack("<i", rank))  # protocol version 2
 
 def talk(port, data, close_write=True, wait=8.0):
     """Sends data, optionally half-closes, and reads until the server closes. Returns
@@ -517,9 +517,9 @@ closed_with("events: 64 random bytes", event_port, garbage)
 closed_with("events: frame length 0xFFFFFFFF", event_port, HUGE)
 closed_with("events: hello cut short, then EOF", event_port, event_hello(token)[:9])
 closed_with("events: good hello, event of unknown kind 200", event_port,
-            event_hello(token, 1) + frame(bytes([200]) + b"\x00" * 93), b"\x00")
+            event_hello(token, 1) + frame(bytes([200]) + b"\x00" * 97), b"\x00")  # 98 fixed bytes in all
 closed_with("events: good hello, text length beyond the frame", event_port,
-            event_hello(token, 1) + frame(b"\x0d" + b"\x00" * 81 + struct.pack("<III", 0, 0, 1 << 20)), b"\x00")
+            event_hello(token, 1) + frame(b"\x0d" + b"\x00" * 85 + struct.pack("<III", 0, 0, 1 << 20)), b"\x00")
 closed_with("events: good hello, frame of 65 MiB announced", event_port,
             event_hello(token, 1) + struct.pack("<I", 65 << 20) + b"\x0d", b"\x00")
 

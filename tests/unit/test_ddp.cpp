@@ -7,8 +7,8 @@
 
 #include "engine/ddp/bucket_plan.h"
 #include "engine/dist/local_process_group.h"
-#include "engine/runtime/event_store.h"
-#include "engine/runtime/trainer.h"
+#include "engine/events/event_store.h"
+#include "engine/rank/trainer.h"
 
 using namespace ringlab;
 
@@ -26,17 +26,23 @@ std::vector<Event> run_threads(const JobConfig& job) {
 
 }  // namespace
 
-TEST_CASE("bucket plan: reverse order, contiguous ranges, PyTorch's defaults make one bucket") {
+TEST_CASE("bucket plan: one bucket before the rebuild, then PyTorch's sizes in ready order") {
   nn::Mlp m(6, {48, 48}, 1);
-  auto one = ddp::plan_buckets(m.parameter_views(), -1);
-  REQUIRE(one.size() == 1);
-  CHECK(one[0].parameters == std::vector<int>{5, 4, 3, 2, 1, 0});
-  CHECK(one[0].offset == 0);
-  CHECK(one[0].numel == m.num_parameters());
+  for (bool rebuilt : {false, true}) {  // PyTorch's defaults: the 1 MiB first bucket holds everything
+    auto one = ddp::plan_buckets(m.parameter_views(), BucketLimits{}, rebuilt);
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].parameters == std::vector<int>{5, 4, 3, 2, 1, 0});
+    CHECK(one[0].offset == 0);
+    CHECK(one[0].numel == m.num_parameters());
+  }
+  // Small limits change nothing before the rebuild: the first iteration is one bucket.
+  CHECK(ddp::plan_buckets(m.parameter_views(), BucketLimits{1024, 1024}, false).size() == 1);
+  // A small cap alone changes nothing after it either: the first bucket is still 1 MiB.
+  CHECK(ddp::plan_buckets(m.parameter_views(), BucketLimits{kDefaultFirstBucketBytes, 1024}, true).size() == 1);
 
-  // 1 KiB cap: 4.bias + 4.weight (49 floats) < 1 KiB, + 2.bias -> 97 floats = 388 B, + 2.weight
-  // (2304 floats) closes the first bucket; 0.bias + 0.weight form the second.
-  auto small = ddp::plan_buckets(m.parameter_views(), 1024);
+  // 1 KiB for both: 4.bias + 4.weight (49 floats) < 1 KiB, + 2.bias -> 97 floats = 388 B,
+  // + 2.weight (2304 floats) closes the first bucket; 0.bias + 0.weight form the second.
+  auto small = ddp::plan_buckets(m.parameter_views(), BucketLimits{1024, 1024}, true);
   REQUIRE(small.size() == 2);
   CHECK(small[0].parameters == std::vector<int>{5, 4, 3, 2});
   CHECK(small[1].parameters == std::vector<int>{1, 0});
@@ -46,22 +52,24 @@ TEST_CASE("bucket plan: reverse order, contiguous ranges, PyTorch's defaults mak
   CHECK(small[1].numel == small[0].offset);
 }
 
-TEST_CASE("buckets fire last layer first, and the first one starts before backward ends") {
+TEST_CASE("buckets fire last layer first once rebuilt, and the first one starts before backward ends") {
   JobConfig job;
   job.world_size = 2;
   job.epochs = 1;
   job.bucket_cap_kb = 1;
+  job.first_bucket_kb = 1;
   auto events = run_threads(job);
-  std::map<int, std::vector<int>> ready_order;        // rank -> bucket indices in order, step 0
-  std::map<int, int64_t> first_begin, backward_end;   // rank -> times, step 0
+  std::map<std::pair<int, int64_t>, std::vector<int>> ready_order;  // (rank, step) -> bucket indices
+  std::map<int, int64_t> first_begin, backward_end;                 // rank -> times, step 1
   for (const Event& e : events) {
-    if (e.step != 0) continue;
-    if (e.kind == EventKind::BucketReady) ready_order[e.rank].push_back(e.bucket);
+    if (e.kind == EventKind::BucketReady) ready_order[{e.rank, e.step}].push_back(e.bucket);
+    if (e.step != 1) continue;
     if (e.kind == EventKind::CollectiveBegin && e.bucket == 0) first_begin[e.rank] = e.t_begin_ns;
     if (e.kind == EventKind::Backward) backward_end[e.rank] = e.t_end_ns;
   }
   for (int r = 0; r < 2; ++r) {
-    CHECK(ready_order[r] == std::vector<int>{0, 1});
+    CHECK(ready_order[{r, 0}] == std::vector<int>{0});     // the first step: one bucket
+    CHECK(ready_order[{r, 1}] == std::vector<int>{0, 1});  // rebuilt: two, last layers first
     CHECK(first_begin[r] < backward_end[r]);
   }
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/dist/wire.h"
-#include "engine/runtime/event_codec.h"
+#include "engine/net/wire.h"
+#include "engine/net/event_codec.h"
 
 using namespace ringlab;
 
@@ -35,6 +35,7 @@ Event full_event() {
   e.dst = 3;
   e.bytes = 3LL << 33;
   e.value = -0.1234567890123;
+  e.code = 3;
   e.values = {1.5f, -0.0f, std::numeric_limits<float>::infinity(), 3.25e-38f, 42.0f};
   e.indices = {0, -1, std::numeric_limits<int64_t>::max(), 17};
   e.text = std::string("chunk \xc3\xa9t\xc3\xa9 with a \0 byte", 23);
@@ -58,6 +59,7 @@ void check_same(const Event& a, const Event& b) {
   CHECK(a.dst == b.dst);
   CHECK(a.bytes == b.bytes);
   CHECK(std::memcmp(&a.value, &b.value, sizeof a.value) == 0);  // bit for bit
+  CHECK(a.code == b.code);
   REQUIRE(a.values.size() == b.values.size());
   if (!a.values.empty()) CHECK(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)) == 0);
   CHECK(a.indices == b.indices);
@@ -119,7 +121,8 @@ TEST_CASE("every event kind and phase round-trips") {
       check_same(event_codec::decode(encoded(e)), e);
     }
   }
-  CHECK(kinds == static_cast<int>(EventKind::TornDown) + 1);  // FlightRecord, Fault and RunStopped included
+  CHECK(kinds == static_cast<int>(kLastEventKind) + 1);  // every kind, the typed controller events included
+  CHECK(kLastEventKind == EventKind::CollectiveMismatch);
   Event past_the_last = full_event();
   auto bytes = encoded(past_the_last);
   bytes[4] = static_cast<uint8_t>(kinds);  // the kind is the body's first byte

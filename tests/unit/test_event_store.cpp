@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/runtime/event_store.h"
+#include "engine/events/event_store.h"
 
 using namespace ringlab;
 

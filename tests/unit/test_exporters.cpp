@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/error.h"
-#include "engine/runtime/chrome_trace.h"
-#include "engine/runtime/metrics_csv.h"
+#include "engine/export/chrome_trace.h"
+#include "engine/export/metrics_csv.h"
 
 using namespace ringlab;
 using Json = nlohmann::json;

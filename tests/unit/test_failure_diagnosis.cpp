@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <csignal>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -13,15 +14,15 @@
 #include "engine/core/error.h"
 #include "engine/ddp/collective_check.h"
 #include "engine/dist/local_process_group.h"
-#include "engine/replay/event_feed.h"
-#include "engine/replay/failure_diagnosis.h"
-#include "engine/replay/failure_lab.h"
-#include "engine/replay/run_model.h"
-#include "engine/runtime/controller.h"
-#include "engine/runtime/flight_recorder.h"
+#include "engine/view_model/event_feed.h"
+#include "engine/view_model/failure_diagnosis.h"
+#include "engine/view_model/failure_lab.h"
+#include "engine/view_model/run_model.h"
+#include "engine/control/controller.h"
+#include "engine/events/flight_recorder.h"
 
 using namespace ringlab;
-using namespace ringlab::replay;
+using namespace ringlab::view_model;
 
 namespace {
 
@@ -70,6 +71,20 @@ Event text_event(EventKind kind, int rank, int64_t t_ms, const std::string& text
   return e;
 }
 
+// A fault event as a rank's plan (src = rank) or the controller (src = -1) injects it.
+Event fault_event(int rank, int64_t t_ms, FaultKind kind, const std::string& text, int64_t step = -1, int src = -2) {
+  Event e = text_event(EventKind::Fault, rank, t_ms, text, step);
+  e.code = static_cast<int32_t>(kind);
+  e.src = src == -2 ? rank : src;
+  return e;
+}
+
+Event error_event(int rank, int64_t t_ms, ErrorCode code, const std::string& text) {
+  Event e = text_event(EventKind::Error, rank, t_ms, text);
+  e.code = static_cast<int32_t>(code);
+  return e;
+}
+
 // A flight recorder whose collectives 0..last-1 completed and whose `last` is `op` in `state`.
 Event flight(int rank, int64_t t_ms, int64_t last, const std::string& op, const std::string& state, int ring_step) {
   FlightRecorder fr;
@@ -90,10 +105,10 @@ std::vector<Event> killed_rank_two() {
     events.push_back(collective(EventKind::CollectiveBegin, r, 10, 6, 4));
     events.push_back(collective(EventKind::CollectiveEnd, r, 12, 6, 4));
   }
-  events.push_back(text_event(EventKind::Fault, 2, 15, "kill: SIGKILL", 5));
+  events.push_back(fault_event(2, 15, FaultKind::Kill, "kill: SIGKILL", 5));
   for (int r : {0, 1, 3}) events.push_back(collective(EventKind::CollectiveBegin, r, 16, 7, 5));
   events.push_back(chunk(0, 17, 7, RingPhase::ReduceScatter, 0));
-  events.push_back(text_event(EventKind::Error, 1, 30, "send: gloo: Connection closed by peer"));
+  events.push_back(error_event(1, 30, ErrorCode::PeerClosed, "send: gloo: Connection closed by peer"));
   events.push_back(text_event(EventKind::TornDown, 0, 31, "stopped by the controller (SIGTERM)"));
   events.push_back(flight(0, 32, 7, "allreduce", "started", 1));
   events.push_back(flight(1, 32, 7, "allreduce", "scheduled", -1));
@@ -191,26 +206,42 @@ TEST_CASE("every fault has a lesson that names its rank and step") {
   CHECK(render_lesson("Rank {rank} {nope}", lab, 4) == "Rank {rank} {nope}");
 }
 
-TEST_CASE("a real mismatched-collective error is read back into both fingerprints") {
+// The event a worker sends for a failed check (rank/worker.cpp: emit_mismatch), from the error.
+Event mismatch_event(int rank, int64_t t_ms, const ddp::CollectiveMismatchError& m) {
+  Event e = ev(EventKind::CollectiveMismatch, rank, t_ms, m.mine.step);
+  e.src = m.neighbour;
+  append_fields(m.mine, e.indices);
+  append_fields(m.theirs, e.indices);
+  return e;
+}
+
+TEST_CASE("a real mismatched collective travels as data: both fingerprints, typed") {
   LocalWorld world(3, std::chrono::milliseconds(3000));
-  std::vector<std::string> errors(3);
+  std::vector<std::optional<ddp::CollectiveMismatchError>> errors(3);
   std::vector<std::thread> threads;
   for (int r = 0; r < 3; ++r)
     threads.emplace_back([&, r] {
       try {
         ddp::check_collective(world.group(r), {7, r == 1 ? 6 : 5, 1, 0, 2737, 0, 0});
-      } catch (const Error& e) {
-        errors[r] = e.what();
+      } catch (const ddp::CollectiveMismatchError& e) {
+        errors[r] = e;
+      } catch (const Error&) {
       }
     });
   for (auto& t : threads) t.join();
-  const auto m = parse_mismatch(2, errors[2]);  // rank 2 compares with rank 1, which is a step ahead
+  REQUIRE(errors[2].has_value());  // rank 2 compares with rank 1, which is a step ahead
+  CHECK(std::string(errors[2]->what()).find("this rank is at #7 all-reduce of bucket 0 (2737 floats) at step 5, "
+                                            "but rank 1 is at #7 all-reduce of bucket 0 (2737 floats) at step 6") !=
+        std::string::npos);
+  const auto m = mismatch_of(mismatch_event(2, 8, *errors[2]));
   REQUIRE(m.has_value());
   CHECK(m->reporter == 2);
   CHECK(m->neighbour == 1);
-  CHECK(m->reporter_fingerprint == "#7 all-reduce of bucket 0 (2737 floats) at step 5");
-  CHECK(m->neighbour_fingerprint == "#7 all-reduce of bucket 0 (2737 floats) at step 6");
-  CHECK(!parse_mismatch(0, "send: gloo: Connection closed by peer").has_value());
+  CHECK(m->reporter_fingerprint == CollectiveFingerprint{7, 5, 1, 0, 2737, 0, 0});
+  CHECK(m->neighbour_fingerprint == CollectiveFingerprint{7, 6, 1, 0, 2737, 0, 0});
+  CHECK(m->neighbour_fingerprint.describe() == "#7 all-reduce of bucket 0 (2737 floats) at step 6");
+  // An error's words are never read as a mismatch.
+  CHECK(!mismatch_of(error_event(0, 9, ErrorCode::CollectiveMismatch, errors[2]->what())).has_value());
 }
 
 TEST_CASE("a killed rank is the culprit; the others wait in the collective it left") {
@@ -270,12 +301,13 @@ TEST_CASE("ring steps come from the chunks when no flight recorder was sent") {
   CHECK(running.ranks[0].ring_step == 3);  // three of the four ring steps done: in the fourth
   CHECK(running.ranks[1].ring_step == -1);
 
-  tracker.consume(text_event(EventKind::Fault, 1, 5, "kill: SIGKILL from the controller"));
+  tracker.consume(fault_event(1, 5, FaultKind::Kill, "kill: SIGKILL from the controller", -1, -1));
   const FailureDiagnosis killed = tracker.diagnose(3);
   CHECK(killed.failed);
   CHECK(killed.culprits == std::vector<int>{1});
   CHECK(killed.ranks[1].cause == RankCause::Killed);
   CHECK(killed.ranks[1].fault_step == -1);  // the app's kill button: no planned step
+  CHECK(killed.ranks[1].fault_from_controller);
   CHECK(killed.ranks[0].cause == RankCause::Waiting);
   CHECK(killed.ranks[2].cause == RankCause::Waiting);
 }
@@ -363,14 +395,13 @@ TEST_CASE("skip and extra collectives need workers without the per-step stop che
 TEST_CASE("a skipped all-reduce: the culprit's fingerprint is the actual, its neighbour's the expected") {
   FailureTracker tracker;
   for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
-  tracker.consume(text_event(EventKind::Fault, 1, 5, "skip: leaving out this step's gradient all-reduce", 5));
+  tracker.consume(fault_event(1, 5, FaultKind::Skip, "skip: leaving out this step's gradient all-reduce", 5));
   // Rank 2 compares with its left neighbour, rank 1; rank 1 with rank 0.
-  tracker.consume(text_event(EventKind::Error, 2, 8,
-                             "collective check: step 5: mismatched collectives: this rank is at #7 all-reduce of bucket 0 "
-                             "(2737 floats) at step 5, but rank 1 is at #7 all-reduce of bucket 0 (2737 floats) at step 6"));
-  tracker.consume(text_event(EventKind::Error, 1, 9,
-                             "collective check: step 6: mismatched collectives: this rank is at #7 all-reduce of bucket 0 "
-                             "(2737 floats) at step 6, but rank 0 is at #7 all-reduce of bucket 0 (2737 floats) at step 5"));
+  const CollectiveFingerprint at5{7, 5, 1, 0, 2737, 0, 0}, at6{7, 6, 1, 0, 2737, 0, 0};
+  tracker.consume(mismatch_event(2, 8, ddp::CollectiveMismatchError({2, "collective check", 5}, at5, 1, at6)));
+  tracker.consume(error_event(2, 8, ErrorCode::CollectiveMismatch, "collective check: mismatched collectives"));
+  tracker.consume(mismatch_event(1, 9, ddp::CollectiveMismatchError({1, "collective check", 6}, at6, 0, at5)));
+  tracker.consume(error_event(1, 9, ErrorCode::CollectiveMismatch, "collective check: mismatched collectives"));
   const FailureDiagnosis d = tracker.diagnose(4);
   CHECK(d.culprits == std::vector<int>{1});
   CHECK(d.ranks[1].cause == RankCause::Mismatch);
@@ -378,15 +409,17 @@ TEST_CASE("a skipped all-reduce: the culprit's fingerprint is the actual, its ne
   REQUIRE(d.mismatch.has_value());
   CHECK(d.mismatch->culprit == 1);
   CHECK(d.mismatch->reporter == 2);
-  CHECK(d.mismatch->expected == "#7 all-reduce of bucket 0 (2737 floats) at step 5");
-  CHECK(d.mismatch->actual == "#7 all-reduce of bucket 0 (2737 floats) at step 6");
+  CHECK(d.mismatch->expected == at5);
+  CHECK(d.mismatch->actual == at6);
+  CHECK(d.ranks[2].error_code == ErrorCode::CollectiveMismatch);
 }
 
 TEST_CASE("a restart keeps the failure it recovered from and diagnoses the new group afresh") {
   RunModel model;
   for (const Event& e : killed_rank_two()) model.consume(e);
   CHECK(model.failure().culprits == std::vector<int>{2});
-  Event marker = text_event(EventKind::Log, -1, 40, "restart 1 of 1 from epoch 2 (step 4)");
+  Event marker = text_event(EventKind::Restart, -1, 40, "restart 1 of 1 from epoch 2 (step 4)");
+  marker.value = 1;
   marker.epoch = 2;
   marker.step = 4;
   model.consume(marker);

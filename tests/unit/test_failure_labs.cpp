@@ -13,9 +13,9 @@
 #include "engine/core/error.h"
 #include "engine/ddp/collective_check.h"
 #include "engine/dist/local_process_group.h"
-#include "engine/runtime/checkpoint.h"
-#include "engine/runtime/fault_plan.h"
-#include "engine/runtime/flight_recorder.h"
+#include "engine/rank/checkpoint.h"
+#include "engine/job/fault_plan.h"
+#include "engine/events/flight_recorder.h"
 
 using namespace ringlab;
 

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "engine/core/error.h"
-#include "engine/runtime/controller.h"
-#include "engine/runtime/job_config.h"
+#include "engine/control/controller.h"
+#include "engine/job/job_config.h"
 
 using namespace ringlab;
 

@@ -19,7 +19,7 @@
 #include "engine/dist/backends.h"
 #include "engine/dist/local_process_group.h"
 #include "engine/dist/ring_allreduce.h"
-#include "engine/runtime/event.h"
+#include "engine/events/event.h"
 
 #ifdef RINGLAB_HAVE_GLOO
 #include <gloo/rendezvous/hash_store.h>

@@ -11,19 +11,20 @@
 #include <vector>
 
 #include "engine/core/error.h"
-#include "engine/runtime/chrome_trace.h"
-#include "engine/runtime/metrics_csv.h"
-#include "engine/runtime/rank_events.h"
-#include "engine/runtime/rank_spool.h"
-#include "engine/runtime/run_accumulator.h"
-#include "engine/runtime/run_history.h"
+#include "engine/export/chrome_trace.h"
+#include "engine/export/metrics_csv.h"
+#include "engine/events/rank_events.h"
+#include "engine/events/rank_spool.h"
+#include "engine/control/run_accumulator.h"
+#include "engine/control/run_history.h"
 
 using namespace ringlab;
 
 namespace {
 
 Event restart_marker(int epoch, int64_t step) {
-  Event e = make_event(EventKind::Log, -1, step, epoch);
+  Event e = make_event(EventKind::Restart, -1, step, epoch);
+  e.value = 1;
   e.text = "restart 1 of 2 from epoch " + std::to_string(epoch);
   return e;
 }

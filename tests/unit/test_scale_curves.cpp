@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "engine/core/error.h"
-#include "engine/replay/collective_log.h"
-#include "engine/sim/live_calibration.h"
+#include "engine/view_model/collective_log.h"
+#include "engine/view_model/live_calibration.h"
 #include "engine/sim/scale_curves.h"
 
 using namespace ringlab;
@@ -29,7 +29,7 @@ ScaleQuery query(int64_t p, const std::string& model, const LinkParams& link) {
 
 // A collective rank r entered at begin_ns[r] and left at end_ns[r] (after the id's millisecond),
 // optionally held at the step-through gate.
-void add_collective(replay::CollectiveLog& log, int generation, int64_t id, const std::string& label, int64_t bytes,
+void add_collective(view_model::CollectiveLog& log, int generation, int64_t id, const std::string& label, int64_t bytes,
                     std::vector<int64_t> begin_ns, std::vector<int64_t> end_ns, int64_t gate_wait_ns = 0) {
   const int world = static_cast<int>(begin_ns.size());
   const int64_t t0 = 1'000'000'000 * id;
@@ -153,7 +153,7 @@ TEST_CASE("queries compare by value, and bad ones are refused with a message") {
 }
 
 TEST_CASE("the live run's all-reduces: gradients only, timed from the last rank's arrival") {
-  replay::CollectiveLog log;
+  view_model::CollectiveLog log;
   add_collective(log, 1, 0, "broadcast", 10948, {0, 0}, {900'000, 900'000});
   add_collective(log, 1, 1, "demo", 12, {0, 0}, {5'000'000, 5'000'000});
   // Rank 0 arrives 1 ms early and waits for rank 1: the all-reduce itself took 0.4 ms.
@@ -225,7 +225,7 @@ TEST_CASE("larger sizes that were not slower: fitted, but no bandwidth seen, so 
 TEST_CASE("nothing measured yet, or only one rank") {
   CHECK_FALSE(calibrate_live({}).any());
   CHECK(compare_with_model(calibrate_live({}), kSimpleLink).empty());
-  replay::CollectiveLog log;
+  view_model::CollectiveLog log;
   add_collective(log, 1, 0, "ring", 10948, {0}, {300'000});
   CHECK(measured_allreduces(log).empty());
 }

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "engine/core/error.h"
-#include "engine/runtime/scenario.h"
+#include "engine/job/scenario.h"
 
 using namespace ringlab;
 namespace fs = std::filesystem;

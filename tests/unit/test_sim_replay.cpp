@@ -11,13 +11,13 @@
 #include <sstream>
 
 #include "engine/core/error.h"
-#include "engine/runtime/event.h"
+#include "engine/events/event.h"
 #include "engine/sim/cost_models.h"
-#include "engine/sim/trace_file.h"
+#include "engine/export/trace_file.h"
 #include "engine/sim/trace_replay.h"
 
-#if __has_include("engine/runtime/chrome_trace.h")
-#include "engine/runtime/chrome_trace.h"
+#if __has_include("engine/export/chrome_trace.h")
+#include "engine/export/chrome_trace.h"
 #define RINGLAB_TEST_HAS_TRACE_WRITER 1
 #endif
 

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/replay/collective_log.h"
-#include "engine/replay/ring_state.h"
-#include "engine/replay/step_through.h"
+#include "engine/view_model/collective_log.h"
+#include "engine/view_model/ring_state.h"
+#include "engine/view_model/step_through.h"
 
 using namespace ringlab;
-using namespace ringlab::replay;
+using namespace ringlab::view_model;
 
 namespace {
 

@@ -10,9 +10,9 @@
 
 #include "engine/core/clock.h"
 #include "engine/dist/local_process_group.h"
-#include "engine/replay/event_feed.h"
-#include "engine/runtime/controller.h"
-#include "engine/runtime/step_votes.h"
+#include "engine/view_model/event_feed.h"
+#include "engine/control/controller.h"
+#include "engine/rank/step_votes.h"
 
 using namespace ringlab;
 using namespace std::chrono_literals;
@@ -84,7 +84,7 @@ namespace {
 
 // A long run on real processes, asked to stop once it has trained a few steps.
 RunResult stop_after_a_few_steps(JobConfig job, std::chrono::milliseconds patience) {
-  replay::EventFeed feed;
+  view_model::EventFeed feed;
   ControllerOptions options;
   options.job = job;
   options.executable = RINGLAB_BINARY;

@@ -11,7 +11,7 @@
 #include "engine/data/tensor_dataset.h"
 #include "engine/nn/mlp.h"
 #include "engine/nn/mse.h"
-#include "engine/runtime/trainer.h"
+#include "engine/rank/trainer.h"
 
 using namespace ringlab;
 

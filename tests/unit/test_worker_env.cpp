@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/core/error.h"
-#include "engine/runtime/worker_env.h"
+#include "engine/rank/worker_env.h"
 
 using namespace ringlab;
 

@@ -19,7 +19,7 @@
 
 #include "engine/dist/gloo/gloo_check.h"
 #include "engine/dist/gloo/gloo_store_adapter.h"
-#include "engine/dist/store.h"
+#include "engine/net/store.h"
 
 namespace ringlab {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "engine/dist/store.h"
+#include "engine/net/store.h"
 
 namespace ringlab {
 

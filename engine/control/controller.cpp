@@ -1,0 +1,539 @@
+#include "engine/control/controller.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/core/private_dir.h"
+#include "engine/core/limits.h"
+#include "engine/net/endpoint.h"
+#include "engine/net/store.h"
+#include "engine/rank/checkpoint.h"
+#include "engine/net/event_server.h"
+#include "engine/job/fault_plan.h"
+#include "engine/control/launcher.h"
+#include "engine/control/run_accumulator.h"
+#include "engine/control/run_limits.h"
+#include "engine/rank/worker.h"
+
+namespace ringlab {
+
+const char* to_string(StopCause cause) {
+  switch (cause) {
+    case StopCause::None: return "nobody";
+    case StopCause::StopButton: return "the Stop button";
+    case StopCause::Interrupt: return "SIGINT (Ctrl-C)";
+    case StopCause::Terminate: return "SIGTERM";
+    case StopCause::NoProgress: return "the controller's watchdog (no progress)";
+    case StopCause::ResourceLimit: return "a resource limit of the controller";
+  }
+  return "?";
+}
+
+StopCause stop_cause_for_signal(int signal) { return signal == SIGINT ? StopCause::Interrupt : StopCause::Terminate; }
+
+bool asked_by_user(StopCause cause) {
+  return cause == StopCause::StopButton || cause == StopCause::Interrupt || cause == StopCause::Terminate;
+}
+
+namespace {
+
+// The monitor looks at the workers every few milliseconds; a longer gap between two looks means
+// the controller's process was suspended meanwhile.
+constexpr int64_t kSuspendedGapNs = 1'000'000'000;
+
+// Where every event of the run goes first: folded into the result as it arrives (so the result
+// never needs the events back), counted for the watchdog, then handed to the caller's sink (the
+// app's feed, `ringlab run`'s exporters). The event server's connection threads call emit
+// concurrently; one lock keeps the fold and each rank's order in the caller's sink consistent.
+class Ingest : public EventSink {
+ public:
+  Ingest(const JobConfig& job, bool keep_history, EventSink& downstream)
+      : accumulator_(job, keep_history), downstream_(downstream) {}
+
+  void emit(Event event) override {
+    std::lock_guard lock(mutex_);
+    accumulator_.add(event);
+    steps_done_ = accumulator_.steps_done();
+    ++version_;
+    downstream_.emit(std::move(event));
+  }
+  uint64_t version() const { return version_; }
+  int64_t steps_done() const { return steps_done_; }
+  RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop) {
+    std::lock_guard lock(mutex_);
+    return accumulator_.finish(exits, stop);
+  }
+
+ private:
+  std::mutex mutex_;
+  RunAccumulator accumulator_;
+  EventSink& downstream_;
+  std::atomic<uint64_t> version_{0};
+  std::atomic<int64_t> steps_done_{0};
+};
+
+}  // namespace
+
+struct Controller::Impl {
+  ControllerOptions options;
+  Ingest events;
+  std::string token = net::random_token(16);
+  std::string run_id = net::random_token(6);
+  std::unique_ptr<StoreServer> store_server;
+  std::unique_ptr<StoreClient> store;
+  std::unique_ptr<EventServer> event_server;
+  std::unique_ptr<Launcher> launcher;
+  std::unique_ptr<PrivateDirectory> checkpoint_dir;  // mode 0700, removed when the run ends
+  std::string checkpoint_path;                       // in checkpoint_dir
+
+  std::thread monitor;
+  mutable std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<RunResult> result;
+  std::atomic<bool> stop_requested{false};
+  StopCause stop_cause = StopCause::None;               // guarded by `mutex`
+  std::string stop_detail;                              // guarded by `mutex`
+  int64_t stop_deadline_ns = INT64_MAX;                 // guarded by `mutex`: then the workers are terminated
+  std::atomic<bool> gated{false};
+  std::optional<std::pair<int, std::string>> pending_change;
+  std::mutex launcher_mutex;  // kill_rank() (UI thread) against a new launcher (monitor thread)
+  std::vector<std::string> connection_errors;  // monitor thread only, until published
+  std::mutex store_mutex;                      // guards `store` once the run has started
+
+  Impl(ControllerOptions o, EventSink& sink)
+      : options(std::move(o)),
+        events(options.job, options.keep_history, sink),
+        checkpoint_path(fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid())) {}
+
+  std::vector<std::string> worker_args(const JobConfig& job, const std::string& checkpoint_in) const {
+    nlohmann::json j = job;
+    std::vector<std::string> args = {"worker", "--job-json", j.dump()};
+    if (options.interactive) args.push_back("--interactive");
+    else if (stop_votes_fit(job)) args.push_back("--stop-votes");
+    if (!checkpoint_in.empty()) args.insert(args.end(), {"--checkpoint-in", checkpoint_in});
+    args.insert(args.end(), {"--checkpoint-out", checkpoint_path});
+    if (options.max_restarts > 0) args.insert(args.end(), {"--epoch-checkpoint", epoch_checkpoint_path()});
+    return args;
+  }
+
+  void launch(const JobConfig& job, const std::string& checkpoint_in) {
+    LaunchSpec spec;
+    spec.world_size = job.world_size;
+    spec.nnodes = options.nnodes;
+    spec.node_rank = options.node_rank;
+    spec.local_world_size = job.world_size / options.nnodes;
+    spec.use_mpirun = job.backend == "mpi";
+    spec.executable = options.executable;
+    spec.worker_args = worker_args(job, checkpoint_in);
+    spec.master_addr = options.master_addr;
+    spec.master_port = store_server ? store_server->port() : options.master_port;
+    spec.env = {{"RINGLAB_EVENT_ADDR", fmt::format("{}:{}", options.master_addr, event_server->port())},
+                {"RINGLAB_TOKEN", token},
+                {"RINGLAB_RUN_ID", run_id}};
+    auto started = std::make_unique<Launcher>(spec);
+    started->start();
+    std::lock_guard<std::mutex> lock(launcher_mutex);
+    launcher = std::move(started);
+  }
+
+  std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }
+
+  // After a failure: the same job again from the last epoch checkpoint (or from the start), with
+  // the one-off faults taken out, so the lesson shows a recovery rather than the same crash.
+  bool restart(JobConfig& job, std::string& checkpoint_in, int& restarts) {
+    if (restarts >= options.max_restarts || stop_requested) return false;
+    ++restarts;
+    std::vector<std::string> kept;
+    for (const Fault& f : parse_faults(job))
+      if (f.kind == FaultKind::Delay) kept.push_back(to_string(f));
+    job.faults = kept;
+    Event marker;
+    marker.kind = EventKind::Restart;
+    marker.value = restarts;
+    marker.rank = -1;
+    marker.t_begin_ns = marker.t_end_ns = now_ns();
+    checkpoint_in.clear();
+    marker.epoch = 0;
+    marker.step = 0;
+    if (::access(epoch_checkpoint_path().c_str(), R_OK) == 0) {
+      checkpoint_in = checkpoint_path + ".resume";
+      ::rename(epoch_checkpoint_path().c_str(), checkpoint_in.c_str());
+      const Checkpoint c = load_checkpoint(checkpoint_in);
+      marker.epoch = c.state.epoch;
+      marker.step = c.state.steps_done;
+    }
+    marker.text = fmt::format("restart {} of {} from epoch {} (step {})", restarts, options.max_restarts,
+                              marker.epoch, marker.step);
+    events.emit(std::move(marker));
+    restart_store();
+    launch(job, checkpoint_in);
+    return true;
+  }
+
+  void start_services() {
+    if (options.node_rank == 0)
+      store_server = std::make_unique<StoreServer>(options.master_addr, options.master_port, token);
+    const uint16_t port = store_server ? store_server->port() : options.master_port;
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+    store = std::make_unique<StoreClient>(options.master_addr, port, token, timeout);
+    event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
+    checkpoint_dir = std::make_unique<PrivateDirectory>(fmt::format("ringlab-run-{}-{}", run_id, ::getpid()),
+                                                        "the run's checkpoints");
+    checkpoint_path = checkpoint_dir->path() + "/run.ckpt";
+  }
+
+  // Nothing has moved for longer than the workers' own timeout: they should have failed by now.
+  // Time the controller itself spent suspended (Ctrl-Z, SIGSTOP) does not count: the workers
+  // waited for it, and the events they held back arrive the moment it is resumed.
+  bool stalled(int64_t& last_version_ns, uint64_t& last_version, int64_t& last_look_ns) const {
+    const uint64_t v = events.version();
+    const int64_t now = now_ns();
+    if (now - last_look_ns > kSuspendedGapNs) last_version_ns += now - last_look_ns;
+    last_look_ns = now;
+    if (v != last_version) {
+      last_version = v;
+      last_version_ns = now;
+      return false;
+    }
+    if (gated) {
+      last_version_ns = now;
+      return false;
+    }
+    return now - last_version_ns > static_cast<int64_t>((options.job.timeout_s + 15.0) * 1e9);
+  }
+
+  // Whether the launcher should terminate the workers now: a stop whose patience has run out,
+  // or a run that has stalled (which stops it).
+  bool terminate_now(int64_t& last_ns, uint64_t& last_version, int64_t& last_look_ns) {
+    stop_at_server_limit();
+    if (stalled(last_ns, last_version, last_look_ns)) {
+      emit_note(EventKind::Error,
+                fmt::format("no progress from any rank for {:.0f} s: the run was stopped", options.job.timeout_s + 15.0));
+      request(StopCause::NoProgress, std::chrono::milliseconds(0));
+    }
+    if (!stop_requested) return false;
+    std::lock_guard<std::mutex> lock(mutex);
+    return now_ns() >= stop_deadline_ns;
+  }
+
+  std::vector<RankExit> wait_workers() {
+    int64_t last_ns = now_ns(), last_look_ns = last_ns;
+    uint64_t last_version = events.version();
+    std::vector<RankExit> exits = launcher->wait(std::chrono::hours(24 * 365),
+                                                 [&] { return terminate_now(last_ns, last_version, last_look_ns); });
+    // Workers flush their events before they exit; let the server take in the last of them.
+    event_server->wait_drained(std::chrono::milliseconds(3000));
+    stop_at_server_limit();
+    return exits;
+  }
+
+  // The first cause is kept; the patience can only shrink. Workers that vote (see step_votes.h)
+  // see the stop key and stop together at their next step boundary.
+  void request(StopCause cause, std::chrono::milliseconds patience) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      first = stop_cause == StopCause::None;
+      if (first) stop_cause = cause;
+      stop_deadline_ns = std::min(stop_deadline_ns, now_ns() + std::chrono::nanoseconds(patience).count());
+    }
+    // A stop somebody asked for is said once, as a typed event: whatever the ranks report from
+    // here on is the teardown that was asked for, not a failure. (The watchdog's and a resource
+    // limit's stops end a run that failed; they say so as errors.)
+    if (first && asked_by_user(cause)) {
+      Event e;
+      e.kind = EventKind::RunStopped;
+      e.rank = -1;
+      e.t_begin_ns = e.t_end_ns = now_ns();
+      e.code = static_cast<int32_t>(cause);
+      e.text = to_string(cause);
+      events.emit(std::move(e));
+    }
+    stop_requested = true;
+    if (patience.count() > 0) ask_workers_to_stop();
+  }
+
+  void ask_workers_to_stop() {
+    std::lock_guard<std::mutex> lock(store_mutex);
+    if (store) store->set(store_keys::kStop, {store_keys::kStopToEnd});
+  }
+
+  StopInfo stop_info() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return StopInfo{stop_cause, stop_detail};
+  }
+
+  // A server that could not take a worker's connection (no descriptor or thread left) ends the
+  // run: the rank behind it would only wait for its timeout, and every later one the same. It is
+  // the run's root cause too when that rank failed first (its connection closed).
+  void stop_at_server_limit() {
+    const std::string limit = server_limit_failure();
+    if (limit.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (stop_cause != StopCause::None && stop_cause != StopCause::ResourceLimit) return;
+      const RunFootprint f = estimate_footprint(options.job, {options.job.world_size / options.nnodes});
+      stop_detail = fmt::format("the controller hit a limit, so the run cannot go on: {} (this run needs about {} "
+                                "file descriptors in the controller, {} processes and threads in all)",
+                                limit, f.controller_descriptors, f.threads);
+    }
+    request(StopCause::ResourceLimit, std::chrono::milliseconds(0));
+  }
+
+  std::string server_limit_failure() const {
+    std::string failure = event_server ? event_server->limit_failure() : "";
+    if (failure.empty() && store_server) failure = store_server->limit_failure();
+    return failure;
+  }
+
+  // The controller's own word in the run's events (rank -1): a Log marker or an Error.
+  void emit_note(EventKind kind, const std::string& text) {
+    Event e;
+    e.kind = kind;
+    e.rank = -1;
+    e.t_begin_ns = e.t_end_ns = now_ns();
+    e.text = text;
+    events.emit(std::move(e));
+  }
+
+  // The monitor thread's body. Whatever goes wrong here (a corrupt epoch checkpoint on restart,
+  // a store that cannot bind, a worker that cannot be spawned) ends the run as a failure that
+  // says so, instead of escaping the thread and aborting the whole program.
+  void run_loop() {
+    try {
+      supervise();
+    } catch (const std::exception& e) {
+      give_up(e.what());
+    } catch (...) {
+      give_up("an exception that is not a std::exception");
+    }
+  }
+
+  void give_up(const std::string& why) {
+    if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
+    remove_checkpoints();
+    RunResult r;
+    r.job = options.job;
+    r.failure = fmt::format("the controller could not go on: {}", why);
+    publish(std::move(r));
+  }
+
+  void publish(RunResult r) {
+    keep_store_errors();
+    r.connection_errors = connection_errors;
+    if (event_server)  // one server for the whole run: read once, at the end
+      for (std::string& e : event_server->errors()) r.connection_errors.push_back("event server: " + std::move(e));
+    std::lock_guard<std::mutex> lock(mutex);
+    result = std::move(r);
+    cv.notify_all();
+  }
+
+  // What the store refused (a wrong token, a malformed frame, a silent client), kept across
+  // store restarts so the run's report can show it.
+  void keep_store_errors() {
+    if (store_server)
+      for (std::string& e : store_server->errors()) connection_errors.push_back(std::move(e));  // "store: ..." already
+  }
+
+  void supervise() {
+    JobConfig job = options.job;
+    std::string checkpoint_in = options.checkpoint_in;
+    std::vector<RankExit> exits;
+    int restarts = 0;
+    for (;;) {
+      exits = wait_workers();
+      const bool failed = !std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
+      if (failed && restart(job, checkpoint_in, restarts)) continue;
+      std::optional<std::pair<int, std::string>> change;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        change.swap(pending_change);
+      }
+      const bool all_ok = std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
+      if (!change || !all_ok || stop_requested || ::access(checkpoint_path.c_str(), R_OK) != 0) break;
+      // Live change: the old set stopped at a step boundary and rank 0 left a checkpoint.
+      job.world_size = change->first;
+      job.backend = change->second;
+      checkpoint_in = checkpoint_path + ".in";
+      ::rename(checkpoint_path.c_str(), checkpoint_in.c_str());
+      restart_store();
+      Event changed;
+      changed.kind = EventKind::WorldChange;
+      changed.rank = -1;
+      changed.t_begin_ns = changed.t_end_ns = now_ns();
+      changed.value = job.world_size;
+      changed.text = job.backend;
+      events.emit(std::move(changed));
+      launch(job, checkpoint_in);
+    }
+    // Every worker has ended and its events are in (or past the drain's wait): close the event
+    // server so nothing reaches the sinks while the caller writes its outputs from them.
+    event_server->stop();
+    RunResult r = events.finish(exits, stop_info());
+    r.exits = exits;
+    r.restarts = restarts;
+    remove_checkpoints();
+    publish(std::move(r));
+  }
+
+  void remove_checkpoints() const {
+    if (checkpoint_dir) checkpoint_dir->remove();
+  }
+
+  // A fresh store for the new set of workers: the old keys (stop flag, gate counters, gloo's
+  // rendezvous) must not leak into the new rendezvous.
+  void restart_store() {
+    keep_store_errors();
+    // The app's thread may be using the client (gate, live change) while it is replaced here.
+    std::lock_guard<std::mutex> lock(store_mutex);
+    store.reset();
+    store_server.reset();
+    store_server = std::make_unique<StoreServer>(options.master_addr, 0, token);
+    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+    store = std::make_unique<StoreClient>(options.master_addr, store_server->port(), token, timeout);
+    store->set(store_keys::kGateMode, {static_cast<uint8_t>(gated ? 1 : 0)});
+    // A stop asked for while the old set was ending applies to the new one.
+    if (stop_requested) store->set(store_keys::kStop, {store_keys::kStopToEnd});
+  }
+};
+
+void ControllerOptions::validate() const {
+  job.validate();
+  if (nnodes < 1 || nnodes > kMaxWorldSize)
+    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
+  if (node_rank < 0 || node_rank >= nnodes)
+    throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", nnodes, node_rank));
+  if (job.world_size % nnodes != 0)
+    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", job.world_size, nnodes));
+  // Port 0 means "any free port", which only node 0 would know: the others would wait for ever.
+  if (nnodes > 1 && master_port == 0)
+    throw InputError(fmt::format("--nnodes {} needs --master-port (1 to 65535): every node must be given the port "
+                                 "node 0's store listens on", nnodes));
+}
+
+Controller::Controller(ControllerOptions options, EventSink& events)
+    : impl_(std::make_unique<Impl>(std::move(options), events)) {
+  impl_->options.validate();
+  impl_->gated = impl_->options.gated;
+}
+
+Controller::~Controller() {
+  if (impl_->monitor.joinable()) {
+    request_stop();
+    impl_->monitor.join();
+  }
+}
+
+void Controller::start() {
+  if (impl_->monitor.joinable()) throw Error("this controller has already started a run");
+  const ControllerOptions& o = impl_->options;
+  check_run_fits(o.job, {o.job.world_size / o.nnodes, o.max_restarts > 0, o.job.backend == "mpi"});
+  impl_->start_services();
+  impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
+  impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
+  impl_->monitor = start_thread("the controller's monitor", [this] { impl_->run_loop(); });
+}
+
+bool Controller::running() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->monitor.joinable() && !impl_->result;
+}
+
+int64_t Controller::steps_done() const { return impl_->events.steps_done(); }
+
+RunResult Controller::wait() {
+  if (!impl_->monitor.joinable()) throw Error("no run was started");
+  impl_->monitor.join();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return *impl_->result;
+}
+
+std::optional<RunResult> Controller::poll() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->result;
+}
+
+void Controller::request_stop(StopCause cause, std::chrono::milliseconds patience) { impl_->request(cause, patience); }
+
+std::vector<std::string> Controller::scratch_files() const {
+  const std::string& p = impl_->checkpoint_path;
+  std::vector<std::string> files{p, p + ".in", p + ".resume", impl_->epoch_checkpoint_path()};
+  if (impl_->checkpoint_dir) files.push_back(impl_->checkpoint_dir->path());  // last: removed once empty
+  return files;
+}
+
+void Controller::set_gated(bool on) {
+  impl_->gated = on;
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
+  if (impl_->store) impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(on ? 1 : 0)});
+}
+
+bool Controller::gated() const { return impl_->gated; }
+
+void Controller::release_gate() {
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
+  if (impl_->store) impl_->store->add(store_keys::kGateReleased, 1);
+}
+
+void Controller::change_world(int world_size, const std::string& backend) {
+  JobConfig probe = impl_->options.job;
+  probe.world_size = world_size;
+  probe.backend = backend;
+  probe.validate();
+  // The new set of workers resumes from rank 0's checkpoint.
+  if (const uint64_t bytes = estimate_footprint(probe, {}).checkpoint_bytes; bytes > kMaxCheckpointBytes)
+    throw InputError(fmt::format("a live change goes through a checkpoint, and this model's would take {}, more "
+                                 "than the {} a checkpoint may hold", describe_bytes(bytes),
+                                 describe_bytes(kMaxCheckpointBytes)));
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    impl_->pending_change = std::make_pair(world_size, backend);
+  }
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
+  if (impl_->store) impl_->store->set(store_keys::kStop, {1});
+}
+
+void Controller::kill_rank(int rank) {
+  std::lock_guard<std::mutex> lock(impl_->launcher_mutex);
+  Launcher* launcher = impl_->launcher.get();
+  if (!launcher) throw InputError(fmt::format("kill rank {}: no run is going", rank));
+  const LaunchSpec& spec = launcher->spec();
+  if (spec.use_mpirun)
+    throw InputError(fmt::format("kill rank {}: with the MPI backend mpirun owns the rank processes; "
+                                 "use the fault kill:{}@STEP instead", rank, rank));
+  const std::vector<pid_t> pids = launcher->pids();
+  const int local = rank - spec.node_rank * spec.local_world_size;
+  if (local < 0 || local >= static_cast<int>(pids.size()))
+    throw InputError(fmt::format("kill rank {}: this node runs ranks {} to {}", rank,
+                                 spec.node_rank * spec.local_world_size,
+                                 spec.node_rank * spec.local_world_size + static_cast<int>(pids.size()) - 1));
+  // Only a child that is still running: one that has ended may be reaped, and its pid reused.
+  if (!launcher->signal_process(static_cast<size_t>(local), SIGKILL))
+    throw InputError(fmt::format("kill rank {}: its process has already ended", rank));
+  Event e;
+  e.kind = EventKind::Fault;
+  e.rank = rank;
+  e.src = -1;  // injected by the controller, not by the rank's own fault plan
+  e.code = static_cast<int32_t>(FaultKind::Kill);
+  e.t_begin_ns = e.t_end_ns = now_ns();
+  e.text = "kill: SIGKILL from the controller";
+  impl_->events.emit(std::move(e));
+}
+
+const ControllerOptions& Controller::options() const { return impl_->options; }
+
+}  // namespace ringlab

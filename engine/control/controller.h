@@ -1,0 +1,128 @@
+#pragma once
+// The controller, like torchrun's agent: hosts the rendezvous store and the event server,
+// starts one worker process per rank (or mpirun), watches them, and turns their events into
+// a RunResult. `ringlab run` and the desktop app both drive a run through this class.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/events/event.h"
+#include "engine/job/job_config.h"
+#include "engine/control/launcher.h"
+#include "engine/control/run_history.h"
+
+namespace ringlab {
+
+// StopCause (who or what ended a run before its end) is in events/event.h: RunStopped carries it.
+
+// "SIGINT (Ctrl-C)", "SIGTERM", "the Stop button", ...: what the messages and the report say.
+const char* to_string(StopCause cause);
+// The cause a signal to the controller stands for (SIGINT: Interrupt, SIGTERM: Terminate).
+StopCause stop_cause_for_signal(int signal);
+// A stop the user asked for (the Stop button, Ctrl-C, SIGTERM), as opposed to the controller's own.
+bool asked_by_user(StopCause cause);
+
+// How a run was stopped, for its result: the cause, and what the controller adds to it (which
+// limit was hit).
+struct StopInfo {
+  StopCause cause = StopCause::None;
+  std::string detail;
+};
+
+struct ControllerOptions {
+  JobConfig job;
+  std::string master_addr = "127.0.0.1";  // where the store and event server listen
+  uint16_t master_port = 0;                // 0: any free port
+  int nnodes = 1;
+  int node_rank = 0;
+  bool interactive = false;                // workers honour the gate and live changes (the app)
+  bool gated = false;                      // step-through: ring steps wait for release_gate()
+  std::string executable;                  // the worker binary; default: this executable
+  std::string checkpoint_in;               // resume from this checkpoint (live change, restart)
+  int max_restarts = 0;                    // restart the whole group from the last epoch checkpoint
+  // Keep every rank's shard of every epoch and loss of every step (RunResult::history, on disk)
+  // for a report; without it only each rank's first shard is kept (the app draws from events).
+  bool keep_history = true;
+
+  // Throws InputError naming the flag: the job, and how the nodes of a run find each other.
+  // The Controller checks it; `ringlab run` calls it first, before it checks its output files.
+  void validate() const;
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string failure;                  // which rank failed, how, and where each rank was
+  StopCause stop_cause = StopCause::None;  // who or what stopped the run, if anybody did
+  bool interrupted() const { return asked_by_user(stop_cause); }
+  JobConfig job;
+  int64_t batches_per_epoch = 0;
+  std::vector<float> allreduce_demo_input;
+  std::vector<float> allreduce_demo_output;
+  std::vector<double> epoch_mse;        // MSE over the whole dataset after each epoch (rank 0)
+  int rank_count = 0;                   // ranks that reported anything (highest rank + 1)
+  // Each rank's shard of every epoch and loss at every step, on disk (it grows with the run).
+  std::shared_ptr<const RunHistory> history;
+  int64_t steps = 0;
+  double train_seconds = 0.0;
+  double us_per_step = 0.0;             // training loop only, excluding start-up
+  std::vector<float> final_parameters;  // rank 0's model at the end
+  int restarts = 0;                     // how often the group was restarted after a failure
+  std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
+  std::vector<RankExit> exits;          // how each process of the last set ended, the failed one first
+  // Connections the store or event server refused or dropped (wrong token, malformed frame,
+  // silent client, a client gone mid-wait), "store: ..." / "event server: ...".
+  std::vector<std::string> connection_errors;
+};
+
+class Controller {
+ public:
+  // Every event of the run is passed on to `events` (after the controller has taken what the
+  // result needs), from the event server's threads: the sink must be thread-safe.
+  Controller(ControllerOptions options, EventSink& events);
+  ~Controller();  // stops and reaps every worker
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  void start();                      // non-blocking: workers are running when it returns
+  bool running() const;
+  RunResult wait();                  // blocks until the run ends (bounded by the job's timeout)
+  std::optional<RunResult> poll();   // the result once the run has ended, without blocking
+  int64_t steps_done() const;        // rank 0's training steps so far (less any redone after a restart)
+  // Ends the run early. The workers are asked to stop together at their next step boundary,
+  // where each reports its last state and exits; those still running after `patience` are
+  // terminated (SIGTERM, then SIGKILL). 0: terminate them at once. The first cause given is the
+  // one the result names; a later request can only shorten the patience.
+  void request_stop(StopCause cause = StopCause::StopButton,
+                    std::chrono::milliseconds patience = std::chrono::milliseconds(0));
+  // Files the run may leave behind (its checkpoints) if the process ends without stopping it,
+  // for a handler that must remove them without the controller's help (see InterruptSignals).
+  std::vector<std::string> scratch_files() const;
+
+  // Step-through: in gated mode every rank's ring waits before each ring step until released.
+  void set_gated(bool on);
+  bool gated() const;
+  void release_gate();               // lets every rank take one more ring step
+
+  // Live change of world size or backend: the workers stop at the next step boundary, rank 0
+  // checkpoints the model and optimizer, and a new set of workers resumes from it; the sampler
+  // re-shards for the new world size.
+  void change_world(int world_size, const std::string& backend);
+
+  // The failure lab's "kill rank r now": a real SIGKILL to that rank's worker process, as if its
+  // machine lost power. It is recorded as a Fault event, like an injected kill; the run then
+  // fails (or restarts, with max_restarts) as for any dead rank. Throws InputError when no run
+  // is going, the rank is not one of this node's, its process has ended, or the backend is MPI
+  // (mpirun owns the rank processes there; use the kill:R@S fault instead).
+  void kill_rank(int rank);
+
+  const ControllerOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringlab

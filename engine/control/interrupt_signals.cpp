@@ -1,0 +1,95 @@
+#include "engine/control/interrupt_signals.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "engine/core/error.h"
+
+namespace ringlab {
+namespace {
+
+// The handler may only touch what is async-signal-safe: these, write(), unlink(), sigaction(),
+// raise(). Everything is set up before the handlers are installed.
+constexpr int kMaxFiles = 16;
+std::atomic<int> g_first{0};
+std::atomic<int> g_count{0};
+int g_wake[2] = {-1, -1};  // a byte written here wakes wait()
+char g_files[kMaxFiles][PATH_MAX];
+std::atomic<int> g_file_count{0};
+char g_abort_line[256];
+size_t g_abort_line_length = 0;
+struct sigaction g_previous[2];
+constexpr int kSignals[2] = {SIGINT, SIGTERM};
+
+void on_signal(int sig) {
+  const int saved_errno = errno;
+  if (g_count.fetch_add(1) == 0) {
+    g_first.store(sig);
+    const char byte = 1;
+    [[maybe_unused]] ssize_t ignored = ::write(g_wake[1], &byte, 1);
+    errno = saved_errno;
+    return;
+  }
+  // The second one: end now, as if there were no handler, leaving no half-made file behind.
+  for (int i = 0; i < g_file_count.load(); ++i) ::unlink(g_files[i]);
+  for (int i = g_file_count.load(); i-- > 0;) ::rmdir(g_files[i]);  // then the folders, emptied
+  [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, g_abort_line, g_abort_line_length);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(sig, &dfl, nullptr);
+  ::raise(sig);  // delivered when this handler returns and the signal is unblocked
+  errno = saved_errno;
+}
+
+}  // namespace
+
+InterruptSignals::InterruptSignals(const std::string& program) {
+  if (::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    throw Error(std::string("cannot set up the signal handlers: pipe: ") + std::strerror(errno));
+  g_first = 0;
+  g_count = 0;
+  g_file_count = 0;
+  const std::string line = "\n" + program + ": signalled again: stopped at once, without writing any output\n";
+  g_abort_line_length = std::min(line.size(), sizeof g_abort_line);
+  std::memcpy(g_abort_line, line.data(), g_abort_line_length);
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART;  // other threads' system calls go on undisturbed
+  sigemptyset(&action.sa_mask);
+  for (int i = 0; i < 2; ++i) ::sigaction(kSignals[i], &action, &g_previous[i]);
+}
+
+InterruptSignals::~InterruptSignals() {
+  for (int i = 0; i < 2; ++i) ::sigaction(kSignals[i], &g_previous[i], nullptr);
+  ::close(g_wake[0]);
+  ::close(g_wake[1]);
+  g_wake[0] = g_wake[1] = -1;
+}
+
+int InterruptSignals::received() const { return g_first.load(); }
+
+int InterruptSignals::wait(std::chrono::milliseconds timeout) const {
+  pollfd p{g_wake[0], POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(timeout.count())) > 0) {
+    char drained[16];
+    while (::read(g_wake[0], drained, sizeof drained) > 0) {
+    }
+  }
+  return received();
+}
+
+void InterruptSignals::remove_on_abort(const std::string& path) {
+  const int i = g_file_count.load();
+  if (i >= kMaxFiles || path.size() >= PATH_MAX) return;
+  std::memcpy(g_files[i], path.c_str(), path.size() + 1);
+  g_file_count.store(i + 1);  // published only once the path is complete
+}
+
+}  // namespace ringlab

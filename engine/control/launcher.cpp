@@ -1,0 +1,556 @@
+#include "engine/control/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <condition_variable>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include <fmt/core.h>
+
+#include "engine/core/error.h"
+#include "engine/core/limits.h"
+#include "engine/net/ports.h"
+
+extern char** environ;
+
+namespace ringlab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using EnvMap = std::map<std::string, std::string>;
+
+constexpr auto kPollInterval = std::chrono::milliseconds(5);
+// After SIGKILL a process normally dies at once; one stuck in the kernel (D state) is given
+// this long before we stop waiting for it rather than hang the controller.
+constexpr auto kKillWait = std::chrono::seconds(5);
+// How long start() waits to hear whether a child's execve succeeded.
+constexpr int kExecReportTimeoutMs = 10000;
+
+ErrorContext start_context(int rank) { return ErrorContext{rank, "launcher.start", -1}; }
+
+// ---- What to run -------------------------------------------------------------------------
+
+// The workers run this very program. When its file was replaced while it runs (a rebuild, an
+// upgrade), the path names a deleted file: a forked worker then execs "/proc/self/exe", which is
+// still the running program's own file, so controller and workers stay the same version. mpirun
+// cannot (in its children that link is mpirun's own), so it is told the path and says it is gone.
+std::string self_executable(bool forked_workers) {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) throw Error(start_context(-1), std::string("readlink /proc/self/exe: ") + std::strerror(errno));
+  const std::string self(path, static_cast<size_t>(n));
+  const std::string deleted = " (deleted)";
+  const bool gone = self.size() > deleted.size() && self.compare(self.size() - deleted.size(), deleted.size(), deleted) == 0;
+  if (gone && forked_workers) return "/proc/self/exe";
+  if (gone)
+    throw Error(start_context(-1), fmt::format("this program's file {} was replaced while it runs; mpirun cannot start "
+                                               "the old one: start ringlab again",
+                                               self.substr(0, self.size() - deleted.size())));
+  return self;
+}
+
+bool is_executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable(candidate)) return candidate;
+    begin = end + 1;
+  }
+  return {};
+}
+
+// The mpirun that matches the MPI library ringlab was built with, else the first on PATH.
+std::string find_mpirun() {
+#ifdef RINGLAB_MPIEXEC
+  if (is_executable(RINGLAB_MPIEXEC)) return RINGLAB_MPIEXEC;
+#endif
+  std::string found = find_on_path("mpirun");
+  if (found.empty()) found = find_on_path("mpiexec");
+  if (found.empty()) throw Error(start_context(-1), "the MPI backend needs mpirun, but none is on PATH");
+  return found;
+}
+
+// ---- The environment of each process ------------------------------------------------------
+
+EnvMap parent_environment() {
+  EnvMap env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const char* eq = std::strchr(*entry, '=');
+    if (eq) env[std::string(*entry, static_cast<size_t>(eq - *entry))] = eq + 1;
+  }
+  return env;
+}
+
+// Variables a worker reads to find its place (see worker_env.h). Inherited copies are dropped
+// so that a controller which itself runs under torchrun or mpirun does not confuse its workers.
+void drop_inherited_placement(EnvMap& env) {
+  for (const char* key : {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                          "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                          "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"}) {
+    env.erase(key);
+  }
+}
+
+// torchrun's variables: the global rank counts the ranks of the nodes before this one.
+EnvMap rank_environment(const LaunchSpec& spec, int local_rank) {
+  EnvMap env = parent_environment();
+  drop_inherited_placement(env);
+  env["RANK"] = std::to_string(spec.node_rank * spec.local_world_size + local_rank);
+  env["LOCAL_RANK"] = std::to_string(local_rank);
+  env["WORLD_SIZE"] = std::to_string(spec.world_size);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(spec.local_world_size);
+  env["GROUP_RANK"] = std::to_string(spec.node_rank);
+  env["MASTER_ADDR"] = spec.master_addr;
+  env["MASTER_PORT"] = std::to_string(spec.master_port);
+  for (const auto& [key, value] : spec.env) env[key] = value;
+  return env;
+}
+
+// mpirun hands each rank OMPI_COMM_WORLD_RANK and friends itself; it only forwards the
+// variables named with -x, plus every OMPI_* one, which is how the settings below reach ranks.
+EnvMap mpirun_environment(const LaunchSpec& spec) {
+  EnvMap env = parent_environment();
+  drop_inherited_placement(env);
+  env["MASTER_ADDR"] = spec.master_addr;
+  env["MASTER_PORT"] = std::to_string(spec.master_port);
+  for (const auto& [key, value] : spec.env) env[key] = value;
+  // Defaults for a container, kept when the user set them: no ssh needed for a one-node run
+  // (plm isolated), no cross-memory-attach warnings when ptrace is restricted (vader), and no
+  // complaint about unused InfiniBand components.
+  env.emplace("OMPI_MCA_plm", "isolated");
+  env.emplace("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
+  env.emplace("OMPI_MCA_btl_base_warn_component_unused", "0");
+  env.emplace("OMPI_MCA_rmaps_base_oversubscribe", "1");
+  if (::geteuid() == 0) {
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+  }
+  return env;
+}
+
+std::vector<std::string> mpirun_argv(const LaunchSpec& spec, const std::string& mpirun) {
+  std::vector<std::string> argv = {mpirun, "--allow-run-as-root", "--oversubscribe",
+                                   "-np", std::to_string(spec.local_world_size),
+                                   "--bind-to", "none", "-x", "MASTER_ADDR", "-x", "MASTER_PORT"};
+  for (const auto& [key, value] : spec.env) {
+    argv.push_back("-x");
+    argv.push_back(key);  // the name only: values (the run's token) stay out of `ps`
+  }
+  argv.push_back(spec.executable);
+  argv.insert(argv.end(), spec.worker_args.begin(), spec.worker_args.end());
+  return argv;
+}
+
+// execve wants NULL-terminated arrays of char*; they must be built before fork, because the
+// child of a multi-threaded process may only call async-signal-safe functions (no malloc).
+class CStringArray {
+ public:
+  explicit CStringArray(std::vector<std::string> strings) : strings_(std::move(strings)) {
+    for (auto& s : strings_) pointers_.push_back(s.data());
+    pointers_.push_back(nullptr);
+  }
+  static CStringArray from_env(const EnvMap& env) {
+    std::vector<std::string> entries;
+    for (const auto& [key, value] : env) entries.push_back(key + "=" + value);
+    return CStringArray(std::move(entries));
+  }
+  char* const* get() const { return const_cast<char* const*>(pointers_.data()); }
+
+ private:
+  std::vector<std::string> strings_;
+  std::vector<char*> pointers_;
+};
+
+// ---- Starting one process -----------------------------------------------------------------
+
+struct ChildSetup {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  pid_t parent;
+  int death_signal;  // sent to the child by the kernel when the forking thread dies
+  int stdin_fd;      // /dev/null: workers never read the terminal
+  int exec_report_fd;
+};
+
+// Runs in the child between fork and exec: async-signal-safe calls only.
+[[noreturn]] void become_child(const ChildSetup& s) {
+  // Its own process group, so that one kill(-pid, ...) reaches the rank's own children too.
+  ::setpgid(0, 0);
+  // If the controller dies (even by SIGKILL) the kernel kills this process: no orphans. The
+  // parent may already have died before this line, so check once by hand.
+  ::prctl(PR_SET_PDEATHSIG, s.death_signal);
+  if (::getppid() != s.parent) ::_exit(127);
+  // Undo what the controller may have set for itself: blocked or ignored signals survive exec.
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) ::signal(sig, SIG_DFL);
+  ::dup2(s.stdin_fd, STDIN_FILENO);
+  // Sockets and files of the controller (the store's listening socket) stay with it.
+  if (s.exec_report_fd > 3) ::close_range(3, static_cast<unsigned>(s.exec_report_fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(s.exec_report_fd) + 1, ~0U, 0);
+  ::execve(s.path, s.argv, s.envp);
+  int error = errno;
+  ssize_t ignored = ::write(s.exec_report_fd, &error, sizeof(error));
+  (void)ignored;
+  ::_exit(127);
+}
+
+// Waits until the child's execve succeeded (the close-on-exec pipe reads EOF) or reported
+// errno; returns 0 on success, -1 when the child never got as far as either.
+int read_exec_report(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  int ready = 0;
+  do ready = ::poll(&p, 1, kExecReportTimeoutMs);
+  while (ready < 0 && errno == EINTR);
+  if (ready == 0) return -1;
+  int error = 0;
+  ssize_t n = 0;
+  do n = ::read(fd, &error, sizeof(error));
+  while (n < 0 && errno == EINTR);
+  return n == static_cast<ssize_t>(sizeof(error)) ? error : 0;
+}
+
+pid_t spawn(int rank, const std::string& path, const std::vector<std::string>& argv, const EnvMap& env,
+            int death_signal) {
+  CStringArray args(argv), envp = CStringArray::from_env(env);
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    if (errno == EMFILE || errno == ENFILE)
+      throw LimitError(start_context(rank), fmt::format("pipe: out of file descriptors ({}); {}", std::strerror(errno),
+                                                        nofile_limit_text()));
+    throw Error(start_context(rank), std::string("pipe: ") + std::strerror(errno));
+  }
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ChildSetup setup{path.c_str(), args.get(), envp.get(), ::getpid(), death_signal, devnull, report[1]};
+  pid_t pid = ::fork();
+  if (pid == 0) become_child(setup);
+  int fork_error = errno;
+  ::close(report[1]);
+  if (devnull >= 0) ::close(devnull);
+  if (pid < 0) {
+    ::close(report[0]);
+    const std::string why = std::string("fork: ") + std::strerror(fork_error);
+    if (fork_error == EAGAIN) throw LimitError(start_context(rank), why + "; " + nproc_limit_text());
+    throw Error(start_context(rank), why);
+  }
+  ::setpgid(pid, pid);  // also here, so the group exists before we might signal it
+  int exec_error = read_exec_report(report[0]);
+  ::close(report[0]);
+  if (exec_error != 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    std::string why = exec_error < 0 ? "no execve within " + std::to_string(kExecReportTimeoutMs / 1000) + " s"
+                                     : std::strerror(exec_error);
+    throw Error(start_context(rank), "cannot start " + path + ": " + why);
+  }
+  return pid;
+}
+
+void validate(const LaunchSpec& spec) {
+  ErrorContext ctx = start_context(-1);
+  auto fail = [&](const std::string& what) { throw InputError(ctx, what); };
+  if (spec.nnodes < 1) fail("nnodes=" + std::to_string(spec.nnodes) + ": must be at least 1");
+  if (spec.node_rank < 0 || spec.node_rank >= spec.nnodes) {
+    fail("node_rank=" + std::to_string(spec.node_rank) + " but nnodes=" + std::to_string(spec.nnodes) +
+         ": node_rank must be in [0, nnodes)");
+  }
+  if (spec.local_world_size < 1) fail("local_world_size=" + std::to_string(spec.local_world_size) + ": must be at least 1");
+  int last_rank = (spec.node_rank + 1) * spec.local_world_size - 1;
+  if (last_rank >= spec.world_size) {
+    fail("world_size=" + std::to_string(spec.world_size) + " is too small for node_rank=" +
+         std::to_string(spec.node_rank) + " with local_world_size=" + std::to_string(spec.local_world_size));
+  }
+  if (spec.use_mpirun && (spec.nnodes != 1 || spec.world_size != spec.local_world_size)) {
+    fail("mpirun launches one node here: nnodes must be 1 and world_size equal to local_world_size");
+  }
+  if (spec.master_addr.empty()) fail("master_addr is empty");
+}
+
+}  // namespace
+
+// ---- RankExit -----------------------------------------------------------------------------
+
+// ---- Launcher -----------------------------------------------------------------------------
+
+struct Launcher::Impl {
+  struct Process {
+    pid_t pid = -1;
+    bool exited = false;  // its exit status is known (it may still be a zombie)
+    bool reaped = false;  // waited for: the pid is free for reuse, never signal it again
+    RankExit exit;
+  };
+
+  LaunchSpec spec;
+  mutable std::mutex mutex;
+  std::vector<Process> processes;  // in rank order
+  std::vector<size_t> exit_order;  // indices into processes, in the order their exits were seen
+  bool started = false;
+
+  // Linux sends PR_SET_PDEATHSIG when the *thread* that forked exits, not the process. So the
+  // forks happen on a thread that lives as long as this Launcher: a controller may call start()
+  // from a short-lived thread without its workers being killed when that thread ends.
+  std::thread spawner;
+  std::mutex spawner_mutex;
+  std::condition_variable spawner_cv;
+  bool spawner_quit = false;
+
+  void spawn_all();
+  bool poll(Process& p, bool reap_if_ok);
+  void poll_all(bool reap_if_ok);
+  void reap(Process& p);
+  void signal_group(const Process& p, int sig);
+  bool all_exited() const;
+  using Lock = std::unique_lock<std::mutex>;
+  // Called with `lock` held; it is released while sleeping, so running() and pids() from
+  // another thread (a UI) never wait for a grace period.
+  void terminate(Lock& lock, std::chrono::milliseconds grace, bool timed_out);
+  void poll_until_all_exited(Lock& lock, Clock::time_point deadline, std::chrono::milliseconds interval);
+  std::vector<RankExit> ordered_exits() const;
+};
+
+void Launcher::Impl::spawn_all() {
+  try {
+    if (spec.use_mpirun) {
+      std::string mpirun = find_mpirun();
+      // mpirun gets SIGTERM rather than SIGKILL when the controller dies: it then stops its ranks.
+      pid_t pid = spawn(-1, mpirun, mpirun_argv(spec, mpirun), mpirun_environment(spec), SIGTERM);
+      std::lock_guard lock(mutex);
+      processes.push_back(Process{pid, false, false, RankExit{-1, pid}});
+      return;
+    }
+    for (int local = 0; local < spec.local_world_size; ++local) {
+      int rank = spec.node_rank * spec.local_world_size + local;
+      std::vector<std::string> argv = {spec.executable};
+      argv.insert(argv.end(), spec.worker_args.begin(), spec.worker_args.end());
+      pid_t pid = spawn(rank, spec.executable, argv, rank_environment(spec, local), SIGKILL);
+      std::lock_guard lock(mutex);
+      processes.push_back(Process{pid, false, false, RankExit{rank, pid}});
+    }
+  } catch (...) {
+    Lock lock(mutex);
+    terminate(lock, std::chrono::milliseconds(0), false);
+    throw;
+  }
+}
+
+// Learns whether `p` has exited without reaping it (WNOWAIT): while it is an unreaped zombie
+// its pid, and so its process group id, cannot be reused, so signalling the group stays safe.
+bool Launcher::Impl::poll(Process& p, bool reap_if_ok) {
+  if (p.exited) return true;
+  siginfo_t info{};
+  int rc = ::waitid(P_PID, static_cast<id_t>(p.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  if (rc == 0 && info.si_pid == 0) return false;  // still running
+  p.exited = true;
+  exit_order.push_back(static_cast<size_t>(&p - processes.data()));
+  if (rc != 0) {  // ECHILD: someone else reaped it; the status is lost
+    p.reaped = true;
+    return true;
+  }
+  if (info.si_code == CLD_EXITED) {
+    p.exit.exited = true;
+    p.exit.exit_code = info.si_status;
+  } else {
+    p.exit.signal = info.si_status;
+  }
+  if (reap_if_ok && p.exit.ok()) reap(p);
+  return true;
+}
+
+// Processes found ended in the same pass (5 ms apart at most) are ordered killed-by-a-signal
+// first: a rank SIGKILLed (or crashed) cannot be reacting to anybody, while its peers exit with
+// an error a moment later because their connection to it closed. Scanned in rank order alone,
+// a peer of lower rank would be taken for the root cause.
+void Launcher::Impl::poll_all(bool reap_if_ok) {
+  const size_t before = exit_order.size();
+  for (auto& p : processes) poll(p, reap_if_ok);
+  std::stable_partition(exit_order.begin() + static_cast<std::ptrdiff_t>(before), exit_order.end(),
+                        [&](size_t i) { return processes[i].exit.signal != 0; });
+}
+
+void Launcher::Impl::reap(Process& p) {
+  if (p.reaped || !p.exited) return;
+  while (::waitpid(p.pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  p.reaped = true;
+}
+
+void Launcher::Impl::signal_group(const Process& p, int sig) {
+  if (p.reaped) return;
+  if (::kill(-p.pid, sig) != 0) ::kill(p.pid, sig);
+}
+
+bool Launcher::Impl::all_exited() const {
+  return std::all_of(processes.begin(), processes.end(), [](const Process& p) { return p.exited; });
+}
+
+// SIGTERM first, like torchrun: a worker may flush its trace and say goodbye to the store.
+// What is still alive after `grace` gets SIGKILL, which cannot be caught or ignored. The group
+// of a rank that failed on its own is signalled too (it is still an unreaped zombie, so its
+// group id is still ours): children it left behind go with it.
+void Launcher::Impl::terminate(Lock& lock, std::chrono::milliseconds grace, bool timed_out) {
+  for (auto& p : processes) {
+    if (p.exited) continue;
+    p.exit.terminated = true;
+    p.exit.timed_out = timed_out;
+  }
+  for (const auto& p : processes) signal_group(p, SIGTERM);
+  poll_until_all_exited(lock, Clock::now() + grace, kPollInterval);
+  for (const auto& p : processes) signal_group(p, SIGKILL);
+  poll_until_all_exited(lock, Clock::now() + kKillWait, std::chrono::milliseconds(1));
+  for (auto& p : processes) reap(p);
+}
+
+void Launcher::Impl::poll_until_all_exited(Lock& lock, Clock::time_point deadline,
+                                           std::chrono::milliseconds interval) {
+  poll_all(false);
+  while (!all_exited() && Clock::now() < deadline) {
+    lock.unlock();
+    std::this_thread::sleep_for(interval);
+    lock.lock();
+    poll_all(false);
+  }
+}
+
+// The process that caused the end comes first (the first to fail on its own, else the first
+// to time out), then every other process in rank order.
+std::vector<RankExit> Launcher::Impl::ordered_exits() const {
+  auto root = std::find_if(exit_order.begin(), exit_order.end(), [&](size_t i) {
+    const RankExit& e = processes[i].exit;
+    return !e.ok() && !e.terminated;
+  });
+  size_t first = processes.size();
+  if (root != exit_order.end()) {
+    first = *root;
+  } else {
+    for (size_t i = 0; i < processes.size() && first == processes.size(); ++i) {
+      if (!processes[i].exit.ok()) first = i;
+    }
+  }
+  std::vector<RankExit> out;
+  if (first < processes.size()) out.push_back(processes[first].exit);
+  for (size_t i = 0; i < processes.size(); ++i) {
+    if (i != first) out.push_back(processes[i].exit);
+  }
+  return out;
+}
+
+Launcher::Launcher(LaunchSpec spec) : impl_(new Impl) { impl_->spec = std::move(spec); }
+
+Launcher::~Launcher() {
+  terminate_all(std::chrono::milliseconds(1000));
+  if (impl_->spawner.joinable()) {
+    {
+      std::lock_guard lock(impl_->spawner_mutex);
+      impl_->spawner_quit = true;
+    }
+    impl_->spawner_cv.notify_all();
+    impl_->spawner.join();
+  }
+  delete impl_;
+}
+
+void Launcher::start() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->started) throw Error(start_context(-1), "the launcher was already started");
+    impl_->started = true;
+  }
+  LaunchSpec& spec = impl_->spec;
+  validate(spec);
+  if (spec.executable.empty()) spec.executable = self_executable(!spec.use_mpirun);
+  if (spec.master_port == 0) spec.master_port = pick_free_port(spec.master_addr);
+
+  std::promise<void> spawned;
+  auto result = spawned.get_future();
+  impl_->spawner = start_thread("the launcher's spawner", [this, spawned = std::move(spawned)]() mutable {
+    try {
+      impl_->spawn_all();
+      spawned.set_value();
+    } catch (...) {
+      spawned.set_exception(std::current_exception());
+    }
+    std::unique_lock lock(impl_->spawner_mutex);
+    impl_->spawner_cv.wait(lock, [this] { return impl_->spawner_quit; });
+  });
+  result.get();  // rethrows the spawner's Error
+}
+
+std::vector<RankExit> Launcher::wait(std::chrono::milliseconds timeout, const std::function<bool()>& should_stop,
+                                     std::chrono::milliseconds grace) {
+  auto deadline = Clock::now() + timeout;
+  while (true) {
+    {
+      Impl::Lock lock(impl_->mutex);
+      impl_->poll_all(true);
+      bool failed = std::any_of(impl_->processes.begin(), impl_->processes.end(),
+                                [](const Impl::Process& p) { return p.exited && !p.exit.ok(); });
+      if (failed || impl_->all_exited()) {
+        if (failed) impl_->terminate(lock, grace, false);
+        return impl_->ordered_exits();
+      }
+      if (Clock::now() >= deadline) {
+        impl_->terminate(lock, grace, true);
+        return impl_->ordered_exits();
+      }
+    }
+    if (should_stop && should_stop()) {
+      Impl::Lock lock(impl_->mutex);
+      impl_->terminate(lock, grace, false);
+      return impl_->ordered_exits();
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void Launcher::terminate_all(std::chrono::milliseconds grace) {
+  Impl::Lock lock(impl_->mutex);
+  impl_->poll_all(true);
+  bool any_unreaped = std::any_of(impl_->processes.begin(), impl_->processes.end(),
+                                  [](const Impl::Process& p) { return !p.reaped; });
+  if (any_unreaped) impl_->terminate(lock, grace, false);
+}
+
+std::vector<pid_t> Launcher::pids() const {
+  std::lock_guard lock(impl_->mutex);
+  std::vector<pid_t> out;
+  for (const auto& p : impl_->processes) out.push_back(p.pid);
+  return out;
+}
+
+bool Launcher::signal_process(size_t index, int signal) {
+  std::lock_guard lock(impl_->mutex);
+  if (index >= impl_->processes.size()) return false;
+  Impl::Process& p = impl_->processes[index];
+  if (impl_->poll(p, false) || p.reaped) return false;
+  return ::kill(p.pid, signal) == 0;
+}
+
+bool Launcher::running() const {
+  std::lock_guard lock(impl_->mutex);
+  impl_->poll_all(true);
+  return !impl_->all_exited();
+}
+
+const LaunchSpec& Launcher::spec() const { return impl_->spec; }
+
+}  // namespace ringlab

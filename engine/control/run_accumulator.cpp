@@ -1,0 +1,212 @@
+#include "engine/control/run_accumulator.h"
+
+#include <algorithm>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/data/data_loader.h"
+#include "engine/data/distributed_sampler.h"
+#include "engine/events/flight_recorder.h"
+
+namespace ringlab {
+namespace {
+
+constexpr int kMaxReportedRank = kMaxWorldSize;  // a rank number beyond this is not a rank of this run
+
+// "rank 2: <text>", without doubling a prefix the error already carries.
+std::string with_rank(const Event& e) {
+  if (e.rank < 0) return e.text;
+  const std::string prefix = fmt::format("rank {}: ", e.rank);
+  return e.text.rfind(prefix, 0) == 0 ? e.text : prefix + e.text;
+}
+
+}  // namespace
+
+RunAccumulator::RunAccumulator(const JobConfig& job, bool keep_history)
+    : history_(std::make_shared<RunHistory>(keep_history)), world_(job.world_size) {
+  r_.job = job;
+  r_.history = history_;
+}
+
+void RunAccumulator::add(const Event& e) {
+  if (e.kind == EventKind::RunBegin && e.rank == 0) {
+    try {
+      r_.job = nlohmann::json::parse(e.text).get<JobConfig>();
+      world_ = static_cast<int>(e.value);
+    } catch (const nlohmann::json::exception& x) {
+      errors_.push_back(fmt::format("rank 0: its run_begin event carries a job that does not parse ({})", x.what()));
+    }
+  }
+  if (e.rank >= r_.rank_count && e.rank < kMaxReportedRank) r_.rank_count = e.rank + 1;
+  track_position(e);
+  switch (e.kind) {
+    case EventKind::CollectiveBegin:
+      if (e.text == "demo" && e.rank == 0) r_.allreduce_demo_input = e.values;
+      break;
+    case EventKind::CollectiveEnd:
+      if (e.text == "demo" && e.rank == 0) r_.allreduce_demo_output = e.values;
+      break;
+    case EventKind::SamplerShard:
+      if (e.rank >= 0 && e.rank < kMaxReportedRank)
+        history_->add_shard_piece(e.rank, payload_size(e), piece_offset(e), e.indices);
+      break;
+    case EventKind::FinalParameters:
+      if (e.rank == 0) {
+        if (first_piece(e)) r_.final_parameters.clear();
+        r_.final_parameters.insert(r_.final_parameters.end(), e.values.begin(), e.values.end());
+      }
+      break;
+    case EventKind::StepEnd:
+      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
+      if (e.rank == 0) ++rank0_steps_;
+      break;
+    case EventKind::EpochEnd:
+      if (e.rank == 0) r_.epoch_mse.push_back(e.value);
+      break;
+    case EventKind::RunEnd:
+      if (e.rank == 0) {
+        r_.steps += e.step;
+        rank0_us_ += e.value * static_cast<double>(e.step);
+      }
+      break;
+    case EventKind::Error:
+      errors_.push_back(with_rank(e));
+      if (first_error_.empty()) first_error_ = with_rank(e);
+      break;
+    case EventKind::TornDown: errors_.push_back(with_rank(e)); break;  // listed, never the first error
+    case EventKind::FlightRecord: flight_.push_back(e.text); break;
+    case EventKind::Restart: restart_from(e); break;
+    default: break;
+  }
+}
+
+// A restart resumes from the epoch checkpoint: what the failed attempt did after it is done
+// again, so it is dropped here, and so are its errors.
+void RunAccumulator::restart_from(const Event& marker) {
+  history_->rewind(marker.epoch, marker.step);
+  r_.epoch_mse.resize(std::min<size_t>(r_.epoch_mse.size(), static_cast<size_t>(std::max(0, marker.epoch))));
+  r_.steps = marker.step;
+  rank0_steps_ = marker.step;
+  errors_.clear();
+  first_error_.clear();
+  flight_.clear();
+}
+
+void RunAccumulator::track_position(const Event& e) {
+  if (e.rank < 0 || e.rank >= kMaxReportedRank) return;
+  RankPosition& p = positions_[e.rank];
+  if (e.step >= 0) p.step = std::max(p.step, e.step);
+  if (e.kind == EventKind::CollectiveBegin) {
+    p.has_collective = true;
+    p.collective_done = false;
+    p.collective_step = e.step;
+    p.collective_id = e.collective_id;
+    p.bucket = e.bucket;
+    p.collective_text = e.text;
+  } else if (e.kind == EventKind::CollectiveEnd && p.has_collective && e.collective_id == p.collective_id) {
+    p.collective_done = true;
+  } else if (e.kind == EventKind::ChunkTransfer) {
+    p.chunk_collective = e.collective_id;
+    p.chunk_phase = e.phase;
+    p.chunk_ring_step = e.ring_step;
+  }
+}
+
+std::string RunAccumulator::describe(int rank, int world) const {
+  const auto it = positions_.find(rank);
+  const RankPosition p = it == positions_.end() ? RankPosition{} : it->second;
+  if (!p.has_collective) return fmt::format("rank {}: no collective started (last step {})", rank, p.step);
+  std::string where = fmt::format("rank {}: step {}, collective {} ({}{})", rank, p.collective_step, p.collective_id,
+                                  p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
+  if (p.collective_done) return where + " completed";
+  if (p.chunk_collective == p.collective_id)
+    return where + fmt::format(", {} step {} of {} done", p.chunk_phase == 0 ? "reduce-scatter" : "all-gather",
+                               p.chunk_ring_step + 1, world - 1);
+  return where + ", waiting for its first chunk";
+}
+
+std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
+  std::vector<std::string> lines;
+  for (int r = 0; r < world_size; ++r) lines.push_back(describe(r, world_size));
+  return lines;
+}
+
+// "interrupted by SIGINT (Ctrl-C) at step 1234, after 3 of 1000000 epochs"; and whether the
+// workers stopped together at a step boundary or had to be terminated.
+std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) const {
+  std::string what;
+  switch (stop.cause) {
+    case StopCause::Interrupt: what = "interrupted by SIGINT (Ctrl-C)"; break;
+    case StopCause::Terminate: what = "stopped by SIGTERM"; break;
+    case StopCause::StopButton: what = "the run was stopped"; break;
+    default: what = stop.detail.empty() ? fmt::format("stopped by {}", to_string(stop.cause)) : stop.detail; break;
+  }
+  if (!asked_by_user(stop.cause)) return what;
+  what += fmt::format(" at step {}, after {} of {} epochs", rank0_steps_, r_.epoch_mse.size(), r_.job.epochs);
+  what += terminated ? ": the workers did not all reach a step boundary in time and were terminated"
+                     : ": the workers stopped together at a step boundary";
+  return what;
+}
+
+// Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
+std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const {
+  std::string msg;
+  if (failed)
+    msg = failed->rank >= 0 ? fmt::format("rank {} failed: {}", failed->rank, failed->describe())
+                            : fmt::format("mpirun failed: {}", failed->describe());
+  if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
+  if (errors_.size() > 1) {
+    msg += "\nall errors, in the order they arrived:";
+    for (const std::string& e : errors_) msg += "\n  " + e;
+  }
+  msg += "\n" + where_ranks_were(flight);
+  if (msg.front() == '\n') msg.erase(0, 1);
+  return msg;
+}
+
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight) const {
+  std::string msg = "where each rank was:";
+  for (const std::string& line : rank_positions(world_)) msg += "\n  " + line;
+  if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
+  return msg;
+}
+
+RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopInfo& stop) const {
+  RunResult r = r_;
+  r.train_seconds = rank0_us_ * 1e-6;
+  r.us_per_step = r.steps > 0 ? rank0_us_ / static_cast<double>(r.steps) : 0.0;
+  data::DistributedSampler sampler({r.job.samples, world_, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
+  r.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), r.job.batch_size);
+
+  std::vector<nlohmann::json> flight;
+  for (const std::string& text : flight_) {
+    try {
+      flight.push_back(nlohmann::json::parse(text));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  const RankExit* failed = nullptr;
+  for (const RankExit& e : exits)
+    if (!e.ok() && !failed) failed = &e;
+  r.stop_cause = stop.cause;
+  r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
+  if (!r.ok) {
+    // Stopped by the user, and no process failed on its own meanwhile: the stop is the whole
+    // story (errors of ranks torn down mid-collective, a peer's reset connection, are its echo).
+    const bool failed_on_its_own =
+        std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return !e.ok() && !e.terminated; });
+    const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
+    if (asked_by_user(stop.cause) && !failed_on_its_own)
+      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
+    else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
+      r.failure = stop_message(stop, terminated) + "\n" +
+                  failure_details(failed && !failed->terminated ? failed : nullptr, flight);
+    else
+      r.failure = failure_details(failed, flight);
+  }
+  if (!flight.empty()) r.flight_report = flight_report_json(flight, world_).dump(1);
+  return r;
+}
+
+}  // namespace ringlab

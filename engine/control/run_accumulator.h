@@ -1,0 +1,69 @@
+#pragma once
+// Folds what the workers report (events, in arrival order) into a RunResult as they arrive,
+// instead of keeping the events and reading them back at the end: the controller's memory then
+// does not grow with the length of the run. What does grow (each epoch's shard, each step's
+// loss) goes to the result's RunHistory on disk. Not thread-safe: the controller feeds it under
+// its own lock.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/control/controller.h"
+#include "engine/events/event.h"
+#include "engine/control/launcher.h"
+
+namespace ringlab {
+
+class RunAccumulator {
+ public:
+  // keep_history: see ControllerOptions::keep_history.
+  RunAccumulator(const JobConfig& job, bool keep_history = true);
+
+  void add(const Event& e);
+  int64_t steps_done() const { return rank0_steps_; }  // rank 0's steps so far (progress)
+
+  // The result, once every process has ended: ok only if every rank exited cleanly, no rank
+  // reported an error and nobody stopped the run; otherwise `failure` says who stopped it or
+  // who failed, how, and where every rank was.
+  RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop = {}) const;
+
+  // "rank 2: step 7, collective 14 (ring, bucket 0), all-gather step 1 of 3 done" for each rank,
+  // from its last collective and chunk: where every rank was when the run ended.
+  std::vector<std::string> rank_positions(int world_size) const;
+
+ private:
+  // The little a rank's last events say about where it is.
+  struct RankPosition {
+    int64_t step = -1;
+    bool has_collective = false;
+    bool collective_done = false;
+    int64_t collective_step = -1, collective_id = -1;
+    int32_t bucket = -1;
+    std::string collective_text;
+    int64_t chunk_collective = -1;
+    int8_t chunk_phase = -1;
+    int32_t chunk_ring_step = -1;
+  };
+
+  void track_position(const Event& e);
+  void restart_from(const Event& marker);
+  std::string describe(int rank, int world) const;
+  std::string stop_message(const StopInfo& stop, bool terminated) const;
+  std::string failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const;
+  std::string where_ranks_were(const std::vector<nlohmann::json>& flight) const;
+
+  RunResult r_;
+  std::shared_ptr<RunHistory> history_;
+  int world_;
+  double rank0_us_ = 0.0;
+  int64_t rank0_steps_ = 0;
+  std::vector<std::string> errors_;
+  std::string first_error_;  // the earliest error a rank raised itself: the root cause
+  std::vector<std::string> flight_;
+  std::map<int, RankPosition> positions_;
+};
+
+}  // namespace ringlab

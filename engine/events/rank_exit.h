@@ -1,0 +1,28 @@
+#pragma once
+// How a rank's process ended, as its launcher saw it: the one fact about a rank that its own
+// events cannot carry (a killed process sends nothing). Typed, so that the diagnosis reads a
+// signal number and who sent it, never a message.
+#include <sys/types.h>
+
+#include <string>
+
+namespace ringlab {
+
+struct RankExit {
+  int rank = -1;             // -1 when the process was mpirun itself
+  pid_t pid = -1;
+  bool exited = false;       // normal exit (then exit_code), else killed by `signal`
+  int exit_code = 0;
+  int signal = 0;
+  bool terminated = false;   // the launcher signalled it: another process failed, stop or timeout
+  bool timed_out = false;    // still running when wait()'s timeout passed (then terminated)
+  bool ok() const { return exited && exit_code == 0 && !timed_out; }
+  // "exit code 3", "killed by SIGKILL"; a note is added when the launcher caused it:
+  // "killed by SIGTERM (timed out)", "killed by SIGTERM (stopped by the launcher)".
+  std::string describe() const;
+};
+
+// Signal names as the shell spells them: "SIGKILL", "SIGTERM"; "signal 77" when unnamed.
+std::string signal_name(int signal);
+
+}  // namespace ringlab

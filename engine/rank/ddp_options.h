@@ -1,0 +1,24 @@
+#pragma once
+// The DDP options a job asks for, shared by the CPU and the GPU rank loops.
+#include <chrono>
+#include <cstdint>
+
+#include "engine/ddp/distributed_data_parallel.h"
+#include "engine/job/job_config.h"
+#include "engine/rank/trainer.h"
+
+namespace ringlab {
+
+inline ddp::DdpOptions ddp_options_for(const JobConfig& job, EventSink& events, const TrainerHooks& hooks) {
+  ddp::DdpOptions options;
+  options.algorithm = job.algorithm;
+  options.bucket_limits = job.bucket_limits();
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 1000));
+  options.events = &events;
+  options.before_ring_step = hooks.before_ring_step;
+  options.check_collectives = job.check_collectives;
+  options.recorder = hooks.recorder;
+  return options;
+}
+
+}  // namespace ringlab

@@ -1,0 +1,118 @@
+#include "engine/rank/step_votes.h"
+
+#include <algorithm>
+#include <span>
+
+#include <fmt/core.h>
+
+#include "engine/core/error.h"
+#include "engine/core/limits.h"
+#include "engine/ddp/collective_check.h"
+#include "engine/net/store.h"
+#include "engine/rank/worker.h"
+
+namespace ringlab {
+
+StepVotes::StepVotes(ProcessGroup& group, Cadence cadence, bool check_collectives, StepVoteHooks hooks)
+    : group_(group), cadence_(cadence), check_(check_collectives), hooks_(std::move(hooks)) {}
+
+int64_t StepVotes::next_gap(int64_t step) {
+  if (cadence_ == Cadence::EveryStep) return 1;
+  const auto now = std::chrono::steady_clock::now();
+  int64_t gap = 1;
+  if (last_step_ >= 0 && step > last_step_) {
+    const double per_step = std::chrono::duration<double>(now - last_vote_time_).count() / double(step - last_step_);
+    const double wanted = std::chrono::duration<double>(kSpacing).count() / std::max(per_step, 1e-9);
+    gap = static_cast<int64_t>(std::clamp(wanted, 1.0, double(kMaxGap)));
+  }
+  last_step_ = step;
+  last_vote_time_ = now;
+  return gap;
+}
+
+// One ballot: {stop, wait, gap to the next vote}, summed over the ranks. Rank 0 alone says
+// whether a stop was asked for (the stop key as its watcher last saw it) and how far the next
+// vote is; every rank says whether its own events are piling up, so a backlog on any rank holds
+// them all at this boundary, and none is left alone inside a collective with a peer that waits
+// for the controller.
+Vote StepVotes::vote_once(int64_t step) {
+  float ballot[3] = {0.0f, 0.0f, 0.0f};
+  if (hooks_.controller_behind && hooks_.controller_behind()) ballot[1] = 1.0f;
+  if (group_.rank() == 0) {
+    if (hooks_.stop_requested && hooks_.stop_requested()) ballot[0] = 1.0f;
+    ballot[2] = static_cast<float>(next_gap(step));
+  }
+  if (group_.size() > 1) {
+    if (check_ && group_.backend() != "nccl") ddp::check_collective(group_, ddp::stop_vote_fingerprint(step));
+    if (group_.backend() == "nccl") {
+      group_.broadcast(std::span<float>(ballot, 3), 0);  // NCCL reduces device memory: rank 0's view
+    } else {
+      group_.allreduce_native(std::span<float>(ballot, 3));
+    }
+  }
+  next_vote_ = step + std::max<int64_t>(1, static_cast<int64_t>(ballot[2]));
+  return ballot[0] > 0 ? Vote::Stop : ballot[1] > 0 ? Vote::WaitForController : Vote::Go;
+}
+
+bool StepVotes::stop_here(int64_t step) {
+  if (next_vote_ >= 0 && step < next_vote_) return false;
+  const auto waiting_since = std::chrono::steady_clock::now();
+  Vote vote = vote_once(step);
+  // Wait for the controller here, together: each rank gives it a while, then they vote again,
+  // so no collective between them waits longer than a slice of the group's timeout.
+  while (vote == Vote::WaitForController) {
+    if (std::chrono::steady_clock::now() - waiting_since > hooks_.controller_patience)
+      throw Error(fmt::format("rank {}: the controller has not read this run's events for {} s: it may be "
+                              "suspended (Ctrl-Z); the ranks stopped waiting for it at step {}",
+                              group_.rank(), std::chrono::duration_cast<std::chrono::seconds>(hooks_.controller_patience).count(),
+                              step));
+    if (hooks_.wait_for_controller) hooks_.wait_for_controller();
+    vote = vote_once(step);
+  }
+  return vote == Vote::Stop;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+constexpr std::chrono::milliseconds kWatchInterval(20);
+}
+
+StopWatch::StopWatch(const std::string& host, uint16_t port, const std::string& token,
+                     std::chrono::milliseconds timeout, std::chrono::milliseconds patience)
+    : store_(std::make_unique<StoreClient>(host, port, token, timeout, patience)) {
+  thread_ = start_thread("watching for a stop request", [this] { loop(); });
+}
+
+StopWatch::~StopWatch() {
+  {
+    std::lock_guard lock(mutex_);
+    quit_ = true;
+  }
+  quit_cv_.notify_all();
+  thread_.join();
+}
+
+bool StopWatch::requested() const { return value_.load() != 0; }
+bool StopWatch::for_change() const { return value_.load() == store_keys::kStopForChange; }
+
+void StopWatch::loop() {
+  try {
+    std::unique_lock lock(mutex_);
+    while (!quit_) {
+      lock.unlock();
+      if (store_->check({store_keys::kStop})) {
+        const std::vector<uint8_t> value = store_->get(store_keys::kStop);
+        value_ = value.empty() ? store_keys::kStopToEnd : value[0];
+        return;
+      }
+      lock.lock();
+      quit_cv_.wait_for(lock, kWatchInterval, [this] { return quit_; });
+    }
+  } catch (...) {
+    // The controller is gone (its end of the connection closed): nobody is left to ask for a
+    // stop, and the run's own failure says what happened.
+  }
+}
+
+}  // namespace ringlab

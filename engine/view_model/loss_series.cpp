@@ -1,0 +1,157 @@
+#include "engine/view_model/loss_series.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ringlab::view_model {
+
+void LossExtent::take(double x, double y) {
+  if (!std::isfinite(y)) return;
+  if (!any) {
+    x0 = x1 = x;
+    y0 = y1 = y;
+    any = true;
+  }
+  x0 = std::min(x0, x);
+  x1 = std::max(x1, x);
+  y0 = std::min(y0, y);
+  y1 = std::max(y1, y);
+  if (y > 0 && (y0_positive == 0 || y < y0_positive)) y0_positive = y;
+}
+
+double LossSeries::epoch_of_step(double step) const {
+  if (epoch_mse.empty()) return step;
+  // The first epoch whose last step (its recorded step minus one) is at or after `step`.
+  auto it = std::lower_bound(epoch_mse.begin(), epoch_mse.end(), step,
+                             [](const EpochPoint& e, double s) { return e.step - 1 < s; });
+  if (it == epoch_mse.end()) --it;
+  const size_t k = static_cast<size_t>(it - epoch_mse.begin());
+  const double end = it->step - 1;
+  const double begin = k == 0 ? -1.0 : epoch_mse[k - 1].step - 1;
+  return static_cast<double>(k) + (step - begin) / std::max(end - begin, 1.0);
+}
+
+bool LossSeries::empty() const {
+  for (const auto& r : rank_loss)
+    if (!r.empty()) return false;
+  return epoch_mse.empty();
+}
+
+bool LossSeries::bounds(double& x0, double& x1, double& y0, double& y1) const {
+  if (extent.any) {
+    x0 = extent.x0;
+    x1 = extent.x1;
+    y0 = extent.y0;
+    y1 = extent.y1;
+    return true;
+  }
+  x0 = y0 = std::numeric_limits<double>::infinity();
+  x1 = y1 = -std::numeric_limits<double>::infinity();
+  auto take = [&](double x, double y) {
+    if (!std::isfinite(y)) return;
+    x0 = std::min(x0, x);
+    x1 = std::max(x1, x);
+    y0 = std::min(y0, y);
+    y1 = std::max(y1, y);
+  };
+  for (const auto& r : rank_loss)
+    for (const auto& p : r) take(p.step, p.loss);
+  for (const auto& e : epoch_mse) take(e.step, e.mse);
+  return x0 <= x1;
+}
+
+void LossSeriesBuilder::clear() {
+  std::string label = std::move(series_.label);
+  series_ = LossSeries{};
+  series_.label = std::move(label);
+  step_offset_.clear();
+  last_step_of_.clear();
+  first_generation_ = -1;
+}
+
+// A new set of workers after a live change may count steps from zero again or continue from
+// the checkpoint; either way its curve continues where the previous world stopped.
+double LossSeriesBuilder::step_of(const Event& event, int generation, int world_size,
+                                  const std::string& backend) {
+  auto it = step_offset_.find(generation);
+  if (it == step_offset_.end()) {
+    double offset = 0;
+    if (first_generation_ < 0) {
+      first_generation_ = generation;
+    } else if (generation > first_generation_) {
+      if (event.step <= series_.last_step) offset = series_.last_step + 1 - event.step;
+      series_.changes.push_back({series_.last_step + 0.5, world_size, backend});
+    }
+    it = step_offset_.emplace(generation, offset).first;
+  }
+  return event.step + it->second;
+}
+
+void LossSeriesBuilder::consume(const Event& event, int generation, int world_size,
+                                const std::string& backend) {
+  if (event.kind == EventKind::StepEnd && event.step >= 0 && event.rank >= 0) {
+    const double x = step_of(event, generation, world_size, backend);
+    if (static_cast<int>(series_.rank_loss.size()) <= event.rank) series_.rank_loss.resize(event.rank + 1);
+    auto& points = series_.rank_loss[event.rank];
+    if (points.empty() || points.back().step < x) {
+      points.push_back({x, event.value});
+      series_.extent.take(x, event.value);
+    }
+    series_.last_step = std::max(series_.last_step, x);
+    double& last = last_step_of_[generation];
+    last = std::max(last, x);
+  } else if (event.kind == EventKind::EpochEnd && event.epoch >= 0) {
+    double x = event.step >= 0 ? step_of(event, generation, world_size, backend)
+                               : (last_step_of_.count(generation) ? last_step_of_[generation]
+                                                                  : series_.last_step);
+    series_.epoch_mse.push_back({event.epoch, x, event.value});
+    series_.mse_curve.push_back({x, event.value});
+    series_.extent.take(x, event.value);
+  }
+}
+
+std::vector<LossPoint> decimate(std::span<const LossPoint> points, double x0, double x1, int buckets) {
+  std::vector<LossPoint> out;
+  if (points.empty() || buckets <= 0 || !(x1 > x0)) return out;
+  auto by_step = [](const LossPoint& p, double x) { return p.step < x; };
+  size_t first = std::lower_bound(points.begin(), points.end(), x0, by_step) - points.begin();
+  size_t last = std::lower_bound(points.begin(), points.end(), x1, by_step) - points.begin();
+  if (first > 0) --first;               // the neighbour left of the range
+  if (last < points.size()) ++last;     // and the one right of it
+  if (last - first <= static_cast<size_t>(2 * buckets)) {
+    out.assign(points.begin() + first, points.begin() + last);
+    return out;
+  }
+  const double width = (x1 - x0) / buckets;
+  size_t i = first;
+  while (i < last) {
+    const double bucket = std::floor((points[i].step - x0) / width);
+    size_t lo = i, hi = i, j = i;
+    while (j < last && std::floor((points[j].step - x0) / width) == bucket) {
+      if (points[j].loss < points[lo].loss) lo = j;
+      if (points[j].loss > points[hi].loss) hi = j;
+      ++j;
+    }
+    out.push_back(points[std::min(lo, hi)]);
+    if (lo != hi) out.push_back(points[std::max(lo, hi)]);
+    i = j;
+  }
+  return out;
+}
+
+bool nearest_point(std::span<const LossPoint> points, double x, LossPoint& out) {
+  if (points.empty()) return false;
+  auto it = std::lower_bound(points.begin(), points.end(), x,
+                             [](const LossPoint& p, double v) { return p.step < v; });
+  if (it == points.end()) {
+    out = points.back();
+  } else if (it == points.begin()) {
+    out = *it;
+  } else {
+    out = (x - (it - 1)->step <= it->step - x) ? *(it - 1) : *it;
+  }
+  return true;
+}
+
+}  // namespace ringlab::view_model

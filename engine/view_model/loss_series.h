@@ -1,0 +1,92 @@
+#pragma once
+// The training curves of one run: every rank's local loss per step, the whole-dataset MSE per
+// epoch, and a marker wherever the world changed size or backend while training.
+#include <cstdint>
+#include <map>
+#include <span>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/job/job_config.h"
+#include "engine/events/event.h"
+
+namespace ringlab::view_model {
+
+struct LossPoint {
+  double step = 0;  // global step, continued across live world changes
+  double loss = 0;
+};
+
+struct EpochPoint {
+  int epoch = 0;
+  double step = 0;  // the step after which the epoch ended
+  double mse = 0;
+};
+
+struct WorldChange {
+  double step = 0;  // between the last step of the old world and the first of the new
+  int world_size = 0;
+  std::string backend;
+};
+
+// The extent of every point, kept up to date as points arrive so a view never scans them all.
+struct LossExtent {
+  bool any = false;
+  double x0 = 0, x1 = 0;
+  double y0 = 0, y1 = 0;
+  double y0_positive = 0;  // the smallest loss above zero, for a log axis (0 when none)
+  void take(double x, double y);
+};
+
+struct LossSeries {
+  std::string label;  // "4 ranks, gloo, ring, lr 0.03" (a name given to it, or the job's description)
+  // The job it ran, when the label is its description: the app words it in its own language.
+  std::optional<JobConfig> job;
+  LossExtent extent;
+  std::vector<std::vector<LossPoint>> rank_loss;  // rank_loss[r], in step order
+  std::vector<EpochPoint> epoch_mse;
+  std::vector<LossPoint> mse_curve;  // the same MSE values as (step, mse), for plotting
+  std::vector<WorldChange> changes;
+  double last_step = -1;
+
+  bool empty() const;
+  // The extent of every point; false when there is none.
+  bool bounds(double& x0, double& x1, double& y0, double& y1) const;
+  // Where a step falls in epochs: epoch k (0-based) ends after the step recorded with its MSE,
+  // so a step maps to k plus its fraction of the way through epoch k. Steps when no epoch ended.
+  double epoch_of_step(double step) const;
+};
+
+class LossSeriesBuilder {
+ public:
+  // `world_size` / `backend`: the generation's, for the change marker (0 / "" when unknown).
+  void consume(const Event& event, int generation, int world_size, const std::string& backend);
+  void clear();
+  void set_label(std::string label) {
+    series_.label = std::move(label);
+    series_.job.reset();
+  }
+  void set_job(const JobConfig& job) {
+    series_.label = job.describe();
+    series_.job = job;
+  }
+  const LossSeries& series() const { return series_; }
+
+ private:
+  double step_of(const Event& event, int generation, int world_size, const std::string& backend);
+
+  LossSeries series_;
+  std::map<int, double> step_offset_;      // per generation
+  std::map<int, double> last_step_of_;     // per generation, after the offset
+  int first_generation_ = -1;
+};
+
+// At most two points (the lowest and the highest) per bucket of x in [x0, x1], keeping the
+// neighbours just outside the range so lines reach the edges. `points` must be sorted by step.
+std::vector<LossPoint> decimate(std::span<const LossPoint> points, double x0, double x1, int buckets);
+
+// The value of a series at step x (the nearest point), for hover read-outs; false when empty.
+bool nearest_point(std::span<const LossPoint> points, double x, LossPoint& out);
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,108 @@
+#pragma once
+// Everything the views draw, built from a run's events: the recent collectives, the loss
+// curves, the sampler's shards, the timeline, and where each rank is. It is fed event by event
+// (consume) or from an EventStore (ingest), holds no UI state, and keeps bounded memory.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/view_model/collective_log.h"
+#include "engine/view_model/failure_diagnosis.h"
+#include "engine/view_model/loss_series.h"
+#include "engine/view_model/sampler_history.h"
+#include "engine/view_model/timeline_model.h"
+#include "engine/events/event_store.h"
+#include "engine/job/job_config.h"
+
+namespace ringlab::view_model {
+
+// One set of worker processes. A live change of world size or backend starts a new one.
+struct Generation {
+  int index = 0;
+  bool has_job = false;
+  JobConfig job;          // from the workers' RunBegin
+  int world_size = 0;
+};
+
+struct RankProgress {
+  int generation = 0;
+  int64_t step = -1;
+  int epoch = -1;
+  double last_loss = 0.0;
+  bool ended = false;
+};
+
+class RunModel {
+ public:
+  RunModel();
+
+  void consume(const Event& event);
+  // Consumes the events appended to `store` since the last call. A store that was cleared (it
+  // now holds fewer events than were read) starts the model over.
+  size_t ingest(const EventStore& store);
+  void clear();
+
+  const CollectiveLog& collectives() const { return collectives_; }
+  const LossSeries& loss() const { return loss_.series(); }
+  const SamplerHistory& sampler() const { return sampler_; }
+  const TimelineModel& timeline() const { return timeline_; }
+  const std::vector<Generation>& generations() const { return generations_; }
+  const Generation* current_generation() const;
+  const std::vector<RankProgress>& ranks() const { return ranks_; }
+  const std::vector<std::string>& errors() const { return errors_; }  // the latest few
+  const std::vector<std::string>& logs() const { return logs_; }
+  // Which rank broke the run and where the others waited (recomputed only when events came in).
+  const FailureDiagnosis& failure() const;
+  // The failure the last restart recovered from, if the controller restarted the group.
+  const std::optional<FailureDiagnosis>& restarted_failure() const { return failures_.last_restarted(); }
+  // How the processes ended, from the controller's RunResult: names signals events cannot.
+  void note_exits(const std::vector<RankExit>& exits);
+
+  int world_size() const;        // of the current generation (0 before any event)
+  int64_t latest_step() const;   // highest step any rank finished, -1 before the first
+  int latest_epoch() const;
+  bool run_ended() const { return run_ended_; }  // every rank of the current generation ended
+  double us_per_step() const { return us_per_step_; }
+  uint64_t events_seen() const { return events_seen_; }
+  uint64_t version() const { return events_seen_; }  // changes whenever anything was consumed
+
+  // How much the model holds, for the memory benchmark and --state-json.
+  struct Holdings {
+    size_t collectives = 0, transfers = 0, timeline_spans = 0, loss_points = 0, sampler_indices = 0;
+  };
+  Holdings holdings() const;
+
+  // A label for the loss curves; defaults to the job's description once known.
+  void set_label(std::string label);
+
+ private:
+  int generation_of(const Event& event);
+  int generation_begun_by(const Event& run_begin) const;
+  void note_run_begin(const Event& event, int generation);
+  void keep(std::vector<std::string>& list, std::string line);
+
+  CollectiveLog collectives_;
+  LossSeriesBuilder loss_;
+  SamplerHistory sampler_;
+  TimelineModel timeline_;
+  FailureTracker failures_;
+  mutable FailureDiagnosis failure_cache_;  // the UI thread's: failure() is called every frame
+  mutable uint64_t failure_cache_version_ = ~uint64_t{0};
+  uint64_t exits_noted_ = 0;
+  std::vector<Generation> generations_;
+  std::vector<int> rank_generation_;  // RunBegins seen from each rank
+  std::vector<RankProgress> ranks_;
+  std::vector<std::string> errors_;
+  int64_t stopped_at_ns_ = -1;  // the controller's RunStopped: the errors after it are its teardown
+  std::vector<std::string> logs_;
+  bool run_ended_ = false;
+  bool label_set_ = false;
+  double us_per_step_ = 0.0;
+  uint64_t events_seen_ = 0;
+  size_t store_cursor_ = 0;
+  uint64_t store_version_ = 0;
+};
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,63 @@
+#include "engine/view_model/sampler_history.h"
+
+#include "engine/job/job_config.h"
+
+namespace ringlab::view_model {
+
+SamplerHistory::SamplerHistory(size_t max_indices) : max_indices_(max_indices) {}
+
+void SamplerHistory::clear() {
+  held_indices_ = 0;
+  shards_.clear();
+  first_step_.clear();
+  batches_.clear();
+}
+
+std::vector<EpochKey> SamplerHistory::epochs() const {
+  std::vector<EpochKey> keys;
+  for (const auto& [key, value] : shards_) keys.push_back(key);
+  return keys;
+}
+
+const std::vector<std::vector<int64_t>>* SamplerHistory::shards(const EpochKey& key) const {
+  auto it = shards_.find(key);
+  return it == shards_.end() ? nullptr : &it->second;
+}
+
+RankBatch SamplerHistory::current_batch(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(batches_.size())) return {};
+  return batches_[rank];
+}
+
+void SamplerHistory::forget_oldest() {
+  while (held_indices_ > max_indices_ && shards_.size() > 1) {
+    for (const auto& shard : shards_.begin()->second) held_indices_ -= shard.size();
+    shards_.erase(shards_.begin());
+  }
+}
+
+void SamplerHistory::consume(const Event& event, int generation) {
+  if (event.rank < 0 || event.rank >= kMaxWorldSize) return;
+  if (event.kind == EventKind::SamplerShard && event.epoch >= 0) {
+    auto& ranks = shards_[{generation, event.epoch}];
+    if (static_cast<int>(ranks.size()) <= event.rank) ranks.resize(event.rank + 1);
+    std::vector<int64_t>& shard = ranks[event.rank];
+    if (first_piece(event)) {  // a long shard comes in pieces, each appended to the first
+      held_indices_ -= shard.size();
+      shard.clear();
+    } else if (static_cast<int64_t>(shard.size()) != piece_offset(event)) {
+      return;  // its beginning was forgotten already
+    }
+    shard.insert(shard.end(), event.indices.begin(), event.indices.end());
+    held_indices_ += event.indices.size();
+    forget_oldest();
+  } else if (event.kind == EventKind::StepBegin && event.epoch >= 0 && event.step >= 0) {
+    const EpochKey key{generation, event.epoch};
+    auto [it, inserted] = first_step_.try_emplace({key, event.rank}, event.step);
+    if (static_cast<int>(batches_.size()) <= event.rank) batches_.resize(event.rank + 1);
+    batches_[event.rank] = {generation, event.epoch, event.step - it->second};
+    if (first_step_.size() > 65536) first_step_.erase(first_step_.begin());
+  }
+}
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,251 @@
+#include "engine/view_model/step_through.h"
+
+#include <algorithm>
+
+#include "engine/view_model/ring_state.h"
+
+namespace ringlab::view_model {
+namespace {
+
+// All-reduces that go around the ring (the backend's own all-reduce and the initial broadcast
+// have no steps to show).
+bool is_ring(const CollectiveRecord& r) { return r.algorithm == "ring" || r.algorithm == "demo"; }
+
+long index_of(const CollectiveLog& log, const CollectiveKey& key) {
+  for (size_t i = log.size(); i-- > 0;)
+    if (log.at(i).key == key) return static_cast<long>(i);
+  return -1;
+}
+
+// The newest ring all-reduce with something to show: the one the workers are in.
+const CollectiveRecord* newest_ring(const CollectiveLog& log) {
+  for (size_t i = log.size(); i-- > 0;)
+    if (is_ring(log.at(i)) && (log.at(i).world_size > 1 || !log.at(i).transfers.empty())) return &log.at(i);
+  return nullptr;
+}
+
+// The ring all-reduce just after (direction +1) or before (-1) `key`, or null.
+const CollectiveRecord* neighbour_ring(const CollectiveLog& log, const CollectiveKey& key, int direction) {
+  const long here = index_of(log, key);
+  if (here < 0) return nullptr;
+  for (long i = here + direction; i >= 0 && i < static_cast<long>(log.size()); i += direction)
+    if (is_ring(log.at(static_cast<size_t>(i))) && expected_steps(log.at(static_cast<size_t>(i))) > 0)
+      return &log.at(static_cast<size_t>(i));
+  return nullptr;
+}
+
+void select(StepThrough& st, const CollectiveRecord& r, int position = 0) {
+  st.has_selection = true;
+  st.selected = r.key;
+  st.position = st.target = position;
+  st.progress = 0;
+  st.hold_s = 0;
+}
+
+// Moves the packets along towards `available` steps; a step completes when they arrive. A view
+// that is ahead (Previous was pressed) jumps back at once.
+void animate(StepThrough& st, int available, double dt_s) {
+  if (st.position >= available) {
+    st.position = std::max(0, std::min(st.position, available));
+    st.progress = 0;
+    return;
+  }
+  st.progress += dt_s * st.speed;
+  while (st.progress >= 1.0 && st.position < available) {
+    st.progress -= 1.0;
+    ++st.position;
+  }
+  if (st.position >= available) st.progress = 0;
+}
+
+StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, double dt_s) {
+  const long latest = log.latest_complete_ring();
+  if (st.fixed_position >= 0) {  // --ring-step: always the newest finished one, held at that step
+    if (latest >= 0 && (!shown || log.at(latest).key != shown->key)) select(st, log.at(latest));
+    st.position = st.target = st.fixed_position;
+    st.progress = 0;
+    return {};
+  }
+  if (!shown) {
+    if (latest >= 0) select(st, log.at(latest));
+    return {};
+  }
+  // After a live change of world, show the new set of workers at once.
+  if (latest >= 0 && log.at(latest).key.generation > shown->key.generation) {
+    select(st, log.at(latest));
+    return {};
+  }
+  if (!st.playing) return {};
+  const int total = recorded_steps(*shown);
+  // Following live, one all-reduce takes at most about 4 s however many ranks there are.
+  StepThrough paced = st;
+  paced.speed = std::max(st.speed, total / 4.0);
+  animate(paced, total, dt_s);
+  st.position = st.target = paced.position;
+  st.progress = paced.progress;
+  if (st.position < total) return {};
+  st.hold_s += dt_s;
+  if (st.hold_s < std::max(1.2, 1.0 / st.speed)) return {};
+  if (latest >= 0) select(st, log.at(latest));  // the newest one, or the same one again
+  return {};
+}
+
+StepRequest advance_gated(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, bool running,
+                          double dt_s) {
+  if (!shown || st.follow_next) {
+    // The all-reduce the workers are in; after Next released its first step, show that step.
+    const CollectiveRecord* next = shown ? neighbour_ring(log, shown->key, +1) : newest_ring(log);
+    if (!next) return {};
+    const bool released = st.follow_next;
+    select(st, *next, 0);
+    if (released) st.target = 1;
+    st.follow_next = false;
+    shown = next;
+  }
+  const int shown_steps = std::min(st.target, recorded_steps(*shown));
+  animate(st, shown_steps, dt_s);
+  // Play presses Next once every 1/speed seconds, once the screen has caught up with the last
+  // press: it shows the recorded steps, then paces the real workers. With a fixed position
+  // (--ring-step) it plays until the all-reduce on screen reaches it.
+  const bool wanted = st.fixed_position >= 0 ? st.position < st.fixed_position : st.playing;
+  if (!wanted || st.position < shown_steps) return {};
+  st.since_release_s += dt_s;
+  if (st.since_release_s < 1.0 / st.speed) return {};
+  return step_forward(st, log, running);
+}
+
+StepRequest advance_replay(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, double dt_s) {
+  if (!shown) {
+    const long latest = log.latest_complete_ring();
+    if (latest >= 0) select(st, log.at(latest));
+    st.playing = false;
+    return {};
+  }
+  if (!st.playing) return {};
+  const int total = recorded_steps(*shown);
+  animate(st, total, dt_s);
+  st.target = st.position;
+  if (st.position >= total) st.playing = false;
+  return {};
+}
+
+}  // namespace
+
+const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log) {
+  return st.has_selection ? log.find(st.selected) : nullptr;
+}
+
+int recorded_steps(const CollectiveRecord& record) { return static_cast<int>(ring_schedule(record).steps.size()); }
+
+int expected_steps(const CollectiveRecord& record) { return expected_ring_steps(record); }
+
+void show_failed_collective(StepThrough& st, const CollectiveLog& log) {
+  if (st.mode != RingMode::Follow || st.fixed_position >= 0) return;
+  const CollectiveRecord* failed_in = newest_ring(log);
+  if (!failed_in) return;
+  const int taken = recorded_steps(*failed_in);
+  if (!st.has_selection || st.selected != failed_in->key) select(st, *failed_in, taken);
+  st.position = st.target = taken;
+  st.progress = 0;
+}
+
+StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, double dt_s) {
+  const CollectiveRecord* shown = shown_collective(st, log);
+  if (!shown) st.has_selection = false;
+  switch (st.mode) {
+    case RingMode::Follow: return advance_follow(st, log, shown, dt_s);
+    case RingMode::Gated: return advance_gated(st, log, shown, running, dt_s);
+    case RingMode::Replay: return advance_replay(st, log, shown, dt_s);
+  }
+  return {};
+}
+
+StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running) {
+  const CollectiveRecord* shown = shown_collective(st, log);
+  if (st.mode == RingMode::Follow) {
+    st.mode = RingMode::Replay;
+    st.playing = false;
+  }
+  st.progress = 0;
+  if (st.mode == RingMode::Replay) {
+    st.playing = false;
+    if (shown) st.position = st.target = std::min(st.position + 1, recorded_steps(*shown));
+    return {};
+  }
+  // Gated: first catch the screen up with what the workers did, then let them take a step.
+  st.since_release_s = 0;
+  if (shown) {
+    if (st.target < recorded_steps(*shown)) {
+      st.position = st.target++;  // the packets of the step being shown move from here
+      return {};
+    }
+    if (st.target >= expected_steps(*shown)) {  // finished on screen: on to the next all-reduce
+      const CollectiveRecord* next = neighbour_ring(log, shown->key, +1);
+      if (next) {
+        select(st, *next);
+        if (recorded_steps(*next) > 0) {  // the workers already took its first step
+          st.target = 1;
+          return {};
+        }
+        shown = next;
+      }
+    }
+  }
+  if (!running) return {};
+  if (shown && shown_collective(st, log) == shown && st.target < expected_steps(*shown)) ++st.target;
+  else st.follow_next = true;  // the step released belongs to an all-reduce not recorded yet
+  return {1, std::nullopt};
+}
+
+void step_back(StepThrough& st, const CollectiveLog& log) {
+  if (st.mode == RingMode::Follow) st.mode = RingMode::Replay;
+  st.playing = false;
+  st.progress = 0;
+  st.follow_next = false;
+  // One step before the last one asked for (quick presses count even while the packets of
+  // the last are still moving), or into the all-reduce before, at its end.
+  const CollectiveRecord* shown = shown_collective(st, log);
+  const int asked = st.mode == RingMode::Gated ? std::min(st.target, shown ? recorded_steps(*shown) : 0) : st.position;
+  if (asked == 0 && shown) {
+    if (const CollectiveRecord* before = neighbour_ring(log, shown->key, -1)) {
+      select(st, *before, recorded_steps(*before));
+      return;
+    }
+  }
+  st.position = st.target = std::max(0, asked - 1);
+}
+
+void toggle_play(StepThrough& st) { st.playing = !st.playing; }
+
+StepRequest set_mode(StepThrough& st, RingMode mode) {
+  if (st.mode == mode) return {};
+  const bool was_gated = st.mode == RingMode::Gated;
+  st.mode = mode;
+  st.fixed_position = -1;
+  st.follow_next = false;
+  StepRequest request;
+  if (mode == RingMode::Gated) {
+    st.playing = false;
+    st.has_selection = false;  // show the all-reduce the workers are in
+    request.set_gated = true;
+  } else if (was_gated) {
+    request.set_gated = false;
+  }
+  if (mode == RingMode::Follow) {
+    st.playing = true;
+    st.has_selection = false;
+  }
+  if (mode == RingMode::Replay) st.playing = false;
+  return request;
+}
+
+void show_position(StepThrough& st, int position) {
+  if (st.mode == RingMode::Follow) st.mode = RingMode::Replay;
+  st.position = st.target = std::max(position, 0);
+  st.progress = 0;
+  st.playing = false;
+}
+
+void show_collective(StepThrough& st, const CollectiveRecord& record) { select(st, record); }
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,58 @@
+#pragma once
+// Stepping through the ring: which all-reduce is on screen, how many of its ring steps are shown,
+// and when the real workers are let through the step-through gate. UI-free: the ring view draws
+// what this decides, and the unit tests drive it step by step, forward and back.
+//
+// Three modes. Follow animates the newest finished all-reduce while training runs at full speed.
+// Gated holds the workers before every ring step: the screen shows what they really did, Next
+// first catches the screen up with it and only then lets them take one more step, and Previous
+// goes back over what is recorded (the workers cannot un-send; the view can go back). Replay
+// scrubs any recorded all-reduce without holding anyone.
+#include <optional>
+
+#include "engine/view_model/collective_log.h"
+
+namespace ringlab::view_model {
+
+enum class RingMode { Follow, Gated, Replay };
+
+struct StepThrough {
+  RingMode mode = RingMode::Follow;
+  bool playing = true;
+  double speed = 1.5;              // ring steps per second
+  bool has_selection = false;
+  CollectiveKey selected;          // the all-reduce on screen
+  int position = 0;                // ring steps completed on screen
+  int target = 0;                  // gated: ring steps the class asked to see (Next raises it)
+  double progress = 0.0;           // 0..1: how far the next step's packets have travelled
+  double hold_s = 0.0;             // time spent on a finished all-reduce (follow mode)
+  double since_release_s = 0.0;    // gated play: time since the gate was last released
+  int fixed_position = -1;         // --ring-step: show this position, no animation
+  bool follow_next = false;        // gated: a step was released before its all-reduce was recorded
+};
+
+// What the caller must do after an input or a frame: open the gate, switch gating on or off.
+struct StepRequest {
+  int gate_releases = 0;
+  std::optional<bool> set_gated;
+};
+
+const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log);
+
+// Ring steps recorded so far, and the 2(N-1) a ring of N ranks will take (0: nothing to step).
+int recorded_steps(const CollectiveRecord& record);
+int expected_steps(const CollectiveRecord& record);
+
+// One frame of `dt_s` seconds; `running`: the workers are alive and can be released.
+StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, double dt_s);
+StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running);  // Next
+void step_back(StepThrough& st, const CollectiveLog& log);                        // Previous
+void toggle_play(StepThrough& st);
+StepRequest set_mode(StepThrough& st, RingMode mode);
+void show_position(StepThrough& st, int position);  // the position slider
+void show_collective(StepThrough& st, const CollectiveRecord& record);  // the all-reduce slider
+// A failed run, followed live: the view stops on the all-reduce the ranks were in when it failed
+// (the newest one, however far it got), at the last step they took, not on an older finished one.
+void show_failed_collective(StepThrough& st, const CollectiveLog& log);
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,211 @@
+#include "engine/view_model/timeline_model.h"
+
+#include <algorithm>
+
+#include "engine/job/job_config.h"
+
+namespace ringlab::view_model {
+
+const char* to_string(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::Forward: return "forward";
+    case SpanKind::Backward: return "backward";
+    case SpanKind::Optimizer: return "optimizer step";
+    case SpanKind::Collective: return "all-reduce";
+    case SpanKind::Transfer: return "chunk transfer";
+    case SpanKind::GateWait: return "gate wait";
+    case SpanKind::BucketReady: return "bucket ready";
+  }
+  return "span";
+}
+
+TimelineModel::TimelineModel(size_t max_spans_per_lane)
+    : max_spans_per_lane_(std::max<size_t>(max_spans_per_lane, 16)) {}
+
+void TimelineModel::clear() {
+  lanes_.clear();
+  open_.clear();
+  arrivals_.clear();
+  world_ = 0;
+  has_origin_ = false;
+  origin_ns_ = 0;
+  latest_ns_ = 0;
+  recent_forward_.clear();
+}
+
+int64_t TimelineModel::recent_steps_begin(int steps) const {
+  if (steps <= 0 || recent_forward_.empty()) return earliest_ns();
+  const size_t k = std::min<size_t>(static_cast<size_t>(steps), recent_forward_.size());
+  return recent_forward_[recent_forward_.size() - k];
+}
+
+int64_t TimelineModel::earliest_ns() const {
+  int64_t earliest = latest_ns_;
+  for (const auto& lane : lanes_)
+    for (const auto* list : {&lane.spans, &lane.long_spans})
+      if (!list->empty()) earliest = std::min(earliest, list->front().t_begin_ns);
+  return earliest;
+}
+
+void TimelineModel::add(int rank, TimelineSpan span) {
+  if (rank < 0 || rank >= kMaxWorldSize) return;
+  if (static_cast<int>(lanes_.size()) <= rank) lanes_.resize(rank + 1);
+  Lane& lane = lanes_[rank];
+  // Events arrive almost in time order (a transfer is reported when it ends), so the right
+  // place is found from the back and the insert moves only a few spans.
+  std::vector<TimelineSpan>& list = span.t_end_ns - span.t_begin_ns > kLongSpanNs ? lane.long_spans : lane.spans;
+  auto it = std::upper_bound(list.begin(), list.end(), span.t_begin_ns,
+                             [](int64_t t, const TimelineSpan& s) { return t < s.t_begin_ns; });
+  list.insert(it, span);
+  latest_ns_ = std::max(latest_ns_, span.t_end_ns);
+  const size_t cap = &list == &lane.spans ? max_spans_per_lane_ : max_spans_per_lane_ / 16;
+  if (list.size() > cap)  // forget the oldest quarter at once
+    list.erase(list.begin(), list.begin() + cap / 4);
+}
+
+void TimelineModel::consume(const Event& event) {
+  if (!has_origin_ && event.t_begin_ns > 0) {
+    origin_ns_ = event.t_begin_ns;
+    has_origin_ = true;
+  }
+  TimelineSpan span;
+  span.t_begin_ns = event.t_begin_ns - origin_ns_;
+  span.t_end_ns = std::max(event.t_end_ns, event.t_begin_ns) - origin_ns_;
+  span.step = event.step;
+  span.collective_id = event.collective_id;
+  span.bucket = event.bucket;
+  span.bytes = event.bytes;
+  switch (event.kind) {
+    case EventKind::Forward:
+      span.kind = SpanKind::Forward;
+      if (event.rank == 0) {
+        if (recent_forward_.size() == 16) recent_forward_.erase(recent_forward_.begin());
+        recent_forward_.push_back(span.t_begin_ns);
+      }
+      break;
+    case EventKind::Backward: span.kind = SpanKind::Backward; break;
+    case EventKind::OptimizerStep: span.kind = SpanKind::Optimizer; break;
+    case EventKind::GateWait:
+      span.kind = SpanKind::GateWait;
+      span.ring_step = event.ring_step;
+      span.phase = event.phase;
+      break;
+    case EventKind::BucketReady:
+      span.kind = SpanKind::BucketReady;
+      span.t_end_ns = span.t_begin_ns;
+      break;
+    case EventKind::CollectiveBegin: {
+      if (open_.size() > 4096) open_.erase(open_.begin());  // ends that never came (a killed rank)
+      OpenCollective& open = open_[{event.rank, event.collective_id}];
+      open.bucket = event.bucket;
+      open.bytes = event.bytes;
+      open.algorithm = event.text == "ring" ? 0 : event.text == "native" ? 1 : 2;
+      open.t_begin_ns = span.t_begin_ns;
+      open.step = event.step;
+      note_arrival(event.collective_id, span.t_begin_ns);
+      return;
+    }
+    case EventKind::CollectiveEnd: {
+      span.kind = SpanKind::Collective;
+      auto it = open_.find({event.rank, event.collective_id});
+      if (it != open_.end()) {
+        if (span.bucket < 0) span.bucket = it->second.bucket;
+        if (span.bytes == 0) span.bytes = it->second.bytes;
+        span.algorithm = it->second.algorithm;
+        open_.erase(it);
+      }
+      break;
+    }
+    case EventKind::ChunkTransfer:
+      span.kind = SpanKind::Transfer;
+      span.phase = event.phase;
+      span.ring_step = event.ring_step;
+      span.chunk = event.chunk;
+      span.src = event.src;
+      span.dst = event.dst;
+      break;
+    case EventKind::RunBegin:
+      close_open_collectives(event.rank);
+      if (event.rank == 0) {  // a new set of processes numbers its collectives from 0 again
+        world_ = static_cast<int>(event.value);
+        arrivals_.clear();
+      }
+      return;
+    case EventKind::Error:
+    case EventKind::TornDown:
+    case EventKind::Fault:
+    case EventKind::FlightRecord:
+      // Not a span, but the moment a rank failed: the timeline reaches it, so the collectives
+      // the other ranks were left waiting in show how long they waited.
+      if (has_origin_) latest_ns_ = std::max(latest_ns_, span.t_end_ns);
+      return;
+    default:
+      return;
+  }
+  add(event.rank, span);
+}
+
+void TimelineModel::note_arrival(int64_t collective_id, int64_t t_begin_ns) {
+  if (arrivals_.size() > 16384) arrivals_.erase(arrivals_.begin());  // ids only grow within a set
+  Arrival& a = arrivals_[collective_id];
+  ++a.ranks;
+  a.last_ns = std::max(a.last_ns, t_begin_ns);
+}
+
+int64_t TimelineModel::last_arrival_ns(int64_t collective_id) const {
+  auto it = arrivals_.find(collective_id);
+  if (it == arrivals_.end() || world_ <= 0 || it->second.ranks < world_) return -1;
+  return it->second.last_ns;
+}
+
+// A rank's new process (a restart, a live change) will never end the old one's collectives:
+// they are kept as unfinished spans up to the moment the old set failed or stopped.
+void TimelineModel::close_open_collectives(int rank) {
+  for (auto it = open_.begin(); it != open_.end();) {
+    if (it->first.first != rank) {
+      ++it;
+      continue;
+    }
+    if (it->second.t_begin_ns >= 0) {
+      TimelineSpan span;
+      span.kind = SpanKind::Collective;
+      span.t_begin_ns = it->second.t_begin_ns;
+      span.t_end_ns = std::max(latest_ns_, span.t_begin_ns);
+      span.collective_id = it->first.second;
+      span.bucket = it->second.bucket;
+      span.bytes = it->second.bytes;
+      span.algorithm = it->second.algorithm;
+      span.step = it->second.step;
+      span.unfinished = true;
+      add(rank, span);
+    }
+    it = open_.erase(it);
+  }
+}
+
+size_t TimelineModel::span_count(int rank) const {
+  if (rank < 0 || rank >= lanes()) return 0;
+  return lanes_[rank].spans.size() + lanes_[rank].long_spans.size();
+}
+
+// A short span that began up to kLongSpanNs before t0 may still reach into the window.
+size_t TimelineModel::first_visible(const Lane& lane, int64_t t0) {
+  auto it = std::lower_bound(lane.spans.begin(), lane.spans.end(), t0 - kLongSpanNs,
+                             [](const TimelineSpan& s, int64_t t) { return s.t_begin_ns < t; });
+  return static_cast<size_t>(it - lane.spans.begin());
+}
+
+// Called every frame: stops at the first span in view (a binary search, then a few steps),
+// instead of visiting every span of the window.
+int TimelineModel::lanes_in(int64_t t0, int64_t t1) const {
+  const auto in_view = [&](const TimelineSpan& s) { return s.t_end_ns >= t0 && s.t_begin_ns <= t1; };
+  for (int rank = lanes(); rank-- > 0;) {
+    const Lane& lane = lanes_[rank];
+    for (size_t i = first_visible(lane, t0); i < lane.spans.size() && lane.spans[i].t_begin_ns <= t1; ++i)
+      if (lane.spans[i].t_end_ns >= t0) return rank + 1;
+    if (std::any_of(lane.long_spans.begin(), lane.long_spans.end(), in_view)) return rank + 1;
+  }
+  return 0;
+}
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,133 @@
+#pragma once
+// One lane per rank of what each process did and when: forward, backward, bucket ready, each
+// bucket's all-reduce with its chunk transfers, the optimizer step, waits at the step-through
+// gate. Times are relative to the first event of the run. Each lane keeps its most recent
+// spans only, so a long run costs bounded memory.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/events/event.h"
+
+namespace ringlab::view_model {
+
+enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady };
+
+const char* to_string(SpanKind kind);
+
+struct TimelineSpan {
+  int64_t t_begin_ns = 0;  // relative to the run's origin
+  int64_t t_end_ns = 0;    // == t_begin_ns for instants (bucket ready)
+  int64_t step = -1;
+  int64_t collective_id = -1;
+  int64_t bytes = 0;
+  int32_t bucket = -1;
+  int32_t ring_step = -1;
+  int32_t chunk = -1;
+  int32_t src = -1;
+  int32_t dst = -1;
+  SpanKind kind = SpanKind::Forward;
+  int8_t phase = -1;
+  int8_t algorithm = 0;  // collectives: 0 ring, 1 native, 2 other
+  bool unfinished = false;  // a collective that never ended (its rank or a peer failed)
+};
+
+class TimelineModel {
+ public:
+  explicit TimelineModel(size_t max_spans_per_lane = 60000);
+
+  void consume(const Event& event);
+  void clear();
+
+  int lanes() const { return static_cast<int>(lanes_.size()); }
+  // Lanes a window [t0, t1] (relative ns) needs: up to the highest rank with a span in it. After
+  // the world shrinks, the ranks that are gone keep their rows only while their spans are in view.
+  int lanes_in(int64_t t0, int64_t t1) const;
+  size_t span_count(int rank) const;
+  int64_t origin_ns() const { return origin_ns_; }
+  int64_t latest_ns() const { return latest_ns_; }   // latest end (or error, fault), relative
+  int64_t earliest_ns() const;                       // earliest span still kept, relative
+  // Where the `steps`-th most recent forward pass of the lowest rank began (relative ns), for
+  // a window that shows the last few steps; earliest_ns() when fewer were seen.
+  int64_t recent_steps_begin(int steps) const;
+
+  // Calls fn(span) for every span of `rank` that overlaps [t0, t1] (relative ns), short spans
+  // in time order first, then the long ones (gate waits); returns how many it visited.
+  template <class Fn>
+  size_t for_each_visible(int rank, int64_t t0, int64_t t1, Fn&& fn) const {
+    if (rank < 0 || rank >= lanes()) return 0;
+    const Lane& lane = lanes_[rank];
+    size_t visited = 0;
+    for (size_t i = first_visible(lane, t0); i < lane.spans.size() && lane.spans[i].t_begin_ns <= t1; ++i)
+      if (lane.spans[i].t_end_ns >= t0) fn(lane.spans[i]), ++visited;
+    for (const TimelineSpan& s : lane.long_spans)
+      if (s.t_end_ns >= t0 && s.t_begin_ns <= t1) fn(s), ++visited;
+    return visited;
+  }
+
+  // When the last rank began collective `id` (relative ns), once every rank of the current set
+  // has begun it; -1 before. Until then the earlier ranks could only wait: with a straggler, the
+  // part of each collective before this moment is the others' waiting for it.
+  int64_t last_arrival_ns(int64_t collective_id) const;
+
+  // Calls fn(span) for every collective of `rank` that began and has not ended (yet, or ever:
+  // its rank waits in it, or its peer died), as a span from its begin to latest_ns().
+  template <class Fn>
+  void for_each_open_collective(int rank, Fn&& fn) const {
+    for (const auto& [key, open] : open_) {
+      if (key.first != rank || open.t_begin_ns < 0) continue;
+      TimelineSpan s;
+      s.kind = SpanKind::Collective;
+      s.t_begin_ns = open.t_begin_ns;
+      s.t_end_ns = std::max(latest_ns_, open.t_begin_ns);
+      s.collective_id = key.second;
+      s.bucket = open.bucket;
+      s.bytes = open.bytes;
+      s.algorithm = open.algorithm;
+      s.step = open.step;
+      s.unfinished = true;
+      fn(s);
+    }
+  }
+
+ private:
+  // Spans up to kLongSpanNs long live in `spans`, sorted by begin, so a window is found by
+  // binary search; the few longer ones (a class pausing at the gate) are kept apart.
+  static constexpr int64_t kLongSpanNs = 50'000'000;
+  struct Lane {
+    std::vector<TimelineSpan> spans;
+    std::vector<TimelineSpan> long_spans;
+  };
+  static size_t first_visible(const Lane& lane, int64_t t0);
+  struct OpenCollective {
+    int32_t bucket = -1;
+    int64_t bytes = 0;
+    int8_t algorithm = 0;
+    int64_t t_begin_ns = -1;  // relative
+    int64_t step = -1;
+  };
+  void add(int rank, TimelineSpan span);
+  void close_open_collectives(int rank);
+
+  struct Arrival {
+    int ranks = 0;
+    int64_t last_ns = -1;
+  };
+  void note_arrival(int64_t collective_id, int64_t t_begin_ns);
+
+  size_t max_spans_per_lane_;
+  int world_ = 0;                       // ranks in the current set (from RunBegin)
+  std::map<int64_t, Arrival> arrivals_;  // collective id -> how many ranks began it, the last when
+  std::vector<Lane> lanes_;
+  std::map<std::pair<int, int64_t>, OpenCollective> open_;  // (rank, collective id)
+  int64_t origin_ns_ = 0;
+  bool has_origin_ = false;
+  int64_t latest_ns_ = 0;
+  std::vector<int64_t> recent_forward_;  // begins of rank 0's last forward passes, oldest first
+};
+
+}  // namespace ringlab::view_model

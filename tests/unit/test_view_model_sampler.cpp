@@ -1,0 +1,120 @@
+// The sampler view's model: owners, padded repeats and batches from reported shards.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "engine/view_model/sampler_grid.h"
+#include "engine/view_model/sampler_history.h"
+
+using namespace ringlab;
+using namespace ringlab::view_model;
+
+TEST_CASE("10 indices over 4 ranks: two padded repeats") {
+  // DistributedSampler without shuffle: 0..9 padded with 0, 1 to 12, dealt round-robin.
+  const std::vector<std::vector<int64_t>> shards = {{0, 4, 8}, {1, 5, 9}, {2, 6, 0}, {3, 7, 1}};
+  const SamplerGrid g = build_sampler_grid(10, 0, shards);
+  CHECK(g.world_size == 4);
+  CHECK(g.owner == std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1});
+  CHECK(g.copies == std::vector<int>{2, 2, 1, 1, 1, 1, 1, 1, 1, 1});
+  CHECK(g.padded_count == 2);
+  CHECK(g.padded[2] == std::vector<uint8_t>{0, 0, 1});
+  CHECK(g.padded[3] == std::vector<uint8_t>{0, 0, 1});
+  CHECK(g.padded[0] == std::vector<uint8_t>{0, 0, 0});
+  CHECK(g.unassigned_count == 0);
+}
+
+TEST_CASE("shuffled shards: the owner is the first appearance, padding repeats the start") {
+  // A shuffled list 3 1 4 0 2 over 2 ranks, padded with its first element: 3 1 4 0 2 3.
+  const std::vector<std::vector<int64_t>> shards = {{3, 4, 2}, {1, 0, 3}};
+  const SamplerGrid g = build_sampler_grid(5, 1, shards);
+  CHECK(g.owner == std::vector<int>{1, 1, 0, 0, 0});
+  CHECK(g.padded[1] == std::vector<uint8_t>{0, 0, 1});
+  CHECK(g.copies[3] == 2);
+}
+
+TEST_CASE("drop_last leaves indices unassigned and pads nothing") {
+  const std::vector<std::vector<int64_t>> shards = {{0, 2, 4}, {1, 3, 5}};
+  const SamplerGrid g = build_sampler_grid(7, 0, shards);
+  CHECK(g.padded_count == 0);
+  CHECK(g.unassigned_count == 1);
+  CHECK(g.owner[6] == -1);
+}
+
+TEST_CASE("more ranks than samples: the list repeats more than once") {
+  const std::vector<std::vector<int64_t>> shards = {{0}, {1}, {0}, {1}, {0}};
+  const SamplerGrid g = build_sampler_grid(2, 0, shards);
+  CHECK(g.padded_count == 3);
+  CHECK(g.copies == std::vector<int>{3, 2});
+  CHECK(g.owner == std::vector<int>{0, 1});
+}
+
+TEST_CASE("out-of-range indices are ignored, empty input is fine") {
+  const SamplerGrid g = build_sampler_grid(3, 0, {{0, 7, -1}});
+  CHECK(g.owner == std::vector<int>{0, -1, -1});
+  const SamplerGrid e = build_sampler_grid(0, 0, {});
+  CHECK(e.owner.empty());
+  CHECK(e.world_size == 0);
+}
+
+TEST_CASE("batch positions") {
+  CHECK(batch_positions(64, 32, 0).begin == 0);
+  CHECK(batch_positions(64, 32, 1).end == 64);
+  CHECK(batch_positions(70, 32, 2).begin == 64);
+  CHECK(batch_positions(70, 32, 2).end == 70);
+  CHECK(batch_positions(70, 32, 5).begin == 70);
+  CHECK(batch_positions(70, 0, 1).end == 0);
+}
+
+TEST_CASE("same order: what forgetting set_epoch looks like") {
+  const std::vector<std::vector<int64_t>> a = {{3, 1}, {0, 2}};
+  const std::vector<std::vector<int64_t>> b = {{1, 3}, {0, 2}};
+  CHECK(same_order(a, a));
+  CHECK_FALSE(same_order(a, b));
+  CHECK_FALSE(same_order({}, {}));
+}
+
+namespace {
+Event shard_event(int rank, int epoch, std::vector<int64_t> indices) {
+  Event e;
+  e.kind = EventKind::SamplerShard;
+  e.rank = rank;
+  e.epoch = epoch;
+  e.indices = std::move(indices);
+  return e;
+}
+Event step_begin(int rank, int epoch, int64_t step) {
+  Event e;
+  e.kind = EventKind::StepBegin;
+  e.rank = rank;
+  e.epoch = epoch;
+  e.step = step;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("history: shards per epoch and the current batch of each rank") {
+  SamplerHistory h;
+  h.consume(shard_event(0, 0, {0, 2}), 1);
+  h.consume(shard_event(1, 0, {1, 3}), 1);
+  h.consume(step_begin(0, 0, 0), 1);
+  h.consume(step_begin(0, 0, 1), 1);
+  h.consume(shard_event(0, 1, {2, 0}), 1);
+  h.consume(step_begin(0, 1, 2), 1);
+  h.consume(step_begin(1, 0, 0), 1);
+  REQUIRE(h.epochs().size() == 2);
+  CHECK(h.epochs()[1].epoch == 1);
+  REQUIRE(h.shards({1, 0}) != nullptr);
+  CHECK((*h.shards({1, 0}))[1] == std::vector<int64_t>{1, 3});
+  CHECK(h.current_batch(0).epoch == 1);
+  CHECK(h.current_batch(0).batch == 0);
+  CHECK(h.current_batch(1).batch == 0);
+  CHECK(h.current_batch(7).epoch == -1);
+}
+
+TEST_CASE("history forgets the oldest epochs beyond its budget") {
+  SamplerHistory h(10);
+  for (int epoch = 0; epoch < 5; ++epoch) h.consume(shard_event(0, epoch, {0, 1, 2, 3}), 1);
+  const auto epochs = h.epochs();
+  REQUIRE(epochs.size() == 2);
+  CHECK(epochs.front().epoch == 3);
+}

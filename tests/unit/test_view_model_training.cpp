@@ -1,0 +1,173 @@
+// Loss curves and the timeline from events: steps, epochs, live world changes, bounded memory.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "engine/view_model/loss_series.h"
+#include "engine/view_model/timeline_model.h"
+
+using namespace ringlab;
+using namespace ringlab::view_model;
+
+namespace {
+Event step_end(int rank, int64_t step, double loss) {
+  Event e;
+  e.kind = EventKind::StepEnd;
+  e.rank = rank;
+  e.step = step;
+  e.epoch = 0;
+  e.value = loss;
+  return e;
+}
+Event epoch_end(int epoch, int64_t step, double mse) {
+  Event e;
+  e.kind = EventKind::EpochEnd;
+  e.epoch = epoch;
+  e.step = step;
+  e.value = mse;
+  return e;
+}
+Event span(EventKind kind, int rank, int64_t t0, int64_t t1) {
+  Event e;
+  e.kind = kind;
+  e.rank = rank;
+  e.t_begin_ns = t0;
+  e.t_end_ns = t1;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("per-rank loss and per-epoch MSE") {
+  LossSeriesBuilder b;
+  for (int64_t s = 0; s < 4; ++s)
+    for (int r = 0; r < 2; ++r) b.consume(step_end(r, s, 1.0 / (s + 1) + r), 1, 2, "gloo");
+  b.consume(epoch_end(0, 4, 0.5), 1, 2, "gloo");
+  const LossSeries& s = b.series();
+  REQUIRE(s.rank_loss.size() == 2);
+  CHECK(s.rank_loss[0].size() == 4);
+  CHECK(s.rank_loss[1][2].loss == doctest::Approx(1.0 / 3 + 1));
+  REQUIRE(s.epoch_mse.size() == 1);
+  CHECK(s.epoch_mse[0].step == 4);
+  CHECK(s.epoch_mse[0].mse == 0.5);
+  CHECK(s.changes.empty());
+  REQUIRE(s.mse_curve.size() == 1);
+  CHECK(s.mse_curve[0].step == 4);
+  CHECK(s.extent.any);
+  CHECK(s.extent.y0_positive == doctest::Approx(0.25));
+  // Steps map into epochs: the epoch ended after step 3, so step 1 is halfway through it.
+  CHECK(s.epoch_of_step(1) == doctest::Approx(0.5));
+  double x0, x1, y0, y1;
+  REQUIRE(s.bounds(x0, x1, y0, y1));
+  CHECK(x0 == 0);
+  CHECK(x1 == 4);
+  CHECK(y0 == doctest::Approx(0.25));
+  CHECK(y1 == doctest::Approx(2.0));
+}
+
+TEST_CASE("a live world change continues the curve and leaves a marker") {
+  LossSeriesBuilder b;
+  for (int64_t s = 0; s < 5; ++s) b.consume(step_end(0, s, 1.0), 1, 4, "gloo");
+  // The new workers resume from the checkpoint at step 5...
+  b.consume(step_end(0, 5, 0.9), 2, 2, "mpi");
+  REQUIRE(b.series().changes.size() == 1);
+  CHECK(b.series().changes[0].step == 4.5);
+  CHECK(b.series().changes[0].world_size == 2);
+  CHECK(b.series().changes[0].backend == "mpi");
+  CHECK(b.series().rank_loss[0].back().step == 5);
+  // ...or count from zero: the curve still continues after the last step.
+  b.consume(step_end(0, 0, 0.8), 3, 1, "gloo");
+  CHECK(b.series().rank_loss[0].back().step == 6);
+  CHECK(b.series().changes.size() == 2);
+}
+
+TEST_CASE("decimation keeps the extremes of each bucket") {
+  std::vector<LossPoint> pts;
+  for (int i = 0; i < 1000; ++i) pts.push_back({double(i), i == 500 ? 100.0 : 1.0});
+  const auto d = decimate(pts, 0, 1000, 10);
+  CHECK(d.size() <= 22);
+  bool spike = false;
+  for (const auto& p : d) spike |= p.loss == 100.0;
+  CHECK(spike);
+  // Few points come back as they are, with a neighbour on each side of the range.
+  const auto few = decimate(pts, 10, 20, 100);
+  CHECK(few.front().step == 9);
+  CHECK(few.back().step == 20);
+  CHECK(decimate({}, 0, 1, 10).empty());
+}
+
+TEST_CASE("nearest point for hover read-outs") {
+  std::vector<LossPoint> pts = {{0, 1}, {10, 2}, {20, 3}};
+  LossPoint p;
+  REQUIRE(nearest_point(pts, 6, p));
+  CHECK(p.step == 10);
+  REQUIRE(nearest_point(pts, 4, p));
+  CHECK(p.step == 0);
+  REQUIRE(nearest_point(pts, 99, p));
+  CHECK(p.step == 20);
+  CHECK_FALSE(nearest_point({}, 1, p));
+}
+
+TEST_CASE("timeline lanes hold spans in time order relative to the first event") {
+  TimelineModel t;
+  t.consume(span(EventKind::Forward, 0, 1000, 2000));
+  t.consume(span(EventKind::Backward, 0, 2000, 5000));
+  Event begin = span(EventKind::CollectiveBegin, 0, 3000, 3000);
+  begin.collective_id = 1;
+  begin.bucket = 0;
+  begin.bytes = 196;
+  begin.text = "ring";
+  t.consume(begin);
+  Event transfer = span(EventKind::ChunkTransfer, 0, 3100, 3400);
+  transfer.collective_id = 1;
+  transfer.src = 1;
+  transfer.dst = 0;
+  transfer.chunk = 1;
+  t.consume(transfer);
+  Event end = span(EventKind::CollectiveEnd, 0, 3000, 4000);
+  end.collective_id = 1;
+  t.consume(end);
+  t.consume(span(EventKind::OptimizerStep, 0, 5000, 5500));
+  t.consume(span(EventKind::Forward, 1, 1200, 2100));
+
+  CHECK(t.origin_ns() == 1000);
+  CHECK(t.lanes() == 2);
+  CHECK(t.span_count(0) == 5);  // CollectiveBegin is folded into the collective's span
+  CHECK(t.latest_ns() == 4500);
+
+  std::vector<TimelineSpan> seen;
+  // Relative times: backward 1000..4000, collective 2000..3000, transfer 2100..2400.
+  t.for_each_visible(0, 2500, 2600, [&](const TimelineSpan& s) { seen.push_back(s); });
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].kind == SpanKind::Backward);
+  CHECK(seen[1].kind == SpanKind::Collective);
+  CHECK(seen[1].bucket == 0);
+  CHECK(seen[1].bytes == 196);
+  seen.clear();
+  t.for_each_visible(0, 4100, 4200, [&](const TimelineSpan& s) { seen.push_back(s); });
+  REQUIRE(seen.size() == 1);  // backward ended before the window
+  CHECK(seen[0].kind == SpanKind::Optimizer);
+}
+
+TEST_CASE("timeline memory is bounded per lane") {
+  TimelineModel t(100);
+  for (int i = 0; i < 1000; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
+  CHECK(t.span_count(0) <= 100);
+  CHECK(t.earliest_ns() > 0);
+  // Long waits at the gate are kept apart and still found.
+  t.consume(span(EventKind::GateWait, 0, 5, 5 + 2'000'000'000));
+  size_t n = t.for_each_visible(0, 1'000'000'000, 1'000'000'001, [](const TimelineSpan& s) {
+    CHECK(s.kind == SpanKind::GateWait);
+  });
+  CHECK(n == 1);
+}
+
+TEST_CASE("after the world shrinks, the ranks that are gone keep their rows only while their spans are in view") {
+  TimelineModel t;
+  for (int rank = 0; rank < 8; ++rank) t.consume(span(EventKind::Forward, rank, 1000, 2000));  // 8 ranks
+  for (int rank = 0; rank < 4; ++rank) t.consume(span(EventKind::Forward, rank, 9000, 10000));  // then 4
+  CHECK(t.lanes() == 8);
+  CHECK(t.lanes_in(0, 3000) == 8);
+  CHECK(t.lanes_in(7000, 11000) == 4);   // relative to the first event, at 1000
+  CHECK(t.lanes_in(0, 11000) == 8);      // a window over both shows both
+  CHECK(t.lanes_in(50000, 60000) == 0);  // nothing in view
+}
