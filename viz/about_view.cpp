@@ -65,7 +65,7 @@ void parts_table() {
 }  // namespace
 
 void DrawAboutWindow(AppState& state) {
-  if (state.about_open && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) state.about_open = false;
+  if (state.about_open && state.escape_pressed) state.about_open = false;
   if (!state.about_open) return;
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   const ImGuiWindowFlags flags =

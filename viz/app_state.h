@@ -99,6 +99,10 @@ struct FieldEdit {
   bool refused = false;
   int64_t typed = 0;
   std::string reason;
+  // The job's value when the person started typing: a value the job took on the way to one it
+  // refuses (999999 on the way to 999999999) is not kept; this one comes back.
+  bool has_before = false;
+  int64_t before = 0;
 };
 
 struct AppState {
@@ -134,6 +138,7 @@ struct AppState {
   std::string version;      // ringlab's, for Help > About
   bool about_open = false;  // the About window
   bool menu_open = false;   // a menu of the bar was open in the last frame (for --state-json)
+  bool escape_pressed = false;  // Escape was pressed since the last frame (however short the tap)
   // A Start waiting for the person's yes: the run's memory estimate (0: none waiting).
   struct PendingStart {
     uint64_t bytes = 0;

@@ -93,19 +93,32 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
   int64_t value = edit.refused ? edit.typed : zero_is_default && in_job == -1 ? 0 : in_job;
   const int64_t step = 1, step_fast = std::max<int64_t>(1, (hi - lo) / 1000);
   FormLabel(tr(english));
-  if (ImGui::InputScalar(("##" + std::string(id)).c_str(), ImGuiDataType_S64, &value, &step, &step_fast)) {
-    edit = {};
+  const bool changed = ImGui::InputScalar(("##" + std::string(id)).c_str(), ImGuiDataType_S64, &value, &step, &step_fast);
+  if (ImGui::IsItemActivated() && !edit.refused) {
+    edit.has_before = true;
+    edit.before = in_job;
+  }
+  if (changed) {
+    edit.refused = false;
+    edit.reason.clear();
     JobConfig candidate = state.job;
     candidate.*member = static_cast<T>(zero_is_default && value == 0 ? -1 : value);
+    std::string refusal;
     if (value < lo || value > hi) {
-      edit = {true, value, fmt::format("{}: {}", tr(english), range_text(lo, hi))};
+      refusal = fmt::format("{}: {}", tr(english), range_text(lo, hi));
     } else {
       try {
         candidate.validate();
         state.job = candidate;
       } catch (const InputError& e) {
-        edit = {true, value, e.what()};
+        refusal = e.what();
       }
+    }
+    if (!refusal.empty()) {
+      edit.refused = true;
+      edit.typed = value;
+      edit.reason = refusal;
+      if (edit.has_before) state.job.*member = static_cast<T>(edit.before);
     }
   }
   const bool editing = ImGui::IsItemActive();
@@ -115,7 +128,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(range_text(lo, hi).c_str());
     ImGui::EndTooltip();
-  } else if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+  } else if (!editing && !ImGui::IsAnyItemActive() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
     ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
                                            : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
   }
@@ -235,15 +248,6 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
     ImGui::TextWrapped("%s", state.scenario.description(language_code()).c_str());
     ImGui::PopStyleColor();
-    // The description speaks of the scenario's own world; say so once the class has changed it.
-    const JobConfig& was = state.scenario.job;
-    if (state.job.world_size != was.world_size || state.job.backend != was.backend) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextUnformatted(trf("Changed here: {} ranks on {} (the scenario has {} on {})", state.job.world_size,
-                                 state.job.backend, was.world_size, was.backend)
-                                 .c_str());
-      ImGui::PopTextWrapPos();
-    }
   }
 
   draw_buttons(state);
@@ -259,6 +263,16 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   if (slid.hovered)
     ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
+  // The description speaks of the scenario's own world; say so once the class has changed it
+  // (under the world's controls: text above them would move the slider under a dragging hand).
+  const JobConfig& was = state.scenario.job;
+  if (state.job.world_size != was.world_size || state.job.backend != was.backend) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(trf("Changed here: {} ranks on {} (the scenario has {} on {})", state.job.world_size,
+                               state.job.backend, was.world_size, was.backend)
+                               .c_str());
+    ImGui::PopTextWrapPos();
+  }
   draw_job_fields(state);
   DrawFailureLabControls(model, state);
 }

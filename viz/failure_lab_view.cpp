@@ -63,6 +63,16 @@ void draw_fault_fields(AppState& state) {
     FormLabel(tr("At step"));
     if (ImGui::InputInt("##lab_step", &step)) s.step = std::clamp(step, 0, 1'000'000);
     hint(tr("The global training step (counted from 0 over all epochs) at which the fault happens."));
+    // A fault past the run's last step never happens: say so before Start, not after a clean run.
+    const int64_t steps = batches_per_epoch(state.job) * state.job.epochs;
+    if (s.step >= steps) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s",
+                         trf("This run has {} steps (0 to {}): a fault at step {} never happens.", steps,
+                             std::max<int64_t>(steps - 1, 0), s.step)
+                             .c_str());
+      ImGui::PopTextWrapPos();
+    }
   } else if (s.fault == LabFault::Delay) {
     FormLabel(tr("Delay per step"));
     SliderIntBeside("##lab_delay", &s.delay_ms, 1, 500, fmt::format("{} ms", s.delay_ms));
@@ -308,7 +318,9 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
     ImGui::PushFont(fonts().mono);
     const ImVec2 size = ImGui::CalcTextSize(state.run.message.c_str());
     const float height = size.y + ImGui::GetStyle().ScrollbarSize + ImGui::GetStyle().WindowPadding.y * 2;
-    ImGui::BeginChild("controller_report_text", ImVec2(0, height), false, ImGuiWindowFlags_HorizontalScrollbar);
+    // Named by its text: a new run's report opens at its left edge, not where the last one was left.
+    const std::string child = "controller_report_" + std::to_string(std::hash<std::string>{}(state.run.message));
+    ImGui::BeginChild(child.c_str(), ImVec2(0, height), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::TextUnformatted(state.run.message.c_str());
     ImGui::EndChild();
     ImGui::PopFont();

@@ -20,8 +20,8 @@ const std::unordered_map<std::string, std::string>& indonesian() {
   static const std::unordered_map<std::string, std::string> table = [] {
     std::unordered_map<std::string, std::string> t;
     try {
-      for (const auto& [english, translated] : nlohmann::json::parse(kIndonesianJson).items())
-        t.emplace(english, translated.get<std::string>());
+      const nlohmann::json parsed = nlohmann::json::parse(kIndonesianJson);  // outlives the loop below
+      for (const auto& [english, translated] : parsed.items()) t.emplace(english, translated.get<std::string>());
     } catch (const nlohmann::json::exception& e) {  // a broken asset: the app stays in English
       std::fprintf(stderr, "ringlab: assets/i18n/id.json cannot be read (%s); the app stays in English\n", e.what());
     }

@@ -172,15 +172,15 @@ void focus_layout(const view_model::RunModel& model, AppState& state, ImVec2 mai
 
 // A menu of the bar, closed by Escape as well as by a click outside (the app leaves ImGui's
 // keyboard navigation off: the arrow keys step the ring).
-bool BeginMenuClosedByEscape(const char* title) {
+bool BeginMenuClosedByEscape(const char* title, const AppState& state) {
   if (!ImGui::BeginMenu(title)) return false;
-  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  if (state.escape_pressed) ImGui::CloseCurrentPopup();
   return true;
 }
 
 void menu_bar(const view_model::RunModel& model, AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
-  if (BeginMenuClosedByEscape(label("Scenario", "menu_scenario").c_str())) {
+  if (BeginMenuClosedByEscape(label("Scenario", "menu_scenario").c_str(), state)) {
     for (const Scenario& s : state.scenarios) {
       if (ImGui::MenuItem(s.title(language_code()).c_str(), nullptr, state.scenario.name == s.name))
         state.requests.load_scenario = s.name;
@@ -197,7 +197,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) state.requests.quit = true;
     ImGui::EndMenu();
   }
-  if (BeginMenuClosedByEscape(label("View", "menu_view").c_str())) {
+  if (BeginMenuClosedByEscape(label("View", "menu_view").c_str(), state)) {
     for (const auto& v : kViews)
       if (ImGui::MenuItem(tr(v.title), nullptr, state.focus == v.focus)) state.focus = v.focus;
     ImGui::Separator();
@@ -218,7 +218,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     if (ImGui::MenuItem(tr("Full screen"), "F11")) state.requests.toggle_fullscreen = true;
     ImGui::EndMenu();
   }
-  if (BeginMenuClosedByEscape(label("Language", "menu_language").c_str())) {
+  if (BeginMenuClosedByEscape(label("Language", "menu_language").c_str(), state)) {
     if (ImGui::MenuItem("English", nullptr, state.language == Language::English)) {
       state.language = Language::English;
       state.requests.style_changed = true;
@@ -229,7 +229,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     }
     ImGui::EndMenu();
   }
-  if (BeginMenuClosedByEscape(label("Help", "menu_help").c_str())) {
+  if (BeginMenuClosedByEscape(label("Help", "menu_help").c_str(), state)) {
     ImGui::PushFont(fonts().bold);
     ImGui::TextUnformatted(tr("What to do first"));
     ImGui::PopFont();
@@ -244,7 +244,8 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     ImGui::TextUnformatted(tr("Keys"));
     ImGui::PopFont();
     ImGui::TextUnformatted(tr("F5: Start · Shift+F5: Stop · Ctrl+R: Reset · Ctrl+Q: quit"));
-    ImGui::TextUnformatted(tr("Space: play / pause"));
+    ImGui::TextUnformatted(tr("Space: play / hold the ring's animation"));
+    ImGui::TextUnformatted(tr("Escape: close a menu or a window"));
     ImGui::TextUnformatted(tr("Right / Left: next / previous ring step"));
     ImGui::TextUnformatted(tr("PageDown / PageUp (a presenter's clicker): next / previous ring step"));
     ImGui::TextUnformatted(tr("F11: full screen"));

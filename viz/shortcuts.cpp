@@ -65,6 +65,9 @@ void HandleShortcuts(const view_model::RunModel& model, AppState& state) {
   std::vector<KeyPress> presses;
   presses.swap(pending());
   const bool typing = ImGui::GetIO().WantTextInput;
+  // Escape closes menus and windows (layout.cpp, about_view.cpp); in a field it is the field's.
+  state.escape_pressed = false;
+  for (const KeyPress& press : presses) state.escape_pressed |= press.key == GLFW_KEY_ESCAPE && !typing;
   for (const KeyPress& press : presses)
     if (!typing || acts_while_typing(press)) apply(press, model, state);
 }

@@ -59,7 +59,7 @@ void DrawStartConfirmation(AppState& state) {
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();
-  if (ImGui::Button(label("Cancel", "cancel_start").c_str(), ImVec2(w, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+  if (ImGui::Button(label("Cancel", "cancel_start").c_str(), ImVec2(w, 0)) || state.escape_pressed) {
     p = {};
     ImGui::CloseCurrentPopup();
   }

@@ -69,7 +69,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   for (RingMode m : {RingMode::Follow, RingMode::Gated, RingMode::Replay})
     if (WrappedRadio(tr(mode_name(m)), mode_name(m), st.mode == m)) SetRingMode(model, state, m);
 
-  const char* play = st.playing ? "‖ Pause" : "▶ Play";
+  const char* play = st.playing ? "‖ Hold" : "▶ Play";  // "Hold": not the Pause of the training above
   const ButtonGrid grid = FitButtons({tr("← Previous"), tr(play), tr("Next →")}, 3);
   if (ImGui::Button(label("← Previous", "prev").c_str(), ImVec2(grid.width, 0))) StepBack(model, state);
   grid.place(1);

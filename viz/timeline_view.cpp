@@ -52,11 +52,19 @@ const char* name_of(SpanKind kind) {
   return "";
 }
 
+// "812.5 µs", "2.31 ms", "2.06 s": a duration in the unit that keeps it short.
+std::string duration_text(double ns) {
+  if (ns < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
 std::string describe(const TimelineSpan& s, int rank) {
-  const double us = (s.t_end_ns - s.t_begin_ns) / 1e3;
   std::string text = fmt::format("{} · {}", name_of(s.kind), trf("rank {}", rank));
   if (s.step >= 0) text.append("\n").append(trf("training step {}", s.step));
-  if (s.kind != SpanKind::BucketReady) text.append("\n").append(trf("{:.1f} µs, from {:.3f} ms", us, s.t_begin_ns / 1e6));
+  if (s.kind != SpanKind::BucketReady)
+    text.append("\n").append(trf("{}, from {}", duration_text(static_cast<double>(s.t_end_ns - s.t_begin_ns)),
+                                duration_text(static_cast<double>(s.t_begin_ns))));
   if (s.bucket >= 0) text.append("\n").append(trf("bucket {}", s.bucket));
   if (s.bytes > 0) text.append("\n").append(trf("{} bytes", s.bytes));
   if (s.kind == SpanKind::Collective)
@@ -320,9 +328,9 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
       }
     });
   }
-  // A gated run that has not failed holds its ranks at the gate between the teacher's presses.
-  const bool at_gate = state.step.mode == RingMode::Gated && !failure.failed &&
-                       (state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused);
+  // A gated run that has not failed holds its ranks at the gate between the teacher's presses
+  // (and a Stop leaves them there).
+  const bool at_gate = state.step.mode == RingMode::Gated && !failure.failed;
   // Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks
   // left waiting for the one that broke the run.
   for (int rank = 0; rank < lanes; ++rank) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/job/scenario.h"
+#include "viz/i18n.h"
 #include "viz/layout_audit.h"
 #include "viz/views.h"
 
@@ -118,4 +119,15 @@ TEST_CASE("the view registry holds one view for each name a scenario may give, i
   CHECK(viz::FocusNamed("sampler") == viz::Focus::Sampler);
   CHECK(viz::FocusNamed("scale") == viz::Focus::Scale);
   CHECK(viz::FocusNamed("no such view") == viz::Focus::Ring);
+}
+
+TEST_CASE("the Indonesian table built into the app is the one tr() answers from") {
+  using namespace ringlab::viz;
+  set_language(Language::Indonesian);
+  CHECK(std::string(tr("▶ Start")) == "▶ Mulai");
+  CHECK(std::string(tr("The run failed")) == "Run gagal");
+  CHECK(trf("from {} to {}", 1, 2) == "dari 1 sampai 2");
+  CHECK(std::string(tr("no such English sentence")) == "no such English sentence");  // falls back
+  set_language(Language::English);
+  CHECK(std::string(tr("▶ Start")) == "▶ Start");
 }
