@@ -1,7 +1,9 @@
 #include "viz/i18n.h"
 
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -16,9 +18,17 @@ Language g_language = Language::English;
 // English -> Bahasa Indonesia, from assets/i18n/id.json (built into the binary, see
 // viz/CMakeLists.txt). Technical terms the course keeps in English (all-reduce, reduce-scatter,
 // all-gather, rank, bucket, backend, set_epoch) stay as they are.
-const std::unordered_map<std::string, std::string>& indonesian() {
-  static const std::unordered_map<std::string, std::string> table = [] {
-    std::unordered_map<std::string, std::string> t;
+// Looked up by the caller's const char* as a string_view (C++20 heterogeneous lookup): tr() runs
+// hundreds of times a frame and builds no string to ask.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using Table = std::unordered_map<std::string, std::string, TextHash, std::equal_to<>>;
+
+const Table& indonesian() {
+  static const Table table = [] {
+    Table t;
     try {
       const nlohmann::json parsed = nlohmann::json::parse(kIndonesianJson);  // outlives the loop below
       for (const auto& [english, translated] : parsed.items()) t.emplace(english, translated.get<std::string>());
@@ -39,7 +49,7 @@ const char* language_code() { return g_language == Language::Indonesian ? "id" :
 const char* tr(const char* english) {
   if (g_language == Language::English) return english;
   const auto& table = indonesian();
-  auto it = table.find(english);
+  auto it = table.find(std::string_view(english));
   return it == table.end() ? english : it->second.c_str();
 }
 

@@ -35,6 +35,11 @@ const ViewEntry kViews[] = {
 
 }  // namespace
 
+std::string JobSummary(const JobConfig& job) {
+  return trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", job.world_size, job.backend,
+             job.algorithm, fmt::format("{:.3g}", job.lr));
+}
+
 Focus FocusNamed(const std::string& name) {
   for (const auto& v : kViews)
     if (name == v.id) return v.focus;
@@ -262,8 +267,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   const JobConfig& job = live && model.current_generation() && model.current_generation()->has_job
                              ? model.current_generation()->job
                              : state.job;
-  const std::string status = trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}",
-                                 job.world_size, job.backend, job.algorithm, fmt::format("{:.3g}", job.lr));
+  const std::string status = JobSummary(job);
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
   state.menu_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);

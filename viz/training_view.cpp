@@ -22,10 +22,7 @@ using view_model::LossSeries;
 
 // "4 ranks, gloo, ring, lr 0.03", in the app's language when the series knows its job.
 std::string series_name(const LossSeries& s) {
-  if (!s.job) return s.label;
-  const JobConfig& j = *s.job;
-  return trf(j.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", j.world_size, j.backend, j.algorithm,
-             fmt::format("{:.3g}", j.lr));
+  return s.job ? JobSummary(*s.job) : s.label;
 }
 
 // Overlays are drawn in muted, distinct tones so the live run stays in front.

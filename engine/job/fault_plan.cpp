@@ -115,8 +115,10 @@ int FaultPlan::longest_rank() const {
 }
 
 bool breaks_collective_order(const JobConfig& job) {
-  for (const std::string& f : job.faults)
-    if (f.rfind("skip:", 0) == 0 || f.rfind("extra:", 0) == 0) return true;
+  for (const std::string& f : job.faults) {
+    const std::optional<FaultKind> kind = fault_kind_named(f.substr(0, f.find(':')));  // the kind by its one spelling
+    if (kind == FaultKind::Skip || kind == FaultKind::Extra) return true;
+  }
   return false;
 }
 
