@@ -106,6 +106,29 @@ void JobConfig::validate() const {
   require(uneven.size() <= kMaxUneven, fmt::format("--uneven may be given at most {} times, got {}", kMaxUneven, uneven.size()));
   parse_faults(*this);
   parse_uneven(*this);
+  validate_ranks_per_node();
+}
+
+void JobConfig::validate_ranks_per_node() const {
+  if (ranks_per_node.empty()) return;
+  int64_t total = 0;
+  for (int n : ranks_per_node) {
+    require(n >= 1, fmt::format("ranks_per_node: every node holds at least one rank, got {}", n));
+    total += n;
+  }
+  require(total == world_size, fmt::format("ranks_per_node adds up to {} ranks but the world size is {}",
+                                           total, world_size));
+}
+
+int JobConfig::node_count() const { return ranks_per_node.empty() ? 1 : static_cast<int>(ranks_per_node.size()); }
+
+int JobConfig::node_of_rank(int rank) const {
+  int first = 0;
+  for (size_t node = 0; node < ranks_per_node.size(); ++node) {
+    first += ranks_per_node[node];
+    if (rank < first) return static_cast<int>(node);
+  }
+  return 0;
 }
 
 namespace {
@@ -191,6 +214,7 @@ void to_json(nlohmann::json& j, const JobConfig& c) {
                      {"trace_level", c.trace_level}, {"faults", c.faults},
                      {"uneven", c.uneven}, {"join", c.join},
                      {"check_collectives", c.check_collectives}};
+  if (!c.ranks_per_node.empty()) j["ranks_per_node"] = c.ranks_per_node;
 }
 
 void from_json(const nlohmann::json& j, JobConfig& c) {
@@ -220,6 +244,7 @@ void from_json(const nlohmann::json& j, JobConfig& c) {
   take("uneven", c.uneven);
   take("join", c.join);
   take("check_collectives", c.check_collectives);
+  take("ranks_per_node", c.ranks_per_node);
 }
 
 }  // namespace ringlab

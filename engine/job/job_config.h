@@ -48,11 +48,18 @@ struct JobConfig {
   std::vector<std::string> uneven;
   bool join = false;               // PyTorch's Join: ranks out of data shadow the others
   bool check_collectives = true;   // compare collective fingerprints with the ring neighbour
+  // Where the ranks run: how many ranks each node (host) holds, in node order, the ranks of node 0
+  // first (torchrun's RANK = node_rank * nproc_per_node + local_rank; mpirun's hosts in order).
+  // Empty: every rank on one node. The views draw node boundaries from it; training ignores it.
+  std::vector<int> ranks_per_node;
 
   // Throws InputError naming the field and the accepted range.
   void validate() const;
+  void validate_ranks_per_node() const;
   std::string describe() const;  // "4 ranks, gloo, lr 0.03"
   BucketLimits bucket_limits() const;  // PyTorch's where a field is -1
+  int node_count() const;              // 1 when ranks_per_node is empty
+  int node_of_rank(int rank) const;    // 0 when ranks_per_node is empty
 };
 
 void to_json(nlohmann::json& j, const JobConfig& c);
