@@ -223,23 +223,27 @@ double busbw(double bytes, double seconds, int64_t p) {
   return algbw(bytes, seconds) * 2.0 * static_cast<double>(p - 1) / static_cast<double>(p);
 }
 
-std::vector<CurvePoint> allreduce_curve(Algorithm algorithm, int64_t p, const LinkParams& link,
-                                        const AlgorithmOptions& options, double min_bytes,
-                                        double max_bytes, double factor) {
+std::vector<double> curve_sizes(double min_bytes, double max_bytes, double factor) {
   require_bytes(min_bytes);
   require_bytes(max_bytes);
   if (!(factor > 1) || !std::isfinite(factor))
     throw InputError(fmt::format("size step factor must be > 1; got {}", factor));
   if (min_bytes <= 0) throw InputError("the smallest size of a curve must be > 0 bytes");
+  std::vector<double> sizes;
+  for (double n = min_bytes; n <= max_bytes * (1 + 1e-12); n *= factor) sizes.push_back(n);
+  return sizes;
+}
+
+CurvePoint curve_point(double bytes, double seconds, int64_t p) {
+  return CurvePoint{bytes, seconds, algbw(bytes, seconds), busbw(bytes, seconds, p)};
+}
+
+std::vector<CurvePoint> allreduce_curve(Algorithm algorithm, int64_t p, const LinkParams& link,
+                                        const AlgorithmOptions& options, double min_bytes,
+                                        double max_bytes, double factor) {
   std::vector<CurvePoint> curve;
-  for (double n = min_bytes; n <= max_bytes * (1 + 1e-12); n *= factor) {
-    CurvePoint point;
-    point.bytes = n;
-    point.seconds = predict_allreduce(algorithm, p, n, link, options);
-    point.algbw = algbw(n, point.seconds);
-    point.busbw = busbw(n, point.seconds, p);
-    curve.push_back(point);
-  }
+  for (double n : curve_sizes(min_bytes, max_bytes, factor))
+    curve.push_back(curve_point(n, predict_allreduce(algorithm, p, n, link, options), p));
   return curve;
 }
 

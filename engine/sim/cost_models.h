@@ -91,5 +91,9 @@ struct CurvePoint {
 std::vector<CurvePoint> allreduce_curve(Algorithm algorithm, int64_t p, const LinkParams& link,
                                         const AlgorithmOptions& options, double min_bytes,
                                         double max_bytes, double factor = 2.0);
+// The sizes of such a curve (throws InputError for a bad range or factor), and one point of it:
+// `seconds` for `bytes` at p ranks, with its algbw and busbw.
+std::vector<double> curve_sizes(double min_bytes, double max_bytes, double factor);
+CurvePoint curve_point(double bytes, double seconds, int64_t p);
 
 }  // namespace ringlab::sim

@@ -57,6 +57,14 @@ DdpStepPrediction predict_ddp_step(const ModelShape& model, int64_t world_size,
                                    const AlgorithmOptions& options) {
   validate(model, world_size, compute);
   validate_link(link);
+  return predict_ddp_step(model, world_size, policy, compute, [&](double bytes) {
+    return predict_allreduce(algorithm, world_size, bytes, link, options);
+  });
+}
+
+DdpStepPrediction predict_ddp_step(const ModelShape& model, int64_t world_size, const BucketPolicy& policy,
+                                   const ComputeTimes& compute, const AllreduceTime& allreduce_s) {
+  validate(model, world_size, compute);
   DdpStepPrediction out;
   out.world_size = world_size;
   out.compute = compute;
@@ -81,7 +89,7 @@ DdpStepPrediction predict_ddp_step(const ModelShape& model, int64_t world_size,
     t.tensors = bucket.last_param - bucket.first_param + 1;
     t.ready_s = ready_at(bucket.first_param);  // its first-registered parameter is its last ready
     t.start_s = std::max(t.ready_s, link_free);
-    t.end_s = t.start_s + predict_allreduce(algorithm, world_size, static_cast<double>(bucket.bytes), link, options);
+    t.end_s = t.start_s + allreduce_s(static_cast<double>(bucket.bytes));
     link_free = t.end_s;
     out.comm_s += t.end_s - t.start_s;
     out.buckets.push_back(t);

@@ -15,6 +15,7 @@
 // Training", PVLDB 13(12), 2020: gradient buckets in reverse parameter order, each all-reduced
 // as soon as it is full so communication overlaps the rest of backward.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/sim/cost_models.h"
@@ -68,5 +69,10 @@ DdpStepPrediction predict_ddp_step(const ModelShape& model, int64_t world_size,
                                    const ComputeTimes& compute,
                                    Algorithm algorithm = Algorithm::Ring,
                                    const AlgorithmOptions& options = {});
+// The same step with any all-reduce model: `allreduce_s(bytes)` is one bucket's all-reduce time
+// (node_models.h's over several nodes). Throws as above.
+using AllreduceTime = std::function<double(double bytes)>;
+DdpStepPrediction predict_ddp_step(const ModelShape& model, int64_t world_size, const BucketPolicy& policy,
+                                   const ComputeTimes& compute, const AllreduceTime& allreduce_s);
 
 }  // namespace ringlab::sim
