@@ -1,4 +1,4 @@
-// How a worker finds its place: torchrun's variables, OpenMPI's, ringlab's own, and a clear
+// How a worker finds its place: torchrun's variables, OpenMPI's, Slurm's, ringlab's own, and a clear
 // message for every value that is missing, not a number, or inconsistent with another.
 #include <doctest/doctest.h>
 
@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/core/error.h"
 #include "engine/rank/worker_env.h"
@@ -19,7 +20,9 @@ using Vars = std::map<std::string, std::string>;
 const char* const kVariables[] = {
     "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-    "OMPI_COMM_WORLD_LOCAL_SIZE", "RINGLAB_EVENT_ADDR", "RINGLAB_RUN_ID", "RINGLAB_TOKEN"};
+    "OMPI_COMM_WORLD_LOCAL_SIZE", "RINGLAB_EVENT_ADDR", "RINGLAB_RUN_ID", "RINGLAB_TOKEN", "GROUP_RANK",
+    "SLURM_STEP_ID", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_STEP_TASKS_PER_NODE",
+    "SLURM_TASKS_PER_NODE", "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"};
 
 // Clears every variable the reader looks at, sets the given ones, and puts the process's
 // environment back as it was when the test ends.
@@ -216,4 +219,90 @@ TEST_CASE("the store's and the event server's addresses are checked") {
             .find("RINGLAB_EVENT_ADDR=127.0.0.1:: the port must be a number in 1..65535") != std::string::npos);
   CHECK(error_for({{"RINGLAB_EVENT_ADDR", "127.0.0.1:99999"}})
             .find("RINGLAB_EVENT_ADDR=127.0.0.1:99999: the port must be") != std::string::npos);
+}
+
+TEST_CASE("a task srun started takes its place from Slurm's variables") {
+  ScopedEnv env({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "7"}, {"SLURM_LOCALID", "1"},
+                 {"SLURM_NODEID", "1"}, {"SLURM_STEP_TASKS_PER_NODE", "4,3"},
+                 {"SLURM_STEP_NODELIST", "node[07-09,12],gpu5"}, {"SLURM_JOB_NODELIST", "node[01-12]"}});
+  WorkerEnv w = read_worker_env();
+  CHECK(w.from_slurm);
+  CHECK_FALSE(w.from_mpi);
+  CHECK(w.rank == 5);
+  CHECK(w.world_size == 7);
+  CHECK(w.local_rank == 1);
+  CHECK(w.local_world_size == 3);
+  CHECK(w.group_rank == 1);
+  CHECK(w.master_addr == "node07");  // rank 0 runs on the step's first node, and hosts the store
+  CHECK(w.master_port == 29500);
+  CHECK(w.describe() == "rank 5 of 7 (local 1 of 3), master node07:29500, started by srun");
+}
+
+TEST_CASE("Slurm's variables are a fallback: torchrun's and MASTER_ADDR win, a batch script is no rank") {
+  SUBCASE("RANK set (torchrun started by srun)") {
+    ScopedEnv env({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"RANK", "3"},
+                   {"WORLD_SIZE", "8"}, {"GROUP_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"}});
+    WorkerEnv w = read_worker_env();
+    CHECK_FALSE(w.from_slurm);
+    CHECK(w.rank == 3);
+    CHECK(w.world_size == 8);
+    CHECK(w.group_rank == 1);
+    CHECK(w.master_addr == "127.0.0.1");
+  }
+  SUBCASE("MASTER_ADDR set") {
+    ScopedEnv env({{"SLURM_STEP_ID", "3"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
+                   {"SLURM_JOB_NODELIST", "a[1-2]"}, {"MASTER_ADDR", "10.0.0.9"}, {"MASTER_PORT", "4000"}});
+    WorkerEnv w = read_worker_env();
+    CHECK(w.from_slurm);
+    CHECK(w.master_addr == "10.0.0.9");
+    CHECK(w.master_port == 4000);
+    CHECK(w.local_world_size == 2);  // no tasks-per-node: every rank on this node
+  }
+  SUBCASE("only the job's node list") {
+    ScopedEnv env({{"SLURM_STEP_ID", "3"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "vm"}});
+    CHECK(read_worker_env().master_addr == "vm");
+  }
+  SUBCASE("a batch script: SLURM_PROCID without a step") {
+    ScopedEnv env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_JOB_NODELIST", "vm"}});
+    WorkerEnv w = read_worker_env();
+    CHECK_FALSE(w.from_slurm);
+    CHECK(w.world_size == 1);
+    CHECK(w.master_addr == "127.0.0.1");
+  }
+}
+
+TEST_CASE("Slurm's values are checked and named as Slurm's") {
+  CHECK(error_for({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "vm"}})
+            .find("SLURM_PROCID=2 but SLURM_NTASKS=2: SLURM_PROCID must be below SLURM_NTASKS") != std::string::npos);
+  CHECK(error_for({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "0"}, {"SLURM_JOB_NODELIST", "vm"}})
+            .find("SLURM_PROCID=0 is set but SLURM_NTASKS is not") != std::string::npos);
+  CHECK(error_for({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}})
+            .find("neither MASTER_ADDR nor SLURM_STEP_NODELIST nor SLURM_JOB_NODELIST is set") != std::string::npos);
+  CHECK(error_for({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
+                   {"SLURM_JOB_NODELIST", "node[01-03"}})
+            .find("SLURM_JOB_NODELIST=node[01-03: '[' without ']'") != std::string::npos);
+  CHECK(error_for({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "2"},
+                   {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"}, {"SLURM_JOB_NODELIST", "vm"}})
+            .find("SLURM_NODEID=2 but SLURM_STEP_TASKS_PER_NODE=2(x2) lists 2 node(s)") != std::string::npos);
+  CHECK(error_for({{"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", "2"},
+                   {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"}, {"SLURM_NODEID", "1"}, {"SLURM_JOB_NODELIST", "vm"}})
+            .find("SLURM_LOCALID=2 but SLURM_STEP_TASKS_PER_NODE=2(x2): SLURM_LOCALID must be below "
+                  "SLURM_STEP_TASKS_PER_NODE") != std::string::npos);
+}
+
+TEST_CASE("Slurm's hostlists and tasks per node") {
+  CHECK(first_slurm_host("node[01-03],gpu5", "x") == "node01");
+  CHECK(first_slurm_host("node[7,9-12]", "x") == "node7");
+  CHECK(first_slurm_host("rack[2-3]-n[001-004]", "x") == "rack2-n001");
+  CHECK(first_slurm_host("vm", "x") == "vm");
+  CHECK(first_slurm_host("gpu5,node[01-03]", "x") == "gpu5");
+  CHECK_THROWS_AS(first_slurm_host("", "x"), InputError);
+  CHECK_THROWS_AS(first_slurm_host("node[a-b]", "x"), InputError);
+  CHECK_THROWS_AS(first_slurm_host("node]1", "x"), InputError);
+  CHECK(parse_slurm_tasks_per_node("2(x3),1", "x") == std::vector<int>{2, 2, 2, 1});
+  CHECK(parse_slurm_tasks_per_node("4", "x") == std::vector<int>{4});
+  for (const char* bad : {"", "0", "2(x0)", "2(3)", "2(x3", "x", "2,,1", "1(x99999999999)"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_slurm_tasks_per_node(bad, "SLURM_TASKS_PER_NODE"), InputError);
+  }
 }
