@@ -1,6 +1,9 @@
 #include "engine/control/launcher.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -8,19 +11,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <condition_variable>
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <numeric>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
+#include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/input_file.h"
 #include "engine/core/limits.h"
 #include "engine/net/ports.h"
+#include "engine/rank/worker_env.h"
 
 extern char** environ;
 
@@ -44,19 +56,20 @@ ErrorContext start_context(int rank) { return ErrorContext{rank, "launcher.start
 // The workers run this very program. When its file was replaced while it runs (a rebuild, an
 // upgrade), the path names a deleted file: a forked worker then execs "/proc/self/exe", which is
 // still the running program's own file, so controller and workers stay the same version. mpirun
-// cannot (in its children that link is mpirun's own), so it is told the path and says it is gone.
-std::string self_executable(bool forked_workers) {
+// and srun cannot (in their children that link is their own), so they are told the path, and
+// the error says it is gone. `starter`: the program that starts the workers, null when forked.
+std::string self_executable(const char* starter) {
   char path[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
   if (n <= 0) throw Error(start_context(-1), std::string("readlink /proc/self/exe: ") + std::strerror(errno));
   const std::string self(path, static_cast<size_t>(n));
   const std::string deleted = " (deleted)";
   const bool gone = self.size() > deleted.size() && self.compare(self.size() - deleted.size(), deleted.size(), deleted) == 0;
-  if (gone && forked_workers) return "/proc/self/exe";
+  if (gone && !starter) return "/proc/self/exe";
   if (gone)
-    throw Error(start_context(-1), fmt::format("this program's file {} was replaced while it runs; mpirun cannot start "
+    throw Error(start_context(-1), fmt::format("this program's file {} was replaced while it runs; {} cannot start "
                                                "the old one: start ringlab again",
-                                               self.substr(0, self.size() - deleted.size())));
+                                               self.substr(0, self.size() - deleted.size()), starter));
   return self;
 }
 
@@ -86,6 +99,17 @@ std::string find_mpirun() {
   if (found.empty()) found = find_on_path("mpiexec");
   if (found.empty()) throw Error(start_context(-1), "the MPI backend needs mpirun, but none is on PATH");
   return found;
+}
+
+std::string find_srun() {
+  std::string found = find_on_path("srun");
+  if (found.empty()) throw Error(start_context(-1), "--launcher srun needs Slurm's srun, but none is on PATH");
+  return found;
+}
+
+const char* starter_of(const LaunchSpec& spec) {
+  if (spec.placement.srun) return "srun";
+  return spec.use_mpirun ? "mpirun" : nullptr;
 }
 
 // ---- The environment of each process ------------------------------------------------------
@@ -124,21 +148,32 @@ EnvMap rank_environment(const LaunchSpec& spec, int local_rank) {
   return env;
 }
 
-// mpirun hands each rank OMPI_COMM_WORLD_RANK and friends itself; it only forwards the
-// variables named with -x, plus every OMPI_* one, which is how the settings below reach ranks.
-EnvMap mpirun_environment(const LaunchSpec& spec) {
+// What mpirun and srun hand on to every rank: the store's address and spec.env, which they
+// pass by name (see mpirun_argv), from their own environment.
+EnvMap starter_environment(const LaunchSpec& spec) {
   EnvMap env = parent_environment();
   drop_inherited_placement(env);
   env["MASTER_ADDR"] = spec.master_addr;
   env["MASTER_PORT"] = std::to_string(spec.master_port);
   for (const auto& [key, value] : spec.env) env[key] = value;
-  // Defaults for a container, kept when the user set them: no ssh needed for a one-node run
-  // (plm isolated), no cross-memory-attach warnings when ptrace is restricted (vader), and no
-  // complaint about unused InfiniBand components.
-  env.emplace("OMPI_MCA_plm", "isolated");
+  return env;
+}
+
+// mpirun hands each rank OMPI_COMM_WORLD_RANK and friends itself; it only forwards the
+// variables named with -x, plus every OMPI_* one, which is how the settings below reach ranks.
+EnvMap mpirun_environment(const LaunchSpec& spec) {
+  EnvMap env = starter_environment(spec);
+  // Defaults for a container, kept when the user set them: no cross-memory-attach warnings when
+  // ptrace is restricted (vader), and no complaint about unused InfiniBand components. On this
+  // machine alone: no ssh needed (plm isolated), and more ranks than cores. Across hosts mpirun
+  // reaches the others through its remote agent (plm rsh: ssh, or OMPI_MCA_plm_rsh_agent), and
+  // the hosts' slots say how many ranks each takes.
+  if (!spec.placement.spans_hosts()) {
+    env.emplace("OMPI_MCA_plm", "isolated");
+    env.emplace("OMPI_MCA_rmaps_base_oversubscribe", "1");
+  }
   env.emplace("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
   env.emplace("OMPI_MCA_btl_base_warn_component_unused", "0");
-  env.emplace("OMPI_MCA_rmaps_base_oversubscribe", "1");
   if (::geteuid() == 0) {
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
@@ -146,15 +181,40 @@ EnvMap mpirun_environment(const LaunchSpec& spec) {
   return env;
 }
 
+std::string hosts_argument(const std::vector<LaunchHost>& hosts) {
+  std::vector<std::string> items;
+  for (const LaunchHost& h : hosts) items.push_back(fmt::format("{}:{}", h.name, h.slots));
+  return fmt::format("{}", fmt::join(items, ","));
+}
+
+// One host: every rank here, as many as asked (--oversubscribe). Across hosts: the hosts with
+// their slots (-H or --hostfile), filled in order (--map-by slot: ranks 0..s1-1 on the first host,
+// and so on), which is the order JobConfig::ranks_per_node describes.
 std::vector<std::string> mpirun_argv(const LaunchSpec& spec, const std::string& mpirun) {
-  std::vector<std::string> argv = {mpirun, "--allow-run-as-root", "--oversubscribe",
-                                   "-np", std::to_string(spec.local_world_size),
-                                   "--bind-to", "none", "-x", "MASTER_ADDR", "-x", "MASTER_PORT"};
+  const Placement& p = spec.placement;
+  std::vector<std::string> argv = {mpirun, "--allow-run-as-root"};
+  if (!p.hostfile.empty()) argv.insert(argv.end(), {"--hostfile", p.hostfile, "--map-by", "slot"});
+  else if (p.spans_hosts()) argv.insert(argv.end(), {"-H", hosts_argument(p.hosts), "--map-by", "slot"});
+  else argv.push_back("--oversubscribe");
+  argv.insert(argv.end(), {"-np", std::to_string(spec.local_world_size), "--bind-to", "none",
+                           "-x", "MASTER_ADDR", "-x", "MASTER_PORT"});
   for (const auto& [key, value] : spec.env) {
     argv.push_back("-x");
     argv.push_back(key);  // the name only: values (the run's token) stay out of `ps`
   }
   argv.push_back(spec.executable);
+  argv.insert(argv.end(), spec.worker_args.begin(), spec.worker_args.end());
+  return argv;
+}
+
+// srun gives each task SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID (see
+// worker_env.h) and exports its own environment to the tasks (--export=ALL, said even though it
+// is srun's default, against a SLURM_EXPORT_ENV=NONE in the user's environment), so the values
+// travel in the environment and never on the command line. --kill-on-bad-exit: a rank that fails
+// ends the others, as the launcher does for forked workers.
+std::vector<std::string> srun_argv(const LaunchSpec& spec, const std::string& srun) {
+  std::vector<std::string> argv = {srun, "--ntasks=" + std::to_string(spec.world_size), "--kill-on-bad-exit=1",
+                                   "--export=ALL", spec.executable};
   argv.insert(argv.end(), spec.worker_args.begin(), spec.worker_args.end());
   return argv;
 }
@@ -281,7 +341,17 @@ void validate(const LaunchSpec& spec) {
          std::to_string(spec.node_rank) + " with local_world_size=" + std::to_string(spec.local_world_size));
   }
   if (spec.use_mpirun && (spec.nnodes != 1 || spec.world_size != spec.local_world_size)) {
-    fail("mpirun launches one node here: nnodes must be 1 and world_size equal to local_world_size");
+    fail("one mpirun starts every rank of the run, on this host or on placement.hosts: nnodes must be 1 and "
+         "world_size equal to local_world_size");
+  }
+  const Placement& p = spec.placement;
+  if (p.spans_hosts() && !spec.use_mpirun) fail("placement.hosts are for mpirun, but use_mpirun is false");
+  if (p.spans_hosts() && total_slots(p.hosts) != spec.world_size) {
+    fail(fmt::format("world_size={} but the hosts {} have {} slots", spec.world_size, hosts_argument(p.hosts),
+                     total_slots(p.hosts)));
+  }
+  if (p.srun && (spec.use_mpirun || p.spans_hosts() || spec.nnodes != 1)) {
+    fail("srun starts every rank of the run itself: not with mpirun, hosts or several nodes");
   }
   if (spec.master_addr.empty()) fail("master_addr is empty");
 }
@@ -330,12 +400,17 @@ struct Launcher::Impl {
 
 void Launcher::Impl::spawn_all() {
   try {
-    if (spec.use_mpirun) {
-      std::string mpirun = find_mpirun();
-      // mpirun gets SIGTERM rather than SIGKILL when the controller dies: it then stops its ranks.
-      pid_t pid = spawn(-1, mpirun, mpirun_argv(spec, mpirun), mpirun_environment(spec), SIGTERM);
+    if (spec.use_mpirun || spec.placement.srun) {
+      const std::string starter = spec.use_mpirun ? find_mpirun() : find_srun();
+      std::vector<std::string> argv = spec.use_mpirun ? mpirun_argv(spec, starter) : srun_argv(spec, starter);
+      EnvMap env = spec.use_mpirun ? mpirun_environment(spec) : starter_environment(spec);
+      // mpirun and srun get SIGTERM rather than SIGKILL when the controller dies: they then stop
+      // their ranks (srun hands the signal on to every task).
+      pid_t pid = spawn(-1, starter, argv, env, SIGTERM);
+      RankExit exit{-1, pid};
+      exit.program = starter_of(spec);
       std::lock_guard lock(mutex);
-      processes.push_back(Process{pid, false, false, RankExit{-1, pid}});
+      processes.push_back(Process{pid, false, false, exit});
       return;
     }
     for (int local = 0; local < spec.local_world_size; ++local) {
@@ -361,6 +436,8 @@ bool Launcher::Impl::poll(Process& p, bool reap_if_ok) {
   int rc = ::waitid(P_PID, static_cast<id_t>(p.pid), &info, WEXITED | WNOHANG | WNOWAIT);
   if (rc == 0 && info.si_pid == 0) return false;  // still running
   p.exited = true;
+  p.exit.seen_unix_ns = wall_ns();
+  p.exit.node = spec.node_rank;
   exit_order.push_back(static_cast<size_t>(&p - processes.data()));
   if (rc != 0) {  // ECHILD: someone else reaped it; the status is lost
     p.reaped = true;
@@ -477,7 +554,7 @@ void Launcher::start() {
   }
   LaunchSpec& spec = impl_->spec;
   validate(spec);
-  if (spec.executable.empty()) spec.executable = self_executable(!spec.use_mpirun);
+  if (spec.executable.empty()) spec.executable = self_executable(starter_of(spec));
   if (spec.master_port == 0) spec.master_port = pick_free_port(spec.master_addr);
 
   std::promise<void> spawned;
@@ -552,5 +629,248 @@ bool Launcher::running() const {
 }
 
 const LaunchSpec& Launcher::spec() const { return impl_->spec; }
+
+// ---- Placement: mpirun across hosts, srun in a Slurm allocation ----------------------------
+
+namespace {
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool is_loopback(const std::string& host) {
+  const std::string h = lowercase(host);
+  return h == "localhost" || h.starts_with("localhost.") || h.starts_with("127.") || h == "::1";
+}
+
+// Listening on a wildcard reaches every interface, but as an address to connect to it means
+// "this machine" to whoever connects: to a rank on another host, its own.
+bool is_wildcard(const std::string& host) { return host == "0.0.0.0" || host == "::" || host == "*"; }
+
+std::string hostname_of_this_machine() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return lowercase(name);
+}
+
+bool is_interface_address(const std::string& host) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (const ifaddrs* a = list; a && !found; a = a->ifa_next) {
+    if (!a->ifa_addr) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const int family = a->ifa_addr->sa_family;
+    const void* where = nullptr;
+    if (family == AF_INET) where = &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr;
+    if (family == AF_INET6) where = &reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr;
+    if (where && ::inet_ntop(family, where, text, sizeof text)) found = host == text;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+std::optional<std::string> environment_value(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value) return std::nullopt;
+  return std::string(value);
+}
+
+int slots_in_range(long long slots, const std::string& what) {
+  if (slots < 1 || slots > kMaxWorldSize)
+    throw InputError(fmt::format("{}: slots must be in 1..{}, got {}", what, kMaxWorldSize, slots));
+  return static_cast<int>(slots);
+}
+
+long long parse_slots(const std::string& text, const std::string& what) {
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end)
+    throw InputError(fmt::format("{}: slots '{}' is not a whole number", what, text));
+  return value;
+}
+
+// A host name or address as mpirun takes it: no separators of its own syntax, no whitespace.
+void check_host_name(const std::string& name, const std::string& what) {
+  if (name.empty()) throw InputError(fmt::format("{}: the host name is empty", what));
+  if (name.find_first_of(" \t:,=#[]") != std::string::npos)
+    throw InputError(fmt::format("{}: '{}' is not a host name or IPv4 address (IPv6 addresses are not supported)", what,
+                                 name));
+}
+
+// The total stays within a run's world size however many hosts there are: an error, not a
+// world the job would refuse later under a flag (-n) that was never given.
+void check_total(const std::vector<LaunchHost>& hosts, const std::string& what) {
+  if (hosts.empty()) throw InputError(fmt::format("{}: no host", what));
+  long long total = 0;
+  for (const LaunchHost& h : hosts) total += h.slots;
+  if (total > kMaxWorldSize)
+    throw InputError(fmt::format("{}: {} slots in all, more than the {} ranks a run may have", what, total,
+                                 kMaxWorldSize));
+}
+
+std::string describe_hosts(const Placement& p) {
+  return p.hostfile.empty() ? "--hosts " + hosts_argument(p.hosts) : "--hostfile " + p.hostfile;
+}
+
+// The first host (in the flag's order) that is not this machine, or "".
+std::string first_remote_host(const Placement& p) {
+  for (const LaunchHost& h : p.hosts)
+    if (!is_this_machine(h.name)) return h.name;
+  return {};
+}
+
+void check_reachable_master(const std::string& master_addr, const std::string& others) {
+  if (is_loopback(master_addr))
+    throw InputError(fmt::format("--master-addr {} is a loopback address, which {} cannot reach: give an address of "
+                                 "this machine that the other hosts reach (the run's store and event server listen "
+                                 "there)", master_addr, others));
+  if (is_wildcard(master_addr))
+    throw InputError(fmt::format("--master-addr {} would have {} connect to themselves: give an address of this "
+                                 "machine that the other hosts reach (the run's store and event server listen there)",
+                                 master_addr, others));
+}
+
+void check_hosts(const Placement& p, const JobConfig& job, const std::string& master_addr, int nnodes) {
+  const std::string hosts = describe_hosts(p);
+  if (job.backend != "mpi")
+    throw InputError(fmt::format("{} hands the launch to mpirun, which starts --backend mpi ranks, not {}; for {} "
+                                 "across machines start one `ringlab run --nnodes N --node-rank R` on each",
+                                 hosts, job.backend, job.backend));
+  if (nnodes != 1)
+    throw InputError(fmt::format("{} and --nnodes {}: with hosts one controller starts every rank through mpirun; "
+                                 "leave --nnodes out", hosts, nnodes));
+  if (p.srun) throw InputError(fmt::format("--launcher srun and {}: Slurm places the ranks itself; give one", hosts));
+  const int slots = total_slots(p.hosts);
+  if (job.world_size != slots)
+    throw InputError(fmt::format("--world-size {} but {} has {} slots: give -n {}, or leave -n out to use every slot",
+                                 job.world_size, hosts, slots, slots));
+  if (const std::string remote = first_remote_host(p); !remote.empty())
+    check_reachable_master(master_addr, "the ranks on " + remote);
+}
+
+void check_srun(const JobConfig& job, const std::string& master_addr, int nnodes) {
+  if (!environment_value("SLURM_JOB_ID"))
+    throw InputError("--launcher srun starts the ranks inside a Slurm allocation, but SLURM_JOB_ID is not set: run "
+                     "ringlab inside salloc or an sbatch script, or leave --launcher out to start the ranks here");
+  if (job.backend == "mpi")
+    throw InputError("--launcher srun with --backend mpi: OpenMPI's ranks would need srun's PMI set up for them; use "
+                     "--backend gloo (or nccl) with srun, or --backend mpi with --hosts");
+  if (nnodes != 1)
+    throw InputError(fmt::format("--launcher srun and --nnodes {}: one srun starts every rank; leave --nnodes out",
+                                 nnodes));
+  const std::string nodes =
+      environment_value("SLURM_JOB_NUM_NODES").value_or(environment_value("SLURM_NNODES").value_or("1"));
+  if (nodes != "1") check_reachable_master(master_addr, fmt::format("the ranks on the allocation's {} nodes", nodes));
+}
+
+}  // namespace
+
+std::vector<LaunchHost> parse_hosts(const std::string& text) {
+  std::vector<LaunchHost> hosts;
+  size_t begin = 0;
+  while (true) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    const std::string what = fmt::format("--hosts {}: '{}'", text, item);
+    const size_t colon = item.rfind(':');
+    LaunchHost host;
+    host.name = item.substr(0, colon);
+    check_host_name(host.name, what);
+    if (colon != std::string::npos) host.slots = slots_in_range(parse_slots(item.substr(colon + 1), what), what);
+    hosts.push_back(host);
+    if (hosts.size() > static_cast<size_t>(kMaxWorldSize)) break;  // check_total says so
+    if (end == text.size()) break;
+    begin = end + 1;
+  }
+  check_total(hosts, "--hosts " + text);
+  return hosts;
+}
+
+std::vector<LaunchHost> read_hostfile(const std::string& path) {
+  constexpr uint64_t kMaxHostfileBytes = 1 << 20;
+  std::istringstream lines(read_input_file(path, "--hostfile", kMaxHostfileBytes));
+  std::vector<LaunchHost> hosts;
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string what = fmt::format("--hostfile {} line {}", path, number);
+    std::istringstream words(line.substr(0, line.find('#')));
+    std::string word;
+    if (!(words >> word)) continue;  // blank or a comment
+    LaunchHost host;
+    host.name = word;
+    check_host_name(host.name, what);
+    bool has_slots = false;
+    while (words >> word) {
+      const size_t eq = word.find('=');
+      const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+      if (key == "slots") {
+        host.slots = slots_in_range(parse_slots(value, what), what);
+        has_slots = true;
+      } else if (key != "max_slots" && key != "max-slots") {
+        throw InputError(fmt::format("{}: '{}' is not slots=N or max_slots=N", what, word));
+      }
+    }
+    if (!has_slots)
+      throw InputError(fmt::format("{}: '{}' has no slots=N; ringlab needs every host's slots to know the world "
+                                   "size (OpenMPI would count the host's cores)", what, host.name));
+    hosts.push_back(host);
+    if (hosts.size() > static_cast<size_t>(kMaxWorldSize)) break;  // check_total says so
+  }
+  check_total(hosts, "--hostfile " + path);
+  return hosts;
+}
+
+Placement placement_from_flags(const std::string& hosts, const std::string& hostfile, const std::string& launcher) {
+  if (launcher != "auto" && launcher != "srun")
+    throw InputError(fmt::format("--launcher must be auto (processes here, or mpirun for --backend mpi) or srun, "
+                                 "got '{}'", launcher));
+  if (!hosts.empty() && !hostfile.empty())
+    throw InputError("--hosts and --hostfile both name the hosts: give one of them");
+  Placement p;
+  p.srun = launcher == "srun";
+  if (!hosts.empty()) p.hosts = parse_hosts(hosts);
+  if (!hostfile.empty()) {
+    p.hosts = read_hostfile(hostfile);
+    p.hostfile = hostfile;
+  }
+  return p;
+}
+
+int total_slots(const std::vector<LaunchHost>& hosts) {
+  return std::accumulate(hosts.begin(), hosts.end(), 0, [](int sum, const LaunchHost& h) { return sum + h.slots; });
+}
+
+std::vector<int> planned_ranks_per_node(const Placement& placement, int world_size) {
+  std::vector<int> counts;
+  if (placement.spans_hosts()) {
+    for (const LaunchHost& h : placement.hosts) counts.push_back(h.slots);
+  } else if (placement.srun) {
+    if (auto text = environment_value("SLURM_TASKS_PER_NODE")) {
+      try {
+        counts = parse_slurm_tasks_per_node(*text, "SLURM_TASKS_PER_NODE=" + *text);
+      } catch (const InputError&) {
+        counts.clear();  // the views then draw one node; the run itself does not need it
+      }
+    }
+  }
+  if (counts.size() < 2 || std::accumulate(counts.begin(), counts.end(), 0LL) != world_size) return {};
+  return counts;
+}
+
+bool is_this_machine(const std::string& host) {
+  if (is_loopback(host)) return true;
+  const std::string me = hostname_of_this_machine(), name = lowercase(host);
+  if (!me.empty() && (name == me || name == me.substr(0, me.find('.')) || me == name.substr(0, name.find('.'))))
+    return true;
+  return is_interface_address(host);
+}
+
+void check_placement(const Placement& placement, const JobConfig& job, const std::string& master_addr, int nnodes) {
+  if (placement.spans_hosts()) check_hosts(placement, job, master_addr, nnodes);
+  else if (placement.srun) check_srun(job, master_addr, nnodes);
+}
 
 }  // namespace ringlab
