@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
   libgloo-dev libopenmpi-dev openmpi-bin
+  slurm-wlm munge iproute2 util-linux
   libglfw3-dev libimgui-dev python3-glad libstb-dev libfreetype-dev fonts-dejavu-core
   xvfb xauth libgl1-mesa-dri xdotool x11-apps
   python3-torch
