@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fmt/core.h>
 #include <mutex>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -66,6 +67,7 @@ const std::set<std::string>& job_fields() {
     json j = JobConfig{};
     std::set<std::string> s;
     for (const auto& [key, value] : j.items()) s.insert(key);
+    s.insert("ranks_per_node");  // written only when set, so a default job's JSON lacks it
     return s;
   }();
   return fields;
@@ -87,6 +89,10 @@ JobConfig job_from(const json& overrides, const JobConfig& base, const std::stri
     } catch (const json::exception&) {
       fail(source, prefix + "." + key, std::string("wrong type (") + type_name(value) + ")");
     }
+    // A node split is checked alone against the world it adds up to, and against the real one below.
+    if (key == "ranks_per_node")
+      alone.world_size = static_cast<int>(std::clamp<int64_t>(
+          std::accumulate(alone.ranks_per_node.begin(), alone.ranks_per_node.end(), int64_t{0}), 0, kMaxWorldSize + 1));
     try {
       alone.validate();
     } catch (const InputError& e) {

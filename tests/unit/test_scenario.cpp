@@ -110,6 +110,15 @@ TEST_CASE("a scenario's faults and uneven inputs are checked against its own wor
   CHECK(contains(e, "rank 2 is not below the world size 2"));
 }
 
+TEST_CASE("a scenario may place its ranks on nodes, checked against its world size") {
+  const Scenario s = parse_scenario(nlohmann::json::parse(R"({"job": {"world_size": 4, "ranks_per_node": [2, 2]}})"),
+                                    "two-nodes", "inline");
+  CHECK(s.job.ranks_per_node == std::vector<int>{2, 2});
+  CHECK(s.job.node_count() == 2);
+  CHECK(contains(error_of(R"({"job": {"world_size": 4, "ranks_per_node": [2, 3]}})"), "adds up to 5 ranks"));
+  CHECK(contains(error_of(R"({"job": {"world_size": 2, "ranks_per_node": [2, 0]}})"), "job.ranks_per_node"));
+}
+
 TEST_CASE("an unknown scenario name lists the known ones") {
   SourceDir source;
   try {
