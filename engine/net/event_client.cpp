@@ -15,6 +15,7 @@
 #include "engine/core/limits.h"
 #include "engine/net/socket.h"
 #include "engine/net/event_codec.h"
+#include "engine/net/wire.h"
 
 namespace ringlab {
 namespace {
@@ -42,6 +43,7 @@ struct EventClient::Impl {
   uint64_t sent = 0;
   size_t blocked_producers = 0;
   bool sender_idle = false;
+  int64_t clock_offset = 0;  // the server's steady clock minus this process's (0 on one machine)
   bool flush_requested = false;
   bool closing = false;
   std::string failure;  // why the sender stopped; empty while it runs
@@ -59,10 +61,14 @@ struct EventClient::Impl {
     event_codec::encode_hello({event_codec::kVersion, options.token, options.rank}, hello);
     const auto deadline = net::deadline_after(options.timeout);
     uint8_t answer = 0;
+    uint8_t server_clock[8] = {};
     net::ReadStatus status = net::ReadStatus::Closed;
+    const int64_t sent_ns = now_ns();
     try {
       net::write_all(socket.fd(), hello.data(), hello.size(), deadline, where);
       status = net::read_exact(socket.fd(), &answer, 1, deadline, where);
+      if (status == net::ReadStatus::Complete && answer == 0)
+        status = net::read_exact(socket.fd(), server_clock, sizeof(server_clock), deadline, where);
     } catch (const TimeoutError& e) {
       throw TimeoutError(context(), fmt::format("event server at {} did not answer the handshake: {}", where, e.what()));
     } catch (const Error& e) {
@@ -77,9 +83,19 @@ struct EventClient::Impl {
                                          where, event_codec::kVersion));
     if (answer != 0)
       throw Error(context(), fmt::format("event server at {} answered the handshake with code {}", where, answer));
+    wire::Reader clock({server_clock, sizeof(server_clock)}, "the event server's clock");
+    clock_offset = event_codec::clock_offset_ns(sent_ns, clock.i64(), now_ns());
+  }
+
+  // On another machine than the event server's, the event goes on the server's timeline.
+  void to_server_clock(Event& event) const {
+    if (clock_offset == 0) return;
+    if (event.t_begin_ns != 0) event.t_begin_ns += clock_offset;
+    if (event.t_end_ns != 0) event.t_end_ns += clock_offset;
   }
 
   void push(Event&& event) {
+    to_server_clock(event);
     std::unique_lock lock(mutex);
     if (!failure.empty()) throw_failure();
     if (closing) throw Error(context(), "emit() after close()");

@@ -27,6 +27,12 @@ size_t encoded_size(const Event& e) {
          e.indices.size() * sizeof(int64_t) + e.text.size();
 }
 
+int64_t clock_offset_ns(int64_t sent_ns, int64_t server_ns, int64_t read_ns) {
+  const int64_t round_trip = read_ns - sent_ns;
+  const int64_t offset = server_ns - (sent_ns + round_trip / 2);
+  return (offset > round_trip || offset < -round_trip) ? offset : 0;
+}
+
 void encode_hello(const Hello& hello, std::vector<uint8_t>& out) {
   if (hello.token.size() > kMaxTokenBytes)
     throw Error(fmt::format("token of {} bytes is longer than the limit of {}", hello.token.size(),

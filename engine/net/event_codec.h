@@ -23,7 +23,8 @@
 namespace ringlab::event_codec {
 
 inline constexpr uint32_t kMagic = 0x56454c52;  // the bytes "RLEV"
-inline constexpr uint16_t kVersion = 2;  // 2: the typed `code` of errors, faults and stops
+// 2: the typed `code` of errors, faults and stops; 3: the server's clock in its answer to a hello.
+inline constexpr uint16_t kVersion = 3;
 
 // Limits a decoder enforces (and an encoder refuses to exceed).
 inline constexpr size_t kMaxValues = 1 << 20;        // chunk values: 4 MiB of float32
@@ -41,6 +42,14 @@ struct Hello {
 
 // Append one whole frame (length + body) to `out`.
 void encode_hello(const Hello& hello, std::vector<uint8_t>& out);
+
+// How far the event server's steady clock is ahead of this process's, from one round trip: the
+// hello sent at `sent_ns`, answered with the server's `server_ns`, the answer read at `read_ns`
+// (the client's clock). The server read its clock somewhere in between, so the estimate is off by
+// at most half the round trip; an offset no larger than the round trip cannot be told from zero
+// and is 0 (processes on one machine share the clock: their timestamps are left exactly as they
+// are). Across machines, adding it to a timestamp puts the event on the server's timeline.
+int64_t clock_offset_ns(int64_t sent_ns, int64_t server_ns, int64_t read_ns);
 void encode(const Event& event, std::vector<uint8_t>& out);  // throws Error when over a limit
 
 // The body of an encoded frame, and the whole frame. Hello's magic is checked here; its version

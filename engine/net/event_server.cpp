@@ -7,12 +7,14 @@
 
 #include <fmt/core.h>
 
+#include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/net/framing.h"
 #include "engine/net/hello_gate.h"
 #include "engine/net/socket.h"
 #include "engine/net/tcp_server.h"
 #include "engine/net/event_codec.h"
+#include "engine/net/wire.h"
 
 namespace ringlab {
 namespace {
@@ -84,8 +86,13 @@ struct EventServer::Impl {
     HelloStatus status = HelloStatus::Accepted;
     if (hello.version != event_codec::kVersion) status = HelloStatus::WrongVersion;
     else if (!net::tokens_equal(hello.token, token)) status = HelloStatus::WrongToken;
-    const auto answer = static_cast<uint8_t>(status);
-    net::write_all(socket.fd(), &answer, 1, net::deadline_after(kFrameTimeout), reader.peer());
+    // Accepted: the status and this machine's steady clock, for a client on another machine to
+    // put its timestamps on this one's timeline (see EventClient's handshake).
+    std::vector<uint8_t> answer;
+    wire::Writer w(answer);
+    w.u8(static_cast<uint8_t>(status));
+    if (status == HelloStatus::Accepted) w.i64(now_ns());
+    net::write_all(socket.fd(), answer.data(), answer.size(), net::deadline_after(kFrameTimeout), reader.peer());
     if (status == HelloStatus::WrongVersion)
       throw Error(fmt::format("rank {} speaks event protocol version {}, this controller {}",
                               hello.rank, hello.version, event_codec::kVersion));

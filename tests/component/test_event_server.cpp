@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/net/framing.h"
 #include "engine/net/socket.h"
@@ -71,15 +72,20 @@ void send_raw(const net::Socket& s, const std::vector<uint8_t>& bytes) {
   net::write_all(s.fd(), bytes.data(), bytes.size(), net::deadline_after(5000ms), "test");
 }
 
-// Connects and completes a valid handshake by hand; the server's one-byte answer is read.
+// Connects and completes a valid handshake by hand; the server's answer (0, then its clock) is read.
 net::Socket raw_client(uint16_t port, int rank) {
   net::Socket s = net::connect_tcp(kHost, port, 5000ms);
   std::vector<uint8_t> hello;
   event_codec::encode_hello({event_codec::kVersion, kToken, rank}, hello);
+  const int64_t sent = now_ns();
   send_raw(s, hello);
-  uint8_t answer = 0xff;
-  REQUIRE(net::read_exact(s.fd(), &answer, 1, net::deadline_after(5000ms), "test") == net::ReadStatus::Complete);
-  REQUIRE(answer == 0);
+  uint8_t answer[9] = {0xff};
+  REQUIRE(net::read_exact(s.fd(), answer, 9, net::deadline_after(5000ms), "test") == net::ReadStatus::Complete);
+  REQUIRE(answer[0] == 0);
+  wire::Reader clock({answer + 1, 8}, "clock");
+  const int64_t server_clock = clock.i64();
+  CHECK(server_clock >= sent);  // one machine, one steady clock
+  CHECK(server_clock <= now_ns());
   return s;
 }
 
@@ -256,8 +262,10 @@ class FakeController {
       if (!s.valid()) return;
       net::FrameReader reader(s.fd(), event_codec::kMaxFrameBytes, "client");
       if (!reader.next(net::deadline_after(5000ms), 5000ms)) return;
-      const uint8_t ok = 0;
-      net::write_all(s.fd(), &ok, 1, net::deadline_after(5000ms), "client");
+      std::vector<uint8_t> ok;
+      wire::Writer(ok).u8(0);
+      wire::Writer(ok).i64(now_ns());
+      net::write_all(s.fd(), ok.data(), ok.size(), net::deadline_after(5000ms), "client");
       if (close_after_hello) return;
       std::unique_lock lock(mutex_);
       release_.wait_for(lock, 60s, [&] { return finished_; });

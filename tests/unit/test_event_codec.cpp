@@ -272,3 +272,14 @@ TEST_CASE("the hello carries magic, version, token and rank") {
     CHECK_THROWS_AS(event_codec::decode_hello_body(cut), Error);
   }
 }
+
+TEST_CASE("a client's clock offset: kept across machines, zero where it cannot be told from the round trip") {
+  // Hello sent at 1000, answered, read at 1400: a 400 ns round trip, midpoint 1200.
+  CHECK(event_codec::clock_offset_ns(1000, 1200, 1400) == 0);          // same clock
+  CHECK(event_codec::clock_offset_ns(1000, 1500, 1400) == 0);          // 300 off: within the round trip
+  CHECK(event_codec::clock_offset_ns(1000, 1700, 1400) == 500);        // beyond it: the server is ahead
+  CHECK(event_codec::clock_offset_ns(1000, 1200 - 401, 1400) == -401); // or behind
+  // Two machines whose steady clocks began 3 hours apart, 80 us of network each way.
+  const int64_t hours3 = int64_t{3} * 3600 * 1'000'000'000;
+  CHECK(event_codec::clock_offset_ns(5'000'000, 5'080'000 + hours3, 5'160'000) == hours3);
+}
