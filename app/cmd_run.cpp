@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,8 @@
 #include "engine/export/chrome_trace.h"
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
+#include "engine/control/join_file.h"
+#include "engine/net/endpoint.h"
 #include "engine/export/metrics_csv.h"
 #include "engine/net/ports.h"
 #include "engine/job/scenario.h"
@@ -39,10 +42,42 @@ struct RunFlags {
   std::string report, trace, metrics, flight_dump, scenario;
   int max_restarts = 0;
   bool quiet = false;
-  int nnodes = 1, node_rank = 0;
+  int node_rank = 0;
   std::string master_addr = "127.0.0.1";
+  std::string hosts, hostfile, launcher = "auto";
   int master_port = 0;
+  std::string join_file, run_id;
 };
+
+bool given(const JobFlags& f, const char* flag) { return f.cmd && f.cmd->count(flag) > 0; }
+
+// A joining node takes node 0's address, port, shape, run id and token from the join file. A flag
+// given as well must say the same: two sources that disagree are a mistake, not a choice.
+void take_from_join_file(RunFlags& f, const JoinInfo& info) {
+  auto agree = [&](const char* flag, const std::string& mine, const std::string& theirs) {
+    if (given(f.job, flag) && mine != theirs)
+      throw InputError(fmt::format("{} {} disagrees with the join file's {} (leave the flag out)", flag, mine, theirs));
+  };
+  agree("--master-addr", f.master_addr, info.master_addr);
+  agree("--master-port", std::to_string(f.master_port), std::to_string(info.master_port));
+  agree("--nnodes", std::to_string(f.job.nnodes), std::to_string(info.nnodes));
+  agree("--nproc-per-node", std::to_string(f.job.nproc_per_node), std::to_string(info.nproc_per_node));
+  agree("--run-id", f.run_id, info.run_id);
+  f.master_addr = info.master_addr;
+  f.master_port = info.master_port;
+  f.job.nnodes = info.nnodes;
+  f.job.nproc_per_node = info.nproc_per_node;
+  f.job.job.world_size = info.nnodes * info.nproc_per_node;
+  f.run_id = info.run_id;
+}
+
+// The token of a multi-node run: node 0's own (RINGLAB_TOKEN, else a fresh one), and for a node
+// that joins, the join file's or RINGLAB_TOKEN. Never a flag: `ps` shows command lines to all.
+std::string run_token(const std::optional<JoinInfo>& joined) {
+  if (joined) return joined->token;
+  const char* env = std::getenv("RINGLAB_TOKEN");
+  return env ? env : "";
+}
 
 // Bad output paths are bad input: refuse them before any process starts, rather than after the
 // whole run. Each is opened the way it will be written (a temporary file beside it, or the device
@@ -98,8 +133,8 @@ class ProgressBar {
 // grows the controller's memory with the length of the run.
 class RunOutputs : public EventSink {
  public:
-  RunOutputs(bool trace, bool metrics, LiveReport* live) : live_(live) {
-    if (trace) trace_ = std::make_unique<ChromeTraceWriter>();
+  RunOutputs(bool trace, bool metrics, LiveReport* live, std::vector<int> ranks_per_node) : live_(live) {
+    if (trace) trace_ = std::make_unique<ChromeTraceWriter>(std::move(ranks_per_node));
     if (metrics) metrics_ = std::make_unique<MetricsCsvWriter>();
   }
   void emit(Event event) override {  // the controller calls this under its lock, one at a time
@@ -160,9 +195,46 @@ void write_flight_dump(const RunResult& r, const std::string& path) {
   });
 }
 
+// Node 0 of a multi-node run says what every other node runs to join it, and with --join-file
+// writes it (with the token) to a file only its owner can read.
+void invite_other_nodes(const Controller& controller, const RunFlags& f) {
+  const ControllerOptions& o = controller.options();
+  JoinInfo info{o.master_addr, o.master_port, o.nnodes, o.nproc_per_node(), controller.run_id(), controller.token()};
+  if (!f.join_file.empty()) write_join_file(f.join_file, info);
+  std::fprintf(stderr, "ringlab run: node 0 of %d, run %s: the store is at %s, %d rank%s per node.\n"
+               "  On every other node K (1 to %d), run:\n    %s\n", o.nnodes, info.run_id.c_str(),
+               net::format_endpoint(o.master_addr, o.master_port).c_str(), o.nproc_per_node(),
+               o.nproc_per_node() == 1 ? "" : "s", o.nnodes - 1,
+               join_command(info, f.join_file).c_str());
+  if (!f.join_file.empty())
+    std::fprintf(stderr, "  (copy %s there first: it holds the run's token, and is readable by you only)\n",
+                 f.join_file.c_str());
+  else if (!std::getenv("RINGLAB_TOKEN"))
+    std::fprintf(stderr, "  with RINGLAB_TOKEN=%s in their environment (or start node 0 with --join-file)\n",
+                 info.token.c_str());
+  std::fflush(stderr);
+}
+
+// The job's ranks_per_node as the controller will set it for a run over several nodes.
+std::vector<int> placed_ranks(const ControllerOptions& o) {
+  if (!o.job.ranks_per_node.empty() || o.nnodes < 2) return o.job.ranks_per_node;
+  return std::vector<int>(static_cast<size_t>(o.nnodes), o.nproc_per_node());
+}
+
+std::string joined_node_footer(const ControllerOptions& o) {
+  const int first = o.node_rank * o.nproc_per_node();
+  return fmt::format("node {} of {}: ranks {} to {} ended well; node 0 prints the run's report\n", o.node_rank,
+                     o.nnodes, first, first + o.nproc_per_node() - 1);
+}
+
 void run(RunFlags& f) {
   // Before any file is created or process started: from here on Ctrl-C stops the run cleanly.
   InterruptSignals signals("ringlab run");
+  std::optional<JoinInfo> joined;
+  if (!f.join_file.empty() && f.node_rank > 0) {
+    joined = read_join_file(f.join_file);
+    take_from_join_file(f, *joined);
+  }
   ControllerOptions options;
   // A scenario supplies the job; flags given on the command line still win.
   options.job = f.scenario.empty() ? f.job.resolve() : f.job.resolve_onto(load_scenario(f.scenario).job);
@@ -172,18 +244,28 @@ void run(RunFlags& f) {
   require_backend(options.job.backend);
   if (f.master_port < 0 || f.master_port > 65535)
     throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
-  options.nnodes = f.nnodes;
+  options.nnodes = f.job.nnodes;
   options.node_rank = f.node_rank;
   options.master_addr = f.master_addr;
   options.master_port = static_cast<uint16_t>(f.master_port);
+  options.token = run_token(joined);
+  options.run_id = f.run_id;
+  options.placement = placement_from_flags(f.hosts, f.hostfile, f.launcher);
+  // Across hosts without -n, the world is every slot the hosts have.
+  if (options.placement.spans_hosts() && f.job.cmd->count("--world-size") == 0)
+    options.job.world_size = total_slots(options.placement.hosts);
   options.validate();
   check_outputs(f);
+  if (options.node_rank > 0 && (!f.report.empty() || !f.trace.empty() || !f.metrics.empty() || !f.flight_dump.empty()))
+    throw InputError("--report, --trace, --metrics and --dump-flight-recorder are written by node 0, which every "
+                     "rank of the run reports to");
   if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
     std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
 
   LiveReport live(options.job);
-  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), f.quiet ? nullptr : &live);
+  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), f.quiet ? nullptr : &live, placed_ranks(options));
   Controller controller(options, sinks);
+  if (options.nnodes > 1 && options.node_rank == 0) invite_other_nodes(controller, f);
   controller.start();  // makes the run's private folder, so its files are known from here on
   for (const std::string& path : controller.scratch_files()) signals.remove_on_abort(path);
   RunResult result;
@@ -194,7 +276,9 @@ void run(RunFlags& f) {
     result = watch(controller, signals, live, bar, f.quiet);
   }
   // What was printed as the run went is not printed again; a failure is printed even with -q.
-  if (live.started()) {
+  if (options.node_rank > 0) {
+    if (result.ok && !f.quiet) std::fputs(joined_node_footer(options).c_str(), stdout);
+  } else if (live.started()) {
     if (result.ok) std::fputs(seed_footer().c_str(), stdout);
   } else if (!f.quiet || !result.ok) {
     std::fputs(format_seed_report(result).c_str(), stdout);
@@ -231,12 +315,20 @@ void add_run_command(CLI::App& root) {
   cmd->add_option("--max-restarts", f->max_restarts, "restart the group from the last epoch checkpoint after a failure")
       ->capture_default_str();
   cmd->add_option("--dump-flight-recorder", f->flight_dump, "write the ranks' flight recorders as JSON on failure");
-  cmd->add_option("--nnodes", f->nnodes, "number of nodes")->capture_default_str();
+  add_node_count_flag(*cmd, f->job);
   cmd->add_option("--node-rank,--node_rank", f->node_rank, "this node's rank")->capture_default_str();
+  cmd->add_option("--join-file", f->join_file,
+                  "node 0: write what the other nodes need to join (with the token, mode 0600) to this file; "
+                  "another node: join the run it describes");
+  cmd->add_option("--run-id,--rdzv-id", f->run_id, "the run's id (node 0 makes one up when not given)");
   cmd->add_option("--master-addr,--master_addr", f->master_addr, "where the rendezvous store listens")
       ->capture_default_str();
   cmd->add_option("--master-port,--master_port", f->master_port, "the store's port (0: any free port)")
       ->capture_default_str();
+  cmd->add_option("--hosts", f->hosts, "--backend mpi across hosts: mpirun -H, e.g. h1:2,h2:2 (host:slots)");
+  cmd->add_option("--hostfile", f->hostfile, "--backend mpi across the hosts of an OpenMPI hostfile (host slots=N)");
+  cmd->add_option("--launcher", f->launcher, "auto (processes here, mpirun for --backend mpi) | srun (in a Slurm "
+                  "allocation)")->capture_default_str();
   cmd->callback([f] { run(*f); });
 }
 

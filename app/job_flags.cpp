@@ -1,14 +1,18 @@
 #include "app/job_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "engine/core/error.h"
 
 namespace ringlab::app {
 
 void add_job_flags(CLI::App& cmd, JobFlags& f) {
   f.cmd = &cmd;
   JobConfig& j = f.job;
-  cmd.add_option("-n,--world-size,--nproc-per-node,--nproc_per_node", j.world_size,
-                 "number of ranks (processes)")->capture_default_str();
+  cmd.add_option("-n,--world-size", j.world_size, "number of ranks (processes) in all")->capture_default_str();
+  cmd.add_option("--nproc-per-node,--nproc_per_node", f.nproc_per_node,
+                 "ranks on each node, as torchrun's: the world size is --nnodes x --nproc-per-node");
   cmd.add_option("--backend", j.backend, "gloo | mpi | nccl")->capture_default_str();
   cmd.add_option("--algorithm", j.algorithm, "ring (ringlab's instrumented ring) | native (the backend's own)")
       ->capture_default_str();
@@ -39,13 +43,37 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
                "do not compare collective fingerprints between ring neighbours");
 }
 
+void add_node_count_flag(CLI::App& cmd, JobFlags& f) {
+  cmd.add_option("--nnodes", f.nnodes, "number of nodes (hosts) the run spans")->capture_default_str();
+}
+
 JobConfig JobFlags::parsed() {
+  resolve_world_size();
   job.hidden = parse_hidden(hidden);
   job.seed = parse_seed(seed);
   // -1 is the job's "unset", which a flag given explicitly cannot mean.
   if (cmd && cmd->count("--bucket-cap-kb") > 0) check_bucket_cap_kb(job.bucket_cap_kb);
   if (cmd && cmd->count("--first-bucket-kb") > 0) check_first_bucket_kb(job.first_bucket_kb);
   return job;
+}
+
+// torchrun's arithmetic: `--nnodes 2 --nproc-per-node 2` is a world of 4. `-n` is the total and,
+// given as well, must agree.
+void JobFlags::resolve_world_size() {
+  const bool nproc_given = cmd && cmd->count("--nproc-per-node") > 0;
+  if (!nproc_given) return;
+  if (nnodes < 1 || nnodes > kMaxWorldSize)
+    throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
+  if (nproc_per_node < 1 || nproc_per_node > kMaxWorldSize)
+    throw InputError(fmt::format("--nproc-per-node must be between 1 and {}, got {}", kMaxWorldSize, nproc_per_node));
+  const int64_t total = int64_t{nproc_per_node} * nnodes;
+  if (cmd->count("--world-size") > 0 && job.world_size != total)
+    throw InputError(fmt::format("--world-size {} disagrees with --nnodes {} x --nproc-per-node {} = {} (give one or "
+                                 "the other)", job.world_size, nnodes, nproc_per_node, total));
+  if (total > kMaxWorldSize)
+    throw InputError(fmt::format("--nnodes {} x --nproc-per-node {} = {} ranks, more than the {} a run may have",
+                                 nnodes, nproc_per_node, total, kMaxWorldSize));
+  job.world_size = static_cast<int>(total);
 }
 
 JobConfig JobFlags::resolve() {
@@ -58,7 +86,7 @@ JobConfig JobFlags::resolve() {
 JobConfig JobFlags::resolve_onto(JobConfig base) {
   const JobConfig given = parsed();
   auto set = [&](const char* flag) { return cmd && cmd->count(flag) > 0; };
-  if (set("--world-size")) base.world_size = given.world_size;
+  if (set("--world-size") || set("--nproc-per-node")) base.world_size = given.world_size;
   if (set("--backend")) base.backend = given.backend;
   if (set("--algorithm")) base.algorithm = given.algorithm;
   if (set("--samples")) base.samples = given.samples;

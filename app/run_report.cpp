@@ -143,6 +143,8 @@ void write_report_json(const RunResult& r, const std::string& path) {
   if (r.stop_cause != StopCause::None) j["stopped_by"] = to_string(r.stop_cause);
   j["world_size"] = c.world_size;
   j["backend"] = c.backend;
+  // Where the ranks ran: each node's count, node 0 first (torchrun's RANK order); 1 node: [N].
+  j["ranks_per_node"] = c.ranks_per_node.empty() ? std::vector<int>{c.world_size} : c.ranks_per_node;
   j["algorithm"] = c.algorithm;
   j["samples"] = c.samples;
   j["hidden"] = c.hidden;

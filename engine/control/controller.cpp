@@ -25,6 +25,7 @@
 #include "engine/net/event_server.h"
 #include "engine/job/fault_plan.h"
 #include "engine/control/launcher.h"
+#include "engine/control/node_rendezvous.h"
 #include "engine/control/run_accumulator.h"
 #include "engine/control/run_limits.h"
 #include "engine/rank/worker.h"
@@ -39,6 +40,7 @@ const char* to_string(StopCause cause) {
     case StopCause::Terminate: return "SIGTERM";
     case StopCause::NoProgress: return "the controller's watchdog (no progress)";
     case StopCause::ResourceLimit: return "a resource limit of the controller";
+    case StopCause::OtherNode: return "another node of the run";
   }
   return "?";
 }
@@ -54,6 +56,13 @@ namespace {
 // The monitor looks at the workers every few milliseconds; a longer gap between two looks means
 // the controller's process was suspended meanwhile.
 constexpr int64_t kSuspendedGapNs = 1'000'000'000;
+
+// Multi-node runs: the monitor asks node 0's store whether another node ended the run every this
+// many looks at the workers (a few per second), and gives its workers this long to stop together
+// when one did. How long node 0 waits for the other nodes' exits, and they for its verdict.
+constexpr int kLooksPerAbortCheck = 40;
+constexpr auto kOtherNodeGrace = std::chrono::milliseconds(3000);
+constexpr auto kNodeExchangeWait = std::chrono::milliseconds(5000);
 
 // Where every event of the run goes first: folded into the result as it arrives (so the result
 // never needs the events back), counted for the watchdog, then handed to the caller's sink (the
@@ -91,8 +100,9 @@ class Ingest : public EventSink {
 struct Controller::Impl {
   ControllerOptions options;
   Ingest events;
-  std::string token = net::random_token(16);
-  std::string run_id = net::random_token(6);
+  std::string token;
+  std::string run_id;
+  std::string event_addr;  // where every worker of the run reports: node 0's event server
   std::unique_ptr<StoreServer> store_server;
   std::unique_ptr<StoreClient> store;
   std::unique_ptr<EventServer> event_server;
@@ -113,11 +123,32 @@ struct Controller::Impl {
   std::mutex launcher_mutex;  // kill_rank() (UI thread) against a new launcher (monitor thread)
   std::vector<std::string> connection_errors;  // monitor thread only, until published
   std::mutex store_mutex;                      // guards `store` once the run has started
+  int looks_since_abort_check = 0;             // monitor thread only
+  // Whether this node is one of the run's nodes: node 0 is; another, once node 0 let it join. A
+  // node that could not join must not end the run of those that did (a second node claiming
+  // their node rank, say).
+  bool in_the_run = true;
 
   Impl(ControllerOptions o, EventSink& sink)
-      : options(std::move(o)),
+      : options(with_placement(std::move(o))),
         events(options.job, options.keep_history, sink),
+        token(options.token.empty() ? net::random_token(16) : options.token),
+        run_id(options.run_id.empty() ? net::random_token(6) : options.run_id),
         checkpoint_path(fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid())) {}
+
+  // A multi-node run's views draw its node boundaries from the job.
+  static ControllerOptions with_placement(ControllerOptions o) {
+    place_on_nodes(o.job, o.nnodes);
+    if (o.job.ranks_per_node.empty()) o.job.ranks_per_node = planned_ranks_per_node(o.placement, o.job.world_size);
+    return o;
+  }
+  static void place_on_nodes(JobConfig& job, int nnodes) {
+    if (nnodes > 1 && job.ranks_per_node.empty())
+      job.ranks_per_node.assign(static_cast<size_t>(nnodes), job.world_size / nnodes);
+  }
+
+  bool multi_node() const { return options.nnodes > 1; }
+  bool joining() const { return options.node_rank > 0; }
 
   std::vector<std::string> worker_args(const JobConfig& job, const std::string& checkpoint_in) const {
     nlohmann::json j = job;
@@ -138,10 +169,11 @@ struct Controller::Impl {
     spec.local_world_size = job.world_size / options.nnodes;
     spec.use_mpirun = job.backend == "mpi";
     spec.executable = options.executable;
+    spec.placement = options.placement;
     spec.worker_args = worker_args(job, checkpoint_in);
     spec.master_addr = options.master_addr;
     spec.master_port = store_server ? store_server->port() : options.master_port;
-    spec.env = {{"RINGLAB_EVENT_ADDR", fmt::format("{}:{}", options.master_addr, event_server->port())},
+    spec.env = {{"RINGLAB_EVENT_ADDR", event_addr},
                 {"RINGLAB_TOKEN", token},
                 {"RINGLAB_RUN_ID", run_id}};
     auto started = std::make_unique<Launcher>(spec);
@@ -184,13 +216,22 @@ struct Controller::Impl {
     return true;
   }
 
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+  }
+
+  // Node 0 (and a one-node run): the store, the event server every rank reports to, and, for
+  // the other nodes, the run's description. A joining node starts nothing of its own yet: it
+  // meets node 0 on the monitor thread (see join_node), so that start() never blocks.
   void start_services() {
-    if (options.node_rank == 0)
+    if (!joining()) {
       store_server = std::make_unique<StoreServer>(options.master_addr, options.master_port, token);
-    const uint16_t port = store_server ? store_server->port() : options.master_port;
-    const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
-    store = std::make_unique<StoreClient>(options.master_addr, port, token, timeout);
-    event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
+      store = std::make_unique<StoreClient>(options.master_addr, store_server->port(), token, timeout());
+      event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
+      event_addr = net::format_endpoint(options.master_addr, event_server->port());
+      if (multi_node())
+        publish_run(*store, {run_id, options.nnodes, options.nproc_per_node(), event_server->port(), options.job});
+    }
     checkpoint_dir = std::make_unique<PrivateDirectory>(fmt::format("ringlab-run-{}-{}", run_id, ::getpid()),
                                                         "the run's checkpoints");
     checkpoint_path = checkpoint_dir->path() + "/run.ckpt";
@@ -200,6 +241,7 @@ struct Controller::Impl {
   // Time the controller itself spent suspended (Ctrl-Z, SIGSTOP) does not count: the workers
   // waited for it, and the events they held back arrive the moment it is resumed.
   bool stalled(int64_t& last_version_ns, uint64_t& last_version, int64_t& last_look_ns) const {
+    if (joining()) return false;  // the events go to node 0, whose watchdog ends the run for all
     const uint64_t v = events.version();
     const int64_t now = now_ns();
     if (now - last_look_ns > kSuspendedGapNs) last_version_ns += now - last_look_ns;
@@ -220,6 +262,7 @@ struct Controller::Impl {
   // or a run that has stalled (which stops it).
   bool terminate_now(int64_t& last_ns, uint64_t& last_version, int64_t& last_look_ns) {
     stop_at_server_limit();
+    stop_when_another_node_ended();
     if (stalled(last_ns, last_version, last_look_ns)) {
       emit_note(EventKind::Error,
                 fmt::format("no progress from any rank for {:.0f} s: the run was stopped", options.job.timeout_s + 15.0));
@@ -236,7 +279,7 @@ struct Controller::Impl {
     std::vector<RankExit> exits = launcher->wait(std::chrono::hours(24 * 365),
                                                  [&] { return terminate_now(last_ns, last_version, last_look_ns); });
     // Workers flush their events before they exit; let the server take in the last of them.
-    event_server->wait_drained(std::chrono::milliseconds(3000));
+    if (event_server) event_server->wait_drained(std::chrono::milliseconds(3000));
     stop_at_server_limit();
     return exits;
   }
@@ -265,6 +308,101 @@ struct Controller::Impl {
     }
     stop_requested = true;
     if (patience.count() > 0) ask_workers_to_stop();
+    if (first && multi_node() && cause != StopCause::OtherNode) tell_other_nodes(to_string(cause));
+  }
+
+  // ---- The nodes of a multi-node run (see node_rendezvous.h) ----
+
+  // A joining node: node 0's store, with node 0's token, and its description of the run, which
+  // this node adopts (its job, its run id, its event server).
+  void join_node() {
+    in_the_run = false;
+    try {
+      std::lock_guard<std::mutex> lock(store_mutex);
+      store = std::make_unique<StoreClient>(options.master_addr, options.master_port, token, timeout());
+    } catch (const Error& e) {
+      throw InputError(fmt::format("node {} cannot reach node 0's store: {}. A node joins with node 0's token: "
+                                   "--join-file PATH (written by node 0's --join-file), or RINGLAB_TOKEN",
+                                   options.node_rank, e.what()));
+    }
+    RunInvitation mine{run_id, options.nnodes, options.nproc_per_node(), 0, options.job};
+    const RunInvitation run = join_run(*store, options.node_rank, mine, !options.run_id.empty());
+    in_the_run = true;
+    options.job = run.job;
+    place_on_nodes(options.job, options.nnodes);
+    run_id = run.run_id;
+    event_addr = net::format_endpoint(options.master_addr, run.event_port);
+  }
+
+  // Node 0 starts its workers once every node has joined; false when a stop came first.
+  bool wait_for_other_nodes() {
+    return wait_for_nodes(
+        *store, options.nnodes, timeout(), [&] { return store_server->errors(); },
+        [&] { return stop_requested.load(); });
+  }
+
+  void tell_other_nodes(const std::string& why) {
+    try {
+      std::lock_guard<std::mutex> lock(store_mutex);
+      if (store) publish_abort(*store, options.node_rank, why);
+    } catch (const Error&) {
+      // node 0's store is gone: the other nodes' ranks lose their peers and end on their own
+    }
+  }
+
+  // Every few looks: has another node ended the run? Its ranks' peers here would only find out
+  // at their next collective, or at their timeout if they are waiting elsewhere.
+  void stop_when_another_node_ended() {
+    if (!multi_node() || stop_requested || ++looks_since_abort_check < kLooksPerAbortCheck) return;
+    looks_since_abort_check = 0;
+    std::optional<std::string> why;
+    try {
+      std::lock_guard<std::mutex> lock(store_mutex);
+      why = read_abort(*store);
+    } catch (const Error& e) {
+      why = joining() ? fmt::format("node 0's store cannot be reached ({})", e.what()) : std::optional<std::string>{};
+    }
+    if (!why) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (stop_cause == StopCause::None) stop_detail = fmt::format("the run was ended by {}", *why);
+    }
+    request(StopCause::OtherNode, kOtherNodeGrace);
+  }
+
+  // After this node's workers ended: node 0 gathers every node's exits and says which rank failed
+  // first; a joining node hands its exits over and takes node 0's verdict as its own.
+  std::vector<RankExit> exchange_exits(std::vector<RankExit> exits) {
+    const bool failed = !std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
+    if (failed && !exits.empty()) tell_other_nodes(exits.front().rank >= 0
+                                                    ? fmt::format("rank {} {}", exits.front().rank, exits.front().describe())
+                                                    : exits.front().describe());
+    std::lock_guard<std::mutex> lock(store_mutex);
+    try {
+      if (joining()) {
+        publish_exits(*store, options.node_rank, exits);
+        return exits;
+      }
+      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait);
+      exits.insert(exits.end(), remote.begin(), remote.end());
+    } catch (const Error&) {
+      // the store is gone: what this node saw is all there is
+    }
+    return merge_exits(std::move(exits));
+  }
+
+  void exchange_verdict(RunResult& r) {
+    std::lock_guard<std::mutex> lock(store_mutex);
+    try {
+      if (!joining()) {
+        publish_result(*store, r.ok ? "" : r.failure);
+        wait_results_read(*store, options.nnodes, kNodeExchangeWait);
+      } else if (std::optional<std::string> verdict = read_result(*store, options.node_rank, kNodeExchangeWait)) {
+        r.ok = r.ok && verdict->empty();
+        if (!verdict->empty()) r.failure = fmt::format("node 0 says: {}", *verdict);
+      }
+    } catch (const Error&) {
+    }
   }
 
   void ask_workers_to_stop() {
@@ -316,6 +454,8 @@ struct Controller::Impl {
   void run_loop() {
     try {
       supervise();
+    } catch (const InputError& e) {  // says all there is to say: how this node's run was set up wrong
+      give_up(e.what(), true);
     } catch (const std::exception& e) {
       give_up(e.what());
     } catch (...) {
@@ -323,12 +463,13 @@ struct Controller::Impl {
     }
   }
 
-  void give_up(const std::string& why) {
+  void give_up(const std::string& why, bool bare = false) {
     if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
+    if (multi_node() && in_the_run) tell_other_nodes(why);
     remove_checkpoints();
     RunResult r;
     r.job = options.job;
-    r.failure = fmt::format("the controller could not go on: {}", why);
+    r.failure = bare ? why : fmt::format("the controller could not go on: {}", why);
     publish(std::move(r));
   }
 
@@ -350,6 +491,11 @@ struct Controller::Impl {
   }
 
   void supervise() {
+    if (joining()) join_node();
+    if (multi_node()) {
+      if (!joining() && !wait_for_other_nodes()) throw Error("stopped while waiting for the other nodes to join");
+      launch(options.job, options.checkpoint_in);
+    }
     JobConfig job = options.job;
     std::string checkpoint_in = options.checkpoint_in;
     std::vector<RankExit> exits;
@@ -382,8 +528,10 @@ struct Controller::Impl {
     }
     // Every worker has ended and its events are in (or past the drain's wait): close the event
     // server so nothing reaches the sinks while the caller writes its outputs from them.
-    event_server->stop();
+    if (event_server) event_server->stop();
+    if (multi_node()) exits = exchange_exits(std::move(exits));
     RunResult r = events.finish(exits, stop_info());
+    if (multi_node()) exchange_verdict(r);
     r.exits = exits;
     r.restarts = restarts;
     remove_checkpoints();
@@ -413,6 +561,7 @@ struct Controller::Impl {
 
 void ControllerOptions::validate() const {
   job.validate();
+  check_placement(placement, job, master_addr, nnodes);
   if (nnodes < 1 || nnodes > kMaxWorldSize)
     throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
   if (node_rank < 0 || node_rank >= nnodes)
@@ -423,6 +572,13 @@ void ControllerOptions::validate() const {
   if (nnodes > 1 && master_port == 0)
     throw InputError(fmt::format("--nnodes {} needs --master-port (1 to 65535): every node must be given the port "
                                  "node 0's store listens on", nnodes));
+  if (node_rank > 0 && token.empty())
+    throw InputError(fmt::format("node {} joins node 0's run with node 0's token: give --join-file PATH (written by "
+                                 "node 0's --join-file) or set RINGLAB_TOKEN", node_rank));
+  if (nnodes > 1 && max_restarts > 0)
+    throw InputError("--max-restarts works within one node: a restart across nodes is not supported");
+  if (nnodes > 1 && interactive)
+    throw InputError("the app runs one node; start a multi-node run with `ringlab run --nnodes N`");
 }
 
 Controller::Controller(ControllerOptions options, EventSink& events)
@@ -443,8 +599,9 @@ void Controller::start() {
   const ControllerOptions& o = impl_->options;
   check_run_fits(o.job, {o.job.world_size / o.nnodes, o.max_restarts > 0, o.job.backend == "mpi"});
   impl_->start_services();
-  impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
-  impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
+  if (impl_->store) impl_->store->set(store_keys::kGateMode, {static_cast<uint8_t>(impl_->gated ? 1 : 0)});
+  // Alone, the workers start now; with other nodes, once they have met (on the monitor thread).
+  if (!impl_->multi_node()) impl_->launch(impl_->options.job, impl_->options.checkpoint_in);
   impl_->monitor = start_thread("the controller's monitor", [this] { impl_->run_loop(); });
 }
 
@@ -490,6 +647,7 @@ void Controller::release_gate() {
 }
 
 void Controller::change_world(int world_size, const std::string& backend) {
+  if (impl_->multi_node()) throw InputError("a live change of the world works within one node");
   JobConfig probe = impl_->options.job;
   probe.world_size = world_size;
   probe.backend = backend;
@@ -512,6 +670,9 @@ void Controller::kill_rank(int rank) {
   Launcher* launcher = impl_->launcher.get();
   if (!launcher) throw InputError(fmt::format("kill rank {}: no run is going", rank));
   const LaunchSpec& spec = launcher->spec();
+  if (spec.placement.srun)
+    throw InputError(fmt::format("kill rank {}: srun owns the rank processes; use the fault kill:{}@STEP instead",
+                                 rank, rank));
   if (spec.use_mpirun)
     throw InputError(fmt::format("kill rank {}: with the MPI backend mpirun owns the rank processes; "
                                  "use the fault kill:{}@STEP instead", rank, rank));
@@ -535,5 +696,7 @@ void Controller::kill_rank(int rank) {
 }
 
 const ControllerOptions& Controller::options() const { return impl_->options; }
+const std::string& Controller::token() const { return impl_->token; }
+const std::string& Controller::run_id() const { return impl_->run_id; }
 
 }  // namespace ringlab

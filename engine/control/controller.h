@@ -38,6 +38,11 @@ struct ControllerOptions {
   uint16_t master_port = 0;                // 0: any free port
   int nnodes = 1;
   int node_rank = 0;
+  // The run's token and id. Empty: a fresh random one, which only node 0 may make up; a node
+  // that joins (node_rank > 0) must be given node 0's token, and is checked against its run id
+  // when one is given.
+  std::string token;
+  std::string run_id;
   bool interactive = false;                // workers honour the gate and live changes (the app)
   bool gated = false;                      // step-through: ring steps wait for release_gate()
   std::string executable;                  // the worker binary; default: this executable
@@ -46,6 +51,10 @@ struct ControllerOptions {
   // Keep every rank's shard of every epoch and loss of every step (RunResult::history, on disk)
   // for a report; without it only each rank's first shard is kept (the app draws from events).
   bool keep_history = true;
+  // Ranks beyond this machine: mpirun across hosts (--hosts, --hostfile), or srun (--launcher).
+  Placement placement;
+
+  int nproc_per_node() const { return job.world_size / nnodes; }
 
   // Throws InputError naming the flag: the job, and how the nodes of a run find each other.
   // The Controller checks it; `ringlab run` calls it first, before it checks its output files.
@@ -119,6 +128,9 @@ class Controller {
   void kill_rank(int rank);
 
   const ControllerOptions& options() const;
+  // The run's token and id, as the controller settled them (made up, or given in the options).
+  const std::string& token() const;
+  const std::string& run_id() const;
 
  private:
   struct Impl;

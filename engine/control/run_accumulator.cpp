@@ -153,8 +153,11 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
 std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const {
   std::string msg;
   if (failed)
-    msg = failed->rank >= 0 ? fmt::format("rank {} failed: {}", failed->rank, failed->describe())
-                            : fmt::format("mpirun failed: {}", failed->describe());
+    msg = failed->rank >= 0 ? fmt::format("rank {}{} failed: {}", failed->rank,
+                                          r_.job.node_count() > 1 ? fmt::format(" (node {})", failed->node) : "",
+                                          failed->describe())
+                            : fmt::format("{} failed: {}", failed->program.empty() ? "mpirun" : failed->program,
+                                          failed->describe());
   if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
   if (errors_.size() > 1) {
     msg += "\nall errors, in the order they arrived:";

@@ -12,4 +12,11 @@ inline int64_t now_ns() {
       .count();
 }
 
+// The wall clock, for ordering what different machines saw (their steady clocks do not agree).
+inline int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace ringlab

@@ -16,6 +16,11 @@ struct RankExit {
   int signal = 0;
   bool terminated = false;   // the launcher signalled it: another process failed, stop or timeout
   bool timed_out = false;    // still running when wait()'s timeout passed (then terminated)
+  int node = 0;              // the node whose launcher saw it (multi-node runs)
+  // When its launcher saw it end, on the wall clock (CLOCK_REALTIME, ns): comparable between the
+  // nodes of a run, where the steady clock is not, to find which rank failed first.
+  int64_t seen_unix_ns = 0;
+  std::string program = {};  // rank -1's program: what started the ranks ("mpirun", "srun")
   bool ok() const { return exited && exit_code == 0 && !timed_out; }
   // "exit code 3", "killed by SIGKILL"; a note is added when the launcher caused it:
   // "killed by SIGTERM (timed out)", "killed by SIGTERM (stopped by the launcher)".

@@ -132,6 +132,7 @@ struct ChromeTraceWriter::State {
   RankSpool records{"the Chrome trace's records"};
   int64_t origin_ns = INT64_MAX;
   std::set<int> ranks;
+  std::vector<int> ranks_per_node;                        // empty: one node
   std::map<RankKey, int64_t> step_begin_ns;              // steps begun, not yet ended
   std::map<RankKey, Collective> collectives;              // begun, not yet ended
   std::map<RankKey, std::vector<Event>> transfers;        // chunks and gate waits, until their collective ends
@@ -286,7 +287,18 @@ void ChromeTraceWriter::State::flush_transfers(RankKey key, const Collective* cl
   }
 }
 
-ChromeTraceWriter::ChromeTraceWriter() : state_(std::make_unique<State>()) {}
+// "rank 2", or "rank 2 (node 1)" when the run spanned nodes.
+static std::string process_name(int rank, const std::vector<int>& ranks_per_node) {
+  if (ranks_per_node.size() < 2) return fmt::format("rank {}", rank);
+  int node = 0;
+  for (int first = ranks_per_node[0]; node + 1 < static_cast<int>(ranks_per_node.size()) && rank >= first; )
+    first += ranks_per_node[static_cast<size_t>(++node)];
+  return fmt::format("rank {} (node {})", rank, node);
+}
+
+ChromeTraceWriter::ChromeTraceWriter(std::vector<int> ranks_per_node) : state_(std::make_unique<State>()) {
+  state_->ranks_per_node = std::move(ranks_per_node);
+}
 ChromeTraceWriter::~ChromeTraceWriter() = default;
 
 void ChromeTraceWriter::emit(Event e) {
@@ -328,7 +340,7 @@ void ChromeTraceWriter::write(std::ostream& out) {
   TraceOut trace(out, s.origin_ns == INT64_MAX ? 0 : s.origin_ns);
   for (int rank : s.ranks) {
     const int pid = trace_pid(rank);
-    const std::string name = rank >= 0 ? fmt::format("rank {}", rank) : "controller";
+    const std::string name = rank < 0 ? "controller" : process_name(rank, s.ranks_per_node);
     trace.metadata(pid, 0, "process_name", {{"name", name}});
     trace.metadata(pid, 0, "process_sort_index", {{"sort_index", rank >= 0 ? rank : INT_MAX}});
     trace.metadata(pid, kTraceComputeTid, "thread_name", {{"name", "compute"}});

@@ -31,7 +31,9 @@ inline int trace_pid(int rank) { return rank >= 0 ? rank + 1 : kTraceControllerP
 
 class ChromeTraceWriter : public EventSink {
  public:
-  ChromeTraceWriter();
+  // `ranks_per_node` (a multi-node run's JobConfig::ranks_per_node) names each rank's process
+  // with its node, "rank 2 (node 1)", so a trace viewer shows which ranks shared a machine.
+  explicit ChromeTraceWriter(std::vector<int> ranks_per_node = {});
   ~ChromeTraceWriter() override;
   void emit(Event event) override;  // one producer at a time (the controller serialises them)
   // Writes the whole trace; collectives that never ended are marked "(unfinished)". Throws Error

@@ -1,0 +1,193 @@
+#include "engine/control/node_rendezvous.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/clock.h"
+#include "engine/core/error.h"
+#include "engine/net/store.h"
+
+namespace ringlab {
+namespace {
+
+constexpr const char* kRun = "ringlab/nodes/run";
+constexpr const char* kAbort = "ringlab/nodes/abort";
+constexpr const char* kResult = "ringlab/nodes/result";
+constexpr auto kPollInterval = std::chrono::milliseconds(50);
+
+std::string node_key(const char* what, int node) { return fmt::format("ringlab/nodes/{}/{}", what, node); }
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+std::string text_of(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+
+// A key that may not be there (yet): its value, or nothing, without waiting.
+std::optional<std::string> peek(StoreClient& store, const std::string& key) {
+  if (!store.check({key})) return std::nullopt;
+  return text_of(store.get(key));
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "?";
+  return name;
+}
+
+nlohmann::json exit_json(const RankExit& e) {
+  return {{"rank", e.rank},     {"pid", e.pid},           {"exited", e.exited},   {"exit_code", e.exit_code},
+          {"signal", e.signal}, {"terminated", e.terminated}, {"timed_out", e.timed_out},
+          {"node", e.node},     {"seen_unix_ns", e.seen_unix_ns}};
+}
+
+RankExit exit_from_json(const nlohmann::json& j) {
+  RankExit e;
+  e.rank = j.at("rank").get<int>();
+  e.pid = j.at("pid").get<pid_t>();
+  e.exited = j.at("exited").get<bool>();
+  e.exit_code = j.at("exit_code").get<int>();
+  e.signal = j.at("signal").get<int>();
+  e.terminated = j.at("terminated").get<bool>();
+  e.timed_out = j.at("timed_out").get<bool>();
+  e.node = j.at("node").get<int>();
+  e.seen_unix_ns = j.at("seen_unix_ns").get<int64_t>();
+  return e;
+}
+
+// Why this node cannot take part in node 0's run, or "" when it can.
+std::string disagreement(const RunInvitation& run, const RunInvitation& mine, bool run_id_given) {
+  if (run_id_given && mine.run_id != run.run_id)
+    return fmt::format("this node was given --run-id {} but node 0's run is {}", mine.run_id, run.run_id);
+  if (mine.nnodes != run.nnodes)
+    return fmt::format("this node was given --nnodes {} but node 0 runs --nnodes {}", mine.nnodes, run.nnodes);
+  if (mine.nproc_per_node != run.nproc_per_node)
+    return fmt::format("this node was given --nproc-per-node {} but node 0 runs --nproc-per-node {}",
+                       mine.nproc_per_node, run.nproc_per_node);
+  return "";
+}
+
+}  // namespace
+
+void publish_run(StoreClient& store, const RunInvitation& run) {
+  const nlohmann::json j = {{"run_id", run.run_id}, {"nnodes", run.nnodes}, {"nproc_per_node", run.nproc_per_node},
+                            {"event_port", run.event_port}, {"job", run.job}};
+  store.set(kRun, bytes_of(j.dump()));
+}
+
+RunInvitation join_run(StoreClient& store, int node_rank, const RunInvitation& mine, bool run_id_given) {
+  RunInvitation run;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text_of(store.get(kRun)));
+    run.run_id = j.at("run_id").get<std::string>();
+    run.nnodes = j.at("nnodes").get<int>();
+    run.nproc_per_node = j.at("nproc_per_node").get<int>();
+    run.event_port = j.at("event_port").get<uint16_t>();
+    run.job = j.at("job").get<JobConfig>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("node {}: node 0's description of the run cannot be read ({})", node_rank, e.what()));
+  }
+  std::string why = disagreement(run, mine, run_id_given);
+  if (why.empty() && node_rank >= run.nnodes)
+    why = fmt::format("--node-rank {} is not one of node 0's {} nodes (0 to {})", node_rank, run.nnodes, run.nnodes - 1);
+  if (why.empty() && store.add(node_key("claim", node_rank), 1) > 1)
+    why = fmt::format("another node has already joined as --node-rank {}", node_rank);
+  if (!why.empty()) {
+    store.set(node_key("refused", node_rank), bytes_of(why));
+    throw InputError(fmt::format("node {} cannot join run {}: {}", node_rank, run.run_id, why));
+  }
+  store.set(node_key("joined", node_rank), bytes_of(fmt::format("{} (pid {})", host_name(), ::getpid())));
+  return run;
+}
+
+bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
+                    const std::function<std::vector<std::string>()>& refused_connections,
+                    const std::function<bool()>& stop) {
+  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+  std::vector<std::string> problems;
+  for (;;) {
+    problems.clear();
+    bool waiting = false;
+    for (int node = 1; node < nnodes; ++node) {
+      if (store.check({node_key("joined", node)})) continue;
+      if (auto why = peek(store, node_key("refused", node))) {
+        problems.push_back(fmt::format("node {} refused to join: {}", node, *why));
+      } else {
+        waiting = true;
+        problems.push_back(fmt::format("node {} never joined within {} s", node, timeout.count() / 1000));
+      }
+    }
+    if (!waiting || now_ns() >= deadline) break;
+    if (stop()) return false;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  if (problems.empty()) return true;
+  std::string message = fmt::format("the run cannot start: {}", fmt::join(problems, "; "));
+  if (const std::vector<std::string> refused = refused_connections(); !refused.empty())
+    message += fmt::format(" (node 0's store refused: {})", fmt::join(refused, "; "));
+  throw InputError(message);
+}
+
+void publish_abort(StoreClient& store, int node_rank, const std::string& why) {
+  if (store.add("ringlab/nodes/abort_claims", 1) == 1) store.set(kAbort, bytes_of(fmt::format("node {}: {}", node_rank, why)));
+}
+
+std::optional<std::string> read_abort(StoreClient& store) { return peek(store, kAbort); }
+
+void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const RankExit& e : exits) list.push_back(exit_json(e));
+  store.set(node_key("exits", node_rank), bytes_of(list.dump()));
+}
+
+std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout) {
+  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+  std::vector<RankExit> all;
+  for (int node = 1; node < nnodes; ++node) {
+    std::optional<std::string> text;
+    while (!(text = peek(store, node_key("exits", node))) && now_ns() < deadline) std::this_thread::sleep_for(kPollInterval);
+    if (!text) continue;  // that node's controller is gone: its ranks' events still tell their story
+    try {
+      for (const nlohmann::json& j : nlohmann::json::parse(*text)) all.push_back(exit_from_json(j));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return all;
+}
+
+std::vector<RankExit> merge_exits(std::vector<RankExit> exits) {
+  auto caused_it = [](const RankExit& e) { return !e.ok() && !e.terminated; };
+  auto before = [&](const RankExit& a, const RankExit& b) {
+    if (caused_it(a) != caused_it(b)) return caused_it(a);
+    if (!caused_it(a)) return a.rank < b.rank;
+    if ((a.signal != 0) != (b.signal != 0)) return a.signal != 0;
+    return a.seen_unix_ns < b.seen_unix_ns;
+  };
+  std::stable_sort(exits.begin(), exits.end(), before);
+  // The cause first, then every other process in rank order, as one node's launcher reports them.
+  if (exits.size() > 1) std::stable_sort(exits.begin() + 1, exits.end(), [](const RankExit& a, const RankExit& b) {
+    return a.rank < b.rank;
+  });
+  return exits;
+}
+
+void publish_result(StoreClient& store, const std::string& failure) { store.set(kResult, bytes_of(failure)); }
+
+std::optional<std::string> read_result(StoreClient& store, int node_rank, std::chrono::milliseconds timeout) {
+  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+  std::optional<std::string> result;
+  while (!(result = peek(store, kResult)) && now_ns() < deadline) std::this_thread::sleep_for(kPollInterval);
+  if (result) store.set(node_key("done", node_rank), {1});
+  return result;
+}
+
+void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout) {
+  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+  for (int node = 1; node < nnodes; ++node)
+    while (!store.check({node_key("done", node)}) && now_ns() < deadline) std::this_thread::sleep_for(kPollInterval);
+}
+
+}  // namespace ringlab

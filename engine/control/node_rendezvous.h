@@ -1,0 +1,72 @@
+#pragma once
+// How the controllers of a multi-node run meet, through node 0's store, before and after their
+// workers run (torchrun's rendezvous between agents, in a few keys):
+//
+//   node 0 publishes the run (id, shape, job, its event server's port) ........ kRun
+//   node K claims its node rank (a counter: a second claim is refused) ....... claim/K
+//   node K checks the run against its own flags, then says it joined ......... joined/K
+//                                          ... or why it refused ............. refused/K
+//   node 0 waits for every node to join before it starts its workers
+//   a node whose workers failed, or that was stopped, says so ................ abort
+//   every node K > 0 publishes how its processes ended ........................ exits/K
+//   node 0 publishes the run's verdict, naming the rank that failed first ..... result
+//   node K says it read it, so node 0 may take its store down ................. done/K
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/events/rank_exit.h"
+#include "engine/job/job_config.h"
+
+namespace ringlab {
+
+class StoreClient;
+
+struct RunInvitation {
+  std::string run_id;
+  int nnodes = 1;
+  int nproc_per_node = 1;
+  uint16_t event_port = 0;  // node 0's event server, on the address the nodes reach its store at
+  JobConfig job;
+};
+
+// Node 0: what the joining nodes read.
+void publish_run(StoreClient& store, const RunInvitation& run);
+
+// Node K > 0: reads node 0's run, checks it against this node's own flags (the run id when one
+// was given, the number of nodes, the ranks per node) and claims node rank K. Throws InputError
+// naming the disagreement, after leaving the reason where node 0 reads it.
+RunInvitation join_run(StoreClient& store, int node_rank, const RunInvitation& mine, bool run_id_given);
+
+// Node 0: waits until every other node has joined, `timeout` in all. Throws Error naming each
+// node that refused (and why) or never came; `refused_connections` (the store's own errors, such
+// as a wrong token) are added to the message as the likely reason. `stop()`: give up at once
+// (false when it was asked to).
+bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
+                    const std::function<std::vector<std::string>()>& refused_connections,
+                    const std::function<bool()>& stop);
+
+// Any node: the run must end ("node 1: rank 3 killed by SIGKILL"). The first reason is kept.
+void publish_abort(StoreClient& store, int node_rank, const std::string& why);
+std::optional<std::string> read_abort(StoreClient& store);
+
+// Node K > 0 publishes its processes' exits; node 0 collects them (those that come within
+// `timeout`), each tagged with its node.
+void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits);
+std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout);
+
+// Every node's exits as one list, the one that caused the end first: a process killed by a signal
+// before one that exited with an error (its peers exit with an error because it died), then the
+// one seen first on the wall clock. (A single node's launcher orders its own the same way.)
+std::vector<RankExit> merge_exits(std::vector<RankExit> exits);
+
+// Node 0 publishes the run's verdict ("" when it went well); node K reads it within `timeout`
+// and says so, and node 0 waits (at most `timeout`) for every node to have read it.
+void publish_result(StoreClient& store, const std::string& failure);
+std::optional<std::string> read_result(StoreClient& store, int node_rank, std::chrono::milliseconds timeout);
+void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout);
+
+}  // namespace ringlab

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Two nodes, launched as torchrun users launch them: node 0 with --nnodes 2 --nproc-per-node 2
+# --join-file, node 1 with --join-file --node-rank 1. Checked:
+#   - on two "hosts" (network namespaces joined by a veth pair, when this machine lets the test
+#     make them; else two controllers on loopback, said so): node 0's report holds all 4 ranks
+#     and equals PyTorch's world-size-4 golden (shards exact, per-epoch MSE within 1e-5);
+#   - the same on loopback, with the token in RINGLAB_TOKEN instead of a join file;
+#   - SIGKILL of a worker on node 1: both nodes end (well before the run's 300 s timeout), and
+#     both name that rank;
+#   - no process of the run has the token on its command line;
+#   - hostile rows: a wrong token, no token, a mismatched --nnodes, two nodes claiming one node
+#     rank, a node that never comes: each a clear error naming it, within the timeout.
+set -uo pipefail
+ringlab=$(realpath "$1")
+src=$2
+py=/usr/bin/python3
+[ -x $py ] || { echo "SKIP: $py is needed to compare the JSON files"; exit 77; }
+# shellcheck source=lib/netns.bash
+. "$src/tests/integration/lib/netns.bash"
+work=$(mktemp -d)
+trap 'netns_down; rm -rf "$work"' EXIT
+chmod 700 "$work"
+golden=$src/tests/parity/golden/seed-ws4.json
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+
+# A port for node 0's store: ringlab's own picker is not reachable from here, so take one from the
+# kernel (bind to 0) and hope it stays free for the second it takes to start node 0.
+free_port() { $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# run_pair LABEL IN_A IN_B ADDR [extra flags for both...]: node 0 (in IN_A) then node 1 (in IN_B).
+# IN_A/IN_B are command prefixes ("" or "netns_exec A"). Leaves $work/LABEL.{0,1}.{out,err,rc}.
+run_pair() {
+  local label=$1 in_a=$2 in_b=$3 addr=$4; shift 4
+  local port; port=$(free_port)
+  rm -f "$work/$label.join"
+  ( $in_a "$ringlab" run --nnodes 2 --nproc-per-node 2 --node-rank 0 --master-addr "$addr" --master-port "$port" \
+      --join-file "$work/$label.join" --report "$work/$label.json" "$@" \
+      > "$work/$label.0.out" 2> "$work/$label.0.err"; echo $? > "$work/$label.0.rc" ) &
+  local node0=$! i
+  for i in $(seq 100); do [ -f "$work/$label.join" ] && break; sleep 0.1; done
+  ( $in_b "$ringlab" run --join-file "$work/$label.join" --node-rank 1 "$@" \
+      > "$work/$label.1.out" 2> "$work/$label.1.err"; echo $? > "$work/$label.1.rc" ) &
+  local node1=$!
+  echo "$node0 $node1" > "$work/$label.pids"
+}
+
+wait_pair() {
+  local label=$1 pids; read -r -a pids < "$work/$label.pids"
+  wait "${pids[@]}"
+}
+
+check_golden() {  # LABEL
+  local label=$1
+  wait_pair "$label"
+  if [ "$(cat "$work/$label.0.rc")" != 0 ] || [ "$(cat "$work/$label.1.rc")" != 0 ]; then
+    fail "$label: node 0 exit $(cat "$work/$label.0.rc"), node 1 exit $(cat "$work/$label.1.rc")"
+    sed 's/^/     node 0: /' "$work/$label.0.err" | tail -5; sed 's/^/     node 1: /' "$work/$label.1.err" | tail -5
+    return
+  fi
+  if $py "$src/tests/parity/compare.py" "$work/$label.json" "$golden" 1e-5 > "$work/cmp"; then
+    ok "$label: node 0's report of 2 nodes x 2 ranks equals PyTorch's world-size-4 golden"
+  else
+    fail "$label: node 0's report differs from the golden"; sed 's/^/     /' "$work/cmp"
+  fi
+  $py - "$work/$label.json" <<'EOF' || fail "$label: the report does not place 4 ranks on 2 nodes"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["shards"]) == 4 and all(len(epochs) == 4 for epochs in r["shards"]), "not 4 ranks x 4 epochs of shards"
+assert len(r["step_loss"]) == 4, "not 4 ranks of step losses"
+assert r.get("ranks_per_node") == [2, 2], r.get("ranks_per_node")
+EOF
+  grep -q "node 1 of 2: ranks 2 to 3 ended well" "$work/$label.1.out" && ok "$label: node 1 says which ranks it ran" \
+    || fail "$label: node 1 printed: $(cat "$work/$label.1.out" "$work/$label.1.err")"
+}
+
+# ---- Two hosts: network namespaces, else loopback --------------------------------------------
+if netns_up; then
+  where="two network namespaces ($NETNS_ADDR_A, $NETNS_ADDR_B)"
+  in_a="netns_exec A" in_b="netns_exec B" addr=$NETNS_ADDR_A
+else
+  where="loopback (no namespaces: $NETNS_ERROR)"
+  echo "note: two hosts fall back to two controllers on loopback: $NETNS_ERROR"
+  in_a="" in_b="" addr=127.0.0.1
+fi
+run_pair hosts "$in_a" "$in_b" "$addr"
+check_golden hosts
+echo "     (on $where)"
+
+# ---- Loopback, the token in RINGLAB_TOKEN ---------------------------------------------------
+port=$(free_port) token=$($py -c 'import secrets; print(secrets.token_hex(16))')
+RINGLAB_TOKEN=$token "$ringlab" run --nnodes 2 --nproc-per-node 2 --node-rank 0 --master-port "$port" -q \
+  --report "$work/env.json" > "$work/env.0.out" 2> "$work/env.0.err" &
+env0=$!
+RINGLAB_TOKEN=$token "$ringlab" run --nnodes 2 --nproc-per-node 2 --node-rank 1 --master-port "$port" -q \
+  > "$work/env.1.out" 2> "$work/env.1.err"
+rc1=$?
+wait $env0; rc0=$?
+if [ $rc0 = 0 ] && [ $rc1 = 0 ] && $py "$src/tests/parity/compare.py" "$work/env.json" "$golden" 1e-5 > "$work/cmp"; then
+  ok "loopback, RINGLAB_TOKEN on both nodes: equals the golden"
+else
+  fail "loopback with RINGLAB_TOKEN: exits $rc0/$rc1"; tail -3 "$work/env.0.err" "$work/env.1.err" "$work/cmp"
+fi
+
+# ---- SIGKILL of a worker on node 1; no token on any command line ----------------------------
+run_pair kill "$in_a" "$in_b" "$addr" -q --samples 400000 --epochs 100 --trace-level none --timeout 300
+token=""
+for i in $(seq 100); do [ -f "$work/kill.join" ] && break; sleep 0.1; done
+token=$($py -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$work/kill.join" 2>/dev/null)
+victim=""
+for i in $(seq 300); do
+  for pid in $(pgrep -f "ringlab worker" || true); do
+    env=$(tr '\0' '\n' < /proc/$pid/environ 2>/dev/null) || continue
+    grep -qx "RINGLAB_TOKEN=$token" <<< "$env" && grep -qx "RANK=3" <<< "$env" && victim=$pid
+  done
+  [ -n "$victim" ] && break; sleep 0.1
+done
+if [ -z "$token" ] || [ -z "$victim" ]; then
+  fail "kill: node 1's rank 3 never appeared"
+else
+  sleep 1
+  # The token comes in through the environment, so the scan's own command line does not hold it.
+  leaked=$(TOKEN=$token $py -c '
+import glob, os
+for path in glob.glob("/proc/[0-9]*/cmdline"):
+    try:
+        if os.environ["TOKEN"].encode() in open(path, "rb").read(): print(path, open(path, "rb").read().replace(b"\0", b" ").decode(errors="replace"))
+    except OSError:
+        pass')
+  [ -z "$leaked" ] && ok "no process has the run's token on its command line" \
+    || fail "the token is on the command line of: $leaked"
+  t0=$(date +%s)
+  kill -9 "$victim"
+  wait_pair kill
+  took=$(( $(date +%s) - t0 ))
+  for node in 0 1; do
+    if [ "$(cat "$work/kill.$node.rc")" != 0 ] && grep -q "rank 3 (node 1) failed: killed by SIGKILL" "$work/kill.$node.err"; then
+      ok "kill: node $node ended (exit $(cat "$work/kill.$node.rc")) naming rank 3 on node 1"
+    else
+      fail "kill: node $node exit $(cat "$work/kill.$node.rc"): $(head -3 "$work/kill.$node.err")"
+    fi
+  done
+  # The run's timeout is 300 s: ending within 60 s shows the nodes were told, not timed out.
+  [ "$took" -lt 60 ] && ok "kill: both nodes ended ${took} s after the kill (timeout 300 s)" \
+    || fail "kill: the nodes took ${took} s to end (the timeout is 300 s)"
+fi
+netns_down
+
+# ---- Hostile rows (loopback) -------------------------------------------------------------------
+expect() {  # LABEL FILE PATTERN RC
+  if [ "$4" != 0 ] && grep -q -- "$3" "$2"; then ok "$1"; else fail "$1 (exit $4): $(head -3 "$2")"; fi
+}
+node0_bg() {  # PORT TIMEOUT JOINFILE: node 0 in the background, its pid in $bg
+  "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$1" --timeout "$2" -q \
+    --join-file "$3" > /dev/null 2> "$3.err" &
+  bg=$!
+  for i in $(seq 100); do [ -f "$3" ] && break; sleep 0.1; done
+}
+token_of() { $py -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$1"; }
+
+port=$(free_port); node0_bg "$port" 8 "$work/wrong.join"
+RINGLAB_TOKEN=not-the-token "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 --master-port "$port" -q \
+  > /dev/null 2> "$work/wrong.err"
+expect "wrong token: node 1 is refused at once" "$work/wrong.err" "refused the token" $?
+wait $bg
+expect "wrong token: node 0 names node 1 and the refused connection" "$work/wrong.join.err" \
+  "node 1 never joined within 8 s (node 0's store refused: .*wrong token" $?
+
+env -u RINGLAB_TOKEN "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 --master-port "$port" -q \
+  > /dev/null 2> "$work/none.err"
+expect "missing token: refused before anything starts" "$work/none.err" "node 1 joins node 0's run with node 0's token" $?
+
+port=$(free_port); node0_bg "$port" 8 "$work/nn.join"
+RINGLAB_TOKEN=$(token_of "$work/nn.join") "$ringlab" run --nnodes 3 --nproc-per-node 1 --node-rank 1 \
+  --master-port "$port" -q > /dev/null 2> "$work/nn.err"
+expect "mismatched --nnodes: node 1 says what differs" "$work/nn.err" "given --nnodes 3 but node 0 runs --nnodes 2" $?
+wait $bg
+expect "mismatched --nnodes: node 0 says node 1 refused and why" "$work/nn.join.err" "node 1 refused to join: this node was given --nnodes 3" $?
+
+port=$(free_port); node0_bg "$port" 20 "$work/dup.join"
+"$ringlab" run --join-file "$work/dup.join" --node-rank 1 -q > /dev/null 2> "$work/dup1.err" &
+first=$!
+for i in $(seq 100); do grep -q . "$work/dup1.err" 2>/dev/null && break; pgrep -f "ringlab worker" > /dev/null && break; sleep 0.1; done
+"$ringlab" run --join-file "$work/dup.join" --node-rank 1 -q > /dev/null 2> "$work/dup2.err"
+expect "two nodes claiming node rank 1: the second is refused" "$work/dup2.err" "another node has already joined as --node-rank 1" $?
+wait $first; rc_first=$?; wait $bg; rc0=$?
+[ $rc_first = 0 ] && [ $rc0 = 0 ] && ok "two nodes claiming node rank 1: the run of the first goes on and ends well" \
+  || fail "duplicate node rank: the first pair ended $rc0/$rc_first: $(head -2 "$work/dup1.err" "$work/dup.join.err")"
+
+port=$(free_port); node0_bg "$port" 3 "$work/never.join"
+wait $bg
+expect "a node that never comes: node 0 names it within the timeout" "$work/never.join.err" "node 1 never joined within 3 s" $?
+
+chmod 644 "$work/never.join"
+"$ringlab" run --join-file "$work/never.join" --node-rank 1 -q > /dev/null 2> "$work/mode.err"
+expect "a join file others can read is refused" "$work/mode.err" "others can read it" $?
+
+"$ringlab" run --nnodes 2 --nproc-per-node 2 -n 3 --master-port 29999 -q > /dev/null 2> "$work/ws.err"
+expect "-n disagreeing with --nnodes x --nproc-per-node" "$work/ws.err" "--world-size 3 disagrees with --nnodes 2 x --nproc-per-node 2 = 4" $?
+
+echo "$failures failure(s)"
+[ $failures = 0 ]
