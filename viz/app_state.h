@@ -47,10 +47,15 @@ struct TimelineViewState {
 
 // The Scale view's what-if: the controls only; the curves are computed from these (and cached).
 struct ScaleViewState {
-  int world_size = 64;                // 1..1,024, on a logarithmic slider
+  int ranks_per_node = 64;            // 1..1,024, on a logarithmic slider (on one node: the world size)
+  int nodes = 1;                      // 1..128; more than one adds the link between nodes
   std::string model = "124M";         // a model preset: seed | 25M | 124M
-  std::string link = "this-machine";  // a link preset's name, or kLiveLink
+  std::string link = "this-machine";  // within a node: a link preset's name, or kLiveLink
+  std::string inter_link = "100gbe";  // between nodes: a link preset's name
   int step_algorithm = 0;             // index into sim::all_algorithms(): the step bar's all-reduce
+  int node_step_algorithm = 1;        // over several nodes, index into sim::all_node_algorithms()
+  std::vector<int> job_split_seen;    // the job's ranks_per_node the view last took its node count from
+  int world_size() const { return nodes * ranks_per_node; }
   static constexpr const char* kLiveLink = "live";  // the link fitted to the live run's all-reduces
 };
 

@@ -257,7 +257,11 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   int world = state.job.world_size;
   FormLabel(tr("World size"));
   const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, 16, fmt::format("{}", world));
-  if (world != state.job.world_size) state.job.world_size = world;
+  if (world != state.job.world_size) {
+    state.job.world_size = world;
+    // The scenario's node split holds for its own world only; any other world runs on one node.
+    state.job.ranks_per_node = world == state.scenario.job.world_size ? state.scenario.job.ranks_per_node : std::vector<int>{};
+  }
   // A live change happens when the slider is let go, not on every value it passes.
   if (slid.released && running(state)) state.requests.change_world = true;
   if (slid.hovered)

@@ -71,6 +71,26 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thick
   }
 }
 
+void dashed_polyline(ImDrawList* dl, const std::vector<ImVec2>& points, uint32_t color, float thickness, float dash) {
+  if (dash <= 0) return;
+  float phase = 0;  // how far into the current dash-and-gap period the walk is
+  for (size_t i = 1; i < points.size(); ++i) {
+    const ImVec2 a = points[i - 1], b = points[i];
+    const float dx = b.x - a.x, dy = b.y - a.y;
+    const float length = std::sqrt(dx * dx + dy * dy);
+    float t = 0;
+    while (t < length) {
+      const bool on = phase < dash;
+      const float run = std::min((on ? dash : 2 * dash) - phase, length - t);
+      if (on)
+        dl->AddLine(ImVec2(a.x + dx * t / length, a.y + dy * t / length),
+                    ImVec2(a.x + dx * (t + run) / length, a.y + dy * (t + run) / length), color, thickness);
+      t += run;
+      phase = std::fmod(phase + run, 2 * dash);
+    }
+  }
+}
+
 ImVec2 reserve_plot_area(const char* id, ImVec2& size, bool& hovered) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   size.x = std::max(size.x, 80.0f);

@@ -86,5 +86,7 @@ void draw_plot_frame(ImDrawList* dl, ImVec2 origin, ImVec2 min, ImVec2 max, cons
 
 // A dashed line (ImDrawList has none).
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash);
+// The same along a polyline, the dashes running on across its corners.
+void dashed_polyline(ImDrawList* dl, const std::vector<ImVec2>& points, uint32_t color, float thickness, float dash);
 
 }  // namespace ringlab::viz

@@ -1,5 +1,7 @@
 // The ring: ranks on a circle, each rank's buffer as N chunks, packets moving along the links.
 // When a run fails, the rank that broke it is drawn in the warning colour with what happened.
+// A run over several nodes gets a labelled band behind each node's ranks, and the ring links
+// that join two nodes (they cross the network) are dashed in their own colour.
 #include <imgui.h>
 
 #include <algorithm>
@@ -7,6 +9,7 @@
 #include <fmt/core.h>
 #include <numbers>
 
+#include "engine/view_model/node_layout.h"
 #include "engine/view_model/ring_state.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
@@ -21,6 +24,7 @@ namespace ringlab::viz {
 namespace {
 
 using view_model::ChunkState;
+using view_model::NodeLayout;
 using view_model::RingFrame;
 
 constexpr float kPi = std::numbers::pi_v<float>;
@@ -196,8 +200,9 @@ bool under_a_card(const Geometry& g, int n, ImVec2 a, ImVec2 b) {
 
 // Link labels are written only where all of their text is inside `area` (the ring's own part of
 // the pane) and clear of the cards: otherwise they would run into the words around the ring.
-void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, bool labels, ImVec2 area_min,
-                ImVec2 area_max) {
+// A link between two nodes is dashed in the network's colour: its bytes leave the machine.
+void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, const NodeLayout& nodes, bool labels,
+                ImVec2 area_min, ImVec2 area_max) {
   if (n < 2) return;
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
@@ -205,7 +210,10 @@ void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame
     const float a0 = angle_of(r, n), a1 = angle_of(r + 1, n);
     std::vector<ImVec2> arc;
     for (int i = 0; i <= 24; ++i) arc.push_back(on_ring(g, a0 + (a1 - a0) * i / 24.0f));
-    dl->AddPolyline(arc.data(), static_cast<int>(arc.size()), p.edge, 0, 3.0f);
+    const bool network = nodes.ring_link_crosses(r);
+    const uint32_t color = network ? p.network : p.edge;
+    if (network) dashed_polyline(dl, arc, color, 3.0f, fs * 0.45f);
+    else dl->AddPolyline(arc.data(), static_cast<int>(arc.size()), color, 0, 3.0f);
     // An arrow head halfway, pointing along the ring.
     const float mid = (a0 + a1) / 2;
     const ImVec2 m = on_ring(g, mid);
@@ -216,7 +224,7 @@ void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame
     const float s = fs * 0.55f;
     dl->AddTriangleFilled(ImVec2(m.x + dir.x * s, m.y + dir.y * s),
                           ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
-                          ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), p.edge);
+                          ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), color);
     if (!frame || !labels || n > 8) continue;
     for (const auto& link : frame->links_so_far)
       if (link.src == r && link.dst == (r + 1) % n) {
@@ -231,6 +239,70 @@ void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame
           continue;
         dl->AddText(at, p.text_dim, text.c_str());
       }
+  }
+}
+
+// A node's band: the part of the ring's track that holds its ranks' cards, between an ellipse
+// inside the cards and one outside them, with a little gap to the next node's band. Drawn
+// first, in opaque tints (one quad per slice: translucent slices would show their seams).
+struct NodeBand {
+  float a0 = 0, a1 = 0;  // angles, clockwise
+  ImVec2 inner, outer;   // the two ellipses' radii
+};
+
+NodeBand node_band(const Geometry& g, const view_model::NodeGroup& node, int n) {
+  const float fs = ImGui::GetFontSize();
+  const float step = 2 * kPi / n, gap = std::min(step * 0.08f, fs * 0.3f / std::max(g.rx, 1.0f));
+  NodeBand band;
+  band.a0 = angle_of(node.first_rank, n) - step / 2 + gap;
+  band.a1 = angle_of(node.last_rank(), n) + step / 2 - gap;
+  const float dx = g.card.x / 2 + fs * 0.5f, dy = g.card.y / 2 + fs * 0.5f;
+  band.inner = ImVec2(std::max(g.rx - dx, 0.0f), std::max(g.ry - dy, 0.0f));
+  band.outer = ImVec2(g.rx + dx, g.ry + dy);
+  return band;
+}
+
+ImVec2 on_ellipse(const Geometry& g, ImVec2 radii, float angle) {
+  return ImVec2(g.center.x + radii.x * std::cos(angle), g.center.y + radii.y * std::sin(angle));
+}
+
+void draw_node_bands(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes, int n) {
+  const Palette& p = palette();
+  for (const auto& node : nodes.nodes) {
+    const NodeBand band = node_band(g, node, n);
+    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.16f : 0.10f);
+    const int slices = 8 * std::max(node.ranks, 1);
+    for (int i = 0; i < slices; ++i) {
+      const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
+      dl->AddQuadFilled(on_ellipse(g, band.outer, t0), on_ellipse(g, band.outer, t1), on_ellipse(g, band.inner, t1),
+                        on_ellipse(g, band.inner, t0), fill);
+    }
+  }
+}
+
+// "node 0" inside the ring, by the middle of its band, where it clears the cards, the other
+// labels and the ring's part of the pane; a label that fits nowhere is left out (the legend
+// and the note under the ring say what the bands are).
+void draw_node_labels(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes, int n, ImVec2 area_min, ImVec2 area_max) {
+  const Palette& p = palette();
+  std::vector<std::pair<ImVec2, ImVec2>> placed;
+  for (const auto& node : nodes.nodes) {
+    const NodeBand band = node_band(g, node, n);
+    const float mid = (band.a0 + band.a1) / 2;
+    const std::string text = trf("node {}", node.node);
+    const ImVec2 ts = fonts().bold->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, text.c_str());
+    // Just inside the band's inner edge, as close to the node's cards as the label allows.
+    const float pad = ImGui::GetFontSize() * 0.3f;
+    const ImVec2 c = on_ellipse(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
+    const ImVec2 a(c.x - ts.x / 2, c.y - ts.y / 2), b(c.x + ts.x / 2, c.y + ts.y / 2);
+    const bool inside = a.x >= area_min.x && a.y >= area_min.y && b.x <= area_max.x && b.y <= area_max.y;
+    const bool clear = std::none_of(placed.begin(), placed.end(), [&](const auto& o) {
+      return a.x < o.second.x && b.x > o.first.x && a.y < o.second.y && b.y > o.first.y;
+    });
+    if (!inside || !clear || under_a_card(g, n, a, b)) continue;
+    // In its band's colour: grey for the even nodes, the network's tint for the odd ones.
+    dl->AddText(fonts().bold, ImGui::GetFontSize(), a, node.node % 2 == 1 ? p.network : p.text_dim, text.c_str());
+    placed.emplace_back(a, b);
   }
 }
 
@@ -454,7 +526,16 @@ void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float
   dl->AddText(small, sfs, ImVec2(right_top.x - total_w + rs_w + phase_gap, right_top.y + h + 3), p.text_dim, "all-gather");
 }
 
-void draw_legend(ImDrawList* dl, ImVec2 at) {
+// The legend's lines: a fourth for the dashed links when the ring spans several nodes.
+std::vector<const char*> legend_lines(bool nodes) {
+  std::vector<const char*> lines = {"fully reduced", "colours: ranks summed in", "dotted: arriving in this step"};
+  if (nodes) lines.push_back("dashed: between nodes, over the network");
+  return lines;
+}
+
+float legend_height(bool nodes) { return ImGui::GetFontSize() * (1.25f * legend_lines(nodes).size() + 0.5f); }
+
+void draw_legend(ImDrawList* dl, ImVec2 at, bool nodes) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   const float s = fs * 0.9f;
@@ -466,6 +547,20 @@ void draw_legend(ImDrawList* dl, ImVec2 at) {
   at.y += fs * 1.25f;
   dashed_line(dl, ImVec2(at.x, at.y + s * 0.6f), ImVec2(at.x + s, at.y + s * 0.6f), p.text, 2.0f, 3.0f);
   dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("dotted: arriving in this step"));
+  if (!nodes) return;
+  at.y += fs * 1.25f;
+  dashed_line(dl, ImVec2(at.x, at.y + s * 0.6f), ImVec2(at.x + s, at.y + s * 0.6f), p.network, 3.0f, s * 0.3f);
+  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("dashed: between nodes, over the network"));
+}
+
+// Why the dashed links matter, under the ring: every link of a flat ring carries 2(p-1)/p of
+// the buffer, the slow ones between nodes too, and the ring goes as fast as its slowest link.
+std::string node_note(const NodeLayout& nodes) {
+  const int p = nodes.world_size;
+  return trf("{} nodes: {} of the ring's {} links cross the network. In a flat ring each link carries 2(p-1)/p = "
+             "{:.2f}× the buffer, the slow links between nodes too, and every step waits for them: this is why "
+             "hierarchical all-reduce exists (the Scale view compares the two).",
+             nodes.nodes.size(), nodes.crossing_ring_links(), p, 2.0 * (p - 1) / p);
 }
 
 }  // namespace
@@ -485,6 +580,8 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   if (rec) frame = view_model::ring_frame(*rec, state.step.position);
   const int n = rec ? std::max(frame.world_size, 1)
                     : std::max(1, model.world_size() > 0 ? model.world_size() : state.job.world_size);
+  const int generation = rec ? rec->key.generation : model.current_generation() ? model.current_generation()->index : -1;
+  const NodeLayout nodes = view_model::node_layout_of(model, generation, n, state.job);
   int values_rows = 0;
   if (rec && frame.elements > 0 && frame.elements <= 64 && n > 0)
     values_rows = static_cast<int>(std::min<int64_t>((frame.elements + n - 1) / n, kMaxValuesShown));
@@ -544,16 +641,18 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   }
   // Under the ring: the footer's lines, and the legend beside them where they fit in one line each.
   float legend_w = 0;
-  for (const char* line : {"colours: ranks summed in", "fully reduced", "dotted: arriving in this step"})
-    legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
+  for (const char* line : legend_lines(nodes.multi_node())) legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
   const float text_w = size.x - 2 * fs, beside_w = text_w - legend_w - fs * 2;
   const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
   const float beside_h = rec && n > 1 && !compact ? draw_footer(nullptr, {}, beside_w, frame, *rec, compact) : 0;
   const bool legend = n > 1 && !compact && beside_h <= one_line_h;
   const float footer_w = legend ? beside_w : text_w;
   const float footer_h = legend ? beside_h : rec ? draw_footer(nullptr, {}, text_w, frame, *rec, compact) : 0;
-  const float footer = std::max(rec ? footer_h + fs * 0.6f : fs, legend ? fs * 4.25f : 0.0f);
-  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer);
+  const float footer = std::max(rec ? footer_h + fs * 0.6f : fs, legend ? legend_height(nodes.multi_node()) : 0.0f);
+  // Over several nodes, a note on the dashed links between the ring and the footer.
+  const std::string note = nodes.multi_node() && !compact ? node_note(nodes) : "";
+  const float note_h = note.empty() ? 0 : ImGui::CalcTextSize(note.c_str(), nullptr, false, text_w).y + fs * 0.3f;
+  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer - note_h);
   Geometry g = layout(ring_min, ring_max, n, values_rows, compact);
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
@@ -568,15 +667,19 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       if (packet.dst < n && packet.chunk < n) receiving[packet.dst * n + packet.chunk] = 1;
 
   dl->PushClipRect(min, max, true);
-  draw_links(dl, g, n, rec ? &frame : nullptr, !compact, ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y));
+  if (nodes.multi_node()) draw_node_bands(dl, g, nodes, n);
+  draw_links(dl, g, n, rec ? &frame : nullptr, nodes, !compact, ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y));
   // Packets only while the view moves on to the next step: one held back by Previous shows the
   // chunks where they are, not sends frozen half-way.
   const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
   if (rec && !failure.failed && moving) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
+  // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
+  if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
-  if (legend) draw_legend(dl, ImVec2(max.x - fs - legend_w, max.y - fs * 4.05f));
+  if (legend) draw_legend(dl, ImVec2(max.x - fs - legend_w, max.y - legend_height(nodes.multi_node()) + fs * 0.2f), nodes.multi_node());
+  if (!note.empty()) dl->AddText(nullptr, fs, ImVec2(min.x + fs, ring_max.y + fs * 0.15f), p.text_dim, note.c_str(), nullptr, text_w);
   if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), footer_w, frame, *rec, compact);
   dl->PopClipRect();
 }

@@ -2,6 +2,8 @@
 // The cost models of engine/sim answer while the slider moves: every all-reduce algorithm's time
 // and bus bandwidth against the message size, one DDP step's compute against the communication
 // it could not hide, and the live run's own all-reduces as measured points on the same axes.
+// Over several nodes (a second link, between them) it sets the flat ring against the
+// hierarchical all-reduce (engine/sim/node_models.h).
 #include <imgui.h>
 
 #include <algorithm>
@@ -27,6 +29,7 @@ namespace ringlab::viz {
 namespace {
 
 using sim::Algorithm;
+using sim::NodeAlgorithm;
 
 // What was computed for the current controls and for the live run so far. A frame recomputes
 // only what changed: the curves when a control moved, the calibration when events arrived.
@@ -59,6 +62,26 @@ const char* algorithm_name(Algorithm a) {
     case Algorithm::ParameterServer: return tr("parameter server");
   }
   return "";
+}
+
+const char* node_algorithm_name(NodeAlgorithm a) {
+  return a == NodeAlgorithm::FlatRing ? tr("flat ring") : tr("hierarchical");
+}
+
+// One line on the plots: an algorithm's curve, its name and colour.
+struct Series {
+  const char* name;
+  const std::vector<sim::CurvePoint>* points;
+  uint32_t color;
+};
+
+// Flat ring in the ring's colour; hierarchical in one the single-node view does not give the ring.
+std::vector<Series> series_of(const sim::ScaleData& d) {
+  std::vector<Series> out;
+  for (size_t i = 0; i < d.curves.size(); ++i) out.push_back({algorithm_name(d.curves[i].algorithm), &d.curves[i].points, algorithm_color(i)});
+  for (const auto& c : d.node_curves)
+    out.push_back({node_algorithm_name(c.algorithm), &c.points, algorithm_color(c.algorithm == NodeAlgorithm::FlatRing ? 0 : 2)});
+  return out;
 }
 
 std::string time_text(double s) {
@@ -107,15 +130,35 @@ void refresh_live(const view_model::RunModel& model) {
 
 // The link the curves use: a preset, or the one fitted to the live run. A choice that no longer
 // exists (the fit went away with a reset) falls back to this machine's preset.
+sim::LinkParams preset_link(std::string& name) {
+  for (const sim::LinkPreset& p : sim::link_presets())
+    if (p.name == name) return p.link;
+  name = sim::link_presets().front().name;
+  return sim::link_presets().front().link;
+}
+
 sim::LinkParams chosen_link(ScaleViewState& v, const sim::LiveCalibration& live) {
   if (v.link == ScaleViewState::kLiveLink) {
     if (live.usable()) return live.calibration.link;
     v.link = "this-machine";
   }
-  for (const sim::LinkPreset& p : sim::link_presets())
-    if (p.name == v.link) return p.link;
-  v.link = sim::link_presets().front().name;
-  return sim::link_presets().front().link;
+  return preset_link(v.link);
+}
+
+// Going from one node to several: this machine's loopback inside each node would set two slow
+// links against each other; a node of GPUs (NVLink inside, the network between) is the case
+// hierarchical all-reduce is made for, so the node's link becomes NVLink unless one was chosen.
+void enter_several_nodes(ScaleViewState& v) {
+  if (v.link == "this-machine") v.link = "nvlink4";
+}
+
+// A job over several nodes opens the what-if at its node count, once per node split.
+void follow_job_nodes(ScaleViewState& v, const JobConfig& job) {
+  if (job.ranks_per_node == v.job_split_seen) return;
+  v.job_split_seen = job.ranks_per_node;
+  if (job.node_count() < 2) return;
+  if (v.nodes == 1) enter_several_nodes(v);
+  v.nodes = std::min(job.node_count(), 128);
 }
 
 void refresh_data(const sim::ScaleQuery& query) {
@@ -143,20 +186,34 @@ void caption(const char* text, float widget_w, bool first = false) {
 int64_t power_of_two_below(int64_t p) { return std::max<int64_t>(1, sim::floor_pow2(std::max<int64_t>(1, p - 1))); }
 int64_t power_of_two_above(int64_t p) { return std::min<int64_t>(1024, sim::floor_pow2(p) * 2); }
 
+// On one node the world size; over several, the ranks of each node.
 void world_size_control(ScaleViewState& v) {
   const float fs = ImGui::GetFontSize();
-  caption(tr("World size"), fs * 12, true);
-  const std::string shown = trf(v.world_size == 1 ? "{} rank" : "{} ranks", v.world_size);
-  if (SliderIntBeside("##scale_world", &v.world_size, 1, 1024, shown, ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
+  caption(v.nodes == 1 ? tr("World size") : tr("Ranks per node"), fs * 12, true);
+  const std::string shown = trf(v.ranks_per_node == 1 ? "{} rank" : "{} ranks", v.ranks_per_node);
+  if (SliderIntBeside("##scale_world", &v.ranks_per_node, 1, 1024, shown,
+                      ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
           .hovered)
     ImGui::SetTooltip("%s", tr("A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
   ImGui::SameLine(0, fs * 0.3f);
-  if (ImGui::Button("◀##scale_less")) v.world_size = static_cast<int>(power_of_two_below(v.world_size));
+  if (ImGui::Button("◀##scale_less")) v.ranks_per_node = static_cast<int>(power_of_two_below(v.ranks_per_node));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the power of two below"));
   ImGui::SameLine(0, fs * 0.3f);
-  if (ImGui::Button("▶##scale_more")) v.world_size = static_cast<int>(power_of_two_above(v.world_size));
+  if (ImGui::Button("▶##scale_more")) v.ranks_per_node = static_cast<int>(power_of_two_above(v.ranks_per_node));
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the power of two above"));
-  v.world_size = std::clamp(v.world_size, 1, 1024);
+  v.ranks_per_node = std::clamp(v.ranks_per_node, 1, 1024);
+}
+
+void nodes_control(ScaleViewState& v) {
+  caption(tr("Nodes"), ImGui::GetFontSize() * 8);
+  const int was = v.nodes;
+  const std::string shown = trf(v.nodes == 1 ? "{} node" : "{} nodes", v.nodes);
+  if (SliderIntBeside("##scale_nodes", &v.nodes, 1, 128, shown, ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
+          .hovered)
+    ImGui::SetTooltip("%s", tr("Hosts, each with the ranks per node. Ranks of one node share a fast link; "
+                               "between nodes the data crosses the network."));
+  v.nodes = std::clamp(v.nodes, 1, 128);
+  if (was == 1 && v.nodes > 1) enter_several_nodes(v);
 }
 
 void model_control(ScaleViewState& v) {
@@ -174,15 +231,20 @@ void model_control(ScaleViewState& v) {
   ImGui::EndCombo();
 }
 
-void link_control(ScaleViewState& v, const sim::LiveCalibration& live) {
-  caption(tr("Link"), ImGui::GetFontSize() * 17);
-  if (!ImGui::BeginCombo("##scale_link", link_title(v.link).c_str())) return;
+// The presets as a combo's items, each with its latency and bandwidth and its source on hover.
+void preset_items(std::string& chosen) {
   for (const sim::LinkPreset& p : sim::link_presets()) {
     const std::string item = fmt::format("{} · α {} · {}", link_title(p.name), time_text(p.link.alpha_s),
                                          rate_text(1.0 / p.link.beta_s_per_byte));
-    if (ImGui::Selectable(item.c_str(), v.link == p.name)) v.link = p.name;
+    if (ImGui::Selectable(item.c_str(), chosen == p.name)) chosen = p.name;
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n\n%s", p.description.c_str(), p.source.c_str());
   }
+}
+
+void link_control(ScaleViewState& v, const sim::LiveCalibration& live) {
+  caption(v.nodes == 1 ? tr("Link") : tr("Link within a node"), ImGui::GetFontSize() * 17);
+  if (!ImGui::BeginCombo("##scale_link", link_title(v.link).c_str())) return;
+  preset_items(v.link);
   ImGui::Separator();
   if (live.usable()) {
     const sim::LinkParams& l = live.calibration.link;
@@ -195,14 +257,30 @@ void link_control(ScaleViewState& v, const sim::LiveCalibration& live) {
   ImGui::EndCombo();
 }
 
+void inter_link_control(ScaleViewState& v) {
+  if (v.nodes == 1) return;
+  caption(tr("Link between nodes"), ImGui::GetFontSize() * 17);
+  if (!ImGui::BeginCombo("##scale_inter_link", link_title(v.inter_link).c_str())) return;
+  preset_items(v.inter_link);
+  ImGui::EndCombo();
+}
+
+// A combo over `all`, holding the chosen one's index.
+template <typename Choice>
+void choice_combo(const char* id, int& index, const std::vector<Choice>& all, const char* (*name)(Choice)) {
+  index = std::clamp(index, 0, static_cast<int>(all.size()) - 1);
+  if (!ImGui::BeginCombo(id, name(all[index]))) return;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (ImGui::Selectable(name(all[i]), index == static_cast<int>(i))) index = static_cast<int>(i);
+  ImGui::EndCombo();
+}
+
+// The step bar's all-reduce: any of the single-link algorithms on one node; over several, the
+// flat ring or the hierarchical all-reduce.
 void algorithm_control(ScaleViewState& v) {
   caption(tr("DDP all-reduce"), ImGui::GetFontSize() * 10);
-  const auto& all = sim::all_algorithms();
-  v.step_algorithm = std::clamp(v.step_algorithm, 0, static_cast<int>(all.size()) - 1);
-  if (!ImGui::BeginCombo("##scale_algorithm", algorithm_name(all[v.step_algorithm]))) return;
-  for (size_t i = 0; i < all.size(); ++i)
-    if (ImGui::Selectable(algorithm_name(all[i]), v.step_algorithm == static_cast<int>(i))) v.step_algorithm = static_cast<int>(i);
-  ImGui::EndCombo();
+  if (v.nodes > 1) choice_combo("##scale_node_algorithm", v.node_step_algorithm, sim::all_node_algorithms(), node_algorithm_name);
+  else choice_combo("##scale_algorithm", v.step_algorithm, sim::all_algorithms(), algorithm_name);
 }
 
 double value_of(const sim::CurvePoint& p, Quantity q) { return q == Quantity::Time ? p.seconds : p.busbw; }
@@ -217,8 +295,8 @@ std::pair<double, double> y_range(const sim::ScaleData& d, const sim::LiveCalibr
   auto take = [&](double y) {
     if (y > 0 && std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
   };
-  for (const auto& c : d.curves)
-    for (const auto& p : c.points) take(value_of(p, q));
+  for (const Series& s : series_of(d))
+    for (const auto& p : *s.points) take(value_of(p, q));
   for (const auto& p : d.reference) take(value_of(p, q));
   for (const auto& m : live.sizes) take(measured_value(m, live.world_size, q));
   if (!(hi > 0)) return {1e-6, 1.0};
@@ -238,16 +316,17 @@ void line_of(const LogLogPlot& plot, const std::vector<sim::CurvePoint>& points,
 // Hover: every algorithm's value at the nearest size on the curves.
 void hover_readout(const LogLogPlot& plot, const sim::ScaleData& d, Quantity q, int64_t p) {
   const double x = plot.x_at(ImGui::GetIO().MousePos.x);
-  const auto& points = d.curves.front().points;
+  const std::vector<Series> all = series_of(d);
+  const auto& points = *all.front().points;
   size_t best = 0;
   for (size_t i = 1; i < points.size(); ++i)
     if (std::fabs(std::log(points[i].bytes / x)) < std::fabs(std::log(points[best].bytes / x))) best = i;
   const float px = plot.to_screen(points[best].bytes, 1).x;
   plot.draw_list()->AddLine(ImVec2(px, plot.inner_min().y), ImVec2(px, plot.inner_max().y), palette().axis, 1.0f);
   std::string tip = trf("{} at {} ranks", bytes_text(points[best].bytes), p);
-  for (const auto& c : d.curves) {
-    const double y = value_of(c.points[best], q);
-    tip += fmt::format("\n{}: {}", algorithm_name(c.algorithm), q == Quantity::Time ? time_text(y) : rate_text(y));
+  for (const Series& s : all) {
+    const double y = value_of((*s.points)[best], q);
+    tip += fmt::format("\n{}: {}", s.name, q == Quantity::Time ? time_text(y) : rate_text(y));
   }
   ImGui::SetTooltip("%s", tip.c_str());
 }
@@ -263,14 +342,14 @@ void draw_curves_plot(const char* id, ImVec2 size, Quantity q, const sim::ScaleD
     plot.marker(double(d.step.largest_bucket_bytes), palette().accent,
                 trf("{}: largest bucket {}", v.model, bytes_text(double(d.step.largest_bucket_bytes))));
   if (!d.reference.empty()) line_of(plot, d.reference, q, algorithm_color(0), 2.0f, true);
-  for (size_t i = 0; i < d.curves.size(); ++i) line_of(plot, d.curves[i].points, q, algorithm_color(i), 3.0f, false);
+  for (const Series& s : series_of(d)) line_of(plot, *s.points, q, s.color, 3.0f, false);
   for (const auto& m : live.sizes) plot.point(m.bytes, measured_value(m, live.world_size, q), palette().text, 6.0f);
-  if (plot.hovered()) hover_readout(plot, d, q, v.world_size);
+  if (plot.hovered()) hover_readout(plot, d, q, v.world_size());
 }
 
 void legend(const sim::ScaleData& d, const sim::LiveCalibration& live) {
   std::vector<LegendEntry> entries;
-  for (size_t i = 0; i < d.curves.size(); ++i) entries.push_back({algorithm_name(d.curves[i].algorithm), algorithm_color(i), 3.0f});
+  for (const Series& s : series_of(d)) entries.push_back({s.name, s.color, 3.0f});
   if (live.any()) entries.push_back({trf("● live run: {} ranks, median per size", live.world_size), palette().text, 1.0f});
   if (!d.reference.empty())
     entries.push_back({trf("- - ring at the live run's {} ranks, same link", live.world_size), algorithm_color(0), 1.0f});
@@ -322,10 +401,12 @@ void draw_step_rows(const sim::StepBar& s, float width) {
 
 void draw_step_bar(const sim::StepBar& s, const ScaleViewState& v) {
   const float width = ImGui::GetContentRegionAvail().x;
-  const std::string head = v.world_size == 1
-                               ? trf("One DDP step: {}, 1 rank, nothing to all-reduce", model_title(v.model))
-                               : trf("One DDP step: {}, {} ranks, {} all-reduce", model_title(v.model), v.world_size,
-                                     algorithm_name(sim::all_algorithms()[v.step_algorithm]));
+  const std::string head =
+      v.world_size() == 1 ? trf("One DDP step: {}, 1 rank, nothing to all-reduce", model_title(v.model))
+      : v.nodes > 1       ? trf("One DDP step: {}, {} nodes × {} ranks, {} all-reduce", model_title(v.model), v.nodes,
+                                v.ranks_per_node, node_algorithm_name(sim::all_node_algorithms()[v.node_step_algorithm]))
+                          : trf("One DDP step: {}, {} ranks, {} all-reduce", model_title(v.model), v.world_size(),
+                                algorithm_name(sim::all_algorithms()[v.step_algorithm]));
   const std::string eff = trf("scaling efficiency {:.1f}%", s.efficiency * 100);
   ImGui::PushFont(fonts().bold);
   ImGui::PushTextWrapPos(0);
@@ -344,7 +425,7 @@ void draw_step_bar(const sim::StepBar& s, const ScaleViewState& v) {
                                "Efficiency = compute / step."));
   draw_step_rows(s, width);
   const std::string numbers =
-      v.world_size == 1 ? trf("compute {} · step {}", time_text(s.compute_s), time_text(s.step_s))
+      v.world_size() == 1 ? trf("compute {} · step {}", time_text(s.compute_s), time_text(s.step_s))
                         : trf("compute {} · all-reduce {} in {} buckets: {} hidden under backward, {} exposed · step {}",
                               time_text(s.compute_s), time_text(s.comm_s), s.buckets.size(), time_text(s.hidden_comm_s),
                               time_text(s.exposed_comm_s), time_text(s.step_s));
@@ -388,23 +469,43 @@ std::string live_note(const sim::LiveCalibration& live, const ScaleViewState& v,
          (live.sizes.size() == 1 ? std::string(" ") + tr("Bucket cap KB = 4 in the controls gives several sizes.") : "");
 }
 
+// Over several nodes, what the two curves are and what each sends over a link between nodes,
+// for the model's largest bucket.
+std::string node_note(const ScaleViewState& v, const sim::ScaleData& d, const sim::ScaleQuery& query) {
+  const sim::Cluster cluster = sim::cluster_of(query);
+  const double bucket = double(d.step.largest_bucket_bytes);
+  return trf("{} nodes × {} ranks. Flat ring: one ring over every rank; each step waits for the slow links between "
+             "nodes, and each of them carries 2(p-1)/p of the buffer ({} of a {} bucket). Hierarchical: reduce-scatter "
+             "within each node, all-reduce across the nodes among ranks with the same local rank, all-gather within "
+             "each node; a link between nodes carries 2(N-1)/N × 1/P of the buffer ({}).",
+             v.nodes, v.ranks_per_node,
+             bytes_text(sim::inter_node_bytes_per_link(NodeAlgorithm::FlatRing, cluster, bucket)), bytes_text(bucket),
+             bytes_text(sim::inter_node_bytes_per_link(NodeAlgorithm::Hierarchical, cluster, bucket)));
+}
+
 }  // namespace
 
 void DrawScaleView(const view_model::RunModel& model, AppState& state) {
   ScaleViewState& v = state.scale;
   refresh_live(model);
   const sim::LiveCalibration& live = g_cache.live;
+  follow_job_nodes(v, state.job);
   world_size_control(v);
+  nodes_control(v);
   model_control(v);
   link_control(v, live);
+  inter_link_control(v);
   algorithm_control(v);
 
   sim::ScaleQuery query;
-  query.world_size = v.world_size;
+  query.world_size = v.world_size();
   query.model = v.model;
   query.link = chosen_link(v, live);
   query.step_algorithm = sim::all_algorithms()[v.step_algorithm];
-  query.reference_world_size = live.any() && live.world_size != v.world_size ? live.world_size : 0;
+  query.nodes = v.nodes;
+  query.inter_link = preset_link(v.inter_link);
+  query.node_step_algorithm = sim::all_node_algorithms()[v.node_step_algorithm];
+  query.reference_world_size = live.any() && live.world_size != v.world_size() ? live.world_size : 0;
   refresh_data(query);
   if (!g_cache.error.empty()) {
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", g_cache.error.c_str());
@@ -415,11 +516,11 @@ void DrawScaleView(const view_model::RunModel& model, AppState& state) {
 
   const float fs = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const std::string note = live_note(live, v, query.link);
+  const std::string note = (v.nodes > 1 ? node_note(v, d, query) + "\n" : std::string()) + live_note(live, v, query.link);
   const float note_h = ImGui::CalcTextSize(note.c_str(), nullptr, false, avail.x).y;
   const float bottom_h = fs * 7.4f + note_h;
   const float plot_h = std::max(avail.y - bottom_h, fs * 8);
-  if (v.world_size == 1) {
+  if (v.world_size() == 1) {
     ImGui::Dummy(ImVec2(avail.x, fs * 0.5f));
     DimWrapped(tr("One rank has nothing to exchange: every all-reduce takes 0 s. Move the slider to 2 ranks or more."));
     ImGui::Dummy(ImVec2(avail.x, std::max(0.0f, plot_h - fs * 3)));

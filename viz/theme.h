@@ -24,6 +24,7 @@ struct Palette {
   uint32_t forward, backward, optimizer, collective, native, gate;
   uint32_t reduce_scatter, all_gather;
   uint32_t mse;          // whole-dataset MSE curve
+  uint32_t network;      // what crosses the network between nodes: dashed ring links, node labels
 };
 
 // Applies the ImGui style for `kind` at `scale` and selects the matching palette.

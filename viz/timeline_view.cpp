@@ -2,7 +2,9 @@
 // bucket's all-reduce with its chunk transfers underneath, waits at the step-through gate,
 // and a tick where each bucket became ready. Collectives that have not ended are hatched
 // (waiting); after a failure the rank that broke the run gets a red band from its last progress
-// on. Wheel zooms, dragging pans, double-click follows.
+// on. A run over several nodes groups the lanes by node (a tinted band and a label each), and
+// the chunk transfers that cross the network between nodes are framed in the network's colour.
+// Wheel zooms, dragging pans, double-click follows.
 #include <imgui.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <vector>
 #include <fmt/core.h>
 
+#include "engine/view_model/node_layout.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -22,6 +25,7 @@
 namespace ringlab::viz {
 namespace {
 
+using view_model::NodeLayout;
 using view_model::SpanKind;
 using view_model::TimelineSpan;
 
@@ -59,7 +63,12 @@ std::string duration_text(double ns) {
   return fmt::format("{:.2f} s", ns / 1e9);
 }
 
-std::string describe(const TimelineSpan& s, int rank) {
+// A chunk transfer from a rank of one node to a rank of another: its bytes crossed the network.
+bool crosses_nodes(const TimelineSpan& s, const NodeLayout& nodes) {
+  return nodes.multi_node() && nodes.node_of(s.src) != nodes.node_of(s.dst);
+}
+
+std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
   std::string text = fmt::format("{} · {}", name_of(s.kind), trf("rank {}", rank));
   if (s.step >= 0) text.append("\n").append(trf("training step {}", s.step));
   if (s.kind != SpanKind::BucketReady)
@@ -74,6 +83,8 @@ std::string describe(const TimelineSpan& s, int rank) {
                                   s.phase == 0 ? tr("reduce-scatter") : tr("all-gather"), s.ring_step + 1, s.chunk,
                                   s.src, s.dst));
   if (s.kind == SpanKind::GateWait) text.append("\n").append(trf("before ring step {}", s.ring_step + 1));
+  if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes))
+    text.append("\n").append(trf("over the network: node {} → node {}", nodes.node_of(s.src), nodes.node_of(s.dst)));
   return text;
 }
 
@@ -162,6 +173,26 @@ void legend_item(const char* text, uint32_t color) {
   ImGui::SameLine(0, fs * 0.8f);
 }
 
+// Lanes grouped by node: every other node's lanes tinted, a line in the network's colour between
+// two nodes, and "node K" in the column left of the rank labels where its lanes are a line tall.
+// Drawn before the labels and the spans, which go over the tint.
+void draw_node_groups(ImDrawList* dl, const NodeLayout& nodes, int lanes, float lane_h, ImVec2 column, ImVec2 plot_min,
+                      ImVec2 plot_max) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  for (const auto& node : nodes.nodes) {
+    if (node.first_rank >= lanes) break;
+    const float top = plot_min.y + node.first_rank * lane_h;
+    const float bottom = plot_min.y + std::min(node.last_rank() + 1, lanes) * lane_h;
+    if (node.node % 2 == 1) dl->AddRectFilled(ImVec2(column.x, top), ImVec2(plot_max.x, bottom), mix(p.canvas, p.network, 0.07f));
+    if (node.first_rank > 0) dl->AddLine(ImVec2(column.x, top), ImVec2(plot_max.x, top), p.network, 2.0f);
+    const std::string text = trf("node {}", node.node);
+    if (bottom - top < fs * 1.1f) continue;  // a node of thin lanes: the tint and the line say it
+    dl->AddText(fonts().bold, fs, ImVec2(column.x + fs * 0.3f, (top + bottom - fs) / 2), node.node % 2 == 1 ? p.network : p.text_dim,
+                text.c_str());
+  }
+}
+
 }  // namespace
 
 void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
@@ -180,9 +211,13 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.6f));
+  const int all_lanes = tl.lanes();
+  const view_model::Generation* generation = model.current_generation();
+  const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
+                                                      std::max(model.world_size(), all_lanes), state.job);
+  if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
   ImGui::NewLine();
 
-  const int all_lanes = tl.lanes();
   if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;
@@ -204,7 +239,11 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   }
   double end = v.follow ? latest_ms : v.end_ms;
   // The rank labels' column is as wide as the widest of them; bars start after it.
-  const float gutter = fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x,
+  // Over several nodes, a column of node names comes first.
+  const float node_w = nodes.multi_node()
+                           ? fs * 0.9f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("node {}", nodes.nodes.size() - 1).c_str()).x
+                           : 0.0f;
+  const float gutter = node_w + fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x,
               axis_h = fs * 1.5f;
   const ImVec2 plot_min(origin.x + gutter, origin.y + axis_h), plot_max(origin.x + size.x, origin.y + size.y);
   const float width = std::max(plot_max.x - plot_min.x, 1.0f);
@@ -258,8 +297,9 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const float row_h = lane_h * 0.42f;
   const TimelineSpan* hit = nullptr;
   int hit_rank = -1;
+  if (nodes.multi_node()) draw_node_groups(dl, nodes, lanes, lane_h, origin, plot_min, plot_max);
   for (int rank = 0; rank < lanes; ++rank)
-    DrawRankLabel(dl, ImVec2(origin.x + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
+    DrawRankLabel(dl, ImVec2(origin.x + node_w + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
                   trf("rank {}", rank));
   const view_model::FailureDiagnosis& failure = model.failure();
   std::vector<LaneNote> notes(static_cast<size_t>(lanes));
@@ -312,6 +352,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
       const uint32_t color = color_of(s);
       // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
+      if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes) && x1 - x0 >= 3.0f)
+        dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), p.network, 0, 0, 2.0f);
       if (s.kind == SpanKind::Collective) {
         // Until the last rank arrived, this rank could only wait: a straggler shows up here.
         const int64_t last = tl.last_arrival_ns(s.collective_id);
@@ -350,7 +392,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   }
   dl->PopClipRect();
   if (hit && !dragging) {
-    std::string text = describe(*hit, hit_rank);
+    std::string text = describe(*hit, hit_rank, nodes);
     const int64_t last = hit->kind == SpanKind::Collective ? tl.last_arrival_ns(hit->collective_id) : -1;
     if (last > hit->t_begin_ns)
       text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6));

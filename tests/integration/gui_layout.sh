@@ -3,7 +3,9 @@
 # 1920x1080 and at 3840x2160, in English and in Bahasa Indonesia, at text scale 1, and at a
 # projector's 1280x720 also with the text 1.5x and 2x larger (and 4x, which the app holds to the
 # largest the window can show); in three states: a finished run,
-# the step-through held at ring step 2, and a run failed by the failure lab's kill.
+# the step-through held at ring step 2, and a run failed by the failure lab's kill. A job placed
+# on two nodes (its node bands, dashed links between nodes, the timeline's node groups and the
+# Scale view over two nodes) is audited at 1280x720 in both languages.
 #
 # `ringlab gui --layout-audit` reads every glyph of the last frame (viz/layout_audit.cpp) and
 # lists the flaws; this test fails on any and prints them. The screenshots are kept in
@@ -23,6 +25,8 @@ fail=0
 
 printf '{"title": "failure lab: kill", "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["kill:1@5"], "timeout_s": 6}}' \
   > "$WORK/kill.json"
+printf '{"title": "two nodes", "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "ranks_per_node": [2, 2]}}' \
+  > "$WORK/nodes.json"
 printf '{"title": "failure lab: skip", "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["skip:2@5"], "timeout_s": 300}}' \
   > "$WORK/skip.json"
 
@@ -35,6 +39,10 @@ audit() {
     failed) extra=(--scenario "$WORK/kill.json" --frames 60 --wait-run) ;;
     skipped) extra=(--scenario "$WORK/skip.json" --frames 60 --wait-run) ;;
     scale) extra=(--focus scale --frames 60 --wait-run) ;;
+    nodes) extra=(--scenario "$WORK/nodes.json" --frames 60 --wait-run) ;;
+    nodes-gated) extra=(--scenario "$WORK/nodes.json" --gated --ring-step 2 --frames 60 --wait-run) ;;
+    nodes-timeline) extra=(--scenario "$WORK/nodes.json" --focus timeline --frames 60 --wait-run) ;;
+    nodes-scale) extra=(--scenario "$WORK/nodes.json" --focus scale --frames 60 --wait-run) ;;
   esac
   headless "${size}x24" "$WORK/$name.out" "$RINGLAB" gui --width "${size%x*}" --height "${size#*x}" --lang "$lang" \
     --ui-scale "$scale" "${extra[@]}" --screenshot "$ART/$name.png" --layout-audit "$WORK/$name.json"
@@ -75,6 +83,10 @@ for lang in en id; do audit "1280x720-${lang}-1-skipped" 1280x720 $lang 1 skippe
 # The Scale view's plots, step bar and long numbers line.
 audit "1920x1080-id-1-scale" 1920x1080 id 1 scale
 audit "1280x720-en-2-scale" 1280x720 en 2 scale
+# Two nodes: the ring's node bands and note, the timeline's node groups, the Scale view over nodes.
+for lang in en id; do
+  for state in nodes nodes-gated nodes-timeline nodes-scale; do audit "1280x720-${lang}-1-${state}" 1280x720 $lang 1 $state; done
+done
 # Asked for more than the window holds, the text grows only as far as the layout still fits.
 audit "1280x720-en-4-gated" 1280x720 en 4 gated
 audit "1920x1080-id-4-failed" 1920x1080 id 4 failed
