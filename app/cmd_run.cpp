@@ -20,6 +20,7 @@
 #include "app/commands.h"
 #include "app/job_flags.h"
 #include "app/run_report.h"
+#include "app/torch_script.h"
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
 #include "engine/dist/process_group.h"
@@ -47,6 +48,8 @@ struct RunFlags {
   std::string hosts, hostfile, launcher = "auto";
   int master_port = 0;
   std::string join_file, run_id;
+  std::string torch_script;
+  std::vector<std::string> torch_args;
 };
 
 bool given(const JobFlags& f, const char* flag) { return f.cmd && f.cmd->count(flag) > 0; }
@@ -250,6 +253,10 @@ void run(RunFlags& f) {
   options.master_port = static_cast<uint16_t>(f.master_port);
   options.token = run_token(joined);
   options.run_id = f.run_id;
+  if (!f.torch_script.empty()) options.torch = resolve_torch_script(f.torch_script, f.torch_args);
+  else if (!f.torch_args.empty())
+    throw InputError(fmt::format("unexpected argument '{}' (a script's own arguments go after --torch SCRIPT --)",
+                                 f.torch_args.front()));
   options.placement = placement_from_flags(f.hosts, f.hostfile, f.launcher);
   // Across hosts without -n, the world is every slot the hosts have.
   if (options.placement.spans_hosts() && f.job.cmd->count("--world-size") == 0)
@@ -329,6 +336,10 @@ void add_run_command(CLI::App& root) {
   cmd->add_option("--hostfile", f->hostfile, "--backend mpi across the hosts of an OpenMPI hostfile (host slots=N)");
   cmd->add_option("--launcher", f->launcher, "auto (processes here, mpirun for --backend mpi) | srun (in a Slurm "
                   "allocation)")->capture_default_str();
+  cmd->add_option("--torch", f->torch_script,
+                  "run this PyTorch DDP script once per rank instead of ringlab's workers (torchrun's environment; "
+                  "its ringlab_torch watcher reports to the run); its own arguments go after --");
+  cmd->add_option("script_args", f->torch_args, "the --torch script's arguments (after --)");
   cmd->callback([f] { run(*f); });
 }
 

@@ -86,7 +86,11 @@ JobConfig JobFlags::resolve() {
 JobConfig JobFlags::resolve_onto(JobConfig base) {
   const JobConfig given = parsed();
   auto set = [&](const char* flag) { return cmd && cmd->count(flag) > 0; };
-  if (set("--world-size") || set("--nproc-per-node")) base.world_size = given.world_size;
+  if (set("--world-size") || set("--nproc-per-node")) {
+    // A scenario's node split was for its own world size; another world runs on this machine.
+    if (given.world_size != base.world_size) base.ranks_per_node.clear();
+    base.world_size = given.world_size;
+  }
   if (set("--backend")) base.backend = given.backend;
   if (set("--algorithm")) base.algorithm = given.algorithm;
   if (set("--samples")) base.samples = given.samples;

@@ -23,6 +23,7 @@
 #include "engine/net/store.h"
 #include "engine/rank/checkpoint.h"
 #include "engine/net/event_server.h"
+#include "engine/net/ports.h"
 #include "engine/job/fault_plan.h"
 #include "engine/control/launcher.h"
 #include "engine/control/node_rendezvous.h"
@@ -176,10 +177,22 @@ struct Controller::Impl {
     spec.env = {{"RINGLAB_EVENT_ADDR", event_addr},
                 {"RINGLAB_TOKEN", token},
                 {"RINGLAB_RUN_ID", run_id}};
+    if (!options.torch.empty()) run_torch_script(spec);
     auto started = std::make_unique<Launcher>(spec);
     started->start();
     std::lock_guard<std::mutex> lock(launcher_mutex);
     launcher = std::move(started);
+  }
+
+  // The script instead of `ringlab worker`: PyTorch's own store gets its own free port, since
+  // rank 0 of the script binds MASTER_PORT itself (init_process_group's TCPStore).
+  void run_torch_script(LaunchSpec& spec) const {
+    const TorchScript& t = options.torch;
+    spec.executable = t.python;
+    spec.worker_args = t.argv;
+    spec.env["MASTER_PORT"] = std::to_string(pick_free_port(options.master_addr));
+    const char* inherited = std::getenv("PYTHONPATH");
+    spec.env["PYTHONPATH"] = inherited && *inherited ? t.python_path + ":" + inherited : t.python_path;
   }
 
   std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }
@@ -243,6 +256,8 @@ struct Controller::Impl {
   bool stalled(int64_t& last_version_ns, uint64_t& last_version, int64_t& last_look_ns) const {
     if (joining()) return false;  // the events go to node 0, whose watchdog ends the run for all
     const uint64_t v = events.version();
+    // A PyTorch script that does not use the watcher reports nothing at all: not a stall.
+    if (!options.torch.empty() && v == 0) return false;
     const int64_t now = now_ns();
     if (now - last_look_ns > kSuspendedGapNs) last_version_ns += now - last_look_ns;
     last_look_ns = now;
@@ -514,6 +529,7 @@ struct Controller::Impl {
       // Live change: the old set stopped at a step boundary and rank 0 left a checkpoint.
       job.world_size = change->first;
       job.backend = change->second;
+      job.ranks_per_node.clear();
       checkpoint_in = checkpoint_path + ".in";
       ::rename(checkpoint_path.c_str(), checkpoint_in.c_str());
       restart_store();
@@ -577,6 +593,12 @@ void ControllerOptions::validate() const {
                                  "node 0's --join-file) or set RINGLAB_TOKEN", node_rank));
   if (nnodes > 1 && max_restarts > 0)
     throw InputError("--max-restarts works within one node: a restart across nodes is not supported");
+  if (!torch.empty()) {
+    if (job.backend == "mpi")
+      throw InputError("--torch runs the script on PyTorch's own backends: --backend gloo (or nccl on GPUs)");
+    if (nnodes > 1) throw InputError("--torch runs on one node");
+    if (max_restarts > 0) throw InputError("--max-restarts restarts ringlab's workers, not a --torch script");
+  }
   if (nnodes > 1 && interactive)
     throw InputError("the app runs one node; start a multi-node run with `ringlab run --nnodes N`");
 }
@@ -651,6 +673,7 @@ void Controller::change_world(int world_size, const std::string& backend) {
   JobConfig probe = impl_->options.job;
   probe.world_size = world_size;
   probe.backend = backend;
+  probe.ranks_per_node.clear();  // a new world on this one machine
   probe.validate();
   // The new set of workers resumes from rank 0's checkpoint.
   if (const uint64_t bytes = estimate_footprint(probe, {}).checkpoint_bytes; bytes > kMaxCheckpointBytes)

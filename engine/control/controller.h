@@ -32,6 +32,17 @@ struct StopInfo {
   std::string detail;
 };
 
+// A PyTorch script run in place of ringlab's own workers (`ringlab run --torch`): started once per
+// rank with torchrun's environment (MASTER_PORT a free port for PyTorch's own store, apart from
+// ringlab's servers), plus the event server's address and the run's token, which the script's
+// ringlab_torch watcher reports to. Supervised like workers.
+struct TorchScript {
+  std::string python;               // the interpreter
+  std::vector<std::string> argv;    // the script, then its arguments
+  std::string python_path;          // the folder holding ringlab_torch, put first on PYTHONPATH
+  bool empty() const { return argv.empty(); }
+};
+
 struct ControllerOptions {
   JobConfig job;
   std::string master_addr = "127.0.0.1";  // where the store and event server listen
@@ -53,6 +64,7 @@ struct ControllerOptions {
   bool keep_history = true;
   // Ranks beyond this machine: mpirun across hosts (--hosts, --hostfile), or srun (--launcher).
   Placement placement;
+  TorchScript torch;                       // non-empty: run this script instead of ringlab's workers
 
   int nproc_per_node() const { return job.world_size / nnodes; }
 

@@ -1,0 +1,16 @@
+#pragma once
+// `--torch SCRIPT [-- ARGS]`: a user's PyTorch script, checked and resolved before a run starts.
+#include <string>
+#include <vector>
+
+#include "engine/control/controller.h"
+
+namespace ringlab::app {
+
+// The interpreter (RINGLAB_PYTHON, else /usr/bin/python3, else python3 on PATH), the script with
+// its arguments, and the folder that holds the ringlab_torch package (RINGLAB_PYTHONPATH, else
+// beside this executable's build or install tree, else the source tree it was built from).
+// Throws InputError naming what is missing: the script, the interpreter, the package.
+TorchScript resolve_torch_script(const std::string& script, const std::vector<std::string>& args);
+
+}  // namespace ringlab::app
