@@ -29,6 +29,7 @@
 #include "engine/control/interrupt_signals.h"
 #include "engine/control/join_file.h"
 #include "engine/net/endpoint.h"
+#include "engine/net/socket.h"
 #include "engine/export/metrics_csv.h"
 #include "engine/net/ports.h"
 #include "engine/job/scenario.h"
@@ -206,7 +207,7 @@ void invite_other_nodes(const Controller& controller, const RunFlags& f) {
   if (!f.join_file.empty()) write_join_file(f.join_file, info);
   std::fprintf(stderr, "ringlab run: node 0 of %d, run %s: the store is at %s, %d rank%s per node.\n"
                "  On every other node K (1 to %d), run:\n    %s\n", o.nnodes, info.run_id.c_str(),
-               net::format_endpoint(o.master_addr, o.master_port).c_str(), o.nproc_per_node(),
+               net::host_port(o.master_addr, o.master_port).c_str(), o.nproc_per_node(),
                o.nproc_per_node() == 1 ? "" : "s", o.nnodes - 1,
                join_command(info, f.join_file).c_str());
   if (!f.join_file.empty())

@@ -20,6 +20,7 @@
 #include "engine/core/private_dir.h"
 #include "engine/core/limits.h"
 #include "engine/net/endpoint.h"
+#include "engine/net/socket.h"
 #include "engine/net/store.h"
 #include "engine/rank/checkpoint.h"
 #include "engine/net/event_server.h"
@@ -128,7 +129,7 @@ struct Controller::Impl {
   // Whether this node is one of the run's nodes: node 0 is; another, once node 0 let it join. A
   // node that could not join must not end the run of those that did (a second node claiming
   // their node rank, say).
-  bool in_the_run = true;
+  std::atomic<bool> in_the_run{true};
 
   Impl(ControllerOptions o, EventSink& sink)
       : options(with_placement(std::move(o))),
@@ -241,7 +242,7 @@ struct Controller::Impl {
       store_server = std::make_unique<StoreServer>(options.master_addr, options.master_port, token);
       store = std::make_unique<StoreClient>(options.master_addr, store_server->port(), token, timeout());
       event_server = std::make_unique<EventServer>(options.master_addr, 0, token, events);
-      event_addr = net::format_endpoint(options.master_addr, event_server->port());
+      event_addr = net::host_port(options.master_addr, event_server->port());
       if (multi_node())
         publish_run(*store, {run_id, options.nnodes, options.nproc_per_node(), event_server->port(), options.job});
     }
@@ -323,7 +324,7 @@ struct Controller::Impl {
     }
     stop_requested = true;
     if (patience.count() > 0) ask_workers_to_stop();
-    if (first && multi_node() && cause != StopCause::OtherNode) tell_other_nodes(to_string(cause));
+    if (first && multi_node() && in_the_run && cause != StopCause::OtherNode) tell_other_nodes(to_string(cause));
   }
 
   // ---- The nodes of a multi-node run (see node_rendezvous.h) ----
@@ -332,13 +333,10 @@ struct Controller::Impl {
   // this node adopts (its job, its run id, its event server).
   void join_node() {
     in_the_run = false;
-    try {
+    std::unique_ptr<StoreClient> client = connect_to_node0();
+    {
       std::lock_guard<std::mutex> lock(store_mutex);
-      store = std::make_unique<StoreClient>(options.master_addr, options.master_port, token, timeout());
-    } catch (const Error& e) {
-      throw InputError(fmt::format("node {} cannot reach node 0's store: {}. A node joins with node 0's token: "
-                                   "--join-file PATH (written by node 0's --join-file), or RINGLAB_TOKEN",
-                                   options.node_rank, e.what()));
+      store = std::move(client);
     }
     RunInvitation mine{run_id, options.nnodes, options.nproc_per_node(), 0, options.job};
     const RunInvitation run = join_run(*store, options.node_rank, mine, !options.run_id.empty());
@@ -346,7 +344,30 @@ struct Controller::Impl {
     options.job = run.job;
     place_on_nodes(options.job, options.nnodes);
     run_id = run.run_id;
-    event_addr = net::format_endpoint(options.master_addr, run.event_port);
+    event_addr = net::host_port(options.master_addr, run.event_port);
+  }
+
+  // Node 0 may not be up yet: tried again until the run's timeout, a second at a time, so that a
+  // stop (Ctrl-C) is honoured while this node waits. A wrong token is refused at once.
+  std::unique_ptr<StoreClient> connect_to_node0() {
+    const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout()).count();
+    for (;;) {
+      const auto left = std::chrono::milliseconds(std::max<int64_t>(1, (deadline - now_ns()) / 1'000'000));
+      try {
+        return std::make_unique<StoreClient>(options.master_addr, options.master_port, token,
+                                             std::min(left, std::chrono::milliseconds(1000)));
+      } catch (const TimeoutError& e) {
+        if (stop_requested) throw Error("stopped while waiting for node 0's store");
+        if (now_ns() < deadline) continue;
+        throw InputError(fmt::format("node {} cannot reach node 0's store at {} within {} s: is node 0 started, "
+                                     "with this --master-addr and --master-port?", options.node_rank,
+                                     net::host_port(options.master_addr, options.master_port), timeout().count() / 1000));
+      } catch (const Error& e) {
+        throw InputError(fmt::format("node {} cannot join node 0's run: {}. A node joins with node 0's token: "
+                                     "--join-file PATH (written by node 0's --join-file), or RINGLAB_TOKEN",
+                                     options.node_rank, e.what()));
+      }
+    }
   }
 
   // Node 0 starts its workers once every node has joined; false when a stop came first.
@@ -508,6 +529,7 @@ struct Controller::Impl {
   void supervise() {
     if (joining()) join_node();
     if (multi_node()) {
+      if (stop_requested) throw Error("stopped before the workers started");
       if (!joining() && !wait_for_other_nodes()) throw Error("stopped while waiting for the other nodes to join");
       launch(options.job, options.checkpoint_in);
     }

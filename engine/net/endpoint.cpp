@@ -33,11 +33,6 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
   return {host, parse_port(text.substr(colon + 1), what)};
 }
 
-std::string format_endpoint(const std::string& host, uint16_t port) {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 std::string random_token(size_t bytes) {
   std::random_device source;
   std::string hex;

@@ -16,8 +16,6 @@ struct Endpoint {
 // "127.0.0.1:29500", "node7:29500", "[::1]:29500" (the brackets are dropped from the host).
 // Throws InputError naming `what` ("--worker-of", "RINGLAB_EVENT_ADDR=...") and the rule broken.
 Endpoint parse_endpoint(const std::string& text, const std::string& what);
-// The other way round: "host:port", "[::1]:port" for an IPv6 host.
-std::string format_endpoint(const std::string& host, uint16_t port);
 // A port in 1..65535; throws InputError naming `what`.
 uint16_t parse_port(const std::string& text, const std::string& what);
 
