@@ -1,0 +1,81 @@
+"""One rank of the small DDP jobs tests/python/test_torch_watch.py runs (started with torchrun's
+environment and a fake event server's address). It trains a tiny MLP under ringlab_torch.watch
+and, beside it, the same model under plain DDP (no hook) in the same process group, and writes
+what it saw to $RESULT_PATH: its shards, its losses, and both models' gradients at every step."""
+import argparse
+import copy
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset  # noqa: E402
+
+import ringlab_torch  # noqa: E402
+
+
+def flat_grads(model):
+    return [float(v) for p in model.parameters() for v in p.grad.reshape(-1).tolist()]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--teaching", action="store_true")
+    p.add_argument("--fail-at-step", type=int, default=-1)
+    p.add_argument("--fail-rank", type=int, default=-1, help="the rank that fails (-1: every rank)")
+    p.add_argument("--samples", type=int, default=20)
+    p.add_argument("--epochs", type=int, default=2)
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.manual_seed(3)
+    X = torch.randn(args.samples, 3)
+    Y = X.sum(dim=1, keepdim=True)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    # 3*4+4 + 4*1+1 = 21 parameters: one bucket of at most 64 values, so values travel
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    twin = copy.deepcopy(model)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    plain = torch.nn.parallel.DistributedDataParallel(twin)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    twin_opt = torch.optim.SGD(plain.parameters(), lr=0.1)
+    dataset = TensorDataset(X, Y)
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=7)
+    loader = DataLoader(dataset, batch_size=4, sampler=sampler)
+    watcher = ringlab_torch.watch(ddp, sampler=sampler, optimizer=opt, epochs=args.epochs, seed=3,
+                                  teaching=args.teaching)
+
+    seen = {"shards": [], "losses": [], "grads": [], "plain_grads": [], "final": []}
+    step = 0
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)
+        seen["shards"].append(list(iter(sampler)))
+        for x, y in loader:
+            if step == args.fail_at_step and args.fail_rank in (-1, rank):
+                raise RuntimeError("a failure on purpose")
+            opt.zero_grad()
+            twin_opt.zero_grad()
+            loss = ((ddp(x) - y) ** 2).mean()
+            loss.backward()
+            ((plain(x) - y) ** 2).mean().backward()
+            seen["grads"].append(flat_grads(model))
+            seen["plain_grads"].append(flat_grads(twin))
+            opt.step()
+            twin_opt.step()
+            watcher.step(loss)
+            seen["losses"].append(float(loss))
+            step += 1
+        if rank == 0:
+            with torch.no_grad():
+                watcher.epoch_end(float(((model(X) - Y) ** 2).mean()))
+    seen["final"] = [float(v) for p in model.parameters() for v in p.detach().reshape(-1).tolist()]
+    with open(os.environ["RESULT_PATH"], "w") as f:
+        json.dump(seen, f)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
