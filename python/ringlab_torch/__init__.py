@@ -48,7 +48,7 @@ def watch(ddp_model, sampler=None, *, optimizer=None, loader=None, teaching=Fals
                            "DistributedDataParallel first")
     if batch_size is None and loader is not None:
         batch_size = getattr(loader, "batch_size", None)
-    rank = dist.get_rank()
+    rank = dist.get_rank(getattr(ddp_model, "process_group", None))  # the rank within DDP's group
     client = EventClient(settings.host, settings.port, settings.token, rank, timeout_s=timeout_s,
                          patience_s=max(600.0, 10 * timeout_s))
     watcher = Watcher(ddp_model, client, sampler=sampler, optimizer=optimizer, teaching=teaching,

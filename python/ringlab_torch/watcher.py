@@ -130,9 +130,8 @@ class Watcher(NullWatcher):
             self._wrap_set_epoch(sampler)
         if optimizer is not None:
             self._wrap_optimizer_step(optimizer)
-        if self._job_inputs["batch_size"] is None and "batch_size" not in (job or {}):
-            pass  # RunBegin waits for the first forward, which shows the batch size
-        else:
+        # Without a batch size RunBegin waits for the first training forward, whose batch shows it.
+        if self._job_inputs["batch_size"] is not None or "batch_size" in (job or {}):
             self._begin()
 
     # The script's calls.

@@ -1,6 +1,5 @@
 """The event protocol's bytes, against values worked out by hand from engine/net/event_codec.cpp."""
 import os
-import struct
 import sys
 import unittest
 
