@@ -178,8 +178,7 @@ class Watcher(NullWatcher):
             self._begin()
             if self.rank == 0:
                 self._send_final_parameters()
-            us = self._train_ns / 1000.0 / self.steps if self.steps else 0.0
-            self._send(self._event(EventKind.RUN_END, step=self.steps, value=us, text=status))
+            self._send(self._run_end(status))
         for handle in self._hooks:
             handle.remove()
         client, self._client = self._client, None
@@ -209,12 +208,21 @@ class Watcher(NullWatcher):
         self._flush(_ERROR_FLUSH_S)
 
     def report_torn_down(self) -> None:
+        """SIGTERM: the controller takes the group down (a stop, or another rank failed). Then
+        the steps done so far, as a RunEnd "stopped", so a stopped run's report counts them.
+        No final parameters: the rank may be in the middle of a step."""
         with self._lock:
             if self._failed or self._closed:
                 return
             self._failed = True
+        self._begin()
         self._send(self._event(EventKind.TORN_DOWN, step=self.steps, text="stopped by the controller (SIGTERM)"))
+        self._send(self._run_end("stopped"))
         self._flush(_ERROR_FLUSH_S)
+
+    def _run_end(self, status: str) -> Event:
+        us = self._train_ns / 1000.0 / self.steps if self.steps else 0.0
+        return self._event(EventKind.RUN_END, step=self.steps, value=us, text=status)
 
     # Sending.
 
