@@ -21,4 +21,11 @@ std::vector<Bucket> plan_buckets(const std::vector<nn::ParameterView>& params, c
   return buckets;
 }
 
+std::vector<int> bucket_of_each_parameter(const std::vector<Bucket>& buckets, size_t num_parameters) {
+  std::vector<int> bucket_of(num_parameters, -1);
+  for (size_t b = 0; b < buckets.size(); ++b)
+    for (int p : buckets[b].parameters) bucket_of[p] = static_cast<int>(b);
+  return bucket_of;
+}
+
 }  // namespace ringlab::ddp

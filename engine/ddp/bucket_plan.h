@@ -20,5 +20,8 @@ struct Bucket {
 // Before the rebuild (the first synchronised backward): one bucket; after it, PyTorch's sizes.
 std::vector<Bucket> plan_buckets(const std::vector<nn::ParameterView>& params, const BucketLimits& limits,
                                  bool rebuilt);
+// Which bucket holds each of the `num_parameters` parameters: what a reducer looks up when a
+// parameter's gradient becomes ready.
+std::vector<int> bucket_of_each_parameter(const std::vector<Bucket>& buckets, size_t num_parameters);
 
 }  // namespace ringlab::ddp

@@ -30,7 +30,14 @@ class CollectiveMismatchError : public Error {
 // all-reduce meets a mismatch at the vote instead of pairing with it and hanging.
 inline CollectiveFingerprint stop_vote_fingerprint(int64_t step) { return {-1, step, 2, kStopVoteBucket, 2, 0, 0}; }
 
+// How the fingerprints travel. Point-to-point: one small message to the right-hand neighbour.
+// In an all-reduce: a table with one row per rank, summed by the backend's own all-reduce, for
+// NCCL, whose point-to-point moves device memory only but whose all-reduce takes host memory too.
+enum class FingerprintRoute { PointToPoint, NativeAllreduce };
+
 // Throws CollectiveMismatchError (its message names both fingerprints) on a mismatch.
+void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine, FingerprintRoute route);
+// The same, by the route the group's backend can take.
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine);
 
 }  // namespace ringlab::ddp

@@ -9,39 +9,24 @@
 //                 all-reduces (sums) it while backward goes on with earlier layers
 //   finish()      waits for every bucket: after it, every rank holds the same averaged gradient,
 //                 so one optimizer step keeps the replicas identical
-#include <chrono>
+//
+// Every collective goes through a CollectiveRunner (ddp/collective_runner.h), as the GPU
+// reducer's do (cuda/cuda_ddp.h).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
-#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/ddp/bucket_plan.h"
+#include "engine/ddp/collective_runner.h"
 #include "engine/dist/process_group.h"
 #include "engine/nn/mlp.h"
-#include "engine/events/event.h"
-#include "engine/events/flight_recorder.h"
 
 namespace ringlab::ddp {
-
-struct DdpOptions {
-  std::string algorithm = "ring";  // ring: ringlab's instrumented ring; native: the backend's own
-  BucketLimits bucket_limits;      // PyTorch's: a 1 MiB first bucket, then 25 MiB
-  size_t segment_elems = 0;        // ring segmenting (0: whole chunks)
-  std::chrono::milliseconds timeout{60000};
-  EventSink* events = nullptr;
-  // Gated step-through: called before every ring step of every bucket; may block.
-  std::function<void(RingPhase, int ring_step)> before_ring_step;
-  bool check_collectives = true;        // fingerprint exchange before each collective
-  FlightRecorder* recorder = nullptr;   // where each collective is recorded
-};
-
-// Faults a rank can inject into its own next synchronised backward (failure labs).
-enum class CollectiveFault { None, Skip, Extra, Resize };
 
 class DistributedDataParallel {
  public:
@@ -65,33 +50,27 @@ class DistributedDataParallel {
 
   // One bucket until the first synchronised backward is over, then PyTorch's rebuilt buckets.
   const std::vector<Bucket>& buckets() const { return buckets_; }
-  void set_step(int64_t step) { step_ = step; }
-  void inject(CollectiveFault fault) { fault_ = fault; }
-  int64_t collectives() const { return next_collective_id_; }
+  void set_step(int64_t step) { runner_.set_step(step); }
+  void inject(CollectiveFault fault) { runner_.inject(fault); }
+  int64_t collectives() const { return runner_.collectives(); }
 
  private:
   void use_buckets(std::vector<Bucket> buckets);
   void rebuild_buckets_once();
+  // Ready-counts for every bucket of a synchronised backward (under the lock).
+  void expect_all_buckets();
   void on_gradient_ready(int parameter);
-  void emit_bucket_ready(int bucket);
   void communication_loop();
   void allreduce_bucket(size_t bucket);
-  void run_allreduce(std::span<float> data, int bucket, const std::string& label);
-  void emit_collective(EventKind kind, int64_t id, int64_t t0, std::span<const float> data, int bucket,
-                       const std::string& label);
 
   nn::Mlp& model_;
   ProcessGroup& group_;
-  DdpOptions options_;
+  CollectiveRunner runner_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_parameter_;
   std::vector<int> pending_in_bucket_;
   bool synchronised_once_ = false;  // a synchronised backward has run: the ready order is known
   bool rebuilt_ = false;
-  int64_t step_ = -1;
-  int64_t next_collective_id_ = 0;
-  CollectiveFault fault_ = CollectiveFault::None;
-  bool resize_next_ = false;
 
   std::mutex mutex_;
   std::condition_variable cv_;
