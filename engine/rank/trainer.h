@@ -2,6 +2,8 @@
 // What one rank does: the seed's ddp_cpu.py, generalised to any world size. Builds the data and
 // the model from the seed exactly as PyTorch would, wraps the model in DDP, runs the direct
 // all-reduce demo, then trains with a DistributedSampler, reporting everything as events.
+// The loop is written once, over a Replica (rank/replica.h); train_rank runs it on the CPU, the
+// GPU plugin on the rank's GPU.
 #include <cstdint>
 #include <functional>
 #include <string>
