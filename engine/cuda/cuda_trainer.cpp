@@ -1,148 +1,92 @@
 #include "engine/cuda/cuda_trainer.h"
 
 #include <chrono>
+#include <memory>
 
-#include "engine/core/clock.h"
-#include "engine/core/generator.h"
+#include "engine/cuda/cuda_check.h"
 #include "engine/cuda/cuda_ddp.h"
 #include "engine/cuda/cuda_mlp.h"
 #include "engine/cuda/device_buffer.h"
-#include "engine/cuda/cuda_check.h"
-#include "engine/data/data_loader.h"
-#include "engine/data/distributed_sampler.h"
 #include "engine/data/tensor_dataset.h"
 #include "engine/nn/mlp.h"
-#include "engine/rank/ddp_options.h"
-#include "engine/events/rank_events.h"
+#include "engine/rank/replica.h"
 
-// The loop is train_rank's, step for step; what changes is where the work runs. The host only
-// enqueues: gathering the batch, forward, loss, backward, the all-reduces and the optimizer step
-// all go on the group's stream, and the host waits once per step, for the loss the report prints.
-// Forward, Backward and OptimizerStep events therefore mark when the host enqueued the work;
-// StepEnd, which follows the loss read-back, marks when the GPU had got that far.
-//
-// Of the failure labs, restarts from epoch checkpoints and live stops work here; the injected
-// faults, uneven inputs with Join, collective fingerprints and the flight recorder are CPU-only
-// for now, and a job asking for them on NCCL is refused with a message saying so.
+// The rank loop is train_rank's own (rank/replica.h); what changes is where the work runs. The
+// host only enqueues: gathering the batch, forward, loss, backward, the all-reduces and the
+// optimizer step all go on the group's stream, and the host waits once per step, for the loss
+// the report prints. Forward, Backward and OptimizerStep events therefore mark when the host
+// enqueued the work; StepEnd, which follows the loss read-back, marks when the GPU had got that far.
 
 namespace ringlab {
 namespace {
 
-// The seed's direct all_reduce of [1, 2, 3], on the device like everything else.
-void run_demo(cuda::CudaDistributedDataParallel& ddp, NcclProcessGroup& group, RankOutcome& out) {
-  out.demo_input = {1.0f, 2.0f, 3.0f};
-  out.demo_output.assign(3, 0.0f);
-  cuda::DeviceBuffer buffer;
-  buffer.reserve_bytes(3 * sizeof(float));
-  RINGLAB_CUDA_CHECK(cudaMemcpy(buffer.data(), out.demo_input.data(), 3 * sizeof(float), cudaMemcpyHostToDevice));
-  const std::span<float> data{buffer.floats(), 3};
-  ddp.allreduce(data, "demo");
-  group.copy_to_host(data, out.demo_output.data());  // waits for the stream, with the timeout
-}
+class CudaReplica final : public Replica {
+ public:
+  CudaReplica(const ReplicaStart& start, NcclProcessGroup& group)
+      : group_(group),
+        model_(start.job.features, start.job.hidden, 1, group.stream()),
+        lr_(static_cast<float>(start.job.lr)),
+        momentum_(static_cast<float>(start.job.momentum)),
+        weight_decay_(static_cast<float>(start.job.weight_decay)),
+        ddp_(upload(start), group, start.ddp) {}
 
-TrainingState snapshot(cuda::CudaMlp& model, int epoch, int64_t batch, int64_t step) {
-  TrainingState state{epoch, batch, step, std::vector<float>(model.num_parameters()), {}};
-  model.download_parameters(state.parameters);
-  state.momentum = model.download_momentum_buffer();
-  return state;
-}
+  // Host values through a device buffer on the group's stream: NCCL's ring moves device memory.
+  void allreduce_host(std::span<float> values, const std::string& label) override {
+    staging_.reserve_bytes(values.size_bytes());
+    const std::span<float> device{staging_.floats(), values.size()};
+    RINGLAB_CUDA_CHECK(cudaMemcpyAsync(device.data(), values.data(), values.size_bytes(), cudaMemcpyHostToDevice,
+                                       group_.stream()));
+    ddp_.allreduce(device, label);
+    group_.copy_to_host(device, values.data());  // waits for the stream, with the timeout
+  }
+  void set_step(int64_t step) override { ddp_.set_step(step); }
+  void inject(ddp::CollectiveFault fault) override { ddp_.inject(fault); }
+
+  // Once per epoch; each step gathers its rows on the GPU.
+  void start_epoch(std::span<const int64_t> shard) override { model_.upload_epoch_indices(shard); }
+  void zero_grad() override { model_.zero_grad(); }
+  void forward(std::span<const int64_t> batch, int64_t offset) override {
+    model_.forward_batch(offset, static_cast<int64_t>(batch.size()));
+  }
+  void backward(bool sync) override { ddp_.backward_batch(sync); }
+  void shadow_backward() override { ddp_.shadow_backward(); }
+  void optimizer_step() override { model_.sgd_step(lr_, momentum_, weight_decay_); }
+  float loss() override { return model_.read_loss(); }
+
+  void broadcast_parameters(int root) override { group_.broadcast(model_.device_parameters(), root); }
+  std::vector<float> parameters() override {
+    std::vector<float> host(model_.num_parameters());
+    model_.download_parameters(host);
+    return host;
+  }
+  std::vector<float> momentum() override { return model_.download_momentum_buffer(); }
+  double dataset_mse() override { return model_.dataset_mse(); }
+
+ private:
+  // The model's starting state and data, on the device before the reducer broadcasts.
+  cuda::CudaMlp& upload(const ReplicaStart& start) {
+    model_.set_timeout(start.ddp.timeout);
+    model_.upload_parameters(start.model.parameters());
+    if (!start.momentum.empty()) model_.upload_momentum_buffer(start.momentum);
+    model_.upload_dataset(start.dataset.x, start.dataset.y, start.dataset.size);
+    return model_;
+  }
+
+  NcclProcessGroup& group_;
+  cuda::CudaMlp model_;
+  const float lr_, momentum_, weight_decay_;
+  cuda::CudaDistributedDataParallel ddp_;
+  cuda::DeviceBuffer staging_;
+};
 
 }  // namespace
 
 RankOutcome train_rank_cuda(const JobConfig& job, NcclProcessGroup& group, EventSink& events,
                             const TrainerHooks& hooks, const TrainingState* resume) {
-  if (!job.faults.empty() || !job.uneven.empty() || job.join)
-    throw InputError("--fault, --uneven and --join run on the CPU backends (gloo, mpi), not yet on nccl");
-  const int rank = group.rank();
-  const int world = group.size();
-  RankOutcome out;
-
-  // The seed script's order of draws from the global generator: data first, then the model. The
-  // weights are drawn on the host, exactly as the CPU run draws them, then uploaded.
-  Generator gen(job.seed);
-  const data::TensorDataset dataset = data::make_regression_dataset(job.samples, job.features, gen);
-  nn::Mlp initial(job.features, job.hidden, 1);
-  initial.reset_parameters(gen);
-
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 1000));
-  cuda::CudaMlp model(job.features, job.hidden, 1, group.stream());
-  model.set_timeout(timeout);
-  model.upload_parameters(resume ? std::span<const float>(resume->parameters) : initial.parameters());
-  if (resume && !resume->momentum.empty()) model.upload_momentum_buffer(resume->momentum);
-  model.upload_dataset(dataset.x, dataset.y, dataset.size);
-  const float lr = static_cast<float>(job.lr), momentum = static_cast<float>(job.momentum),
-              weight_decay = static_cast<float>(job.weight_decay);
-
-  cuda::CudaDistributedDataParallel ddp(model, group, ddp_options_for(job, events, hooks));
-  run_demo(ddp, group, out);
-
-  data::DistributedSampler sampler({job.samples, world, rank, job.shuffle, job.seed, job.drop_last});
-  out.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), job.batch_size);
-
-  int64_t step = resume ? resume->steps_done : 0;
-  int64_t train_ns = 0;
-  const int first_epoch = resume ? resume->epoch : 0;
-  for (int epoch = first_epoch; epoch < job.epochs; ++epoch) {
-    if (job.set_epoch) sampler.set_epoch(epoch);  // forgetting this repeats epoch 0's order
-    std::vector<int64_t> shard = sampler.indices();
-    emit_shard(events, rank, step, epoch, shard);
-    model.upload_epoch_indices(shard);  // once per epoch; each step gathers its rows on the GPU
-    if (hooks.keep_history) out.shards.push_back(shard);
-    const data::DataLoader loader(std::move(shard), job.batch_size);
-    const int64_t first_batch = (resume && epoch == first_epoch) ? resume->batch : 0;
-
-    for (int64_t b = first_batch; b < loader.num_batches(); ++b) {
-      if (hooks.stop_at_step_boundary && hooks.stop_at_step_boundary(step)) {
-        out.stopped = true;
-        out.stopped_state = snapshot(model, epoch, b, step);
-        out.final_parameters = out.stopped_state.parameters;
-        count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
-        return out;
-      }
-      const int64_t t_step = now_ns();
-      ddp.set_step(step);
-      events.emit(make_event(EventKind::StepBegin, rank, step, epoch));
-      const int64_t batch_size = static_cast<int64_t>(loader.batch(b).size());
-      const int64_t micro = b - first_batch;
-      const bool sync = job.grad_accum <= 1 || (micro + 1) % job.grad_accum == 0 || b + 1 == loader.num_batches();
-      const bool fresh = job.grad_accum <= 1 || micro % job.grad_accum == 0;
-      if (fresh) model.zero_grad();
-
-      int64_t t0 = now_ns();
-      model.forward_batch(b * job.batch_size, batch_size);  // the loader's batch b, in shard order
-      emit_span(events, EventKind::Forward, rank, step, epoch, t0);
-
-      t0 = now_ns();
-      ddp.backward_batch(sync);
-      emit_span(events, EventKind::Backward, rank, step, epoch, t0);
-
-      if (sync) {
-        t0 = now_ns();
-        model.sgd_step(lr, momentum, weight_decay);
-        emit_span(events, EventKind::OptimizerStep, rank, step, epoch, t0);
-      }
-      const float loss = model.read_loss();  // the step's one wait for the GPU
-      Event end = make_event(EventKind::StepEnd, rank, step, epoch);
-      end.t_begin_ns = t_step;
-      end.value = loss;
-      events.emit(std::move(end));
-      if (hooks.keep_history) out.step_loss.push_back(loss);
-      train_ns += end.t_end_ns - t_step;
-      ++step;
-    }
-    if (hooks.epoch_checkpoint && rank == 0) hooks.epoch_checkpoint(snapshot(model, epoch + 1, 0, step));
-    if (rank == 0) {
-      const double mse = model.dataset_mse();
-      out.epoch_mse.push_back(mse);
-      Event e = make_event(EventKind::EpochEnd, rank, step, epoch);
-      e.value = mse;
-      events.emit(std::move(e));
-    }
-  }
-  count_steps(out, step - (resume ? resume->steps_done : 0), train_ns);
-  out.final_parameters.resize(model.num_parameters());
-  model.download_parameters(out.final_parameters);
-  return out;
+  const MakeReplica on_gpu = [&group](const ReplicaStart& start) -> std::unique_ptr<Replica> {
+    return std::make_unique<CudaReplica>(start, group);
+  };
+  return train_rank_with(on_gpu, job, group, events, hooks, resume);
 }
 
 }  // namespace ringlab
