@@ -159,6 +159,27 @@ class RunOutputs : public EventSink {
   std::unique_ptr<MetricsCsvWriter> metrics_;
 };
 
+// "127.0.0.1", "localhost", "::1": only this machine reaches them.
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Once the nodes of a multi-node run have met: a joining node says whose run it joined and what
+// that run is (node 0's job, whatever this node's own job flags said).
+void say_nodes_met(const Controller& controller) {
+  const ControllerOptions& o = controller.options();
+  const int first = o.node_rank * o.nproc_per_node();
+  if (o.node_rank == 0)
+    std::fprintf(stderr, "ringlab run: all %d nodes joined; ranks %d to %d start here\n", o.nnodes, first,
+                 first + o.nproc_per_node() - 1);
+  else
+    std::fprintf(stderr, "ringlab run: node %d of %d joined run %s at %s (node 0's job: %s); ranks %d to %d start "
+                 "here\n", o.node_rank, o.nnodes, controller.run_id().c_str(),
+                 net::host_port(o.master_addr, o.master_port).c_str(), o.job.describe().c_str(), first,
+                 first + o.nproc_per_node() - 1);
+  std::fflush(stderr);
+}
+
 // How long the workers get to stop together at a step boundary after Ctrl-C or SIGTERM, before
 // they are terminated. A step (or an epoch's evaluation) longer than this is cut short.
 constexpr std::chrono::seconds kStopPatience(5);
@@ -168,8 +189,12 @@ constexpr std::chrono::seconds kStopPatience(5);
 // process at once: see InterruptSignals).
 RunResult watch(Controller& controller, const InterruptSignals& signals, LiveReport& live, ProgressBar& bar,
                 bool quiet) {
-  bool asked = false;
+  bool asked = false, said_met = false;
   while (!controller.poll()) {
+    if (!said_met && controller.nodes_met()) {
+      said_met = true;
+      say_nodes_met(controller);
+    }
     const int sig = signals.wait(std::chrono::milliseconds(100));
     if (sig != 0 && !asked) {
       asked = true;
@@ -211,11 +236,14 @@ void invite_other_nodes(const Controller& controller, const RunFlags& f) {
                o.nproc_per_node() == 1 ? "" : "s", o.nnodes - 1,
                join_command(info, f.join_file).c_str());
   if (!f.join_file.empty())
-    std::fprintf(stderr, "  (copy %s there first: it holds the run's token, and is readable by you only)\n",
-                 f.join_file.c_str());
+    std::fprintf(stderr, "  (copy %s there first: it holds the run's token, is readable by you only, and is removed "
+                 "when the run ends)\n", f.join_file.c_str());
   else if (!std::getenv("RINGLAB_TOKEN"))
     std::fprintf(stderr, "  with RINGLAB_TOKEN=%s in their environment (or start node 0 with --join-file)\n",
                  info.token.c_str());
+  if (is_loopback(o.master_addr))
+    std::fprintf(stderr, "  note: %s is reachable from this machine only; for nodes on other machines give "
+                 "--master-addr an address of this one that they reach\n", o.master_addr.c_str());
   std::fflush(stderr);
 }
 
@@ -235,6 +263,9 @@ void run(RunFlags& f) {
   // Before any file is created or process started: from here on Ctrl-C stops the run cleanly.
   InterruptSignals signals("ringlab run");
   std::optional<JoinInfo> joined;
+  if (!f.join_file.empty() && f.node_rank == 0 && f.job.nnodes < 2)
+    throw InputError(fmt::format("--join-file {}: node 0 writes it for a run of several nodes (--nnodes N); to join "
+                                 "the run it describes, give --node-rank K (1 or more)", f.join_file));
   if (!f.join_file.empty() && f.node_rank > 0) {
     joined = read_join_file(f.join_file);
     take_from_join_file(f, *joined);
@@ -271,11 +302,16 @@ void run(RunFlags& f) {
     std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
 
   LiveReport live(options.job);
-  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), f.quiet ? nullptr : &live, placed_ranks(options));
+  // A --torch script prints its own lines; the seed report's would say them a second time.
+  const bool own_report = !f.quiet && options.torch.empty();
+  RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), own_report ? &live : nullptr, placed_ranks(options));
   Controller controller(options, sinks);
   if (options.nnodes > 1 && options.node_rank == 0) invite_other_nodes(controller, f);
   controller.start();  // makes the run's private folder, so its files are known from here on
   for (const std::string& path : controller.scratch_files()) signals.remove_on_abort(path);
+  // The join file holds the token: it goes with the run (the other nodes have joined by then).
+  const bool wrote_join_file = options.nnodes > 1 && options.node_rank == 0 && !f.join_file.empty();
+  if (wrote_join_file) signals.remove_on_abort(f.join_file);
   RunResult result;
   {
     const JobConfig& j = options.job;
@@ -283,12 +319,13 @@ void run(RunFlags& f) {
     ProgressBar bar(j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
     result = watch(controller, signals, live, bar, f.quiet);
   }
+  if (wrote_join_file) std::remove(f.join_file.c_str());
   // What was printed as the run went is not printed again; a failure is printed even with -q.
   if (options.node_rank > 0) {
     if (result.ok && !f.quiet) std::fputs(joined_node_footer(options).c_str(), stdout);
   } else if (live.started()) {
     if (result.ok) std::fputs(seed_footer().c_str(), stdout);
-  } else if (!f.quiet || !result.ok) {
+  } else if (own_report && result.rank_count > 0) {  // a run that never started has nothing to report
     std::fputs(format_seed_report(result).c_str(), stdout);
   }
   std::fflush(stdout);

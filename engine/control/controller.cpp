@@ -130,6 +130,9 @@ struct Controller::Impl {
   // node that could not join must not end the run of those that did (a second node claiming
   // their node rank, say).
   std::atomic<bool> in_the_run{true};
+  std::atomic<bool> nodes_met{false};
+  std::unique_ptr<NodeWatch> node_watch;  // node 0 of a multi-node run: are the others alive?
+  std::vector<int> lost_nodes;            // nodes whose controller never said how its ranks ended
 
   Impl(ControllerOptions o, EventSink& sink)
       : options(with_placement(std::move(o))),
@@ -324,7 +327,7 @@ struct Controller::Impl {
     }
     stop_requested = true;
     if (patience.count() > 0) ask_workers_to_stop();
-    if (first && multi_node() && in_the_run && cause != StopCause::OtherNode) tell_other_nodes(to_string(cause));
+    if (first && multi_node() && in_the_run && cause != StopCause::OtherNode) tell_other_nodes(cause, to_string(cause));
   }
 
   // ---- The nodes of a multi-node run (see node_rendezvous.h) ----
@@ -357,7 +360,7 @@ struct Controller::Impl {
         return std::make_unique<StoreClient>(options.master_addr, options.master_port, token,
                                              std::min(left, std::chrono::milliseconds(1000)));
       } catch (const TimeoutError& e) {
-        if (stop_requested) throw Error("stopped while waiting for node 0's store");
+        if (stop_requested) throw StoppedWaiting();
         if (now_ns() < deadline) continue;
         throw InputError(fmt::format("node {} cannot reach node 0's store at {} within {} s: is node 0 started, "
                                      "with this --master-addr and --master-port?", options.node_rank,
@@ -373,53 +376,91 @@ struct Controller::Impl {
   // Node 0 starts its workers once every node has joined; false when a stop came first.
   bool wait_for_other_nodes() {
     return wait_for_nodes(
-        *store, options.nnodes, timeout(), [&] { return store_server->errors(); },
+        *store, options.nnodes, timeout(), net::host_port(options.master_addr, options.master_port),
+        [&] { return store_server->errors(); },
         [&] { return stop_requested.load(); });
   }
 
-  void tell_other_nodes(const std::string& why) {
+  void tell_other_nodes(StopCause cause, const std::string& why) {
     try {
       std::lock_guard<std::mutex> lock(store_mutex);
-      if (store) publish_abort(*store, options.node_rank, why);
+      if (store) publish_abort(*store, {options.node_rank, cause, why});
     } catch (const Error&) {
       // node 0's store is gone: the other nodes' ranks lose their peers and end on their own
     }
   }
 
-  // Every few looks: has another node ended the run? Its ranks' peers here would only find out
-  // at their next collective, or at their timeout if they are waiting elsewhere.
+  // "ranks 2 to 3": those of node `node`.
+  std::string ranks_of_node(int node) const {
+    const int first = node * options.nproc_per_node();
+    return fmt::format("ranks {} to {}", first, first + options.nproc_per_node() - 1);
+  }
+
+  // Every few looks: has another node ended the run, or lost its controller? Its ranks' peers here
+  // would only find out at their next collective, or at their timeout if they wait elsewhere. A
+  // joining node beats meanwhile, so that node 0 can tell it is alive.
   void stop_when_another_node_ended() {
     if (!multi_node() || stop_requested || ++looks_since_abort_check < kLooksPerAbortCheck) return;
     looks_since_abort_check = 0;
-    std::optional<std::string> why;
+    std::optional<AbortNote> note;
+    std::vector<int> silent;
     try {
       std::lock_guard<std::mutex> lock(store_mutex);
-      why = read_abort(*store);
+      note = read_abort(*store);
+      if (joining()) beat(*store, options.node_rank);
+      else silent = node_watch->silent(*store, kNodeSilence);
     } catch (const Error& e) {
-      why = joining() ? fmt::format("node 0's store cannot be reached ({})", e.what()) : std::optional<std::string>{};
+      if (joining()) note = AbortNote{0, StopCause::OtherNode, fmt::format("its store cannot be reached ({})", e.what())};
     }
-    if (!why) return;
+    if (!note && !silent.empty())
+      note = AbortNote{silent.front(), StopCause::OtherNode,
+                       fmt::format("its controller stopped answering (killed, or its machine is gone): {} are lost",
+                                   ranks_of_node(silent.front()))};
+    if (note) stop_for(*note);
+  }
+
+  // The workers may all have stopped together (a stop asked for on another node reaches them
+  // through the store) before the monitor's next look at the abort note: it still says why.
+  void take_late_abort() {
+    if (stop_requested) return;
+    std::optional<AbortNote> note;
+    try {
+      std::lock_guard<std::mutex> lock(store_mutex);
+      note = read_abort(*store);
+    } catch (const Error&) {
+    }
+    if (note) stop_for(*note);
+  }
+
+  // A stop somebody asked for on another node stops this one the same way (an interrupted run
+  // everywhere); a failure there ends this node's part of the run as a failure.
+  void stop_for(const AbortNote& note) {
+    const bool asked = asked_by_user(note.cause);
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (stop_cause == StopCause::None) stop_detail = fmt::format("the run was ended by {}", *why);
+      if (stop_cause == StopCause::None)
+        stop_detail = asked ? fmt::format("on node {}", note.node) : fmt::format("node {}: {}", note.node, note.why);
     }
-    request(StopCause::OtherNode, kOtherNodeGrace);
+    request(asked ? note.cause : StopCause::OtherNode, kOtherNodeGrace);
   }
 
   // After this node's workers ended: node 0 gathers every node's exits and says which rank failed
   // first; a joining node hands its exits over and takes node 0's verdict as its own.
   std::vector<RankExit> exchange_exits(std::vector<RankExit> exits) {
+    take_late_abort();
     const bool failed = !std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
-    if (failed && !exits.empty()) tell_other_nodes(exits.front().rank >= 0
-                                                    ? fmt::format("rank {} {}", exits.front().rank, exits.front().describe())
-                                                    : exits.front().describe());
+    if (failed && !exits.empty()) {
+      const RankExit& first = exits.front();
+      tell_other_nodes(StopCause::OtherNode,
+                       first.rank >= 0 ? fmt::format("rank {} {}", first.rank, first.describe()) : first.describe());
+    }
     std::lock_guard<std::mutex> lock(store_mutex);
     try {
       if (joining()) {
         publish_exits(*store, options.node_rank, exits);
         return exits;
       }
-      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait);
+      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait, *node_watch, lost_nodes);
       exits.insert(exits.end(), remote.begin(), remote.end());
     } catch (const Error&) {
       // the store is gone: what this node saw is all there is
@@ -428,17 +469,45 @@ struct Controller::Impl {
   }
 
   void exchange_verdict(RunResult& r) {
-    std::lock_guard<std::mutex> lock(store_mutex);
-    try {
-      if (!joining()) {
+    if (!joining()) {
+      say_lost_nodes(r);
+      std::lock_guard<std::mutex> lock(store_mutex);
+      try {
         publish_result(*store, r.ok ? "" : r.failure);
-        wait_results_read(*store, options.nnodes, kNodeExchangeWait);
-      } else if (std::optional<std::string> verdict = read_result(*store, options.node_rank, kNodeExchangeWait)) {
-        r.ok = r.ok && verdict->empty();
-        if (!verdict->empty()) r.failure = fmt::format("node 0 says: {}", *verdict);
+        wait_results_read(*store, options.nnodes, kNodeExchangeWait, *node_watch);
+      } catch (const Error&) {
       }
+      return;
+    }
+    std::optional<std::string> verdict;
+    try {
+      std::lock_guard<std::mutex> lock(store_mutex);
+      verdict = read_result(*store, options.node_rank, kNodeExchangeWait);
     } catch (const Error&) {
     }
+    // Without node 0's word this node cannot know that the run went well: its own ranks may have
+    // ended cleanly because node 0 asked them to stop before it was killed.
+    if (!verdict) {
+      r.failure = fmt::format("node 0 did not say how the run ended: its controller is gone (killed, its machine "
+                              "lost, or stopped at once by a second Ctrl-C); here, {}", r.ok ? "every rank ended well"
+                                                                                                : r.failure);
+      r.ok = false;
+    } else if (!verdict->empty()) {
+      r.ok = false;
+      r.failure = fmt::format("node 0 says: {}", *verdict);
+    }
+  }
+
+  // Nodes whose controller never reported how its ranks ended come first in the verdict: what
+  // the ranks here saw (a peer that closed its connection) is the echo of that.
+  void say_lost_nodes(RunResult& r) const {
+    if (lost_nodes.empty()) return;
+    std::string lost;
+    for (int node : lost_nodes)
+      lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, or its machine is gone)\n",
+                          node, ranks_of_node(node));
+    r.ok = false;
+    r.failure = lost + r.failure;
   }
 
   void ask_workers_to_stop() {
@@ -490,6 +559,8 @@ struct Controller::Impl {
   void run_loop() {
     try {
       supervise();
+    } catch (const StoppedWaiting&) {
+      publish_stopped_before_start("node 0");
     } catch (const InputError& e) {  // says all there is to say: how this node's run was set up wrong
       give_up(e.what(), true);
     } catch (const std::exception& e) {
@@ -499,9 +570,20 @@ struct Controller::Impl {
     }
   }
 
+  // Stopped (Ctrl-C, SIGTERM) while waiting for the nodes to meet: nothing ran, nothing failed.
+  struct StoppedWaiting {};
+  void publish_stopped_before_start(const std::string& waiting_for) {
+    remove_checkpoints();
+    RunResult r;
+    r.job = options.job;
+    r.stop_cause = stop_info().cause;
+    r.failure = fmt::format("{}: stopped while waiting for {}", to_string(r.stop_cause), waiting_for);
+    publish(std::move(r));
+  }
+
   void give_up(const std::string& why, bool bare = false) {
     if (launcher) launcher->terminate_all(std::chrono::milliseconds(2000));
-    if (multi_node() && in_the_run) tell_other_nodes(why);
+    if (multi_node() && in_the_run) tell_other_nodes(StopCause::OtherNode, why);
     remove_checkpoints();
     RunResult r;
     r.job = options.job;
@@ -529,8 +611,10 @@ struct Controller::Impl {
   void supervise() {
     if (joining()) join_node();
     if (multi_node()) {
-      if (stop_requested) throw Error("stopped before the workers started");
-      if (!joining() && !wait_for_other_nodes()) throw Error("stopped while waiting for the other nodes to join");
+      if (stop_requested) return publish_stopped_before_start("node 0");
+      if (!joining() && !wait_for_other_nodes()) return publish_stopped_before_start("the other nodes to join");
+      if (!joining()) node_watch = std::make_unique<NodeWatch>(options.nnodes);
+      nodes_met.store(true, std::memory_order_release);
       launch(options.job, options.checkpoint_in);
     }
     JobConfig job = options.job;
@@ -605,7 +689,8 @@ void ControllerOptions::validate() const {
   if (node_rank < 0 || node_rank >= nnodes)
     throw InputError(fmt::format("--node-rank must be in [0, --nnodes={}), got {}", nnodes, node_rank));
   if (job.world_size % nnodes != 0)
-    throw InputError(fmt::format("--world-size {} must be a multiple of --nnodes {}", job.world_size, nnodes));
+    throw InputError(fmt::format("--nnodes {} needs the ranks of each node: give --nproc-per-node P (the world is then "
+                                 "{} x P), or -n a multiple of {} (got {})", nnodes, nnodes, nnodes, job.world_size));
   // Port 0 means "any free port", which only node 0 would know: the others would wait for ever.
   if (nnodes > 1 && master_port == 0)
     throw InputError(fmt::format("--nnodes {} needs --master-port (1 to 65535): every node must be given the port "
@@ -743,5 +828,6 @@ void Controller::kill_rank(int rank) {
 const ControllerOptions& Controller::options() const { return impl_->options; }
 const std::string& Controller::token() const { return impl_->token; }
 const std::string& Controller::run_id() const { return impl_->run_id; }
+bool Controller::nodes_met() const { return impl_->nodes_met.load(std::memory_order_acquire); }
 
 }  // namespace ringlab

@@ -143,6 +143,9 @@ class Controller {
   // The run's token and id, as the controller settled them (made up, or given in the options).
   const std::string& token() const;
   const std::string& run_id() const;
+  // A multi-node run: every node has joined (node 0), or this node has joined node 0's run; its
+  // options() then hold the job node 0 published.
+  bool nodes_met() const;
 
  private:
   struct Impl;

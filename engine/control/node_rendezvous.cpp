@@ -103,7 +103,7 @@ RunInvitation join_run(StoreClient& store, int node_rank, const RunInvitation& m
   return run;
 }
 
-bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
+bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, const std::string& store_at,
                     const std::function<std::vector<std::string>()>& refused_connections,
                     const std::function<bool()>& stop) {
   const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
@@ -117,7 +117,8 @@ bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds ti
         problems.push_back(fmt::format("node {} refused to join: {}", node, *why));
       } else {
         waiting = true;
-        problems.push_back(fmt::format("node {} never joined within {} s", node, timeout.count() / 1000));
+        problems.push_back(fmt::format("node {} never joined within {} s (was it started with this store's address, "
+                                       "{}, and can it reach it?)", node, timeout.count() / 1000, store_at));
       }
     }
     if (!waiting || now_ns() >= deadline) break;
@@ -126,16 +127,54 @@ bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds ti
   }
   if (problems.empty()) return true;
   std::string message = fmt::format("the run cannot start: {}", fmt::join(problems, "; "));
-  if (const std::vector<std::string> refused = refused_connections(); !refused.empty())
-    message += fmt::format(" (node 0's store refused: {})", fmt::join(refused, "; "));
+  if (std::vector<std::string> refused = refused_connections(); !refused.empty()) {
+    for (std::string& line : refused)
+      if (line.rfind("store: ", 0) == 0) line.erase(0, 7);
+    message += fmt::format("; node 0's store refused: {}", fmt::join(refused, "; "));
+  }
   throw InputError(message);
 }
 
-void publish_abort(StoreClient& store, int node_rank, const std::string& why) {
-  if (store.add("ringlab/nodes/abort_claims", 1) == 1) store.set(kAbort, bytes_of(fmt::format("node {}: {}", node_rank, why)));
+void publish_abort(StoreClient& store, const AbortNote& note) {
+  if (store.add("ringlab/nodes/abort_claims", 1) != 1) return;
+  const nlohmann::json j = {{"node", note.node}, {"cause", static_cast<int>(note.cause)}, {"why", note.why}};
+  store.set(kAbort, bytes_of(j.dump()));
 }
 
-std::optional<std::string> read_abort(StoreClient& store) { return peek(store, kAbort); }
+std::optional<AbortNote> read_abort(StoreClient& store) {
+  const std::optional<std::string> text = peek(store, kAbort);
+  if (!text) return std::nullopt;
+  AbortNote note;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(*text);
+    note.node = j.at("node").get<int>();
+    note.cause = static_cast<StopCause>(j.at("cause").get<int>());
+    note.why = j.at("why").get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    note.why = *text;
+  }
+  return note;
+}
+
+void beat(StoreClient& store, int node_rank) { store.add(node_key("beat", node_rank), 1); }
+
+NodeWatch::NodeWatch(int nnodes)
+    : beats_(static_cast<size_t>(nnodes), -1), changed_ns_(static_cast<size_t>(nnodes), now_ns()) {}
+
+std::vector<int> NodeWatch::silent(StoreClient& store, std::chrono::milliseconds silence) {
+  std::vector<int> quiet;
+  const int64_t now = now_ns();
+  for (size_t node = 1; node < beats_.size(); ++node) {
+    const int64_t count = store.add(node_key("beat", static_cast<int>(node)), 0);
+    if (count != beats_[node]) {
+      beats_[node] = count;
+      changed_ns_[node] = now;
+    } else if (now - changed_ns_[node] >= std::chrono::nanoseconds(silence).count()) {
+      quiet.push_back(static_cast<int>(node));
+    }
+  }
+  return quiet;
+}
 
 void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits) {
   nlohmann::json list = nlohmann::json::array();
@@ -143,13 +182,22 @@ void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit
   store.set(node_key("exits", node_rank), bytes_of(list.dump()));
 }
 
-std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout) {
+std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
+                                    NodeWatch& watch, std::vector<int>& lost) {
   const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
   std::vector<RankExit> all;
   for (int node = 1; node < nnodes; ++node) {
     std::optional<std::string> text;
-    while (!(text = peek(store, node_key("exits", node))) && now_ns() < deadline) std::this_thread::sleep_for(kPollInterval);
-    if (!text) continue;  // that node's controller is gone: its ranks' events still tell their story
+    auto gone = [&] {
+      const std::vector<int> quiet = watch.silent(store, kNodeSilence);
+      return std::find(quiet.begin(), quiet.end(), node) != quiet.end();
+    };
+    while (!(text = peek(store, node_key("exits", node))) && now_ns() < deadline && !gone())
+      std::this_thread::sleep_for(kPollInterval);
+    if (!text) {  // that node's controller is gone: its ranks' events still tell what they did
+      lost.push_back(node);
+      continue;
+    }
     try {
       for (const nlohmann::json& j : nlohmann::json::parse(*text)) all.push_back(exit_from_json(j));
     } catch (const nlohmann::json::exception&) {
@@ -179,15 +227,24 @@ void publish_result(StoreClient& store, const std::string& failure) { store.set(
 std::optional<std::string> read_result(StoreClient& store, int node_rank, std::chrono::milliseconds timeout) {
   const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
   std::optional<std::string> result;
-  while (!(result = peek(store, kResult)) && now_ns() < deadline) std::this_thread::sleep_for(kPollInterval);
+  while (!(result = peek(store, kResult)) && now_ns() < deadline) {
+    beat(store, node_rank);
+    std::this_thread::sleep_for(kPollInterval);
+  }
   if (result) store.set(node_key("done", node_rank), {1});
   return result;
 }
 
-void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout) {
+void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch) {
   const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
-  for (int node = 1; node < nnodes; ++node)
-    while (!store.check({node_key("done", node)}) && now_ns() < deadline) std::this_thread::sleep_for(kPollInterval);
+  for (int node = 1; node < nnodes; ++node) {
+    auto gone = [&] {
+      const std::vector<int> quiet = watch.silent(store, kNodeSilence);
+      return std::find(quiet.begin(), quiet.end(), node) != quiet.end();
+    };
+    while (!store.check({node_key("done", node)}) && now_ns() < deadline && !gone())
+      std::this_thread::sleep_for(kPollInterval);
+  }
 }
 
 }  // namespace ringlab

@@ -7,6 +7,7 @@
 //   node K checks the run against its own flags, then says it joined ......... joined/K
 //                                          ... or why it refused ............. refused/K
 //   node 0 waits for every node to join before it starts its workers
+//   node K > 0 counts up while its controller lives, a few times a second .... beat/K
 //   a node whose workers failed, or that was stopped, says so ................ abort
 //   every node K > 0 publishes how its processes ended ........................ exits/K
 //   node 0 publishes the run's verdict, naming the rank that failed first ..... result
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/events/event.h"
 #include "engine/events/rank_exit.h"
 #include "engine/job/job_config.h"
 
@@ -45,18 +47,41 @@ RunInvitation join_run(StoreClient& store, int node_rank, const RunInvitation& m
 // node that refused (and why) or never came; `refused_connections` (the store's own errors, such
 // as a wrong token) are added to the message as the likely reason. `stop()`: give up at once
 // (false when it was asked to).
-bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
+bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, const std::string& store_at,
                     const std::function<std::vector<std::string>()>& refused_connections,
                     const std::function<bool()>& stop);
 
-// Any node: the run must end ("node 1: rank 3 killed by SIGKILL"). The first reason is kept.
-void publish_abort(StoreClient& store, int node_rank, const std::string& why);
-std::optional<std::string> read_abort(StoreClient& store);
+// Any node: the run must end. `cause` is a stop somebody asked for on that node (Ctrl-C there is
+// an interrupted run everywhere), or StopCause::OtherNode for a failure; `why` says it in words
+// ("rank 3 killed by SIGKILL"). The first note is kept.
+struct AbortNote {
+  int node = 0;
+  StopCause cause = StopCause::OtherNode;
+  std::string why;
+};
+void publish_abort(StoreClient& store, const AbortNote& note);
+std::optional<AbortNote> read_abort(StoreClient& store);
 
-// Node K > 0 publishes its processes' exits; node 0 collects them (those that come within
-// `timeout`), each tagged with its node.
+// Node K > 0: one more beat (its monitor calls it a few times a second, and while it waits for
+// node 0's verdict). Node 0 watches the beats: a node whose count stood still for `silence` has
+// lost its controller (killed, or its machine is gone), and nobody will report its ranks' exits.
+void beat(StoreClient& store, int node_rank);
+class NodeWatch {
+ public:
+  explicit NodeWatch(int nnodes);
+  // The nodes silent for at least `silence` (each looked at once per call).
+  std::vector<int> silent(StoreClient& store, std::chrono::milliseconds silence);
+
+ private:
+  std::vector<int64_t> beats_, changed_ns_;
+};
+
+// Node K > 0 publishes its processes' exits; node 0 collects them, each tagged with its node,
+// waiting at most `timeout` and not at all for a node `watch` finds silent. `lost` gets the
+// nodes whose exits never came.
 void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits);
-std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout);
+std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
+                                    NodeWatch& watch, std::vector<int>& lost);
 
 // Every node's exits as one list, the one that caused the end first: a process killed by a signal
 // before one that exited with an error (its peers exit with an error because it died), then the
@@ -67,6 +92,9 @@ std::vector<RankExit> merge_exits(std::vector<RankExit> exits);
 // and says so, and node 0 waits (at most `timeout`) for every node to have read it.
 void publish_result(StoreClient& store, const std::string& failure);
 std::optional<std::string> read_result(StoreClient& store, int node_rank, std::chrono::milliseconds timeout);
-void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout);
+void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch);
+
+// How long a node's beats may stand still before node 0 takes its controller for gone.
+inline constexpr std::chrono::milliseconds kNodeSilence{3000};
 
 }  // namespace ringlab

@@ -143,6 +143,7 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
     default: what = stop.detail.empty() ? fmt::format("stopped by {}", to_string(stop.cause)) : stop.detail; break;
   }
   if (!asked_by_user(stop.cause)) return what;
+  if (!stop.detail.empty()) what += " " + stop.detail;  // "on node 1"
   what += fmt::format(" at step {}, after {} of {} epochs", rank0_steps_, r_.epoch_mse.size(), r_.job.epochs);
   what += terminated ? ": the workers did not all reach a step boundary in time and were terminated"
                      : ": the workers stopped together at a step boundary";

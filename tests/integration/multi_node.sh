@@ -156,6 +156,7 @@ node0_bg() {  # PORT TIMEOUT JOINFILE: node 0 in the background, its pid in $bg
     --join-file "$3" > /dev/null 2> "$3.err" &
   bg=$!
   for i in $(seq 100); do [ -f "$3" ] && break; sleep 0.1; done
+  cp -p "$3" "$3.copy"  # node 0 removes its join file when its run ends
 }
 token_of() { $py -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$1"; }
 
@@ -165,7 +166,7 @@ RINGLAB_TOKEN=not-the-token "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-
 expect "wrong token: node 1 is refused at once" "$work/wrong.err" "refused the token" $?
 wait $bg
 expect "wrong token: node 0 names node 1 and the refused connection" "$work/wrong.join.err" \
-  "node 1 never joined within 8 s (node 0's store refused: .*wrong token" $?
+  "node 1 never joined within 8 s .*node 0's store refused: .*wrong token" $?
 
 env -u RINGLAB_TOKEN "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 --master-port "$port" -q \
   > /dev/null 2> "$work/none.err"
@@ -192,12 +193,62 @@ port=$(free_port); node0_bg "$port" 3 "$work/never.join"
 wait $bg
 expect "a node that never comes: node 0 names it within the timeout" "$work/never.join.err" "node 1 never joined within 3 s" $?
 
-chmod 644 "$work/never.join"
-"$ringlab" run --join-file "$work/never.join" --node-rank 1 -q > /dev/null 2> "$work/mode.err"
+[ ! -e "$work/never.join" ] && ok "node 0 removed its join file (it holds the token) when the run ended" \
+  || fail "node 0 left its join file behind"
+chmod 644 "$work/never.join.copy"
+"$ringlab" run --join-file "$work/never.join.copy" --node-rank 1 -q > /dev/null 2> "$work/mode.err"
 expect "a join file others can read is refused" "$work/mode.err" "others can read it" $?
 
 "$ringlab" run --nnodes 2 --nproc-per-node 2 -n 3 --master-port 29999 -q > /dev/null 2> "$work/ws.err"
 expect "-n disagreeing with --nnodes x --nproc-per-node" "$work/ws.err" "--world-size 3 disagrees with --nnodes 2 x --nproc-per-node 2 = 4" $?
+
+chmod 600 "$work/never.join.copy"
+"$ringlab" run --join-file "$work/never.join.copy" -q > /dev/null 2> "$work/norank.err"
+expect "--join-file without --node-rank is refused, not run as a one-rank job" "$work/norank.err" "give --node-rank K" $?
+
+# ---- A whole node lost; a stop asked for on node 1; node 0 stopped at once ---------------------
+# long_pair LABEL: a 2 x 2 run long enough to act on, on loopback; pids of the two controllers.
+long_pair() {
+  run_pair "$1" "" "" 127.0.0.1 -q --samples 200000 --epochs 100 --trace-level none --timeout 300
+  for i in $(seq 300); do [ "$(pgrep -fc "ringlab worker")" -ge 4 ] && break; sleep 0.1; done
+  sleep 1
+  read -r -a pair < "$work/$1.pids"
+  # The subshells' children: the two `ringlab run` controllers.
+  node0_pid=$(pgrep -P "${pair[0]}" -f "ringlab run" | head -1)
+  node1_pid=$(pgrep -P "${pair[1]}" -f "ringlab run" | head -1)
+}
+
+long_pair lost
+t0=$(date +%s)
+kill -9 "$node1_pid"
+wait_pair lost
+took=$(( $(date +%s) - t0 ))
+if grep -q "node 1 (ranks 2 to 3) was lost: its controller stopped answering" "$work/lost.0.err"; then
+  ok "node 1's controller killed: node 0 says node 1 was lost (after ${took} s), not that its own rank failed"
+else
+  fail "node 1's controller killed: node 0 said: $(head -3 "$work/lost.0.err")"
+fi
+
+long_pair int1
+kill -INT "$node1_pid"
+wait_pair int1
+if [ "$(cat "$work/int1.1.rc")" = 130 ] && $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["interrupted"] is True and r["stopped_by"].startswith("SIGINT"), (r.get("interrupted"), r.get("stopped_by"))' "$work/int1.json"; then
+  ok "Ctrl-C on node 1: node 1 exits 130, node 0's report says the run was interrupted"
+else
+  fail "Ctrl-C on node 1: node 1 exit $(cat "$work/int1.1.rc"); node 0: $(head -2 "$work/int1.0.err")"
+fi
+
+long_pair int00
+kill -INT "$node0_pid"; sleep 0.05; kill -INT "$node0_pid"
+wait_pair int00
+if [ "$(cat "$work/int00.1.rc")" = 1 ] && grep -q "node 0" "$work/int00.1.err"; then
+  ok "node 0 stopped at once (a second Ctrl-C): node 1 does not report success (exit $(cat "$work/int00.1.rc"))"
+else
+  fail "node 0 stopped at once: node 1 said: $(cat "$work/int00.1.out" "$work/int00.1.err" | head -3)"
+fi
 
 echo "$failures failure(s)"
 [ $failures = 0 ]
