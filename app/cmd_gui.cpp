@@ -76,6 +76,10 @@ void add_gui_command(CLI::App& root) {
                   "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kViewNames), std::end(kViewNames))));
+  cmd->add_option("--torch", options->torch_script,
+                  "run this PyTorch DDP script (with ringlab_torch's two lines) instead of ringlab's engine");
+  cmd->add_flag("--side-by-side", options->side_by_side,
+                "with --torch: run the script, then ringlab's engine on the same job, overlaid in the Training view");
   cmd->add_flag("--about", options->about, "open Help > About: the version and the libraries, with their licences");
   cmd->add_option("--lang", options->lang, "en | id (Bahasa Indonesia)")->check(CLI::IsMember({"en", "id"}))->capture_default_str();
   cmd->add_option("--theme", options->theme, "light (projectors) | dark")->check(CLI::IsMember({"light", "dark"}))->capture_default_str();

@@ -52,6 +52,13 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                    {"store_events", session.feed().size()}, {"events_lost", session.feed().overflowed()},
                    {"store_restarts", session.feed().restarts()}};
   j["run_message"] = state.run.message;
+  j["torch_live"] = state.torch.live;  // the run on screen is a PyTorch script's
+  j["overlays"] = nlohmann::json::array();
+  for (const auto& o : state.overlays) {
+    nlohmann::json mse = nlohmann::json::array();
+    for (const auto& e : o.epoch_mse) mse.push_back(e.mse);
+    j["overlays"].push_back({{"label", o.label}, {"epoch_mse", mse}});
+  }
   static const char* const phases[] = {"idle", "running", "paused", "finished", "failed", "stopped"};
   j["run_phase"] = phases[static_cast<int>(state.run.phase)];
   j["failure_shown"] = model.failure().failed;

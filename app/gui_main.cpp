@@ -74,6 +74,15 @@ viz::AppState initial_state(const GuiOptions& o) {
   state.job.validate();
   state.lab.settings = view_model::lab_from_job(state.job);  // a scenario with a fault opens the lab with it
   state.gated = state.scenario.gated || o.gated;
+  if (!o.torch_script.empty()) {
+    if (o.torch_script.size() >= state.torch.path.size())
+      throw InputError(fmt::format("--torch: a path of at most {} characters", state.torch.path.size() - 1));
+    o.torch_script.copy(state.torch.path.data(), o.torch_script.size());
+    state.torch.use = !o.side_by_side;
+    state.torch.side_by_side = o.side_by_side;
+  } else if (o.side_by_side) {
+    throw InputError("--side-by-side runs a PyTorch script beside the engine: give --torch SCRIPT");
+  }
   state.language = o.lang == "id" ? viz::Language::Indonesian : viz::Language::English;
   state.theme = o.theme == "dark" ? viz::ThemeKind::Dark : viz::ThemeKind::Light;
   state.ui_scale = o.ui_scale;

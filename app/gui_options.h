@@ -30,6 +30,8 @@ struct GuiOptions {
   int width = 1920;
   int height = 1080;
   std::string source_dir;       // where assets/ lives, for scenarios
+  std::string torch_script;     // run this PyTorch script instead of the engine (`--torch`)
+  bool side_by_side = false;    // with --torch: the script's run, then the engine's
 };
 
 // Opens the window and runs the app; returns the process exit code.

@@ -5,6 +5,7 @@
 #include <malloc.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "engine/core/error.h"
 #include "engine/view_model/failure_lab.h"
 #include "engine/job/scenario.h"
+#include "app/torch_script.h"
 #include "viz/i18n.h"
 #include "viz/views.h"
 
@@ -47,6 +49,11 @@ bool RunSession::run_over() const {
 void RunSession::keep_as_overlay() {
   if (model_.loss().empty()) return;
   state_.overlays.push_back(model_.loss());
+  // A PyTorch script's run is named as such: the overlay is what the engine's run is compared to.
+  if (state_.torch.live) {
+    state_.overlays.back().label = fmt::format("PyTorch · {}", std::filesystem::path(state_.torch.script()).filename().string());
+    state_.overlays.back().job.reset();
+  }
   if (state_.overlays.size() > kMaxOverlays) state_.overlays.erase(state_.overlays.begin());
 }
 
@@ -66,16 +73,44 @@ std::vector<JobConfig> runs_to_make(const viz::AppState& state) {
   return runs;
 }
 
+// `job` with what `script` trained (model, data, sampler, optimizer, epochs): how the engine shows
+// the run (its all-reduce algorithm, tracing, checks, faults, timeout) stays the app's.
+JobConfig with_training_of(JobConfig job, const JobConfig& script) {
+  const std::string algorithm = job.algorithm, trace_level = job.trace_level;
+  const bool check = job.check_collectives;
+  const std::vector<std::string> faults = job.faults;
+  const double timeout = job.timeout_s;
+  job = script;
+  job.algorithm = algorithm;
+  job.trace_level = trace_level;
+  job.check_collectives = check;
+  job.faults = faults;
+  job.timeout_s = timeout;
+  return job;
+}
+
+// The PyTorch script side by side: its run, then the engine's of the same job; else the script
+// alone, or the scenario's runs on the engine.
+std::vector<RunSession::PlannedRun> RunSession::plan_runs() const {
+  const viz::TorchState& t = state_.torch;
+  if (!t.script().empty() && t.side_by_side) return {{state_.job, true}, {state_.job, false}};
+  if (!t.script().empty() && t.use) return {{state_.job, true}};
+  std::vector<PlannedRun> runs;
+  for (const JobConfig& job : runs_to_make(state_)) runs.push_back({job, false});
+  return runs;
+}
+
 void RunSession::start() {
-  sequence_ = runs_to_make(state_);
+  sequence_ = plan_runs();
   state_.run.sequence_length = static_cast<int>(sequence_.size());
   state_.run.sequence_index = 0;
-  JobConfig first = sequence_.front();
+  PlannedRun first = sequence_.front();
   sequence_.erase(sequence_.begin());
   launch(first);
 }
 
-void RunSession::launch(const JobConfig& job) {
+void RunSession::launch(const PlannedRun& run) {
+  const JobConfig& job = run.job;
   if (controller_) {  // the previous run is over (or stopping): reap it before starting again
     controller_->request_stop();
     controller_.reset();
@@ -100,6 +135,13 @@ void RunSession::launch(const JobConfig& job) {
     options.gated = state_.gated;
     options.max_restarts = state_.lab.settings.max_restarts;
     options.keep_history = false;  // the views draw from the events; no report is written here
+    if (run.torch) {
+      options.torch = resolve_torch_script(state_.torch.script(), {});
+      options.interactive = false;  // the script neither votes at step boundaries nor waits at the gate
+      options.gated = false;
+      options.max_restarts = 0;
+    }
+    state_.torch.live = run.torch;
     controller_ = std::make_unique<Controller>(options, feed_);
     controller_->start();
   } catch (const Error& e) {
@@ -134,9 +176,13 @@ void RunSession::finish(const RunResult& result) {
     state_.run.message = result.failure;
   }
   if (result.ok && !sequence_.empty()) {
-    JobConfig next = sequence_.front();
+    PlannedRun next = sequence_.front();
     sequence_.erase(sequence_.begin());
     ++state_.run.sequence_index;
+    // Side by side, the engine runs the job the script said it ran (its RunBegin): the script is
+    // the reference, whatever the controls said, and the two curves can only coincide on one job.
+    const view_model::Generation* ran = model_.current_generation();
+    if (state_.torch.live && !next.torch && ran && ran->has_job) next.job = with_training_of(next.job, ran->job);
     launch(next);
   }
 }

@@ -37,7 +37,13 @@ class RunSession {
  private:
   void note_switch_landed();
 
-  void launch(const JobConfig& job);
+  // One run to make: the job, and whether the PyTorch script runs it instead of the engine.
+  struct PlannedRun {
+    JobConfig job;
+    bool torch = false;
+  };
+  void launch(const PlannedRun& run);
+  std::vector<PlannedRun> plan_runs() const;
   void finish(const RunResult& result);
   void keep_as_overlay();
 
@@ -46,7 +52,7 @@ class RunSession {
   view_model::RunModel model_;
   std::unique_ptr<Controller> controller_;
   std::vector<Event> batch_;
-  std::vector<JobConfig> sequence_;  // runs still to make, in order
+  std::vector<PlannedRun> sequence_;  // runs still to make, in order
   bool stopping_ = false;
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
   bool plain_workers_ = false;  // this run's workers have no gate or stop check (see stop_votes_fit)

@@ -2,6 +2,7 @@
 // Everything the views remember between frames, in one struct. The views read the run's
 // model (engine/replay) and this state; what they want done (start, stop, release the gate,
 // change the world) they write into `requests`, and the app acts on it after the frame.
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -110,6 +111,18 @@ struct FieldEdit {
   int64_t before = 0;
 };
 
+// A PyTorch script run in place of ringlab's engine (`ringlab gui --torch SCRIPT`, or the
+// controls' "PyTorch script" section): started once per rank, it reports through the two lines
+// of ringlab_torch it holds. Side by side: the script's run, then the engine's run of the same job,
+// which the Training view overlays on it.
+struct TorchState {
+  std::array<char, 1024> path{};  // the script, as typed or given
+  bool use = false;               // the next Start runs the script
+  bool side_by_side = false;      // the next Start runs the script, then ringlab's engine
+  bool live = false;              // the run on screen is the script's
+  std::string script() const { return std::string(path.data()); }
+};
+
 struct AppState {
   Language language = Language::English;
   ThemeKind theme = ThemeKind::Light;
@@ -133,6 +146,7 @@ struct AppState {
   TimelineViewState timeline;
   FailureLabState lab;
   ScaleViewState scale;
+  TorchState torch;
 
   std::vector<view_model::LossSeries> overlays;  // earlier runs, for comparison
   std::vector<BackendInfo> backends;

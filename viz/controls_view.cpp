@@ -16,6 +16,7 @@
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
+#include "viz/torch_script_view.h"
 #include "viz/views.h"
 #include "viz/widgets.h"
 
@@ -279,6 +280,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   }
   draw_job_fields(state);
   DrawFailureLabControls(model, state);
+  DrawTorchScriptControls(state);
 }
 
 }  // namespace ringlab::viz

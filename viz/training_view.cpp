@@ -112,7 +112,9 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
       take_extent(s);
       if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
       // Wide and pale underneath, so a live curve that matches it exactly still shows it.
-      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)), trf("earlier run {}", i + 1));
+      // A named run (a PyTorch script's) keeps its name in the short legend too.
+      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)),
+          s.job ? trf("earlier run {}", i + 1) : series_name(s));
     }
   take_extent(live);
   // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
