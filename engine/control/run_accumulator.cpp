@@ -180,6 +180,9 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   RunResult r = r_;
   r.train_seconds = rank0_us_ * 1e-6;
   r.us_per_step = r.steps > 0 ? rank0_us_ / static_cast<double>(r.steps) : 0.0;
+  // Rank 0 says how many steps it trained in its RunEnd; a rank 0 that died (or was torn down)
+  // never sends one, and its steps are then those it ended (their time per step is unknown).
+  r.steps = std::max(r.steps, rank0_steps_);
   data::DistributedSampler sampler({r.job.samples, world_, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
   r.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), r.job.batch_size);
 
