@@ -78,6 +78,7 @@ void add_gui_command(CLI::App& root) {
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kViewNames), std::end(kViewNames))));
   cmd->add_option("--torch", options->torch_script,
                   "run this PyTorch DDP script (with ringlab_torch's two lines) instead of ringlab's engine");
+  cmd->add_option("script_args", options->torch_args, "the --torch script's arguments (after --)");
   cmd->add_flag("--side-by-side", options->side_by_side,
                 "with --torch: run the script, then ringlab's engine on the same job, overlaid in the Training view");
   cmd->add_flag("--about", options->about, "open Help > About: the version and the libraries, with their licences");

@@ -285,7 +285,11 @@ void run(RunFlags& f) {
   options.master_port = static_cast<uint16_t>(f.master_port);
   options.token = run_token(joined);
   options.run_id = f.run_id;
-  if (!f.torch_script.empty()) options.torch = resolve_torch_script(f.torch_script, f.torch_args);
+  if (!f.torch_script.empty()) {
+    options.torch = resolve_torch_script(f.torch_script, f.torch_args);
+    // --algorithm ring asks the script's watcher for the drawn ring; the default times DDP's own.
+    options.torch.teaching = given(f.job, "--algorithm") && options.job.algorithm == "ring";
+  }
   else if (!f.torch_args.empty())
     throw InputError(fmt::format("unexpected argument '{}' (a script's own arguments go after --torch SCRIPT --)",
                                  f.torch_args.front()));

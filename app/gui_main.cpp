@@ -78,6 +78,7 @@ viz::AppState initial_state(const GuiOptions& o) {
     if (o.torch_script.size() >= state.torch.path.size())
       throw InputError(fmt::format("--torch: a path of at most {} characters", state.torch.path.size() - 1));
     o.torch_script.copy(state.torch.path.data(), o.torch_script.size());
+    state.torch.args = o.torch_args;
     state.torch.use = !o.side_by_side;
     state.torch.side_by_side = o.side_by_side;
   } else if (o.side_by_side) {

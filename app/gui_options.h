@@ -1,6 +1,7 @@
 #pragma once
 // What `ringlab gui` was asked to do, from its flags.
 #include <string>
+#include <vector>
 
 namespace ringlab::app {
 
@@ -32,6 +33,7 @@ struct GuiOptions {
   std::string source_dir;       // where assets/ lives, for scenarios
   std::string torch_script;     // run this PyTorch script instead of the engine (`--torch`)
   bool side_by_side = false;    // with --torch: the script's run, then the engine's
+  std::vector<std::string> torch_args;  // the script's arguments, after --
 };
 
 // Opens the window and runs the app; returns the process exit code.

@@ -51,7 +51,7 @@ void RunSession::keep_as_overlay() {
   state_.overlays.push_back(model_.loss());
   // A PyTorch script's run is named as such: the overlay is what the engine's run is compared to.
   if (state_.torch.live) {
-    state_.overlays.back().label = fmt::format("PyTorch · {}", std::filesystem::path(state_.torch.script()).filename().string());
+    state_.overlays.back().label = fmt::format("PyTorch · {}", state_.torch.script_name());
     state_.overlays.back().job.reset();
   }
   if (state_.overlays.size() > kMaxOverlays) state_.overlays.erase(state_.overlays.begin());
@@ -136,7 +136,9 @@ void RunSession::launch(const PlannedRun& run) {
     options.max_restarts = state_.lab.settings.max_restarts;
     options.keep_history = false;  // the views draw from the events; no report is written here
     if (run.torch) {
-      options.torch = resolve_torch_script(state_.torch.script(), {});
+      options.torch = resolve_torch_script(state_.torch.script(), state_.torch.args);
+      // The Algorithm control: "ring" draws PyTorch's own tensors going round the ring.
+      options.torch.teaching = job.algorithm == "ring";
       options.interactive = false;  // the script neither votes at step boundaries nor waits at the gate
       options.gated = false;
       options.max_restarts = 0;

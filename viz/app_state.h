@@ -117,10 +117,15 @@ struct FieldEdit {
 // which the Training view overlays on it.
 struct TorchState {
   std::array<char, 1024> path{};  // the script, as typed or given
+  std::vector<std::string> args;  // its arguments (`ringlab gui --torch SCRIPT -- ARGS`)
   bool use = false;               // the next Start runs the script
   bool side_by_side = false;      // the next Start runs the script, then ringlab's engine
   bool live = false;              // the run on screen is the script's
   std::string script() const { return std::string(path.data()); }
+  std::string script_name() const {  // the file's name, without its folders
+    const std::string s = script();
+    return s.substr(s.find_last_of('/') == std::string::npos ? 0 : s.find_last_of('/') + 1);
+  }
 };
 
 struct AppState {

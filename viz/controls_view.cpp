@@ -206,6 +206,11 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
     SameLineIfFits(ImGui::CalcTextSize(run.c_str()).x);
     ImGui::TextUnformatted(run.c_str());
   }
+  if (state.torch.live) {  // whose run this is: the views look the same for both
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(trf("PyTorch script: {}", state.torch.script_name()).c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (model.latest_step() >= 0) {
     const int world = model.world_size();
     std::string line = trf("{} rank{} · step {} · epoch {}", world, world == 1 ? "" : "s", model.latest_step() + 1,

@@ -197,6 +197,7 @@ struct Controller::Impl {
     spec.env["MASTER_PORT"] = std::to_string(pick_free_port(options.master_addr));
     const char* inherited = std::getenv("PYTHONPATH");
     spec.env["PYTHONPATH"] = inherited && *inherited ? t.python_path + ":" + inherited : t.python_path;
+    if (t.teaching) spec.env["RINGLAB_TORCH_TEACHING"] = "1";
   }
 
   std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }

@@ -40,6 +40,7 @@ struct TorchScript {
   std::string python;               // the interpreter
   std::vector<std::string> argv;    // the script, then its arguments
   std::string python_path;          // the folder holding ringlab_torch, put first on PYTHONPATH
+  bool teaching = false;            // ask the watcher to run every bucket as a drawn ring
   bool empty() const { return argv.empty(); }
 };
 

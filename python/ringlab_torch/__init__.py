@@ -51,6 +51,8 @@ def watch(ddp_model, sampler=None, *, optimizer=None, loader=None, teaching=Fals
     rank = dist.get_rank(getattr(ddp_model, "process_group", None))  # the rank within DDP's group
     client = EventClient(settings.host, settings.port, settings.token, rank, timeout_s=timeout_s,
                          patience_s=max(600.0, 10 * timeout_s))
+    # ringlab may ask for the drawn ring whatever the script says (the app's Algorithm: ring).
+    teaching = teaching or settings.teaching
     watcher = Watcher(ddp_model, client, sampler=sampler, optimizer=optimizer, teaching=teaching,
                       batch_size=batch_size, epochs=epochs, seed=seed, job=job, demo=demo, timeout_s=timeout_s)
     install_exit_reporting(watcher)

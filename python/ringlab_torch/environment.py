@@ -17,6 +17,8 @@ from typing import Mapping, Optional, Tuple
 EVENT_ADDR = "RINGLAB_EVENT_ADDR"
 TOKEN = "RINGLAB_TOKEN"
 RUN_ID = "RINGLAB_RUN_ID"
+# "1": ringlab asks for teaching mode (the app's Algorithm "ring", `ringlab run --torch --algorithm ring`).
+TEACHING = "RINGLAB_TORCH_TEACHING"
 
 
 @dataclass
@@ -27,6 +29,7 @@ class RinglabEnvironment:
     run_id: str
     rank: Optional[int]        # RANK, when set (the process group's rank is what counts)
     world_size: Optional[int]  # WORLD_SIZE, when set
+    teaching: bool = False     # ringlab asked for every bucket as a drawn ring
 
 
 def parse_endpoint(text: str, what: str) -> Tuple[str, int]:
@@ -70,4 +73,5 @@ def read_environment(env: Mapping[str, str] = None) -> Optional[RinglabEnvironme
         return None
     host, port = parse_endpoint(addr, f"{EVENT_ADDR}={addr}")
     return RinglabEnvironment(host=host, port=port, token=env.get(TOKEN, ""), run_id=env.get(RUN_ID, ""),
-                              rank=_optional_int(env, "RANK"), world_size=_optional_int(env, "WORLD_SIZE"))
+                              rank=_optional_int(env, "RANK"), world_size=_optional_int(env, "WORLD_SIZE"),
+                              teaching=env.get(TEACHING, "") == "1")

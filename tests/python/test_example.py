@@ -9,7 +9,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-RINGLAB = os.path.join(REPO, "build", "app", "ringlab")
+RINGLAB = os.environ.get("RINGLAB_BINARY") or os.path.join(REPO, "build", "app", "ringlab")
 EXAMPLE = os.path.join(REPO, "examples", "ddp_cpu.py")
 
 try:

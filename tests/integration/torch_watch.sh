@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# A PyTorch script under ringlab (`ringlab run --torch`): the course's script examples/ddp_cpu.py,
+# watched by ringlab_torch, at world sizes 2 and 4.
+#   - the report's shards equal ringlab's own run of the same job, and its per-epoch MSE equals
+#     the lines the script printed itself;
+#   - every step's every bucket all-reduce is in the trace; in teaching mode every ring step too;
+#   - the app, headless, draws the script's ring, sampler and loss, and side by side overlays the
+#     script's run on the engine's, and the two coincide;
+#   - a rank of the script killed: the run ends (well before its timeout) and names that rank.
+set -uo pipefail
+ringlab=$(realpath "$1")
+src=$2
+py=/usr/bin/python3
+[ -x $py ] || { echo "SKIP: $py is not installed"; exit 77; }
+$py -c "import torch" 2>/dev/null || { echo "SKIP: PyTorch is not installed for $py (apt-get install python3-torch)"; exit 77; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+script=$src/examples/ddp_cpu.py
+
+for n in 2 4; do
+  if ! "$ringlab" run --torch "$script" -n $n --report "$work/t$n.json" --trace "$work/t$n.trace" \
+       > "$work/t$n.out" 2> "$work/t$n.err"; then
+    fail "world size $n: ringlab run --torch failed: $(tail -3 "$work/t$n.err")"; continue
+  fi
+  "$ringlab" run -q -n $n --report "$work/r$n.json" 2> "$work/r$n.err" || { fail "world size $n: ringlab's own run failed"; continue; }
+  if $py - "$work/t$n.json" "$work/r$n.json" "$work/t$n.out" "$work/t$n.trace" $n > "$work/cmp" 2>&1 <<'EOF'
+import json, re, sys
+torch_run, own_run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+printed = [float(m) for m in re.findall(r"epoch \d+ done, MSE over the whole dataset: ([0-9.]+)", open(sys.argv[3]).read())]
+trace = json.load(open(sys.argv[4]))["traceEvents"]
+n = int(sys.argv[5])
+assert torch_run["ok"], torch_run.get("failure")
+assert torch_run["shards"] == own_run["shards"], "the script's shards differ from ringlab's"
+assert len(printed) == 4 and len(torch_run["epoch_mse"]) == 4, (printed, torch_run["epoch_mse"])
+# The script prints six decimals: its report must say the same values.
+assert all(abs(a - b) <= 5e-7 for a, b in zip(torch_run["epoch_mse"], printed)), (torch_run["epoch_mse"], printed)
+assert all(abs(a - b) <= 1e-5 for a, b in zip(torch_run["epoch_mse"], own_run["epoch_mse"]))
+steps = torch_run["steps"]
+per_rank = [e for e in trace if e.get("ph") == "X" and e.get("cat") == "collective" and "bucket" in e.get("args", {})
+            and e["args"]["bucket"] >= 0]
+ranks = {e["pid"] for e in per_rank}
+assert len(ranks) == n, f"bucket all-reduces from {len(ranks)} ranks, not {n}"
+assert len(per_rank) >= n * steps, f"{len(per_rank)} bucket all-reduces for {steps} steps x {n} ranks"
+print(f"{steps} steps, {len(per_rank)} bucket all-reduces, MSE {printed}")
+EOF
+  then
+    ok "world size $n: $(tail -1 "$work/cmp"); shards equal ringlab's own run"
+  else
+    fail "world size $n:"; sed 's/^/     /' "$work/cmp"
+  fi
+done
+
+# Teaching mode, asked for by ringlab (--algorithm ring): every bucket as a ring of isend/irecv,
+# every chunk reported.
+if "$ringlab" run --torch "$script" -n 4 --algorithm ring --report "$work/teach.json" --trace "$work/teach.trace" \
+     > /dev/null 2> "$work/teach.err" && $py - "$work/teach.trace" "$work/teach.json" "$work/r4.json" > "$work/cmp" 2>&1 <<'EOF'
+import json, sys
+trace = json.load(open(sys.argv[1]))["traceEvents"]
+teach, own = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+chunks = [e for e in trace if e.get("cat") == "ring" and e.get("ph") == "X"]
+assert chunks, "no ring chunk in the trace"
+# A ring of 4: 3 reduce-scatter and 3 all-gather steps per bucket, one chunk per rank per step.
+per_step = 2 * 3 * 4
+assert len(chunks) >= per_step * teach["steps"], f"{len(chunks)} chunks for {teach['steps']} steps"
+assert all(abs(a - b) <= 1e-5 for a, b in zip(teach["epoch_mse"], own["epoch_mse"])), "teaching mode changed the training"
+print(f"{len(chunks)} ring chunks over {teach['steps']} steps")
+EOF
+then ok "teaching mode (--algorithm ring), 4 ranks: $(tail -1 "$work/cmp"), the same MSE as ringlab's run"
+else fail "teaching mode: $(cat "$work/cmp" "$work/teach.err" | tail -4)"; fi
+
+# The app, headless: the script's ring, sampler and loss; side by side, the two runs coincide.
+if command -v xvfb-run > /dev/null; then
+  if xvfb-run -a -s "-screen 0 1280x720x24" "$ringlab" gui --torch "$script" --side-by-side --frames 300 --wait-run \
+       --width 1280 --height 720 --state-json "$work/state.json" > /dev/null 2> "$work/gui.err" &&
+     $py - "$work/state.json" > "$work/cmp" 2>&1 <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "finished", s["run_phase"]
+assert s["ring"] is not None, "no ring drawn"
+assert s["sampler_epochs"] >= 4, s["sampler_epochs"]
+assert len(s["overlays"]) == 1 and s["overlays"][0]["label"].startswith("PyTorch"), s["overlays"]
+script_mse, engine_mse = s["overlays"][0]["epoch_mse"], s["epoch_mse"]
+assert len(script_mse) == len(engine_mse) == 4, (script_mse, engine_mse)
+assert all(abs(a - b) <= 1e-5 for a, b in zip(script_mse, engine_mse)), (script_mse, engine_mse)
+print(f"script {script_mse[-1]:.6f}, engine {engine_mse[-1]:.6f}")
+EOF
+  then ok "app, side by side: the script's run overlaid on the engine's, coinciding ($(tail -1 "$work/cmp"))"
+  else fail "app, side by side: $(cat "$work/cmp" | tail -3; tail -3 "$work/gui.err")"; fi
+  if xvfb-run -a -s "-screen 0 1280x720x24" "$ringlab" gui --torch "$script" --frames 300 --wait-run \
+       --width 1280 --height 720 --state-json "$work/alone.json" > /dev/null 2> "$work/gui.err" &&
+     $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["torch_live"] and s["run_phase"] == "finished" and s["ring"] and len(s["epoch_mse"]) == 4, s
+assert s["sampler_newest"]["ranks"] == 4, s["sampler_newest"]' "$work/alone.json" 2> "$work/cmp"
+  then ok "app, the script alone: its ring, its 4 ranks' shards and 4 epochs of MSE are drawn"
+  else fail "app, the script alone: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+else
+  echo "note: no xvfb-run here: the app's checks are not run"
+fi
+
+# A rank of the script killed by SIGKILL.
+"$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout 300 -- --samples 2000000 --epochs 50 \
+  > "$work/kill.out" 2> "$work/kill.err" &
+run=$!
+victim=""
+for i in $(seq 300); do
+  for pid in $(pgrep -P $run 2>/dev/null); do
+    tr '\0' '\n' < /proc/$pid/environ 2>/dev/null | grep -qx "RANK=1" && victim=$pid
+  done
+  [ -n "$victim" ] && break; sleep 0.1
+done
+if [ -z "$victim" ]; then
+  fail "kill: rank 1 of the script never appeared"; kill $run 2>/dev/null
+else
+  sleep 3
+  t0=$(date +%s)
+  kill -9 "$victim"
+  wait $run; rc=$?
+  took=$(( $(date +%s) - t0 ))
+  if [ $rc != 0 ] && grep -q "rank 1 failed: killed by SIGKILL" "$work/kill.err" && [ $took -lt 60 ]; then
+    ok "a rank of the script killed: the run ended after ${took} s (timeout 300 s), naming rank 1"
+  else
+    fail "kill: exit $rc after ${took} s: $(head -3 "$work/kill.err")"
+  fi
+fi
+
+echo "$failures failure(s)"
+[ $failures = 0 ]
