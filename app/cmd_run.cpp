@@ -75,6 +75,19 @@ void take_from_join_file(RunFlags& f, const JoinInfo& info) {
   f.run_id = info.run_id;
 }
 
+// With --torch the script decides its model, data and training: ringlab's flags for them would
+// be silently ignored (and `--epochs 3` meant for the script, given without `--`, lost).
+void refuse_job_flags_with_torch(const RunFlags& f) {
+  for (const char* flag : {"--samples", "--hidden", "--batch-size", "--lr", "--momentum", "--weight-decay", "--seed",
+                           "--epochs", "--drop-last", "--no-shuffle", "--forget-set-epoch", "--bucket-cap-kb",
+                           "--first-bucket-kb", "--grad-accum", "--fault", "--uneven", "--join",
+                           "--no-collective-check"})
+    if (given(f.job, flag))
+      throw InputError(fmt::format("{} is the script's to decide with --torch (ringlab would ignore it); the script's "
+                                   "own arguments go after --: ringlab run --torch SCRIPT -n N -- {} ...", flag, flag));
+  if (!f.scenario.empty()) throw InputError("--scenario describes ringlab's own job; with --torch the script is the job");
+}
+
 // The token of a multi-node run: node 0's own (RINGLAB_TOKEN, else a fresh one), and for a node
 // that joins, the join file's or RINGLAB_TOKEN. Never a flag: `ps` shows command lines to all.
 std::string run_token(const std::optional<JoinInfo>& joined) {
@@ -198,8 +211,17 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
     const int sig = signals.wait(std::chrono::milliseconds(100));
     if (sig != 0 && !asked) {
       asked = true;
-      controller.request_stop(stop_cause_for_signal(sig), kStopPatience);
       bar.clear();
+      // A PyTorch script does not stop at a step boundary when asked (it cannot see ringlab's
+      // store): it gets SIGTERM at once, which its watcher reports as the end of the run.
+      if (!controller.options().torch.empty()) {
+        controller.request_stop(stop_cause_for_signal(sig), std::chrono::milliseconds(0));
+        if (!quiet)
+          std::fprintf(stderr, "ringlab run: %s: stopping the script's processes (SIGTERM)\n",
+                       to_string(stop_cause_for_signal(sig)));
+        continue;
+      }
+      controller.request_stop(stop_cause_for_signal(sig), kStopPatience);
       if (!quiet)
         std::fprintf(stderr, "ringlab run: %s: stopping the workers at their next step boundary (at most %lld s); "
                      "signal again (Ctrl-C) to stop at once\n", to_string(stop_cause_for_signal(sig)),
@@ -286,6 +308,7 @@ void run(RunFlags& f) {
   options.token = run_token(joined);
   options.run_id = f.run_id;
   if (!f.torch_script.empty()) {
+    refuse_job_flags_with_torch(f);
     options.torch = resolve_torch_script(f.torch_script, f.torch_args);
     // --algorithm ring asks the script's watcher for the drawn ring; the default times DDP's own.
     options.torch.teaching = given(f.job, "--algorithm") && options.job.algorithm == "ring";

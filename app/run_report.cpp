@@ -141,6 +141,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   // A report of a run cut short says so: its epochs, steps and parameters are those so far.
   j["interrupted"] = r.interrupted();
   if (r.stop_cause != StopCause::None) j["stopped_by"] = to_string(r.stop_cause);
+  if (!r.torch_script.empty()) j["torch_script"] = r.torch_script;  // the job is what the script announced
   j["world_size"] = c.world_size;
   j["backend"] = c.backend;
   // Where the ranks ran: each node's count, node 0 first (torchrun's RANK order); 1 node: [N].

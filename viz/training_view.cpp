@@ -129,7 +129,15 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     }
   if (!live.epoch_mse.empty()) {
     // The live run's settings are in the menu bar (and its world changes are the markers).
-    add(live, live.mse_curve, pal.mse, 4.0f, true, tr("MSE, whole dataset"), tr("MSE"));
+    // Beside a PyTorch script's run, the legend says which of the two is which.
+    const bool beside_script = std::any_of(state.overlays.begin(), state.overlays.end(),
+                                           [](const LossSeries& s) { return !s.job && !s.label.empty(); });
+    if (state.torch.live)
+      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("PyTorch script: MSE, whole dataset"), tr("PyTorch: MSE"));
+    else if (beside_script && v.show_overlays)
+      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("ringlab's engine: MSE, whole dataset"), tr("ringlab: MSE"));
+    else
+      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("MSE, whole dataset"), tr("MSE"));
   }
 
   if (!extent.any || curves.empty()) {

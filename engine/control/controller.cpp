@@ -655,10 +655,21 @@ struct Controller::Impl {
     if (multi_node()) exits = exchange_exits(std::move(exits));
     RunResult r = events.finish(exits, stop_info());
     if (multi_node()) exchange_verdict(r);
+    if (!options.torch.empty()) note_torch_script(r);
     r.exits = exits;
     r.restarts = restarts;
     remove_checkpoints();
     publish(std::move(r));
+  }
+
+  // A script's run is named in its result; one that never reported (no ringlab_torch.watch in
+  // it) has no training to show, whatever its exit, and the result must not pretend otherwise.
+  void note_torch_script(RunResult& r) const {
+    r.torch_script = options.torch.argv.front();
+    if (r.rank_count > 0 || !r.ok) return;
+    r.ok = false;
+    r.failure = fmt::format("{} ended without reporting to ringlab: no rank called ringlab_torch.watch(...) (README: "
+                            "\"Watch your own PyTorch job\"), so there is no training to show", r.torch_script);
   }
 
   void remove_checkpoints() const {

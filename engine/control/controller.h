@@ -94,6 +94,7 @@ struct RunResult {
   int restarts = 0;                     // how often the group was restarted after a failure
   std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
   std::vector<RankExit> exits;          // how each process of the last set ended, the failed one first
+  std::string torch_script;             // the PyTorch script that ran instead of ringlab's workers ("" none)
   // Connections the store or event server refused or dropped (wrong token, malformed frame,
   // silent client, a client gone mid-wait), "store: ..." / "event server: ...".
   std::vector<std::string> connection_errors;

@@ -16,10 +16,33 @@ address and token come in RINGLAB_EVENT_ADDR and RINGLAB_TOKEN). Started any oth
 watch() returns a watcher that does nothing: no connection, no hook, no output.
 See docs/torch_watch.md for what is reported and how.
 """
+import sys
 from .environment import read_environment
 from .watcher import NullWatcher, Watcher
 
 __all__ = ["watch", "Watcher", "NullWatcher"]
+
+
+def warn_about_loader(loader, sampler):
+    """The classic DistributedSampler bug, said where the script is started: a DataLoader that does
+    not draw from the sampler gives every rank the whole dataset, while ringlab would draw the
+    sampler's shards as if they were used."""
+    if loader is None or sampler is None or getattr(loader, "sampler", None) is sampler:
+        return
+    print("ringlab_torch: the DataLoader passed to watch() does not draw from the sampler passed with it: "
+          "every rank goes through the whole dataset (DataLoader(..., sampler=sampler) splits it), and the "
+          "shards ringlab shows are not the batches this rank trains on", file=sys.stderr, flush=True)
+
+
+def _with_dataset_size(job, loader):
+    """Without a sampler the job's size comes from the loader's dataset, where it has a length."""
+    try:
+        samples = len(loader.dataset)
+    except (AttributeError, TypeError):
+        return job
+    merged = {"samples": samples}
+    merged.update(job or {})
+    return merged
 
 
 def watch(ddp_model, sampler=None, *, optimizer=None, loader=None, teaching=False, epochs=None, seed=None,
@@ -48,6 +71,9 @@ def watch(ddp_model, sampler=None, *, optimizer=None, loader=None, teaching=Fals
                            "DistributedDataParallel first")
     if batch_size is None and loader is not None:
         batch_size = getattr(loader, "batch_size", None)
+    warn_about_loader(loader, sampler)
+    if sampler is None and loader is not None:
+        job = _with_dataset_size(job, loader)
     rank = dist.get_rank(getattr(ddp_model, "process_group", None))  # the rank within DDP's group
     client = EventClient(settings.host, settings.port, settings.token, rank, timeout_s=timeout_s,
                          patience_s=max(600.0, 10 * timeout_s))
