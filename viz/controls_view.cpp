@@ -149,6 +149,16 @@ void draw_job_fields(AppState& state) {
     FormLabel(tr("Algorithm"));
     if (ImGui::Combo("##algorithm", &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
     restart_tooltip(state);
+    // A PyTorch script decides the training itself: the fields below are for ringlab's engine.
+    const bool script_only = state.torch.use && !state.torch.side_by_side && !state.torch.script().empty();
+    if (script_only) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
+                         tr("The PyTorch script decides the fields below; World size, Backend and Algorithm (ring: "
+                            "its buckets drawn as a ring) apply to it."));
+      ImGui::PopTextWrapPos();
+    }
+    ImGui::BeginDisabled(script_only);
     job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
                   "DDP's bucket_cap_mb. 0: PyTorch's 25 MiB.", true);
     float lr = static_cast<float>(job.lr);
@@ -163,6 +173,7 @@ void draw_job_fields(AppState& state) {
     job_int_field(state, "First bucket KB", "first_bucket", &JobConfig::first_bucket_kb, 0, 1'048'576,
                   "PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES. 0: its 1 MiB, which holds the seed's whole model. A few KB here and in the cap split it, from step 2, into buckets that overlap backward.",
                   true);
+    ImGui::EndDisabled();
   }
   ImGui::EndDisabled();
 }

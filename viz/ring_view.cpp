@@ -597,6 +597,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   else if (rec) banner = banner_of(frame, *rec);
   else if (model.events_seen() > 0 && n == 1) banner = tr("One rank: nothing to exchange");
   else if (model.events_seen() > 0) banner = tr("Waiting for the first ring all-reduce");
+  else if (state.run.phase == RunPhase::Running) banner = tr("Starting: waiting for the first rank to report");
+  else if (state.torch.use && !state.torch.script().empty())
+    banner = trf("Press Start: {} processes of {} will train", n, state.torch.script_name());
   else banner = trf("Press Start: {} worker processes will train", n);
   // The banner keeps clear of the step pills: a smaller font when it does not fit, then wrapped.
   const float banner_w = size.x - 2 * fs - pills_w;
