@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -23,6 +24,7 @@
 #include "engine/core/output_file.h"
 #include "engine/dist/allreduce_bench.h"
 #include "engine/dist/backends.h"
+#include "engine/dist/pingpong_bench.h"
 #include "engine/net/endpoint.h"
 #include "engine/net/store.h"
 #include "engine/job/job_config.h"
@@ -174,7 +176,46 @@ void print_summary(const std::vector<AllreduceBenchRow>& rows, const AllreduceBe
   if (wrong != 0) set_exit_code(1);
 }
 
-// The controller: store, launch, stream rows, report.
+// Hosts the store, starts `world_size` ranks with the arguments `worker_args(store port)` and
+// hands `on_row` every row rank 0 posts under row_key(0), row_key(1), ... as it arrives, until
+// `rows` have come. Throws when a rank fails or ends early.
+void launch_and_stream(const std::string& backend, int world_size, milliseconds timeout, size_t rows,
+                       const std::function<std::vector<std::string>(uint16_t)>& worker_args,
+                       const std::function<void(const nlohmann::json&)>& on_row) {
+  const std::string token = net::random_token();
+  StoreServer server("127.0.0.1", 0, token);
+  // The controller only polls its own store; a very short --timeout is meant for the ranks.
+  StoreClient store("127.0.0.1", server.port(), token, std::max(timeout, milliseconds(30000)));
+
+  LaunchSpec spec;
+  spec.world_size = spec.local_world_size = world_size;
+  spec.use_mpirun = backend == "mpi";
+  spec.worker_args = worker_args(server.port());
+  spec.env["RINGLAB_TOKEN"] = token;
+  spec.master_addr = "127.0.0.1";
+  spec.master_port = server.port();
+
+  size_t taken = 0;
+  const auto take_rows = [&] {
+    while (taken < rows && store.check({row_key(taken)})) {
+      const std::vector<uint8_t> value = store.get(row_key(taken++));
+      on_row(nlohmann::json::parse(value.begin(), value.end()));
+      std::fflush(stdout);
+    }
+    return false;
+  };
+  Launcher launcher(spec);
+  launcher.start();
+  const std::vector<RankExit> exits = launcher.wait(kSweepLimit, take_rows);
+  take_rows();
+  for (const RankExit& e : exits)
+    if (!e.ok())
+      throw Error(e.rank >= 0 ? fmt::format("rank {} failed: {}", e.rank, e.describe())
+                              : fmt::format("mpirun failed: {}", e.describe()));
+  if (taken != rows) throw Error(fmt::format("the ranks ended after {} of {} sizes", taken, rows));
+}
+
+// The controller: check, launch, stream rows, report.
 void run_controller(const BenchArgs& args) {
   const AllreduceBenchOptions options = args.options();
   if (args.world_size < 1 || args.world_size > kMaxWorldSize)
@@ -183,19 +224,6 @@ void run_controller(const BenchArgs& args) {
   check_output_paths({{args.json_path, "--json"}});
   check_bench_memory(options, args.world_size, args.backend);
   const std::vector<size_t> sizes = bench_sizes(options);
-
-  const std::string token = net::random_token();
-  StoreServer server("127.0.0.1", 0, token);
-  // The controller only polls its own store; a very short --timeout is meant for the ranks.
-  StoreClient store("127.0.0.1", server.port(), token, std::max(args.timeout(), milliseconds(30000)));
-
-  LaunchSpec spec;
-  spec.world_size = spec.local_world_size = args.world_size;
-  spec.use_mpirun = args.backend == "mpi";
-  spec.worker_args = worker_arguments(args, server.port());
-  spec.env["RINGLAB_TOKEN"] = token;
-  spec.master_addr = "127.0.0.1";
-  spec.master_port = server.port();
 
   fmt::print("# ringlab bench allreduce: backend {}, {} rank{}, {} iterations after {} warm-up, median time\n",
              args.backend, args.world_size, args.world_size == 1 ? "" : "s", options.iters, options.warmup_iters);
@@ -211,27 +239,92 @@ void run_controller(const BenchArgs& args) {
   std::fflush(stdout);
 
   std::vector<AllreduceBenchRow> rows;
-  const auto take_rows = [&] {
-    while (rows.size() < sizes.size() && store.check({row_key(rows.size())})) {
-      const std::vector<uint8_t> value = store.get(row_key(rows.size()));
-      rows.push_back(bench_row_from_json(nlohmann::json::parse(value.begin(), value.end())));
-      fmt::print("{}", bench_table_row(rows.back(), options));
-      std::fflush(stdout);
-    }
-    return false;
-  };
-  Launcher launcher(spec);
-  launcher.start();
-  const std::vector<RankExit> exits = launcher.wait(kSweepLimit, take_rows);
-  take_rows();
-  for (const RankExit& e : exits)
-    if (!e.ok())
-      throw Error(e.rank >= 0 ? fmt::format("rank {} failed: {}", e.rank, e.describe())
-                              : fmt::format("mpirun failed: {}", e.describe()));
-  if (rows.size() != sizes.size())
-    throw Error(fmt::format("the ranks ended after {} of {} sizes", rows.size(), sizes.size()));
+  launch_and_stream(
+      args.backend, args.world_size, args.timeout(), sizes.size(),
+      [&](uint16_t port) { return worker_arguments(args, port); },
+      [&](const nlohmann::json& j) {
+        rows.push_back(bench_row_from_json(j));
+        fmt::print("{}", bench_table_row(rows.back(), options));
+      });
   print_summary(rows, options);
   if (!args.json_path.empty()) write_json(args.json_path, args, options, rows);
+}
+
+// `ringlab bench pingpong`: the transport's one-way latency and bandwidth between ranks 0 and 1.
+struct PingPongArgs {
+  std::string sizes = "4,10948,16M";
+  int iters = 200;
+  int warmup_iters = 20;
+  std::string backend = "gloo";
+  int world_size = 2;
+  std::string json_path;
+  double timeout_s = 60.0;
+  std::string worker_of;
+
+  milliseconds timeout() const { return milliseconds(static_cast<int64_t>(timeout_s * 1000)); }
+  void validate() const {
+    if (iters < 1) throw InputError("--iters must be at least 1");
+    if (warmup_iters < 0) throw InputError("--warmup_iters must not be negative");
+    if (world_size < 2 || world_size > kMaxWorldSize)
+      throw InputError(fmt::format("--world-size must be between 2 and {}", kMaxWorldSize));
+  }
+};
+
+std::vector<std::string> pingpong_worker_arguments(const PingPongArgs& a, uint16_t store_port) {
+  return {"bench", "pingpong", "--worker-of", "127.0.0.1:" + std::to_string(store_port), "--sizes", a.sizes,
+          "--iters", std::to_string(a.iters), "--warmup_iters", std::to_string(a.warmup_iters),
+          "--backend", a.backend, "--world-size", std::to_string(a.world_size),
+          "--timeout", fmt::format("{}", a.timeout_s)};
+}
+
+void run_pingpong_worker(const PingPongArgs& args) {
+  const std::vector<size_t> sizes = parse_pingpong_sizes(args.sizes, "--sizes");
+  const WorkerEnv env = read_worker_env();
+  const net::Endpoint store_at = net::parse_endpoint(args.worker_of, "--worker-of");
+  StoreClient store(store_at.host, store_at.port, env.token, args.timeout());
+  std::unique_ptr<ProcessGroup> group = make_process_group(args.backend, env.rank, env.world_size, &store, args.timeout());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const PingPongResult r = bench_pingpong_size(*group, sizes[i], args.iters, args.warmup_iters);
+    if (group->rank() == 0) {
+      const std::string text = pingpong_to_json(r).dump();
+      store.set(row_key(i), std::vector<uint8_t>(text.begin(), text.end()));
+    }
+  }
+  group->barrier();
+}
+
+void run_pingpong_controller(const PingPongArgs& args) {
+  args.validate();
+  const std::vector<size_t> sizes = parse_pingpong_sizes(args.sizes, "--sizes");
+  require_backend(args.backend);
+  check_output_paths({{args.json_path, "--json"}});
+  fmt::print("# ringlab bench pingpong: backend {}, rank 0 <-> rank 1 of {}, {} round trips after {} warm-up;\n"
+             "# one-way = median round trip / 2, GB/s = size / one-way\n#\n{}",
+             args.backend, args.world_size, args.iters, args.warmup_iters, pingpong_table_header());
+  std::fflush(stdout);
+  nlohmann::json rows = nlohmann::json::array();
+  launch_and_stream(
+      args.backend, args.world_size, args.timeout(), sizes.size(),
+      [&](uint16_t port) { return pingpong_worker_arguments(args, port); },
+      [&](const nlohmann::json& j) {
+        rows.push_back(j);
+        fmt::print("{}", pingpong_table_row(pingpong_from_json(j)));
+      });
+  if (args.json_path.empty()) return;
+  const nlohmann::json out = {{"benchmark", "pingpong"}, {"backend", args.backend}, {"world_size", args.world_size},
+                              {"iters", args.iters}, {"warmup_iters", args.warmup_iters}, {"rows", rows}};
+  write_output_file(args.json_path, "--json", [&](std::ostream& o) { o << out.dump(2) << "\n"; });
+}
+
+void add_pingpong_options(CLI::App& cmd, PingPongArgs& a) {
+  cmd.add_option("--sizes", a.sizes, "message sizes in bytes, comma-separated (K, M, G suffixes)")->capture_default_str();
+  cmd.add_option("-n,--iters", a.iters, "timed round trips per size (the median is reported)")->capture_default_str();
+  cmd.add_option("-w,--warmup_iters", a.warmup_iters, "untimed round trips first")->capture_default_str();
+  cmd.add_option("--backend", a.backend, "gloo | mpi")->capture_default_str();
+  cmd.add_option("--world-size", a.world_size, "ranks, one process each (ranks 0 and 1 take part)")->capture_default_str();
+  cmd.add_option("--json", a.json_path, "also write the results to this file as JSON");
+  cmd.add_option("--timeout", a.timeout_s, "seconds any one operation may take")->capture_default_str();
+  cmd.add_option("--worker-of", a.worker_of, "(internal) run as a rank of the controller at HOST:PORT")->group("");
 }
 
 void add_allreduce_options(CLI::App& cmd, BenchArgs& a) {
@@ -260,7 +353,7 @@ void add_allreduce_options(CLI::App& cmd, BenchArgs& a) {
 }  // namespace
 
 void add_bench_command(CLI::App& root) {
-  auto* bench = root.add_subcommand("bench", "measurements: `ringlab bench allreduce` (nccl-tests style)");
+  auto* bench = root.add_subcommand("bench", "measurements: `ringlab bench allreduce` (nccl-tests style), `ringlab bench pingpong`");
   bench->require_subcommand(1);
   auto* allreduce = bench->add_subcommand(
       "allreduce", "all-reduce bandwidth of the ring and the backend's own all-reduce, over real processes");
@@ -272,6 +365,17 @@ void add_bench_command(CLI::App& root) {
       run_controller(*args);
     else
       run_worker(*args);
+  });
+  auto* pingpong = bench->add_subcommand(
+      "pingpong", "one-way latency and bandwidth of the backend's point-to-point, rank 0 <-> rank 1");
+  auto pp = std::make_shared<PingPongArgs>();
+  add_pingpong_options(*pingpong, *pp);
+  pingpong->callback([pp] {
+    check_timeout_seconds(pp->timeout_s);
+    if (pp->worker_of.empty())
+      run_pingpong_controller(*pp);
+    else
+      run_pingpong_worker(*pp);
   });
 }
 

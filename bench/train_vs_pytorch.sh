@@ -9,19 +9,9 @@
 # the ratio PyTorch / ringlab (how many times faster ringlab is). Each figure is the median of
 # REPEAT runs (default 3).
 set -euo pipefail
-here=$(cd "$(dirname "$0")/.." && pwd)
-ringlab=${1:-$here/build/app/ringlab}
-shift || true
-sizes=("${@:-1 2 4}")
+source "$(dirname "$0")/bench_lib.bash"
+sizes=("${bench_args[@]:-1 2 4}")
 read -r -a sizes <<<"${sizes[*]}"
-repeat=${REPEAT:-3}
-py=/usr/bin/python3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-job=(--samples 4096 --batch-size 32 --epochs 5)
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-us() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))['us_per_step'])" "$1"; }
 
 torch_us() {
   for _ in $(seq "$repeat"); do
