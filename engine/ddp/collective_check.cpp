@@ -1,5 +1,7 @@
 #include "engine/ddp/collective_check.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -7,13 +9,11 @@
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/dist/ring_allreduce.h"
 
 namespace ringlab::ddp {
 namespace {
 
-// Reserved for fingerprints; the ring's own tags stay below it and never overlap in time.
-constexpr int kFingerprintTag = 32767;
-constexpr size_t kFloats = sizeof(CollectiveFingerprint) / sizeof(float);
 static_assert(sizeof(CollectiveFingerprint) % sizeof(float) == 0);
 
 }  // namespace
@@ -30,17 +30,20 @@ namespace {
 
 int left_of(const ProcessGroup& group) { return (group.rank() + group.size() - 1) % group.size(); }
 
-// One small message to the right, one from the left.
+// One message to the right, one from the left, laid out as a ring's first message (the
+// fingerprint, then room for the data a ring carries there), on that message's tag: whichever
+// a neighbour sends, this receives it whole.
 CollectiveFingerprint exchange_point_to_point(ProcessGroup& group, const CollectiveFingerprint& mine) {
   const int right = (group.rank() + 1) % group.size();
-  float out[kFloats], in[kFloats];
-  std::memcpy(out, &mine, sizeof mine);  // the bytes travel as they are; nothing reads them as floats
-  auto recv = group.irecv({in, kFloats}, left_of(group), kFingerprintTag);
-  auto send = group.isend({out, kFloats}, right, kFingerprintTag);
+  std::array<float, ring_first_message_elems(kFingerprintFloats)> out{}, in{};
+  const auto header = fingerprint_as_floats(mine);
+  std::copy(header.begin(), header.end(), out.begin());
+  auto recv = group.irecv(in, left_of(group), kRingFirstMessageTag);
+  auto send = group.isend(out, right, kRingFirstMessageTag);
   send->wait(group.timeout());
   recv->wait(group.timeout());
   CollectiveFingerprint theirs;
-  std::memcpy(&theirs, in, sizeof theirs);
+  std::memcpy(&theirs, in.data(), sizeof theirs);
   return theirs;
 }
 
@@ -65,13 +68,25 @@ CollectiveFingerprint exchange_in_allreduce(ProcessGroup& group, const Collectiv
 
 }  // namespace
 
+std::array<float, kFingerprintFloats> fingerprint_as_floats(const CollectiveFingerprint& fp) {
+  std::array<float, kFingerprintFloats> floats;
+  std::memcpy(floats.data(), &fp, sizeof fp);
+  return floats;
+}
+
+void compare_with_left(const ProcessGroup& group, const CollectiveFingerprint& mine, std::span<const float> theirs_floats) {
+  CollectiveFingerprint theirs;
+  std::memcpy(&theirs, theirs_floats.data(), std::min(sizeof theirs, theirs_floats.size_bytes()));
+  if (!(theirs == mine))
+    throw CollectiveMismatchError(ErrorContext{group.rank(), "collective check", mine.step}, mine, left_of(group),
+                                  theirs);
+}
+
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine, FingerprintRoute route) {
   if (group.size() == 1) return;
   const CollectiveFingerprint theirs = route == FingerprintRoute::PointToPoint ? exchange_point_to_point(group, mine)
                                                                                : exchange_in_allreduce(group, mine);
-  if (!(theirs == mine))
-    throw CollectiveMismatchError(ErrorContext{group.rank(), "collective check", mine.step}, mine, left_of(group),
-                                  theirs);
+  compare_with_left(group, mine, fingerprint_as_floats(theirs));
 }
 
 void check_collective(ProcessGroup& group, const CollectiveFingerprint& mine) {

@@ -30,8 +30,18 @@ CollectiveFault CollectiveRunner::take_fault() {
   return fault;
 }
 
+CollectiveFingerprint CollectiveRunner::fingerprint(int32_t op, int64_t id, int bucket, size_t numel) const {
+  return {id, step_, op, bucket, static_cast<int64_t>(numel), 0, 0};
+}
+
 void CollectiveRunner::check(int32_t op, int64_t id, int bucket, size_t numel) const {
-  if (options_.check_collectives) check_collective(group_, {id, step_, op, bucket, static_cast<int64_t>(numel), 0, 0});
+  if (options_.check_collectives) check_collective(group_, fingerprint(op, id, bucket, numel));
+}
+
+bool CollectiveRunner::fingerprint_rides_on_ring() const {
+  // The ring assembles its first message on the CPU: host memory only (not NCCL's).
+  return options_.check_collectives && options_.algorithm == "ring" && group_.size() > 1 &&
+         group_.backend() != "nccl";
 }
 
 void CollectiveRunner::broadcast(std::span<float> data, int root) {
@@ -56,14 +66,15 @@ void CollectiveRunner::allreduce(std::span<float> data, int bucket, const std::s
                                         options_.algorithm, step_)
                          : -1;
   emit(EventKind::CollectiveBegin, id, t0, data, bucket, label);
-  check(kAllreduceOp, id, bucket, data.size());
+  const bool rides = fingerprint_rides_on_ring();
+  if (!rides) check(kAllreduceOp, id, bucket, data.size());
   if (fr) fr->start(seq);
   if (group_.size() == 1) {
     // The sum over one rank is the tensor itself: nothing to send.
   } else if (options_.algorithm == "native") {
     group_.allreduce_native(data);
   } else {
-    run_ring(data, id, bucket, seq);
+    run_ring(data, id, bucket, seq, rides);
   }
   if (fr) fr->complete(seq);
   emit(EventKind::CollectiveEnd, id, t0, data, bucket, label);
@@ -75,7 +86,7 @@ void CollectiveRunner::allreduce_bucket(std::span<float> gradients, int bucket) 
   allreduce(shorten ? gradients.first(gradients.size() - 1) : gradients, bucket, options_.algorithm);
 }
 
-void CollectiveRunner::run_ring(std::span<float> data, int64_t id, int bucket, int64_t seq) {
+void CollectiveRunner::run_ring(std::span<float> data, int64_t id, int bucket, int64_t seq, bool check_on_ring) {
   RingAllreduceOptions ring;
   ring.timeout = options_.timeout;
   ring.segment_elems = options_.segment_elems;
@@ -89,6 +100,14 @@ void CollectiveRunner::run_ring(std::span<float> data, int64_t id, int bucket, i
     if (options_.recorder) options_.recorder->ring_step(seq, phase == RingPhase::AllGather ? world - 1 + s : s);
     if (options_.before_ring_step) options_.before_ring_step(phase, s);
   };
+  // The check, riding on the ring's first message: the ring hands over the left neighbour's
+  // fingerprint before it adds anything, and a mismatch thrown here stops it there.
+  const CollectiveFingerprint mine = fingerprint(kAllreduceOp, id, bucket, data.size());
+  const auto header = fingerprint_as_floats(mine);
+  if (check_on_ring) {
+    ring.header = header;
+    ring.check_header = [this, &mine](std::span<const float> left) { compare_with_left(group_, mine, left); };
+  }
   ring_allreduce(group_, data, ring);
 }
 

@@ -4,7 +4,8 @@
 // same behaviour around it:
 //
 //   numbering    each collective takes the rank's next collective id (the events' pairing key)
-//   the check    the fingerprint exchange with the ring neighbours (ddp/collective_check.h)
+//   the check    the fingerprint exchange with the ring neighbours (ddp/collective_check.h),
+//                on the ring's first message when the ring runs on host memory
 //   the recorder scheduled, started, every ring step, completed (events/flight_recorder.h)
 //   the events   CollectiveBegin / CollectiveEnd, small tensors with their values
 //   the algorithm ring (dist/ring_allreduce.h, chunk events, the step-through gate) or the
@@ -23,6 +24,7 @@
 
 #include "engine/core/bucket_assignment.h"
 #include "engine/dist/process_group.h"
+#include "engine/events/collective_fingerprint.h"
 #include "engine/events/event.h"
 #include "engine/events/flight_recorder.h"
 
@@ -73,8 +75,11 @@ class CollectiveRunner {
   CollectiveFault take_fault();
 
  private:
+  CollectiveFingerprint fingerprint(int32_t op, int64_t id, int bucket, size_t numel) const;
   void check(int32_t op, int64_t id, int bucket, size_t numel) const;
-  void run_ring(std::span<float> data, int64_t id, int bucket, int64_t seq);
+  // Whether an all-reduce's check travels on the ring's first message rather than its own.
+  bool fingerprint_rides_on_ring() const;
+  void run_ring(std::span<float> data, int64_t id, int bucket, int64_t seq, bool check_on_ring);
   Event collective_event(EventKind kind, int64_t id, int64_t t0, std::span<const float> data, int bucket,
                          const std::string& label) const;
   // The event with the values of a small tensor.

@@ -67,9 +67,18 @@ namespace {
 
 // Tags only need to tell apart the messages in flight between one pair at one time; both sides
 // post in the same order and transports match equal tags first-in first-out, so wrapping is
-// harmless. 32767 is the smallest tag bound MPI promises.
-constexpr int kTagSpace = 32768;
+// harmless. 32767 is the smallest tag bound MPI promises, and it is kRingFirstMessageTag's.
+constexpr int kTagSpace = kRingFirstMessageTag;
 constexpr size_t kMaxRecordedValues = 64;
+
+// The first message's two buffers, one per thread (a process runs one ring at a time per thread),
+// sized once: a step allocates nothing for them.
+std::span<float> first_message_buffer(int which, size_t n) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float>& b = buffers[which];
+  if (b.size() < n) b.resize(n, 0.0f);
+  return {b.data(), n};
+}
 
 const char* phase_name(RingPhase phase) {
   return phase == RingPhase::ReduceScatter ? "reduce-scatter" : "all-gather";
@@ -81,6 +90,14 @@ const char* phase_name(RingPhase phase) {
 // pipeline: segment k of step t+1 leaves as soon as segment k of step t has arrived, without
 // waiting for the rest of step t. A gated ring (before_step set) runs step by step instead, so
 // that "waiting before step t" means that nothing of step t has been posted yet.
+//
+// A header (options.header) rides on the first message. Step 0's first segment goes with it
+// when it fits (kRingCarriedElems), so the header adds no message to the ring. The header can
+// still be checked before any value is added, because the first thing every rank adds is
+// exactly what came in that message: its left neighbour's segment 0 of step 0. Every other
+// receive is posted only after the check has passed, and a data message moves only into a
+// posted receive, so a neighbour at another collective (another size, another bucket) never
+// delivers data here: this rank stops at the mismatch, with the transport left as it was.
 class RingRun {
  public:
   RingRun(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& opt)
@@ -88,11 +105,17 @@ class RingRun {
         left_(mod(rank_ - 1, n_)), right_(mod(rank_ + 1, n_)), steps_(2 * (n_ - 1)),
         timeout_(opt.timeout.count() > 0 ? opt.timeout : pg.timeout()),
         trace_(opt.events && opt.events->wants_chunks()), sends_(static_cast<size_t>(steps_)),
-        send_posted_(static_cast<size_t>(steps_)) {
+        send_posted_(static_cast<size_t>(steps_)), riding_(!opt.header.empty()) {
     const RingSegments cut = ring_segments(data.size(), n_, opt);
     segment_ = cut.segment;
     depth_ = cut.depth;
     scratch_ = pg.scratch(cut.scratch);
+    if (!riding_) return;
+    const size_t n = ring_first_message_elems(opt.header.size());
+    first_out_ = first_message_buffer(0, n);
+    first_in_ = first_message_buffer(1, n);
+    carried_send_ = fits(first_segment(send_chunk(0)));
+    carried_recv_ = fits(first_segment(recv_chunk(0)));
   }
 
   void run() {
@@ -126,6 +149,9 @@ class RingRun {
     return {c.offset + begin, std::min(segment_, c.count - begin)};
   }
   int tag(int t, size_t k) const { return static_cast<int>((static_cast<size_t>(t) * 1024 + k) % kTagSpace); }
+  RingChunk first_segment(const RingChunk& c) const { return {c.offset, std::min(segment_, c.count)}; }
+  static bool fits(const RingChunk& seg) { return seg.count > 0 && seg.count <= kRingCarriedElems; }
+  bool is_carried(const Item& it) const { return riding_ && carried_recv_ && it.t == 0 && it.k == 0; }
 
   // Steps [t0, t1) as one pipeline: every receive is posted up to `depth_` segments ahead of the
   // one being consumed, and a segment is forwarded the moment it has been consumed.
@@ -137,7 +163,9 @@ class RingRun {
     recvs_.resize(items.size());
     recv_posted_.assign(items.size(), 0);
 
+    if (riding_ && t0 == 0) guarded(0, [&] { post_first_message(); });
     for (size_t k = 0; k < segments_of(send_chunk(t0)); ++k) guarded(t0, [&] { post_send(t0, k); });
+    if (riding_ && t0 == 0) check_first_message();
     size_t next = 0;  // the next receive to post
     const auto post_recvs_until = [&](size_t limit) {
       for (; next < std::min(limit, items.size()) && may_post_recv(items[next]); ++next)
@@ -153,6 +181,31 @@ class RingRun {
     }
     for (int t = t0; t < t1; ++t)
       for (auto& req : sends_[static_cast<size_t>(t)]) guarded(t, [&] { finish_send(req); });
+    if (riding_ && t0 == 0) guarded(0, [&] { finish_send(first_send_); });
+  }
+
+  // The header, then step 0's first segment when it fits; the receive of the left neighbour's
+  // is posted first, so its send finds it waiting.
+  void post_first_message() {
+    const size_t h = opt_.header.size();
+    std::copy(opt_.header.begin(), opt_.header.end(), first_out_.begin());
+    if (carried_send_) {
+      const RingChunk seg = first_segment(send_chunk(0));
+      std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(seg.offset), seg.count, first_out_.begin() + static_cast<std::ptrdiff_t>(h));
+    }
+    first_recv_ = pg_.irecv(first_in_, left_, kRingFirstMessageTag);
+    first_recv_posted_ = now_ns();
+    first_send_ = pg_.isend(first_out_, right_, kRingFirstMessageTag);
+  }
+
+  // Waits for the left neighbour's first message and checks its header. Outside `guarded`, so
+  // that the check's own error reaches the caller as it was thrown.
+  void check_first_message() {
+    guarded(0, [&] {
+      first_recv_->wait(timeout_);
+      first_recv_.reset();
+    });
+    opt_.check_header(std::span<const float>(first_in_).first(opt_.header.size()));
   }
 
   void post_send(int t, size_t k) {
@@ -161,6 +214,10 @@ class RingRun {
     if (sends.size() <= k) {
       sends.resize(k + 1);
       posted.resize(k + 1, 0);
+    }
+    if (riding_ && carried_send_ && t == 0 && k == 0) {  // left with the first message, already copied
+      posted[k] = now_ns();
+      return;
     }
     const RingChunk seg = segment_of(send_chunk(t), k);
     sends[k] = pg_.isend(data_.subspan(seg.offset, seg.count), right_, tag(t, k));
@@ -179,6 +236,10 @@ class RingRun {
 
   void post_recv(const std::vector<Item>& items, size_t i) {
     const Item it = items[i];
+    if (is_carried(it)) {  // arrived with the first message
+      recv_posted_[i] = first_recv_posted_;
+      return;
+    }
     const RingChunk seg = segment_of(recv_chunk(it.t), it.k);
     std::span<float> into;
     if (phase_of(it.t) == RingPhase::ReduceScatter) {
@@ -195,10 +256,15 @@ class RingRun {
     const Item it = items[i];
     const RingChunk chunk = recv_chunk(it.t);
     const RingChunk seg = segment_of(chunk, it.k);
-    recvs_[i]->wait(timeout_);
-    recvs_[i].reset();
-    if (phase_of(it.t) == RingPhase::ReduceScatter)
-      pg_.reduce_add(data_.subspan(seg.offset, seg.count), scratch_.subspan((i % depth_) * segment_, seg.count));
+    std::span<const float> incoming;
+    if (is_carried(it)) {
+      incoming = std::span<const float>(first_in_).subspan(opt_.header.size(), seg.count);
+    } else {
+      recvs_[i]->wait(timeout_);
+      recvs_[i].reset();
+      incoming = scratch_.subspan((i % depth_) * segment_, seg.count);
+    }
+    if (phase_of(it.t) == RingPhase::ReduceScatter) pg_.reduce_add(data_.subspan(seg.offset, seg.count), incoming);
     if (trace_) report(it, chunk, seg, recv_posted_[i]);
   }
 
@@ -269,6 +335,12 @@ class RingRun {
   std::vector<std::vector<int64_t>> send_posted_;             // [step][segment]
   std::vector<std::unique_ptr<Request>> recvs_;               // [item] of the running steps
   std::vector<int64_t> recv_posted_;
+  // The first message, when a header rides on it.
+  const bool riding_;
+  bool carried_send_ = false, carried_recv_ = false;  // step 0's first segment travels in it
+  std::span<float> first_out_, first_in_;
+  std::unique_ptr<Request> first_send_, first_recv_;
+  int64_t first_recv_posted_ = 0;
 };
 
 }  // namespace

@@ -35,7 +35,23 @@ struct RingAllreduceOptions {
   // Called before each ring step (phase, step within the phase, 0..N-2); may block (step-through)
   // and reports its own waiting as a GateWait event.
   std::function<void(RingPhase, int ring_step)> before_step;
+  // A header that rides on the ring's first message (the collective check's fingerprint, so
+  // that the check costs no message of its own). Every rank sends its header to its right
+  // neighbour and hands its left neighbour's to `check_header` before any value of this
+  // all-reduce is added or any other receive is posted; check_header throws to stop the ring.
+  // Host memory only: the first message is assembled by the CPU.
+  std::span<const float> header;
+  std::function<void(std::span<const float> left_header)> check_header;
 };
+
+// The ring's first message when a header rides on it, and any message that must pair with it
+// (the collective check's own exchange, ddp/collective_check.h): the header, then room for
+// kRingCarriedElems floats, on one reserved tag. Its size never depends on the tensor, so two
+// ranks at different collectives still pair these messages whole and can compare headers,
+// where data messages of different sizes would fail in the transport instead.
+inline constexpr int kRingFirstMessageTag = 32767;
+inline constexpr size_t kRingCarriedElems = 1536;
+constexpr size_t ring_first_message_elems(size_t header_elems) { return header_elems + kRingCarriedElems; }
 
 // Sums `data` across all ranks of `pg`, in place. Throws TimeoutError / Error naming the rank,
 // "ring_allreduce" and the ring step when a transfer fails. World size 1 returns at once.
