@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/on_ranks.h"
 #include "engine/ddp/collective_check.h"
 #include "engine/ddp/collective_runner.h"
 #include "engine/dist/local_process_group.h"
@@ -17,13 +18,6 @@ using namespace ringlab;
 namespace {
 
 constexpr std::chrono::milliseconds kTimeout(20000);
-
-template <typename Body>
-void on_ranks(int world, Body&& body) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) threads.emplace_back([&, r] { body(r); });
-  for (auto& t : threads) t.join();
-}
 
 std::vector<float> values_of(int rank, size_t count) {
   std::vector<float> v(count);
