@@ -62,15 +62,24 @@ if [ -n "${srun_pid:-}" ]; then
   # The token goes to grep in a file: on grep's own command line it would find itself.
   tr '\0' '\n' < "/proc/$srun_pid/environ" | sed -n 's/^RINGLAB_TOKEN=//p' > "$cmdlines.token"
   echo "token-length $(tr -d '\n' < "$cmdlines.token" | wc -c)" > "$cmdlines"
-  for _ in $(seq 150); do  # until srun's four tasks run (a 200-epoch run lasts longer)
+  # Every command line seen while the run lasts, each with its pid: on a busy machine the four
+  # tasks may not all be alive in one scan, so they are counted over all of them.
+  : > "$cmdlines.all"
+  # The pids whose command line is `ringlab worker --job-json ...` (srun's own line holds it too).
+  workers_seen() { awk -v bin="$ringlab" '$2 == bin && $3 == "worker" && $4 == "--job-json" {print $1}' "$cmdlines.all" | sort -u | wc -l; }
+  for _ in $(seq 300); do  # until srun's four tasks have been seen, or the run ends
     for cmdline in /proc/[0-9]*/cmdline; do
+      pid=${cmdline#/proc/}; pid=${pid%/cmdline}
+      printf '%s ' "$pid"
       tr '\0' ' ' < "$cmdline" 2> /dev/null
       echo
-    done > "$cmdlines.all"
-    [ "$(grep -c -- "^$ringlab worker --job-json" "$cmdlines.all")" -ge 4 ] && break
-    sleep 0.1
+    done >> "$cmdlines.all"
+    seen=$(workers_seen)
+    [ "$seen" -ge 4 ] && break
+    kill -0 "$run" 2> /dev/null || break
+    sleep 0.05
   done
-  echo "workers $(grep -c -- "^$ringlab worker --job-json" "$cmdlines.all")" > "$cmdlines.workers"
+  echo "workers $(workers_seen)" > "$cmdlines.workers"
   grep -F -f "$cmdlines.token" "$cmdlines.all" >> "$cmdlines"
 fi
 wait "$run"
@@ -81,7 +90,7 @@ if [ $rc -eq 0 ]; then ok "salloc -n 4 ringlab run --launcher srun -n 4 exited 0
 if [ "$(head -1 "$work/cmdlines" 2> /dev/null)" = "token-length 32" ] && [ "$(wc -l < "$work/cmdlines")" -eq 1 ] &&
   [ "$(cat "$work/cmdlines.workers")" = "workers 4" ]; then
   ok "the run's token is in srun's environment and on no command line (srun's, its 4 workers', any)"
-else bad "token check: $(cat "$work/cmdlines" 2> /dev/null | cut -c1-300)"; fi
+else bad "token check: $(cat "$work/cmdlines" "$work/cmdlines.workers" 2> /dev/null | cut -c1-300)"; fi
 timeout 120 "$ringlab" run -n 4 -q --epochs 200 --report "$work/local4x200.json" || bad "local 200-epoch run"
 if [ $rc -eq 0 ]; then
   /usr/bin/python3 - "$work/local4x200.json" "$work/srun4.json" << 'PY' && ok "srun's run equals the local one: per-epoch MSE within 1e-6, 4 ranks' shards" || bad "srun's run differs from the local one"
