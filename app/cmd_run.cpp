@@ -172,11 +172,6 @@ class RunOutputs : public EventSink {
   std::unique_ptr<MetricsCsvWriter> metrics_;
 };
 
-// "127.0.0.1", "localhost", "::1": only this machine reaches them.
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // Once the nodes of a multi-node run have met: a joining node says whose run it joined and what
 // that run is (node 0's job, whatever this node's own job flags said).
 void say_nodes_met(const Controller& controller) {
@@ -263,7 +258,7 @@ void invite_other_nodes(const Controller& controller, const RunFlags& f) {
   else if (!std::getenv("RINGLAB_TOKEN"))
     std::fprintf(stderr, "  with RINGLAB_TOKEN=%s in their environment (or start node 0 with --join-file)\n",
                  info.token.c_str());
-  if (is_loopback(o.master_addr))
+  if (net::is_loopback(o.master_addr))
     std::fprintf(stderr, "  note: %s is reachable from this machine only; for nodes on other machines give "
                  "--master-addr an address of this one that they reach\n", o.master_addr.c_str());
   std::fflush(stderr);

@@ -31,6 +31,7 @@
 #include "engine/core/error.h"
 #include "engine/core/input_file.h"
 #include "engine/core/limits.h"
+#include "engine/net/endpoint.h"
 #include "engine/net/ports.h"
 #include "engine/rank/worker_env.h"
 
@@ -639,11 +640,6 @@ std::string lowercase(std::string text) {
   return text;
 }
 
-bool is_loopback(const std::string& host) {
-  const std::string h = lowercase(host);
-  return h == "localhost" || h.starts_with("localhost.") || h.starts_with("127.") || h == "::1";
-}
-
 // Listening on a wildcard reaches every interface, but as an address to connect to it means
 // "this machine" to whoever connects: to a rank on another host, its own.
 bool is_wildcard(const std::string& host) { return host == "0.0.0.0" || host == "::" || host == "*"; }
@@ -723,7 +719,7 @@ std::string first_remote_host(const Placement& p) {
 }
 
 void check_reachable_master(const std::string& master_addr, const std::string& others) {
-  if (is_loopback(master_addr))
+  if (net::is_loopback(master_addr))
     throw InputError(fmt::format("--master-addr {} is a loopback address, which {} cannot reach: give an address of "
                                  "this machine that the other hosts reach (the run's store and event server listen "
                                  "there)", master_addr, others));
@@ -861,7 +857,7 @@ std::vector<int> planned_ranks_per_node(const Placement& placement, int world_si
 }
 
 bool is_this_machine(const std::string& host) {
-  if (is_loopback(host)) return true;
+  if (net::is_loopback(host)) return true;
   const std::string me = hostname_of_this_machine(), name = lowercase(host);
   if (!me.empty() && (name == me || name == me.substr(0, me.find('.')) || me == name.substr(0, name.find('.'))))
     return true;

@@ -1,5 +1,6 @@
 #include "engine/net/endpoint.h"
 
+#include <cctype>
 #include <charconv>
 #include <random>
 
@@ -31,6 +32,12 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
     throw InputError(what + ": an IPv6 host goes in brackets, e.g. [::1]:29600");
   }
   return {host, parse_port(text.substr(colon + 1), what)};
+}
+
+bool is_loopback(const std::string& host) {
+  std::string h = host;
+  for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return h == "localhost" || h.starts_with("localhost.") || h.starts_with("127.") || h == "::1";
 }
 
 std::string random_token(size_t bytes) {

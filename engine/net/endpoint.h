@@ -16,6 +16,8 @@ struct Endpoint {
 // "127.0.0.1:29500", "node7:29500", "[::1]:29500" (the brackets are dropped from the host).
 // Throws InputError naming `what` ("--worker-of", "RINGLAB_EVENT_ADDR=...") and the rule broken.
 Endpoint parse_endpoint(const std::string& text, const std::string& what);
+// "127.0.0.1", "localhost", "::1" (any case): addresses only this machine reaches.
+bool is_loopback(const std::string& host);
 // A port in 1..65535; throws InputError naming `what`.
 uint16_t parse_port(const std::string& text, const std::string& what);
 
