@@ -66,13 +66,23 @@ if [ -n "${srun_pid:-}" ]; then
   # tasks may not all be alive in one scan, so they are counted over all of them.
   : > "$cmdlines.all"
   # The pids whose command line is `ringlab worker --job-json ...` (srun's own line holds it too).
-  workers_seen() { awk -v bin="$ringlab" '$2 == bin && $3 == "worker" && $4 == "--job-json" {print $1}' "$cmdlines.all" | sort -u | wc -l; }
+  # Only this run's (its token in their environment): other tests may run workers meanwhile.
+  token=$(tr -d '\n' < "$cmdlines.token")
+  workers_seen() {
+    awk -v bin="$ringlab" '$2 == bin && $3 == "worker" && $4 == "--job-json" {print $1}' "$cmdlines.all" | sort -u |
+      while read -r pid; do grep -qs "^$pid ours$" "$cmdlines.ours" && echo "$pid"; done | wc -l
+  }
+  : > "$cmdlines.ours"
   for _ in $(seq 300); do  # until srun's four tasks have been seen, or the run ends
     for cmdline in /proc/[0-9]*/cmdline; do
       pid=${cmdline#/proc/}; pid=${pid%/cmdline}
-      printf '%s ' "$pid"
-      tr '\0' ' ' < "$cmdline" 2> /dev/null
-      echo
+      line=$(tr '\0' ' ' < "$cmdline" 2> /dev/null)
+      echo "$pid $line"
+      # Compared in the shell: on grep's command line the token would be found by this very scan.
+      if [[ $line == "$ringlab worker "* ]]; then
+        env_text=$'\n'$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null)$'\n'
+        [[ $env_text == *$'\n'"RINGLAB_TOKEN=$token"$'\n'* ]] && echo "$pid ours" >> "$cmdlines.ours"
+      fi
     done >> "$cmdlines.all"
     seen=$(workers_seen)
     [ "$seen" -ge 4 ] && break
