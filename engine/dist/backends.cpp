@@ -1,5 +1,6 @@
 #include "engine/dist/backends.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -72,8 +73,13 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int
   if (backend == "gloo") {
     if (!store) throw Error({rank, "gloo.connect", -1}, "the gloo backend needs a store to rendezvous");
     const char* master = std::getenv("MASTER_ADDR");
+    const GlooSmallMessages small = gloo_small_messages_from_env();
+    // A rank ignores SIGPIPE, as a Python process running PyTorch does: gloo writes to its
+    // sockets without MSG_NOSIGNAL, and a write to a peer that has gone must fail with EPIPE
+    // (reported, naming the peer) instead of killing this rank without a word.
+    ::signal(SIGPIPE, SIG_IGN);
     return std::make_unique<GlooProcessGroup>(rank, size, *store, timeout,
-                                              gloo_host_for(master ? master : ""));
+                                              gloo_host_for(master ? master : ""), small);
   }
 #endif
 #ifdef RINGLAB_HAVE_MPI

@@ -11,7 +11,9 @@
 namespace ringlab {
 
 // An outstanding send or receive. wait() throws TimeoutError when the timeout passes
-// and Error when the transfer failed (peer gone, connection dropped).
+// and Error when the transfer failed (peer gone, connection dropped). A message of a small
+// exchange on gloo is bounded by the group's timeout instead (its socket carries it): callers
+// that want another bound for one wait use a group made with that timeout.
 class Request {
  public:
   virtual ~Request() = default;
@@ -45,6 +47,28 @@ class ProcessGroup {
   // Copies a (possibly device) span into host memory, for recording chunk values.
   virtual void copy_to_host(std::span<const float> src, float* dst);
 
+  // A small exchange: messages of one collective that, all outstanding to one peer at once,
+  // fit in the transport's socket buffers (kSmallExchangeBytes), so a send can always be
+  // written out without waiting for the peer to read. A backend may move such messages on the
+  // calling thread instead of handing them to an I/O thread (gloo: see gloo_process_group.h).
+  // Both ranks of a message must agree, so only code that decides from what both ranks know
+  // (the ring, from the tensor's size; the collective check) opens one, with SmallExchange.
+  static constexpr size_t kSmallExchangeBytes = 32 * 1024;
+  bool in_small_exchange() const { return small_exchange_; }
+  class SmallExchange {
+   public:
+    SmallExchange(ProcessGroup& group, bool small) : group_(group), before_(group.small_exchange_) {
+      group_.small_exchange_ = small;
+    }
+    ~SmallExchange() { group_.small_exchange_ = before_; }
+    SmallExchange(const SmallExchange&) = delete;
+    SmallExchange& operator=(const SmallExchange&) = delete;
+
+   private:
+    ProcessGroup& group_;
+    bool before_;
+  };
+
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
 
@@ -55,6 +79,9 @@ class ProcessGroup {
  protected:
   std::chrono::milliseconds timeout_{60000};
   std::vector<float> scratch_;
+
+ private:
+  bool small_exchange_ = false;  // one collective at a time per group, on whichever thread runs it
 };
 
 // Which backends this build has, and why the others are missing.

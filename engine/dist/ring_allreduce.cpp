@@ -193,6 +193,10 @@ class RingRun {
       const RingChunk seg = first_segment(send_chunk(0));
       std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(seg.offset), seg.count, first_out_.begin() + static_cast<std::ptrdiff_t>(h));
     }
+    // Always a small exchange, whatever the tensor: a neighbour at another collective (a check
+    // of its own, a tensor of another size) sends its first message the same way, and the two
+    // must pair for the headers to be compared.
+    const ProcessGroup::SmallExchange small(pg_, true);
     first_recv_ = pg_.irecv(first_in_, left_, kRingFirstMessageTag);
     first_recv_posted_ = now_ns();
     first_send_ = pg_.isend(first_out_, right_, kRingFirstMessageTag);
@@ -362,8 +366,18 @@ RingTuning ring_tuning_for(const std::string& backend) {
   return {};
 }
 
+bool ring_is_small_exchange(size_t count, size_t header_elems) {
+  const size_t first_message = header_elems > 0 ? ring_first_message_elems(header_elems) : 0;
+  return (count + first_message) * sizeof(float) <= ProcessGroup::kSmallExchangeBytes;
+}
+
 void ring_allreduce(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& options) {
   if (pg.size() <= 1) return;
+  // How much a neighbour can send before this rank reads any of it: its left neighbour needs
+  // nothing from this rank for the whole reduce-scatter (the partial sums it forwards started
+  // elsewhere), so up to (N-1)/N of the tensor, plus the first message. A tensor whose bytes
+  // fit in a small exchange can never leave a send waiting on a reader.
+  const ProcessGroup::SmallExchange small(pg, ring_is_small_exchange(data.size(), options.header.size()));
   RingRun(pg, data, options).run();
 }
 

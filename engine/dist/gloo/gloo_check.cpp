@@ -15,9 +15,11 @@ void rethrow_gloo_error(const ErrorContext& ctx) {
     const std::string what = e.what();
     // gloo says what happened only in words: this is the one place that reads them, at the
     // library's edge, and every layer above sees a type.
-    if (what.find("Timed out") != std::string::npos) throw TimeoutError(ctx, "gloo: " + what);
-    if (what.find("Connection closed by peer") != std::string::npos || what.find("Connection reset by peer") != std::string::npos)
-      throw PeerClosedError(ctx, "gloo: " + what);
+    // Pairs served by the I/O thread say "Timed out"; synchronous pairs "Read/Write timeout".
+    for (const char* timeout : {"Timed out", "Read timeout", "Write timeout"})
+      if (what.find(timeout) != std::string::npos) throw TimeoutError(ctx, "gloo: " + what);
+    for (const char* closed : {"Connection closed by peer", "Connection reset by peer", "Broken pipe"})
+      if (what.find(closed) != std::string::npos) throw PeerClosedError(ctx, "gloo: " + what);
     throw Error(ctx, "gloo: " + what);
   } catch (const std::exception& e) {
     throw Error(ctx, std::string("gloo: ") + e.what());
