@@ -1,36 +1,42 @@
 #!/usr/bin/env bash
-# The floor under ringlab's gloo step, measured in one run beside the step itself and PyTorch's.
+# The speed table: ringlab's DDP step beside PyTorch's and beside the floor under it, in one run.
 #
-#   bench/step_floor.sh [path/to/ringlab] [world sizes...]      (default: build/app/ringlab 2 4)
+#   bench/step_floor.sh [path/to/ringlab] [world sizes...]      (default: build/app/ringlab 1 2 4)
 #
 # The job is the seed's (docs/reference-measurements.md): 4096 samples, batch 32 per rank,
-# 5 epochs, one thread per process, the training loop only. Printed, each the median of REPEAT
-# runs (default 3):
+# 5 epochs, one thread per process, the training loop only. Every figure is the median of REPEAT
+# runs (default 3). First the pieces of the floor:
 #   compute   µs per step of `ringlab run -n 1`: the model alone, nothing sent
-#   latency   one-way time of a 4 B message, `ringlab bench pingpong` on the gloo group
+#   latency   one-way time of a 4 B message, `ringlab bench pingpong` on the backend's group
 #   bucket    one-way time of the DDP bucket (2737 floats = 10948 B), same run
 #   bandwidth GB/s of a 16 MiB message, same run
+# then one row per world size and backend:
 #   floor     compute + 2(p-1)·latency + 2(p-1)/p·bucket bytes/bandwidth: the ring's 2(p-1)
 #             messages one after another, each at the transport's latency, plus the ring's
-#             share of the bytes at its bandwidth (the step's one bucket)
-#   ringlab   µs per step of `ringlab run -n p --backend gloo --algorithm ring`
-#   PyTorch   µs per step of tests/parity/ddp_reference.py (PyTorch DDP on gloo)
-# and the ratios PyTorch/ringlab (the goal: ≥ 10) and ringlab/floor (how far from the floor).
-# PINGPONG=path/to/ringlab takes the ping-pong from another build (one that has `bench pingpong`),
-# to put the floor under an older binary's step.
-# The machine load (/proc/loadavg) is printed before and after: on a shared machine every
-# figure moves with it.
+#             share of the bytes at its bandwidth (the step's one bucket). It assumes a core
+#             per rank: with more ranks than cores it is not a floor, and says so.
+#   ringlab   µs per step of `ringlab run -n p --backend B --algorithm ring --trace-level none`
+#   PyTorch   µs per step of tests/parity/ddp_reference.py (PyTorch DDP on gloo, torchrun's
+#             environment), the alternative ringlab is measured against
+#   speed-up  PyTorch / ringlab, against the goal of docs/speed.md; a goal counts as met when the
+#             speed-up reaches it, or when ringlab is within 1.3x of a floor that rules it out
+# A last row per world size runs gloo with RINGLAB_GLOO_SMALL_MESSAGES=io-thread (every message
+# through gloo's I/O thread, as before small exchanges moved on the calling thread), for reference.
+# The machine load (/proc/loadavg) is printed with every row: on a shared machine every figure
+# moves with it. PINGPONG=path/to/ringlab takes the ping-pong from another build.
 set -euo pipefail
 source "$(dirname "$0")/bench_lib.bash"
-sizes=("${bench_args[@]:-2 4}")
+sizes=("${bench_args[@]:-1 2 4}")
 read -r -a sizes <<<"${sizes[*]}"
 bucket_bytes=10948
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+have_backend() { "$ringlab" run -q --backend "$1" --epochs 0 >/dev/null 2>&1; }
 
-ringlab_us() {  # world size
+ringlab_us() {  # world backend [VAR=value for the environment]
   for _ in $(seq "$repeat"); do
-    "$ringlab" run -q -n "$1" --backend gloo --algorithm ring --trace-level none "${job[@]}" --report "$work/r.json"
+    env ${3:-} "$ringlab" run -q -n "$1" --backend "$2" --algorithm ring --trace-level none "${job[@]}" \
+      --report "$work/r.json"
     us "$work/r.json"
   done | median
 }
@@ -41,28 +47,75 @@ torch_us() {  # world size
   done | median
 }
 # One ping-pong run per repeat; prints "latency_us bucket_us gbps", each the median over repeats.
-pingpong() {
+pingpong() {  # backend
   for _ in $(seq "$repeat"); do
-    "${PINGPONG:-$ringlab}" bench pingpong --backend gloo --sizes "4,$bucket_bytes,16M" --json "$work/p.json" >/dev/null
+    "${PINGPONG:-$ringlab}" bench pingpong --backend "$1" --sizes "4,$bucket_bytes,16M" --json "$work/p.json" >/dev/null
     $py -c "import json,sys; r=json.load(open(sys.argv[1]))['rows']; print(r[0]['one_way_us'], r[1]['one_way_us'], r[2]['gbps'])" "$work/p.json"
   done >"$work/pp.txt"
   for col in 1 2 3; do awk -v c=$col '{print $c}' "$work/pp.txt" | median; done | paste -sd' '
 }
+# The goals of docs/speed.md: PyTorch / ringlab at each world size and backend.
+goal() {  # world backend
+  case "$1/$2" in
+    1/*) echo 20 ;;
+    2/gloo) echo 10 ;;
+    2/mpi) echo 30 ;;
+    4/gloo) echo 3 ;;
+    4/mpi) echo 30 ;;
+    *) echo - ;;
+  esac
+}
+verdict() {  # speedup goal ringlab floor world
+  awk -v s="$1" -v g="$2" -v r="$3" -v f="$4" -v p="$5" -v cores="$(nproc)" 'BEGIN {
+    if (g == "-") { print "-"; exit }
+    if (s >= g) { print "met"; exit }
+    if (f > 0 && p <= cores && r <= 1.3 * f) { print "floor-bound"; exit }
+    print "NOT MET" }'
+}
 
 echo "# bench/step_floor.sh $(basename "$ringlab") ${sizes[*]}: median of $repeat runs each; $(nproc) cores"
 echo "# load average before: $(load)"
-compute=$(ringlab_us 1)
-read -r latency bucket gbps <<<"$(pingpong)"
+compute=$(ringlab_us 1 gloo)
 printf "# compute alone (1 rank): %.1f µs/step\n" "$compute"
-printf "# gloo point-to-point: one-way %.1f µs at 4 B, %.1f µs at %d B; %.2f GB/s at 16 MiB\n" \
-  "$latency" "$bucket" "$bucket_bytes" "$gbps"
-printf "%-6s %10s %10s %10s %10s %12s %14s\n" ranks "floor µs" "ringlab µs" "PyTorch µs" "load" "PyT/ringlab" "ringlab/floor"
-for p in "${sizes[@]}"; do
-  floor=$(awk -v c="$compute" -v l="$latency" -v g="$gbps" -v b="$bucket_bytes" -v p="$p" \
-    'BEGIN {print c + 2*(p-1)*l + 2*(p-1)/p * b / (g*1e3)}')
-  r=$(ringlab_us "$p")
-  t=$(torch_us "$p")
-  printf "%-6s %10.1f %10.1f %10.1f %10s %11.1fx %13.2fx\n" "$p" "$floor" "$r" "$t" "$(cut -d' ' -f1 /proc/loadavg)" \
-    "$(awk -v a="$t" -v b="$r" 'BEGIN {print a / b}')" "$(awk -v a="$r" -v b="$floor" 'BEGIN {print a / b}')"
+declare -A lat bkt bw
+for backend in gloo mpi; do
+  have_backend $backend || { echo "# $backend: not in this build, its rows are left out"; continue; }
+  read -r lat[$backend] bkt[$backend] bw[$backend] <<<"$(pingpong $backend)"
+  printf "# %s point-to-point: one-way %.1f µs at 4 B, %.1f µs at %d B; %.2f GB/s at 16 MiB\n" \
+    $backend "${lat[$backend]}" "${bkt[$backend]}" "$bucket_bytes" "${bw[$backend]}"
 done
+
+printf "%-5s %-16s %9s %11s %11s %9s %6s %12s %13s %6s\n" ranks backend "floor µs" "ringlab µs" "PyTorch µs" \
+  speed-up goal verdict ringlab/floor load
+row() {  # world label backend ringlab_us torch_us
+  local p=$1 label=$2 backend=$3 r=$4 t=$5 floor=0 ratio=-
+  if [[ $p -eq 1 ]]; then
+    floor=$compute
+  elif [[ -n "${lat[$backend]:-}" ]]; then
+    floor=$(awk -v c="$compute" -v l="${lat[$backend]}" -v g="${bw[$backend]}" -v b="$bucket_bytes" -v p="$p" \
+      'BEGIN {print c + 2*(p-1)*l + 2*(p-1)/p * b / (g*1e3)}')
+  fi
+  local speedup g floor_text
+  speedup=$(awk -v a="$t" -v b="$r" 'BEGIN {print a / b}')
+  g=$(goal "$p" "$label")
+  floor_text=$(awk -v f="$floor" 'BEGIN {printf (f > 0 ? "%.1f" : "-"), f}')
+  if [[ $p -gt $(nproc) ]]; then floor_text="($floor_text)"; fi
+  [[ $floor != 0 ]] && ratio=$(awk -v a="$r" -v b="$floor" 'BEGIN {printf "%.2fx", a / b}')
+  printf "%-5s %-16s %9s %11.1f %11.1f %8.1fx %6s %12s %13s %6s\n" "$p" "$label" "$floor_text" "$r" "$t" \
+    "$speedup" "$g$([[ $g != - ]] && echo x)" "$(verdict "$speedup" "$g" "$r" "$floor" "$p")" "$ratio" \
+    "$(cut -d' ' -f1 /proc/loadavg)"
+}
+for p in "${sizes[@]}"; do
+  t=$(torch_us "$p")
+  if [[ $p -eq 1 ]]; then
+    row 1 - gloo "$compute" "$t"
+    continue
+  fi
+  for backend in gloo mpi; do
+    [[ -n "${lat[$backend]:-}" ]] || continue
+    row "$p" $backend $backend "$(ringlab_us "$p" $backend)" "$t"
+  done
+  row "$p" "gloo, io-thread" gloo "$(ringlab_us "$p" gloo RINGLAB_GLOO_SMALL_MESSAGES=io-thread)" "$t"
+done
+echo "# floor in parentheses: more ranks than cores, so the ranks share cores and it is not a floor"
 echo "# load average after: $(load)"

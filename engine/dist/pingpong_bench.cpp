@@ -63,6 +63,9 @@ PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, int iters,
   std::vector<float> buffer(bytes / sizeof(float), 1.0f);
   std::vector<float> figures(2, 0.0f);  // rank 0's median and fastest one-way µs, shared below
   group.barrier();
+  // One message at a time: as small an exchange as a DDP step's small bucket, and measured on
+  // the same path (on gloo, the synchronous pairs up to ProcessGroup::kSmallExchangeBytes).
+  const ProcessGroup::SmallExchange small(group, bytes <= ProcessGroup::kSmallExchangeBytes);
   if (group.rank() == 1) bounce(group, buffer, warmup + iters);
   if (group.rank() == 0) {
     const std::vector<double> rtt = serve(group, buffer, iters, warmup);

@@ -1,0 +1,173 @@
+// The alternative for `ringlab bench allreduce`: a plain program that calls a library's own
+// all-reduce in a loop, nothing of ringlab in between, timed the way ringlab's bench times
+// (same input copied in before each iteration, a barrier, only the all-reduce timed, the median
+// of the slowest rank).
+//
+//   mpirun -np 2 bare_allreduce mpi BYTES ITERS WARMUP
+//   RANK=r WORLD_SIZE=n STORE_DIR=dir bare_allreduce gloo BYTES ITERS WARMUP   (one per rank)
+//
+// Rank 0 prints one line: {"library": ..., "bytes": ..., "time_us": ..., "busbw_gbps": ...}.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#ifdef RINGLAB_HAVE_MPI
+#include <mpi.h>
+#endif
+#ifdef RINGLAB_HAVE_GLOO
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/transport/tcp/device.h>
+#endif
+
+namespace {
+
+struct Loop {
+  int rank = 0;
+  int size = 1;
+  std::function<void(std::vector<float>&)> allreduce;
+  std::function<void()> barrier;
+  std::function<double(double)> slowest;  // the maximum over ranks
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Result {
+  int rank = 0;
+  int size = 1;
+  double time_us = 0;  // the median of the slowest rank
+};
+
+// Times the loop and checks the last result against the serial sum.
+Result run(const Loop& loop, size_t count, int iters, int warmup, const char* library) {
+  std::vector<float> input(count), work(count);
+  for (size_t i = 0; i < count; ++i) input[i] = static_cast<float>((i * 7 + loop.rank * 13) % 31) - 15.0f;
+  std::vector<double> times;
+  for (int it = 0; it < warmup + iters; ++it) {
+    std::memcpy(work.data(), input.data(), count * sizeof(float));
+    loop.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    loop.allreduce(work);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (it >= warmup) times.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  for (size_t i = 0; i < count; ++i) {
+    float want = 0.0f;
+    for (int r = 0; r < loop.size; ++r) want += static_cast<float>((i * 7 + r * 13) % 31) - 15.0f;
+    if (work[i] != want) {
+      std::fprintf(stderr, "bare_allreduce %s: rank %d: element %zu is %g, the sum is %g\n", library, loop.rank, i,
+                   work[i], want);
+      std::exit(1);
+    }
+  }
+  return {loop.rank, loop.size, loop.slowest(median(times))};
+}
+
+#ifdef RINGLAB_HAVE_MPI
+Result run_mpi(size_t count, int iters, int warmup) {
+  MPI_Init(nullptr, nullptr);
+  Loop loop;
+  MPI_Comm_rank(MPI_COMM_WORLD, &loop.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &loop.size);
+  loop.allreduce = [](std::vector<float>& d) {
+    MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  };
+  loop.barrier = [] { MPI_Barrier(MPI_COMM_WORLD); };
+  loop.slowest = [](double mine) {
+    double worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return worst;
+  };
+  const Result result = run(loop, count, iters, warmup, "mpi");
+  MPI_Finalize();
+  return result;
+}
+#endif
+
+#ifdef RINGLAB_HAVE_GLOO
+Result run_gloo(size_t count, int iters, int warmup) {
+  const char* rank_text = std::getenv("RANK");
+  const char* size_text = std::getenv("WORLD_SIZE");
+  const char* dir = std::getenv("STORE_DIR");
+  if (!rank_text || !size_text || !dir) {
+    std::fprintf(stderr, "bare_allreduce gloo: set RANK, WORLD_SIZE and STORE_DIR\n");
+    std::exit(2);
+  }
+  Loop loop;
+  loop.rank = std::atoi(rank_text);
+  loop.size = std::atoi(size_text);
+  gloo::rendezvous::FileStore store(dir);
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.1";
+  auto device = gloo::transport::tcp::CreateDevice(attr);
+  auto context = std::make_shared<gloo::rendezvous::Context>(loop.rank, loop.size);
+  context->setTimeout(std::chrono::seconds(60));
+  context->connectFullMesh(store, device);
+  loop.allreduce = [context](std::vector<float>& d) {
+    gloo::AllreduceOptions opts(context);
+    opts.setOutput(d.data(), d.size());
+    opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+    gloo::allreduce(opts);
+  };
+  loop.barrier = [context] {
+    gloo::BarrierOptions opts(context);
+    gloo::barrier(opts);
+  };
+  loop.slowest = [context](double mine) {
+    std::vector<double> all(static_cast<size_t>(context->size), 0.0);
+    all[static_cast<size_t>(context->rank)] = mine;
+    gloo::AllreduceOptions opts(context);
+    opts.setOutput(all.data(), all.size());
+    opts.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<double>));
+    gloo::allreduce(opts);
+    return *std::max_element(all.begin(), all.end());
+  };
+  return run(loop, count, iters, warmup, "gloo");
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: bare_allreduce mpi|gloo BYTES ITERS WARMUP\n");
+    return 2;
+  }
+  const std::string library = argv[1];
+  const size_t bytes = std::strtoull(argv[2], nullptr, 10);
+  const int iters = std::atoi(argv[3]), warmup = std::atoi(argv[4]);
+  if (bytes < sizeof(float) || iters < 1 || warmup < 0) {
+    std::fprintf(stderr, "bare_allreduce: BYTES must be at least 4, ITERS at least 1, WARMUP not negative\n");
+    return 2;
+  }
+  const size_t count = bytes / sizeof(float);
+  Result result;
+  bool known = false;
+#ifdef RINGLAB_HAVE_MPI
+  if (library == "mpi") result = run_mpi(count, iters, warmup), known = true;
+#endif
+#ifdef RINGLAB_HAVE_GLOO
+  if (library == "gloo") result = run_gloo(count, iters, warmup), known = true;
+#endif
+  if (!known) {
+    std::fprintf(stderr, "bare_allreduce: library '%s' is not in this build (mpi or gloo)\n", library.c_str());
+    return 2;
+  }
+  if (result.rank != 0) return 0;
+  const double algbw = static_cast<double>(count * sizeof(float)) / (result.time_us * 1e-6) / 1e9;
+  std::printf("{\"library\": \"%s\", \"bytes\": %zu, \"time_us\": %.1f, \"busbw_gbps\": %.3f}\n", library.c_str(),
+              count * sizeof(float), result.time_us, algbw * 2.0 * (result.size - 1) / result.size);
+  return 0;
+}
