@@ -33,6 +33,9 @@ constexpr int64_t kControllerDescriptorsPerRank = 6;
 // main, monitor, spawner, two accept threads and two connections of its own, plus one per
 // connection of a rank (measured: 23 at 8 ranks). OpenMPI and mpirun add their own.
 constexpr int64_t kWorkerThreads = 6;
+// A gloo rank has two connections to every other: the pairs served by gloo's I/O thread and the
+// synchronous ones that small exchanges go over (dist/gloo/gloo_process_group.h).
+constexpr int64_t kGlooConnectionsPerPeer = 2;
 constexpr int64_t kControllerThreads = 7;
 constexpr int64_t kControllerThreadsPerRank = 2;
 constexpr int64_t kMpiThreadsPerRank = 3;
@@ -93,7 +96,7 @@ void check_descriptors(const RunShape& shape, const RunFootprint& f) {
   if (fits_limit(RLIMIT_NOFILE, static_cast<uint64_t>(needed), limit)) return;
   throw Error(fmt::format(
       "not enough file descriptors: this run needs about {} open files in the controller ({} ranks x {} for their "
-      "connections and spools, and its own) and {} in each worker (a connection to every other rank), but "
+      "connections and spools, and its own) and {} in each worker (its connections to every other rank), but "
       "RLIMIT_NOFILE (ulimit -n) allows {} (hard limit {}); raise it (ulimit -n {}) or use fewer ranks",
       f.controller_descriptors, shape.local_ranks, kControllerDescriptorsPerRank, f.worker_descriptors,
       limit_value(limit.rlim_cur), limit_value(limit.rlim_max), needed));
@@ -162,7 +165,7 @@ RunFootprint estimate_footprint(const JobConfig& job, const RunShape& shape) {
   f.total_bytes = static_cast<uint64_t>(shape.local_ranks) * f.worker_bytes + f.controller_bytes;
   f.checkpoint_bytes = f.parameters * 4 * (momentum ? 2 : 1) + (64u << 10);
   f.controller_descriptors = kBaseDescriptors + shape.local_ranks * kControllerDescriptorsPerRank;
-  f.worker_descriptors = kBaseDescriptors + (job.world_size - 1);
+  f.worker_descriptors = kBaseDescriptors + (job.world_size - 1) * (job.backend == "gloo" ? kGlooConnectionsPerPeer : 1);
   f.threads = kControllerThreads + (kControllerThreadsPerRank + kWorkerThreads) * shape.local_ranks +
               (shape.mpirun ? kMpirunThreads + kMpiThreadsPerRank * shape.local_ranks : 0);
   return f;
