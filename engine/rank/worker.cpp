@@ -312,8 +312,8 @@ std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const Worker
       // Not all taken yet: the next vote says whether to wait again.
     }
   };
-  const auto cadence = options.interactive ? StepVotes::Cadence::EveryStep : StepVotes::Cadence::Spaced;
-  return std::make_unique<StepVotes>(group, cadence, job.check_collectives, std::move(hooks));
+  return std::make_unique<StepVotes>(group, StepVotes::Cadence::Spaced, job.check_collectives, std::move(hooks),
+                                     options.interactive ? StepVotes::kAppSpacing : StepVotes::kSpacing);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace ringlab {
 
 struct WorkerOptions {
   // Driven by the app: honour the controller's step-through gate before every ring step and
-  // its stop requests at every step boundary (live change). Costs a broadcast per step.
+  // its stop requests at the step boundaries the ranks vote at (stop, live change).
   bool interactive = false;
   // Driven by `ringlab run`: vote about every 50 ms whether to stop (StepVotes), so that the
   // controller can end the run at a step boundary, every rank's results in. Left out of runs

@@ -17,7 +17,9 @@ require_headless_app "$RINGLAB"
 TARGET=gloo
 if "$RINGLAB" run --world-size 1 --backend mpi --epochs 0 >/dev/null 2>&1; then TARGET=mpi; fi
 
-printf '{"title": "live change", "job": {"world_size": 4, "backend": "gloo", "epochs": 24}}' >"$WORK/live.json"
+# Long enough for the app to see step 12 and ask for the change before the run is over: the
+# seed's 256 samples take 48 steps, over in a few frames now that a step costs half a millisecond.
+printf '{"title": "live change", "job": {"world_size": 4, "backend": "gloo", "epochs": 24, "samples": 4096}}' >"$WORK/live.json"
 headless 1280x1024x24 "$WORK/out.txt" "$RINGLAB" gui --scenario "$WORK/live.json" --frames 10 --wait-run \
   --switch "12:2:$TARGET" --state-json "$WORK/state.json" --screenshot "$WORK/live.png" ||
   { cat "$WORK/out.txt" >&2; fail "ringlab gui exited non-zero"; }
@@ -31,7 +33,7 @@ assert gens[0]["backend"] == "gloo" and gens[1]["backend"] == target, gens
 changes = state["world_changes"]
 assert len(changes) == 1 and changes[0]["world_size"] == 2 and changes[0]["backend"] == target, changes
 assert changes[0]["step"] >= 12, changes
-# 256 samples: 4 ranks take 2 batches of 32 per epoch, 2 ranks take 4; the run goes on to the end.
+# 4096 samples: 4 ranks take 32 batches of 32 per epoch, 2 ranks take 64; the run goes on to the end.
 assert len(state["epoch_mse"]) == 24, len(state["epoch_mse"])
 assert state["epoch_mse"][-1] < state["epoch_mse"][0], state["epoch_mse"]
 assert not state["errors"], state["errors"]
@@ -39,7 +41,7 @@ print("switched to 2 ranks on %s after step %.1f; %d steps in all" % (target, ch
 PY
 # Growing the world, 4 -> 8 ranks: the ranks the change adds belong to the new world, so the ring
 # and the sampler show 8 ranks.
-printf '{"title": "grow", "job": {"world_size": 4, "backend": "gloo", "epochs": 40}}' >"$WORK/grow.json"
+printf '{"title": "grow", "job": {"world_size": 4, "backend": "gloo", "epochs": 24, "samples": 4096}}' >"$WORK/grow.json"
 headless 1280x1024x24 "$WORK/grow.txt" "$RINGLAB" gui --scenario "$WORK/grow.json" --frames 10 --wait-run \
   --switch "12:8" --state-json "$WORK/grow-state.json" --screenshot "$WORK/grow.png" ||
   { cat "$WORK/grow.txt" >&2; fail "ringlab gui (4 -> 8) exited non-zero"; }
