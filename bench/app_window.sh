@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Does the app's drawing slow the workers? The seed's job (4096 samples, batch 32, 5 epochs) at
+# WORLD ranks on gloo (default 4), µs per step without a window (`ringlab run`) and with one
+# (`ringlab gui` in a real window on an Xvfb display, started with F5 as a person would), in turns,
+# REPEAT times each (default 3), medians and their ratio.
+#
+#   bench/app_window.sh [path/to/ringlab] [world size]
+#
+# Needs Xvfb and xdotool (scripts/setup.sh installs both). The window draws what a class sees
+# (the Ring view in the big pane), at the app's own frame cap and priority (app/run_starter.h).
+set -euo pipefail
+source "$(dirname "$0")/bench_lib.bash"
+world=${bench_args[0]:-4}
+for tool in Xvfb xdotool; do
+  command -v $tool >/dev/null || { echo "app_window.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
+done
+
+scenario=$work/seed.json
+cat >"$scenario" <<EOF
+{"title": {"en": "seed job", "id": "seed job"}, "description": {"en": "bench", "id": "bench"},
+ "job": {"world_size": $world, "backend": "gloo", "algorithm": "ring", "epochs": 5, "samples": 4096, "batch_size": 32},
+ "view": {"focus": "ring"}}
+EOF
+
+display=:$((90 + RANDOM % 100))
+Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb=$!
+trap 'kill $xvfb 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+
+without_window() {
+  "$ringlab" run -q --scenario "$scenario" --report "$work/r.json"
+  us "$work/r.json"
+}
+# The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
+# the window, which writes what the views showed, the step time among it.
+with_window() {
+  DISPLAY=$display "$ringlab" gui --scenario "$scenario" --state-json "$work/s.json" >/dev/null 2>&1 &
+  local gui=$! win="" i
+  for i in $(seq 100); do
+    win=$(DISPLAY=$display xdotool search --pid $gui --name ringlab 2>/dev/null | head -1) && [[ -n $win ]] && break
+    sleep 0.1
+  done
+  [[ -n $win ]] || { echo "app_window.sh: the window did not open" >&2; kill $gui 2>/dev/null; exit 1; }
+  sleep 1
+  DISPLAY=$display xdotool key --window "$win" F5
+  for i in $(seq 100); do pgrep -P $gui >/dev/null && break; sleep 0.05; done
+  for i in $(seq 1200); do pgrep -P $gui >/dev/null || break; sleep 0.1; done
+  sleep 0.5
+  kill -TERM $gui
+  wait $gui || true
+  field "$work/s.json" us_per_step
+}
+
+echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores"
+echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+: >"$work/a.txt"
+: >"$work/b.txt"
+for _ in $(seq "$repeat"); do
+  without_window >>"$work/a.txt"
+  with_window >>"$work/b.txt"
+done
+a=$(median <"$work/a.txt")
+b=$(median <"$work/b.txt")
+printf "%-34s %12s\n" "$world ranks, gloo, seed job" "µs per step"
+printf "%-34s %12.1f   (runs: %s)\n" "without a window (ringlab run)" "$a" "$(paste -sd' ' "$work/a.txt")"
+printf "%-34s %12.1f   (runs: %s)\n" "beside the app's window" "$b" "$(paste -sd' ' "$work/b.txt")"
+printf "%-34s %11.2fx\n" "window / without" "$(awk -v a="$a" -v b="$b" 'BEGIN {print b / a}')"
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
