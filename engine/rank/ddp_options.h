@@ -1,5 +1,6 @@
 #pragma once
-// The DDP options a job asks for, shared by the CPU and the GPU rank loops.
+// The DDP options a job asks for: the one rank loop (trainer.cpp) hands them to whichever
+// replica it runs, the CPU's (host_replica.cpp) or the GPU's (cuda/cuda_trainer.cpp).
 #include <chrono>
 #include <cstdint>
 
