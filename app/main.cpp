@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "engine/core/error.h"
+#include "engine/dist/backends.h"
 
 namespace {
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   ringlab::app::add_bench_command(root);
   ringlab::app::add_simulate_command(root);
   try {
+    ringlab::check_backend_environment();
     std::vector<std::string> args = arguments_with_default_command(argc, argv);
     root.parse(args);
   } catch (const CLI::ParseError& e) {

@@ -15,9 +15,14 @@ set -euo pipefail
 source "$(dirname "$0")/bench_lib.bash"
 bytes_text=${bench_args[0]:-16M}
 iters=${ITERS:-20}
+[[ "$iters" =~ ^[1-9][0-9]*$ ]] || bench_fail "ITERS='$iters': expected a whole number of iterations, at least 1"
+[[ "$bytes_text" =~ ^[1-9][0-9]*[KMG]?$ ]] ||
+  bench_fail "size '$bytes_text': expected bytes as a whole number with an optional K, M or G (e.g. 16M)"
 bare=${BARE:-$(dirname "$ringlab")/../bench/bare_allreduce}
 [[ -x "$bare" ]] || { echo "allreduce_vs_bare.sh: $bare is not built (cmake --build build --target bare_allreduce)" >&2; exit 2; }
-bytes=$($py -c "import sys; t=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(t[:-1])*u[t[-1].upper()] if t[-1].isalpha() else int(t))" "$bytes_text")
+bytes=$($py -c "import sys; t=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(t[:-1])*u[t[-1]] if t[-1].isalpha() else int(t))" "$bytes_text")
+[[ $bytes -ge 4096 && $((bytes % 4)) -eq 0 && $bytes -le $((1 << 30)) ]] ||
+  bench_fail "size '$bytes_text': expected 4K to 1G, a whole number of floats (a multiple of 4 bytes)"
 
 export OMPI_MCA_plm=isolated OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
   OMPI_MCA_btl_base_warn_component_unused=0
@@ -54,8 +59,8 @@ bare_m=$(col 1) ring_m=$(col 2) native_m=$(col 3) bare_g=$(col 4) ring_g=$(col 5
 printf "%-40s %12s %10s %8s %8s\n" "all-reduce of $bytes_text, 2 ranks" "busbw GB/s" "vs bare" goal verdict
 line() {  # label busbw bare goal
   local ratio verdict=-
-  ratio=$(awk -v a="$2" -v b="$3" 'BEGIN {printf "%.2f", a / b}')
-  [[ $4 != - ]] && verdict=$(awk -v r="$ratio" -v g="$4" 'BEGIN {print (r >= g ? "met" : "NOT MET")}')
+  ratio=$(awk -v a="$2" -v b="$3" 'BEGIN {if (b > 0) printf "%.2f", a / b; else printf "-"}')
+  [[ $4 != - && $ratio != - ]] && verdict=$(awk -v r="$ratio" -v g="$4" 'BEGIN {print (r >= g ? "met" : "NOT MET")}')
   printf "%-40s %12.3f %9sx %8s %8s\n" "$1" "$2" "$ratio" "$4$([[ $4 != - ]] && echo x)" "$verdict"
 }
 line "bare MPI_Allreduce loop" "$bare_m" "$bare_m" -

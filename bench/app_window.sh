@@ -11,6 +11,7 @@
 set -euo pipefail
 source "$(dirname "$0")/bench_lib.bash"
 world=${bench_args[0]:-4}
+require_world_sizes "$world"
 for tool in Xvfb xdotool; do
   command -v $tool >/dev/null || { echo "app_window.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
 done
@@ -23,9 +24,10 @@ cat >"$scenario" <<EOF
 EOF
 
 display=:$((90 + RANDOM % 100))
-Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp >/dev/null 2>&1 &
+# -noreset: the server stays up between the windows (it would reset when the last one closed).
+Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp -noreset >/dev/null 2>&1 &
 xvfb=$!
-trap 'kill $xvfb 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
 
 without_window() {
@@ -63,7 +65,8 @@ done
 a=$(median <"$work/a.txt")
 b=$(median <"$work/b.txt")
 printf "%-34s %12s\n" "$world ranks, gloo, seed job" "µs per step"
-printf "%-34s %12.1f   (runs: %s)\n" "without a window (ringlab run)" "$a" "$(paste -sd' ' "$work/a.txt")"
-printf "%-34s %12.1f   (runs: %s)\n" "beside the app's window" "$b" "$(paste -sd' ' "$work/b.txt")"
+runs() { awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1}' "$1"; }
+printf "%-34s %12.1f   (runs: %s)\n" "without a window (ringlab run)" "$a" "$(runs "$work/a.txt")"
+printf "%-34s %12.1f   (runs: %s)\n" "beside the app's window" "$b" "$(runs "$work/b.txt")"
 printf "%-34s %11.2fx\n" "window / without" "$(awk -v a="$a" -v b="$b" 'BEGIN {print b / a}')"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -146,13 +146,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string library = argv[1];
-  const size_t bytes = std::strtoull(argv[2], nullptr, 10);
+  char* end = nullptr;
+  const unsigned long long bytes = argv[2][0] == '-' ? 0 : std::strtoull(argv[2], &end, 10);
   const int iters = std::atoi(argv[3]), warmup = std::atoi(argv[4]);
-  if (bytes < sizeof(float) || iters < 1 || warmup < 0) {
-    std::fprintf(stderr, "bare_allreduce: BYTES must be at least 4, ITERS at least 1, WARMUP not negative\n");
+  if (!end || *end != '\0' || bytes < sizeof(float) || bytes > (1ull << 30) || iters < 1 || warmup < 0) {
+    std::fprintf(stderr, "bare_allreduce: BYTES must be 4 to 2^30, ITERS at least 1, WARMUP not negative\n");
     return 2;
   }
-  const size_t count = bytes / sizeof(float);
+  const size_t count = static_cast<size_t>(bytes) / sizeof(float);
   Result result;
   bool known = false;
 #ifdef RINGLAB_HAVE_MPI
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
   }
   if (result.rank != 0) return 0;
   const double algbw = static_cast<double>(count * sizeof(float)) / (result.time_us * 1e-6) / 1e9;
-  std::printf("{\"library\": \"%s\", \"bytes\": %zu, \"time_us\": %.1f, \"busbw_gbps\": %.3f}\n", library.c_str(),
+  std::printf("{\"library\": \"%s\", \"bytes\": %zu, \"time_us\": %.3f, \"busbw_gbps\": %.6g}\n", library.c_str(),
               count * sizeof(float), result.time_us, algbw * 2.0 * (result.size - 1) / result.size);
   return 0;
 }

@@ -66,6 +66,12 @@ void require_backend(const std::string& name) {
     throw InputError("backend '" + name + "' cannot run here: " + b.reason + " (available: " + available_names() + ")");
 }
 
+void check_backend_environment() {
+#ifdef RINGLAB_HAVE_GLOO
+  (void)gloo_small_messages_from_env();
+#endif
+}
+
 std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int rank, int size,
                                                  StoreClient* store, std::chrono::milliseconds timeout) {
   require_backend(backend);

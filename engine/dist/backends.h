@@ -11,6 +11,11 @@ namespace ringlab {
 
 class StoreClient;
 
+// The backends' settings read from the environment (RINGLAB_GLOO_SMALL_MESSAGES): throws
+// InputError naming a variable whose value is not one of those accepted. Called first thing by
+// every command, so that a typo is refused before any process starts, not by each rank.
+void check_backend_environment();
+
 // Joins the process group of `backend` ("gloo", "mpi", "nccl") as `rank` of `size`.
 // gloo and nccl rendezvous through `store`; MPI takes rank and size from mpirun (pass -1 to
 // accept them; other values are checked against what mpirun says). Throws InputError naming
