@@ -23,7 +23,6 @@
 #include "app/gui_headless.h"
 #include "app/gui_options.h"
 #include "app/gui_session.h"
-#include "app/run_starter.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
@@ -201,8 +200,8 @@ struct Window {
 };
 
 // A window draws at most kMaxFramesPerSecond: a display without vsync (Xvfb, some remote
-// desktops) would otherwise redraw as fast as the CPU allows, for frames nobody can see. Input
-// wakes the wait at once.
+// desktops) would otherwise redraw as fast as the CPU allows, for frames nobody can see, on the
+// cores the workers need. Input wakes the wait at once.
 constexpr double kMaxFramesPerSecond = 60.0;
 
 void wait_for_next_frame(int64_t frame_began_ns) {
@@ -219,12 +218,6 @@ int run_gui(const GuiOptions& options) {
   // Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped, and
   // the exit code says which signal it was (a second one ends the app at once).
   InterruptSignals signals("ringlab gui");
-  // Runs start from a thread at the app's own priority; a window's thread, which draws, goes
-  // lower before the GL context (and the driver's threads) exist, so that drawing does not slow
-  // the workers. Headless frames (tests, screenshots) keep the priority: nobody watches them
-  // live, and they must not crawl beside other tests.
-  RunStarter starter;
-  if (!headless) lower_drawing_priority();
   glfwSetErrorCallback(remember_glfw_error);
   if (!glfwInit()) {
     print_headless_help();
@@ -267,7 +260,7 @@ int run_gui(const GuiOptions& options) {
   FrameTimes frame_times;
   int exit_code = 0;
   {
-    RunSession session(state, starter);
+    RunSession session(state);
     if (headless && !options.about) session.start();  // About is read over an idle window
     // --wait-run gives up when nothing arrives for longer than the workers' own timeout.
     const int64_t patience_ns = static_cast<int64_t>((state.job.timeout_s + 30) * 1e9);

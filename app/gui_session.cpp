@@ -35,8 +35,7 @@ double seconds_now() { return now_ns() * 1e-9; }
 
 // The store keeps the latest 200k events for the controller's own use; the models keep what
 // the views draw. Together they stay within a few hundred MB however long the run.
-RunSession::RunSession(viz::AppState& state, RunStarter& starter)
-    : state_(state), starter_(starter), feed_(100'000, 400'000) {}
+RunSession::RunSession(viz::AppState& state) : state_(state), feed_(100'000, 400'000) {}
 
 RunSession::~RunSession() {
   if (controller_) controller_->request_stop();
@@ -145,9 +144,8 @@ void RunSession::launch(const PlannedRun& run) {
       options.max_restarts = 0;
     }
     state_.torch.live = run.torch;
-    // Starting takes milliseconds (servers, threads, processes); the bound only keeps the
-    // window from waiting forever on something that went wrong.
-    controller_ = starter_.start(options, feed_, std::chrono::seconds(120));
+    controller_ = std::make_unique<Controller>(options, feed_);
+    controller_->start();
   } catch (const Error& e) {
     controller_.reset();
     state_.run.phase = viz::RunPhase::Failed;

@@ -7,7 +7,6 @@
 
 #include "engine/view_model/event_feed.h"
 #include "engine/view_model/run_model.h"
-#include "app/run_starter.h"
 #include "engine/control/controller.h"
 #include "viz/app_state.h"
 
@@ -15,8 +14,7 @@ namespace ringlab::app {
 
 class RunSession {
  public:
-  // Runs are started from `starter`'s thread (see run_starter.h); it must outlive the session.
-  RunSession(viz::AppState& state, RunStarter& starter);
+  explicit RunSession(viz::AppState& state);
   ~RunSession();  // stops every worker
   RunSession(const RunSession&) = delete;
   RunSession& operator=(const RunSession&) = delete;
@@ -50,7 +48,6 @@ class RunSession {
   void keep_as_overlay();
 
   viz::AppState& state_;
-  RunStarter& starter_;
   view_model::EventFeed feed_;
   view_model::RunModel model_;
   std::unique_ptr<Controller> controller_;

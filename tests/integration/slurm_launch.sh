@@ -52,7 +52,9 @@ cat > "$work/run_in_allocation.sh" << 'EOF'
 #!/bin/bash
 # Inside salloc: the run in the background, its srun's command lines checked while it is there.
 ringlab=$1 report=$2 cmdlines=$3
-"$ringlab" run --launcher srun -n 4 --epochs 200 --report "$report" &
+# 2048 samples: long enough (a few seconds) for the scan below to see srun's four tasks; the
+# seed's 256 would be over in a fifth of a second.
+"$ringlab" run --launcher srun -n 4 --epochs 200 --samples 2048 --report "$report" &
 run=$!
 for _ in $(seq 200); do
   srun_pid=$(pgrep -P "$run" -x srun) && break
@@ -76,12 +78,14 @@ if [ -n "${srun_pid:-}" ]; then
   for _ in $(seq 300); do  # until srun's four tasks have been seen, or the run ends
     for cmdline in /proc/[0-9]*/cmdline; do
       pid=${cmdline#/proc/}; pid=${pid%/cmdline}
-      line=$(tr '\0' ' ' < "$cmdline" 2> /dev/null)
+      # Read with builtins: a subprocess per process made one scan take longer than a whole run.
+      parts=() && { mapfile -d '' -t parts < "$cmdline"; } 2> /dev/null
+      line="${parts[*]}"
       echo "$pid $line"
       # Compared in the shell: on grep's command line the token would be found by this very scan.
       if [[ $line == "$ringlab worker "* ]]; then
-        env_text=$'\n'$(tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null)$'\n'
-        [[ $env_text == *$'\n'"RINGLAB_TOKEN=$token"$'\n'* ]] && echo "$pid ours" >> "$cmdlines.ours"
+        envs=() && { mapfile -d '' -t envs < "/proc/$pid/environ"; } 2> /dev/null
+        for e in "${envs[@]}"; do [[ $e == "RINGLAB_TOKEN=$token" ]] && echo "$pid ours" >> "$cmdlines.ours"; done
       fi
     done >> "$cmdlines.all"
     seen=$(workers_seen)
@@ -101,7 +105,7 @@ if [ "$(head -1 "$work/cmdlines" 2> /dev/null)" = "token-length 32" ] && [ "$(wc
   [ "$(cat "$work/cmdlines.workers")" = "workers 4" ]; then
   ok "the run's token is in srun's environment and on no command line (srun's, its 4 workers', any)"
 else bad "token check: $(cat "$work/cmdlines" "$work/cmdlines.workers" 2> /dev/null | cut -c1-300)"; fi
-timeout 120 "$ringlab" run -n 4 -q --epochs 200 --report "$work/local4x200.json" || bad "local 200-epoch run"
+timeout 120 "$ringlab" run -n 4 -q --epochs 200 --samples 2048 --report "$work/local4x200.json" || bad "local 200-epoch run"
 if [ $rc -eq 0 ]; then
   /usr/bin/python3 - "$work/local4x200.json" "$work/srun4.json" << 'PY' && ok "srun's run equals the local one: per-epoch MSE within 1e-6, 4 ranks' shards" || bad "srun's run differs from the local one"
 import json, sys
@@ -113,7 +117,7 @@ print(f"  per-epoch MSE, 200 epochs, largest difference {worst:g}; last: local {
       f"srun {srun['epoch_mse'][-1]:.6f}")
 assert len(srun["shards"]) == 4, len(srun["shards"])
 for epoch in range(200):
-    assert sorted(i for rank in srun["shards"] for i in rank[epoch]) == list(range(256)), epoch
+    assert sorted(i for rank in srun["shards"] for i in rank[epoch]) == list(range(2048)), epoch
 assert srun["shards"] == local["shards"]
 assert srun["allreduce_demo"]["output"] == [4.0, 8.0, 12.0]
 PY
