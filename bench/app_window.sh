@@ -7,7 +7,7 @@
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
 # Needs Xvfb and xdotool (scripts/setup.sh installs both). The window draws what a class sees
-# (the Ring view in the big pane), at the app's own frame cap and priority (app/run_starter.h).
+# (the Ring view in the big pane), at the app's own frame cap (60 a second).
 set -euo pipefail
 source "$(dirname "$0")/bench_lib.bash"
 world=${bench_args[0]:-4}
