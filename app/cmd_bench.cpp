@@ -284,7 +284,7 @@ void run_pingpong_worker(const PingPongArgs& args) {
   StoreClient store(store_at.host, store_at.port, env.token, args.timeout());
   std::unique_ptr<ProcessGroup> group = make_process_group(args.backend, env.rank, env.world_size, &store, args.timeout());
   for (size_t i = 0; i < sizes.size(); ++i) {
-    const PingPongResult r = bench_pingpong_size(*group, sizes[i], args.iters, args.warmup_iters);
+    const PingPongResult r = bench_pingpong_size(*group, sizes[i], ring_tuning_for(args.backend), args.iters, args.warmup_iters);
     if (group->rank() == 0) {
       const std::string text = pingpong_to_json(r).dump();
       store.set(row_key(i), std::vector<uint8_t>(text.begin(), text.end()));
@@ -299,7 +299,9 @@ void run_pingpong_controller(const PingPongArgs& args) {
   require_backend(args.backend);
   check_output_paths({{args.json_path, "--json"}});
   fmt::print("# ringlab bench pingpong: backend {}, rank 0 <-> rank 1 of {}, {} round trips after {} warm-up;\n"
-             "# one-way = median round trip / 2, GB/s = size / one-way\n#\n{}",
+             "# one-way = median round trip / 2, GB/s = size / one-way;\n"
+             "# exchange = ranks 0 and 1 send to each other at once, in the ring's segments (a 2-rank ring step), median;\n"
+             "# exch GB/s = size / exchange\n#\n{}",
              args.backend, args.world_size, args.iters, args.warmup_iters, pingpong_table_header());
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array();
@@ -367,7 +369,7 @@ void add_bench_command(CLI::App& root) {
       run_worker(*args);
   });
   auto* pingpong = bench->add_subcommand(
-      "pingpong", "one-way latency and bandwidth of the backend's point-to-point, rank 0 <-> rank 1");
+      "pingpong", "one-way latency and bandwidth of the backend's point-to-point, and both ways at once, rank 0 <-> rank 1");
   auto pp = std::make_shared<PingPongArgs>();
   add_pingpong_options(*pingpong, *pp);
   pingpong->callback([pp] {

@@ -13,7 +13,7 @@
 namespace ringlab {
 namespace {
 
-constexpr int kPingTag = 1, kPongTag = 2;
+constexpr int kPingTag = 1, kPongTag = 2, kExchangeTag = 3;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -46,6 +46,57 @@ std::vector<double> serve(ProcessGroup& group, std::span<float> buffer, int iter
   return round_trips;
 }
 
+// Ranks 0 and 1 at once, each sending the message to the other in the ring's segments, as the
+// ring moves a chunk: up to `depth` receives posted ahead, every send posted at once, each
+// receive waited for in turn. Every exchange starts when the previous one has ended on both sides
+// (each waits for the other's data), so the two stay in step without a barrier. Times in µs,
+// warm-up exchanges not kept.
+std::vector<double> exchange(ProcessGroup& group, std::span<float> out, std::span<float> in, const RingTuning& cut,
+                             int iters, int warmup) {
+  const int peer = 1 - group.rank();
+  const size_t segment = cut.segment_elems > 0 ? std::min(cut.segment_elems, out.size()) : out.size();
+  const size_t segments = (out.size() + segment - 1) / segment;
+  const size_t depth = std::max<size_t>(cut.pipeline_depth, 1);
+  const auto piece = [&](std::span<float> s, size_t k) { return s.subspan(k * segment, std::min(segment, s.size() - k * segment)); };
+  const auto tag = [&](size_t k) { return kExchangeTag + static_cast<int>(k % 1024); };
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(iters));
+  std::vector<std::unique_ptr<Request>> recvs(segments), sends(segments);
+  for (int i = 0; i < warmup + iters; ++i) {
+    const int64_t t0 = now_ns();
+    for (size_t k = 0; k < std::min(depth, segments); ++k) recvs[k] = group.irecv(piece(in, k), peer, tag(k));
+    for (size_t k = 0; k < segments; ++k) sends[k] = group.isend(piece(out, k), peer, tag(k));
+    for (size_t k = 0; k < segments; ++k) {
+      recvs[k]->wait(group.timeout());
+      recvs[k].reset();  // a request may hold its tag's transport slot until it is gone
+      if (k + depth < segments) recvs[k + depth] = group.irecv(piece(in, k + depth), peer, tag(k + depth));
+    }
+    for (auto& s : sends) {
+      s->wait(group.timeout());
+      s.reset();
+    }
+    const int64_t t1 = now_ns();
+    if (i >= warmup) times.push_back(static_cast<double>(t1 - t0) / 1e3);
+  }
+  return times;
+}
+
+// What rank `from` sends in an exchange: every element tells where it belongs and who sent it,
+// so a segment landing in the wrong place, or from the wrong rank, is caught.
+std::vector<float> exchange_pattern(size_t n, int from) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i % 4096) + 4096.0f * static_cast<float>(from);
+  return v;
+}
+
+void check_exchanged(std::span<const float> got, int from, int rank) {
+  const std::vector<float> want = exchange_pattern(got.size(), from);
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      throw Error(fmt::format("rank {}: bench pingpong: exchange of {} B: element {} is {}, expected {} from rank {}",
+                              rank, got.size() * sizeof(float), i, got[i], want[i], from));
+}
+
 }  // namespace
 
 std::vector<size_t> parse_pingpong_sizes(const std::string& text, const std::string& flag) {
@@ -58,10 +109,11 @@ std::vector<size_t> parse_pingpong_sizes(const std::string& text, const std::str
   return sizes;
 }
 
-PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, int iters, int warmup) {
+PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, const RingTuning& exchange_cut, int iters,
+                                   int warmup) {
   if (group.size() < 2) throw InputError("bench pingpong needs at least 2 ranks");
   std::vector<float> buffer(bytes / sizeof(float), 1.0f);
-  std::vector<float> figures(2, 0.0f);  // rank 0's median and fastest one-way µs, shared below
+  std::vector<float> figures(3, 0.0f);  // rank 0's median and fastest one-way µs, its exchange µs
   group.barrier();
   // One message at a time: as small an exchange as a DDP step's small bucket, and measured on
   // the same path (on gloo, the synchronous pairs up to ProcessGroup::kSmallExchangeBytes).
@@ -69,7 +121,14 @@ PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, int iters,
   if (group.rank() == 1) bounce(group, buffer, warmup + iters);
   if (group.rank() == 0) {
     const std::vector<double> rtt = serve(group, buffer, iters, warmup);
-    figures = {static_cast<float>(median_of(rtt) / 2), static_cast<float>(*std::min_element(rtt.begin(), rtt.end()) / 2)};
+    figures[0] = static_cast<float>(median_of(rtt) / 2);
+    figures[1] = static_cast<float>(*std::min_element(rtt.begin(), rtt.end()) / 2);
+  }
+  if (group.rank() <= 1) {
+    std::vector<float> outgoing = exchange_pattern(buffer.size(), group.rank()), incoming(buffer.size(), 0.0f);
+    const std::vector<double> times = exchange(group, outgoing, incoming, exchange_cut, iters, warmup);
+    check_exchanged(incoming, 1 - group.rank(), group.rank());
+    if (group.rank() == 0) figures[2] = static_cast<float>(median_of(times));
   }
   group.broadcast(figures, 0);
   PingPongResult r;
@@ -77,19 +136,24 @@ PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, int iters,
   r.one_way_us = figures[0];
   r.min_one_way_us = figures[1];
   r.gbps = r.one_way_us > 0 ? static_cast<double>(bytes) / (r.one_way_us * 1e3) : 0;
+  r.exchange_us = figures[2];
+  r.exchange_gbps = r.exchange_us > 0 ? static_cast<double>(bytes) / (r.exchange_us * 1e3) : 0;
   return r;
 }
 
 std::string pingpong_table_header() {
-  return fmt::format("#{:>12} {:>14} {:>14} {:>12}\n", "size", "one-way(us)", "fastest(us)", "GB/s");
+  return fmt::format("#{:>12} {:>14} {:>14} {:>12} {:>14} {:>14}\n", "size", "one-way(us)", "fastest(us)", "GB/s",
+                     "exchange(us)", "exch GB/s");
 }
 
 std::string pingpong_table_row(const PingPongResult& r) {
-  return fmt::format(" {:>12} {:>14.2f} {:>14.2f} {:>12.3f}\n", r.bytes, r.one_way_us, r.min_one_way_us, r.gbps);
+  return fmt::format(" {:>12} {:>14.2f} {:>14.2f} {:>12.3f} {:>14.2f} {:>14.3f}\n", r.bytes, r.one_way_us,
+                     r.min_one_way_us, r.gbps, r.exchange_us, r.exchange_gbps);
 }
 
 nlohmann::json pingpong_to_json(const PingPongResult& r) {
-  return {{"size", r.bytes}, {"one_way_us", r.one_way_us}, {"min_one_way_us", r.min_one_way_us}, {"gbps", r.gbps}};
+  return {{"size", r.bytes}, {"one_way_us", r.one_way_us}, {"min_one_way_us", r.min_one_way_us}, {"gbps", r.gbps},
+          {"exchange_us", r.exchange_us}, {"exchange_gbps", r.exchange_gbps}};
 }
 
 PingPongResult pingpong_from_json(const nlohmann::json& j) {
@@ -98,6 +162,8 @@ PingPongResult pingpong_from_json(const nlohmann::json& j) {
   r.one_way_us = j.at("one_way_us").get<double>();
   r.min_one_way_us = j.at("min_one_way_us").get<double>();
   r.gbps = j.at("gbps").get<double>();
+  r.exchange_us = j.at("exchange_us").get<double>();
+  r.exchange_gbps = j.at("exchange_gbps").get<double>();
   return r;
 }
 

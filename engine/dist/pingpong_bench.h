@@ -3,6 +3,10 @@
 // which sends it straight back, on the same process group (isend/irecv, as the ring uses them).
 // Half a round trip is the one-way time of one message of that size; a small message gives the
 // latency every ring step pays at least once, a large one the bandwidth.
+// Then the exchange: ranks 0 and 1 send a message of the same size to each other at once, cut
+// into the ring's segments, as the two ranks of a 2-rank ring do at every step (both directions share the machine's cores and the
+// transport's threads). Two exchanges of half a tensor are what a 2-rank all-reduce must move,
+// whatever its algorithm: the transport's floor under it.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -10,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/dist/process_group.h"
+#include "engine/dist/ring_allreduce.h"
 
 namespace ringlab {
 
@@ -18,6 +23,8 @@ struct PingPongResult {
   double one_way_us = 0;      // median round trip / 2
   double min_one_way_us = 0;  // fastest round trip / 2: the undisturbed cost on a busy machine
   double gbps = 0;            // bytes / one_way_us, GB = 1e9 bytes
+  double exchange_us = 0;     // median time for both messages of an exchange to arrive
+  double exchange_gbps = 0;   // bytes each way / exchange_us
 };
 
 // "4,10948,16M": sizes in bytes (K, M, G suffixes), each rounded down to whole floats (at least
@@ -25,9 +32,12 @@ struct PingPongResult {
 std::vector<size_t> parse_pingpong_sizes(const std::string& text, const std::string& flag);
 
 // A collective call: every rank of `group` calls it with the same arguments. Ranks 0 and 1 bounce
-// the message `warmup + iters` times; the others only wait at the closing barrier. Every rank
-// returns rank 0's figures.
-PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, int iters, int warmup);
+// the message `warmup + iters` times, then exchange it as often; the others only wait at the
+// closing barrier. Every rank returns rank 0's figures.
+// `exchange_cut`: the segments the exchange is cut into and how many receives it keeps posted
+// ahead (the ring's tuning for the backend, ring_tuning_for).
+PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, const RingTuning& exchange_cut, int iters,
+                                   int warmup);
 
 std::string pingpong_table_header();
 std::string pingpong_table_row(const PingPongResult& r);

@@ -31,7 +31,31 @@ allreduce_sweep() {
     grep -q '"world_size": '"$ranks" "$work/result-$ranks.json" || sweep_fail "JSON for $ranks ranks"
     [ "$(grep -c '"wrong": 0' "$work/result-$ranks.json")" -eq 42 ] || sweep_fail "JSON #wrong for $ranks ranks"
   done
+  pingpong_check "$ringlab" "$backend" "$work"
   echo "PASS"
+}
+
+# `ringlab bench pingpong` with a third rank that only waits: a small message and one of 3 MiB (several
+# of the ring's segments on either backend). The exchange checks every element it received (the
+# bench fails otherwise); here every figure is present, positive and consistent with the others.
+pingpong_check() {
+  local ringlab=$1 backend=$2 work=$3
+  "$ringlab" bench pingpong --backend "$backend" --world-size 3 --sizes 4,3M -n 3 -w 1 --timeout 60 \
+    --json "$work/pingpong.json" >"$work/pingpong.txt" 2>&1 ||
+    { cat "$work/pingpong.txt"; sweep_fail "bench pingpong exited with $?"; }
+  cat "$work/pingpong.txt"
+  /usr/bin/python3 - "$work/pingpong.json" <<'PY' || sweep_fail "bench pingpong's JSON"
+import json, sys
+out = json.load(open(sys.argv[1]))
+rows = out["rows"]
+assert [r["size"] for r in rows] == [4, 3 << 20], rows
+for r in rows:
+    assert 0 < r["min_one_way_us"] <= r["one_way_us"], r
+    assert r["exchange_us"] > 0, r
+    assert abs(r["gbps"] - r["size"] / (r["one_way_us"] * 1e3)) <= 1e-6 * r["gbps"], r
+    assert abs(r["exchange_gbps"] - r["size"] / (r["exchange_us"] * 1e3)) <= 1e-6 * r["exchange_gbps"], r
+assert out["world_size"] == 3 and out["iters"] == 3, out
+PY
 }
 
 sweep_fail() { echo "FAIL: $*"; exit 1; }
