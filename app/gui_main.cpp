@@ -339,8 +339,11 @@ int run_gui(const GuiOptions& options) {
       exit_code = 1;
     }
     if (const int sig = signals.received()) {
+      // Only a run that was still going was stopped by the signal; an idle window just closes.
+      const bool live = !session.run_over();
       session.stop(stop_cause_for_signal(sig));
-      fmt::print(stderr, "ringlab gui: {}: the run was stopped\n", to_string(stop_cause_for_signal(sig)));
+      fmt::print(stderr, "ringlab gui: {}: {}\n", to_string(stop_cause_for_signal(sig)),
+                 live ? "the run was stopped" : "the window was closed");
       exit_code = InterruptSignals::exit_code(sig);
     }
   }

@@ -895,7 +895,32 @@ else
   [[ -z "$gui_workers" ]] && why="the app had no workers when the signal was due"
   [[ -z "$why" && "$gui_rc" != 130 ]] && why="exit code ${gui_rc:-none}, expected 130"
   [[ -z "$why" ]] && ! wait_gone $gui_workers && why="workers left behind"
+  [[ -z "$why" ]] && ! grep -q "SIGINT.*: the run was stopped" gui.out && why="no 'the run was stopped' line"
   report "gui --frames 10000000 --gated -n 2, Ctrl-C (SIGINT)" "${gui_rc:-?}" "-" "$why" "$(grep -a "SIGINT" gui.out | head -n1)"
+
+  # An idle window (About open, no run started): Ctrl-C closes it and says so, naming no run.
+  rows=$((rows + 1))
+  xvfb-run -a -s "-screen 0 1280x720x24" bash -c '"$@"; echo $? > idle.rc' _ \
+    "$bin" gui --frames 10000000 --about --state-json "$work/idle-state.json" > idle.out 2>&1 &
+  idle_job=$!
+  idle_pid=""
+  for _ in $(seq 600); do  # until its SIGINT handler is in place (SigCgt bit 1)
+    idle_pid=$(pgrep -f "state-json $work/idle-state.json" | while read -r p; do
+      [[ $(cat /proc/"$p"/comm 2> /dev/null) == ringlab ]] && echo "$p"; done | head -n1)
+    [[ -n "$idle_pid" ]] && (( 0x$(awk '/^SigCgt/ {print $2}' /proc/"$idle_pid"/status 2> /dev/null || echo 0) & 2 )) && break
+    sleep 0.1
+  done
+  kill -INT "$idle_pid" 2> /dev/null
+  hang_guard 120 "$idle_pid"
+  wait "$idle_job"
+  stop_guard
+  idle_rc=$(cat idle.rc 2> /dev/null)
+  why=""
+  [[ -z "$idle_pid" ]] && why="the app did not start"
+  [[ -z "$why" && "$idle_rc" != 130 ]] && why="exit code ${idle_rc:-none}, expected 130"
+  [[ -z "$why" ]] && ! grep -q "SIGINT.*: the window was closed" idle.out && why="no 'the window was closed' line"
+  [[ -z "$why" ]] && grep -q "the run was stopped" idle.out && why="it spoke of a run that never started"
+  report "gui --frames 10000000 --about (idle), Ctrl-C (SIGINT)" "${idle_rc:-?}" "-" "$why" "$(grep -a "SIGINT" idle.out | head -n1)"
 fi
 
 # The controller suspended (SIGSTOP, as Ctrl-Z does) for ten times the workers' timeout, then
