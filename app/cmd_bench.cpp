@@ -260,13 +260,22 @@ struct PingPongArgs {
   std::string json_path;
   double timeout_s = 60.0;
   std::string worker_of;
+  std::string exchange_segment_bytes = "auto";
 
+  // How the exchange cuts its message: the ring's tuning for the backend, or as given (0: whole).
+  RingTuning exchange_cut() const {
+    RingTuning cut = ring_tuning_for(backend);
+    if (exchange_segment_bytes != "auto")
+      cut.segment_elems = parse_byte_size(exchange_segment_bytes, "--exchange-segment-bytes") / sizeof(float);
+    return cut;
+  }
   milliseconds timeout() const { return milliseconds(static_cast<int64_t>(timeout_s * 1000)); }
   void validate() const {
     if (iters < 1) throw InputError("--iters must be at least 1");
     if (warmup_iters < 0) throw InputError("--warmup_iters must not be negative");
     if (world_size < 2 || world_size > kMaxWorldSize)
       throw InputError(fmt::format("--world-size must be between 2 and {}", kMaxWorldSize));
+    exchange_cut();  // refuses a bad --exchange-segment-bytes before any rank starts
   }
 };
 
@@ -274,7 +283,7 @@ std::vector<std::string> pingpong_worker_arguments(const PingPongArgs& a, uint16
   return {"bench", "pingpong", "--worker-of", "127.0.0.1:" + std::to_string(store_port), "--sizes", a.sizes,
           "--iters", std::to_string(a.iters), "--warmup_iters", std::to_string(a.warmup_iters),
           "--backend", a.backend, "--world-size", std::to_string(a.world_size),
-          "--timeout", fmt::format("{}", a.timeout_s)};
+          "--timeout", fmt::format("{}", a.timeout_s), "--exchange-segment-bytes", a.exchange_segment_bytes};
 }
 
 void run_pingpong_worker(const PingPongArgs& args) {
@@ -284,7 +293,7 @@ void run_pingpong_worker(const PingPongArgs& args) {
   StoreClient store(store_at.host, store_at.port, env.token, args.timeout());
   std::unique_ptr<ProcessGroup> group = make_process_group(args.backend, env.rank, env.world_size, &store, args.timeout());
   for (size_t i = 0; i < sizes.size(); ++i) {
-    const PingPongResult r = bench_pingpong_size(*group, sizes[i], ring_tuning_for(args.backend), args.iters, args.warmup_iters);
+    const PingPongResult r = bench_pingpong_size(*group, sizes[i], args.exchange_cut(), args.iters, args.warmup_iters);
     if (group->rank() == 0) {
       const std::string text = pingpong_to_json(r).dump();
       store.set(row_key(i), std::vector<uint8_t>(text.begin(), text.end()));
@@ -298,11 +307,22 @@ void run_pingpong_controller(const PingPongArgs& args) {
   const std::vector<size_t> sizes = parse_pingpong_sizes(args.sizes, "--sizes");
   require_backend(args.backend);
   check_output_paths({{args.json_path, "--json"}});
-  fmt::print("# ringlab bench pingpong: backend {}, rank 0 <-> rank 1 of {}, {} round trips after {} warm-up;\n"
-             "# one-way = median round trip / 2, GB/s = size / one-way;\n"
-             "# exchange = ranks 0 and 1 send to each other at once, in the ring's segments (a 2-rank ring step), median;\n"
-             "# exch GB/s = size / exchange\n#\n{}",
-             args.backend, args.world_size, args.iters, args.warmup_iters, pingpong_table_header());
+  check_pingpong_memory(sizes, args.world_size);
+  const RingTuning cut = args.exchange_cut();
+  fmt::print("# ringlab bench pingpong: backend {}, rank 0 <-> rank 1 of {}, {} round trip{} and as many exchanges, "
+             "after {} warm-up;\n"
+             "# one-way = median round trip / 2; fastest = the quickest round trip / 2 (the undisturbed cost on a busy "
+             "machine);\n"
+             "# GB/s = size / one-way;\n"
+             "# exchange = ranks 0 and 1 each send `size` to the other at once, cut into segments of {}{} "
+             "({} receives ahead),\n"
+             "#   as a 2-rank ring step does: the median time until both have arrived. Both directions share the "
+             "cores and the\n"
+             "#   copies, so it takes longer than one-way; exch GB/s = size / exchange, each direction\n#\n{}",
+             args.backend, args.world_size, args.iters, args.iters == 1 ? "" : "s", args.warmup_iters,
+             cut.segment_elems > 0 ? format_byte_size(cut.segment_elems * sizeof(float)) : std::string("whole messages"),
+             args.exchange_segment_bytes == "auto" ? ", the ring's" : "",
+             std::max<size_t>(cut.pipeline_depth, 1), pingpong_table_header());
   std::fflush(stdout);
   nlohmann::json rows = nlohmann::json::array();
   launch_and_stream(
@@ -326,6 +346,9 @@ void add_pingpong_options(CLI::App& cmd, PingPongArgs& a) {
   cmd.add_option("--world-size", a.world_size, "ranks, one process each (ranks 0 and 1 take part)")->capture_default_str();
   cmd.add_option("--json", a.json_path, "also write the results to this file as JSON");
   cmd.add_option("--timeout", a.timeout_s, "seconds any one operation may take")->capture_default_str();
+  cmd.add_option("--exchange-segment-bytes", a.exchange_segment_bytes,
+                 "the exchange's segment size, 0: whole messages, auto: the ring's, tuned per backend")
+      ->capture_default_str();
   cmd.add_option("--worker-of", a.worker_of, "(internal) run as a rank of the controller at HOST:PORT")->group("");
 }
 

@@ -1,6 +1,7 @@
 #include "engine/dist/pingpong_bench.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -8,6 +9,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/system_memory.h"
 #include "engine/dist/allreduce_bench.h"
 
 namespace ringlab {
@@ -103,10 +105,25 @@ std::vector<size_t> parse_pingpong_sizes(const std::string& text, const std::str
   std::vector<size_t> sizes;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ','))
-    sizes.push_back(std::max(parse_byte_size(item, flag) / sizeof(float), size_t{1}) * sizeof(float));
+  while (std::getline(in, item, ',')) {
+    const size_t bytes = parse_byte_size(item, flag);
+    if (bytes < sizeof(float) || bytes > kMaxPingPongBytes)
+      throw InputError(fmt::format("{}: '{}': expected a message of 4 B to 1G", flag, item));
+    sizes.push_back(bytes / sizeof(float) * sizeof(float));
+  }
   if (sizes.empty()) throw InputError(flag + ": no sizes given");
   return sizes;
+}
+
+void check_pingpong_memory(const std::vector<size_t>& sizes, int world_size) {
+  const std::optional<uint64_t> available = available_memory_bytes();
+  const uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  const uint64_t needed = 3 * largest * 2;  // ranks 0 and 1: the message, and the exchange's two
+  if (!available || needed <= *available) return;
+  const auto gib = [](uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); };
+  throw InputError(fmt::format("--sizes {}: ranks 0 and 1 need about {} of memory (3 buffers of the message each), "
+                               "but only {} is available (MemAvailable in /proc/meminfo; {} ranks in all)",
+                               format_byte_size(largest), gib(needed), gib(*available), world_size));
 }
 
 PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, const RingTuning& exchange_cut, int iters,
@@ -146,8 +163,9 @@ std::string pingpong_table_header() {
                      "exchange(us)", "exch GB/s");
 }
 
+// GB/s to six decimals: a 4 B message moves well under 0.001 GB/s.
 std::string pingpong_table_row(const PingPongResult& r) {
-  return fmt::format(" {:>12} {:>14.2f} {:>14.2f} {:>12.3f} {:>14.2f} {:>14.3f}\n", r.bytes, r.one_way_us,
+  return fmt::format(" {:>12} {:>14.2f} {:>14.2f} {:>12.6f} {:>14.2f} {:>14.6f}\n", r.bytes, r.one_way_us,
                      r.min_one_way_us, r.gbps, r.exchange_us, r.exchange_gbps);
 }
 

@@ -4,9 +4,10 @@
 // Half a round trip is the one-way time of one message of that size; a small message gives the
 // latency every ring step pays at least once, a large one the bandwidth.
 // Then the exchange: ranks 0 and 1 send a message of the same size to each other at once, cut
-// into the ring's segments, as the two ranks of a 2-rank ring do at every step (both directions share the machine's cores and the
-// transport's threads). Two exchanges of half a tensor are what a 2-rank all-reduce must move,
-// whatever its algorithm: the transport's floor under it.
+// into the ring's segments, as the two ranks of a 2-rank ring do at every step (both directions
+// share the machine's cores and the transport's threads). Whatever its algorithm, a 2-rank
+// all-reduce has each rank send and receive a whole tensor's worth of bytes, so one exchange of
+// the tensor is the transport's floor under it.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -27,9 +28,14 @@ struct PingPongResult {
   double exchange_gbps = 0;   // bytes each way / exchange_us
 };
 
-// "4,10948,16M": sizes in bytes (K, M, G suffixes), each rounded down to whole floats (at least
-// one); InputError naming `flag` for anything else.
+constexpr size_t kMaxPingPongBytes = size_t{1} << 30;
+
+// "4,10948,16M": sizes in bytes (K, M, G suffixes) from 4 B to 1G, each rounded down to whole
+// floats; InputError naming `flag` for anything else.
 std::vector<size_t> parse_pingpong_sizes(const std::string& text, const std::string& flag);
+
+// Refuses (InputError, with the sizes) sizes whose buffers would not fit in the memory available.
+void check_pingpong_memory(const std::vector<size_t>& sizes, int world_size);
 
 // A collective call: every rank of `group` calls it with the same arguments. Ranks 0 and 1 bounce
 // the message `warmup + iters` times, then exchange it as often; the others only wait at the
