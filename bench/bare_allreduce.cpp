@@ -3,15 +3,23 @@
 // (same input copied in before each iteration, a barrier, only the all-reduce timed, the median
 // of the slowest rank).
 //
-//   mpirun -np 2 bare_allreduce mpi BYTES ITERS WARMUP
-//   RANK=r WORLD_SIZE=n STORE_DIR=dir bare_allreduce gloo BYTES ITERS WARMUP   (one per rank)
+//   mpirun -np 2 bare_allreduce mpi BYTES ITERS WARMUP [COMPUTE_US]
+//   RANK=r WORLD_SIZE=n STORE_DIR=dir bare_allreduce gloo BYTES ITERS WARMUP [COMPUTE_US]   (one per rank)
 //
 // Rank 0 prints one line: {"library": ..., "bytes": ..., "time_us": ..., "busbw_gbps": ...}.
+//
+// With COMPUTE_US it times a training step's shape instead: each iteration burns COMPUTE_US of
+// the thread's own CPU time (what a rank's forward, backward and update cost it), then all-reduces
+// BYTES, with no barrier between iterations; time_us is rank 0's mean per iteration, as ringlab
+// reports its step. With more ranks than cores this is the floor the step's work and the library's
+// own all-reduce reach on those cores: the ranks take turns on them, and the CPU time is counted
+// only while a rank runs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -51,9 +59,25 @@ struct Result {
 };
 
 // Times the loop and checks the last result against the serial sum.
+void fill_input(std::vector<float>& input, int rank) {
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>((i * 7 + rank * 13) % 31) - 15.0f;
+}
+
+void check_sum(const std::vector<float>& work, int size, int rank, const char* library) {
+  for (size_t i = 0; i < work.size(); ++i) {
+    float want = 0.0f;
+    for (int r = 0; r < size; ++r) want += static_cast<float>((i * 7 + r * 13) % 31) - 15.0f;
+    if (work[i] != want) {
+      std::fprintf(stderr, "bare_allreduce %s: rank %d: element %zu is %g, the sum is %g\n", library, rank, i,
+                   work[i], want);
+      std::exit(1);
+    }
+  }
+}
+
 Result run(const Loop& loop, size_t count, int iters, int warmup, const char* library) {
   std::vector<float> input(count), work(count);
-  for (size_t i = 0; i < count; ++i) input[i] = static_cast<float>((i * 7 + loop.rank * 13) % 31) - 15.0f;
+  fill_input(input, loop.rank);
   std::vector<double> times;
   for (int it = 0; it < warmup + iters; ++it) {
     std::memcpy(work.data(), input.data(), count * sizeof(float));
@@ -63,20 +87,49 @@ Result run(const Loop& loop, size_t count, int iters, int warmup, const char* li
     const auto t1 = std::chrono::steady_clock::now();
     if (it >= warmup) times.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  for (size_t i = 0; i < count; ++i) {
-    float want = 0.0f;
-    for (int r = 0; r < loop.size; ++r) want += static_cast<float>((i * 7 + r * 13) % 31) - 15.0f;
-    if (work[i] != want) {
-      std::fprintf(stderr, "bare_allreduce %s: rank %d: element %zu is %g, the sum is %g\n", library, loop.rank, i,
-                   work[i], want);
-      std::exit(1);
-    }
-  }
+  check_sum(work, loop.size, loop.rank, library);
   return {loop.rank, loop.size, loop.slowest(median(times))};
 }
 
+double thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+// Work that costs `us` of this thread's CPU time however often the scheduler takes the core away.
+void burn_cpu(double us) {
+  const double until = thread_cpu_us() + us;
+  while (thread_cpu_us() < until) {
+  }
+}
+
+// The step's shape: compute, then the all-reduce, back to back as a training loop runs them.
+Result run_steps(const Loop& loop, size_t count, int iters, int warmup, double compute_us, const char* library) {
+  std::vector<float> input(count), work(count);
+  fill_input(input, loop.rank);
+  auto step = [&] {
+    burn_cpu(compute_us);
+    std::memcpy(work.data(), input.data(), count * sizeof(float));
+    loop.allreduce(work);
+  };
+  for (int it = 0; it < warmup; ++it) step();
+  loop.barrier();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int it = 0; it < iters; ++it) step();
+  const double mean_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
+  check_sum(work, loop.size, loop.rank, library);
+  loop.slowest(0);  // every rank finishes together, rank 0's own mean is the figure
+  return {loop.rank, loop.size, mean_us};
+}
+
+Result run_loop(const Loop& loop, size_t count, int iters, int warmup, double compute_us, const char* library) {
+  return compute_us > 0 ? run_steps(loop, count, iters, warmup, compute_us, library)
+                        : run(loop, count, iters, warmup, library);
+}
+
 #ifdef RINGLAB_HAVE_MPI
-Result run_mpi(size_t count, int iters, int warmup) {
+Result run_mpi(size_t count, int iters, int warmup, double compute_us) {
   MPI_Init(nullptr, nullptr);
   Loop loop;
   MPI_Comm_rank(MPI_COMM_WORLD, &loop.rank);
@@ -90,14 +143,14 @@ Result run_mpi(size_t count, int iters, int warmup) {
     MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return worst;
   };
-  const Result result = run(loop, count, iters, warmup, "mpi");
+  const Result result = run_loop(loop, count, iters, warmup, compute_us, "mpi");
   MPI_Finalize();
   return result;
 }
 #endif
 
 #ifdef RINGLAB_HAVE_GLOO
-Result run_gloo(size_t count, int iters, int warmup) {
+Result run_gloo(size_t count, int iters, int warmup, double compute_us) {
   const char* rank_text = std::getenv("RANK");
   const char* size_text = std::getenv("WORLD_SIZE");
   const char* dir = std::getenv("STORE_DIR");
@@ -134,15 +187,15 @@ Result run_gloo(size_t count, int iters, int warmup) {
     gloo::allreduce(opts);
     return *std::max_element(all.begin(), all.end());
   };
-  return run(loop, count, iters, warmup, "gloo");
+  return run_loop(loop, count, iters, warmup, compute_us, "gloo");
 }
 #endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: bare_allreduce mpi|gloo BYTES ITERS WARMUP\n");
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: bare_allreduce mpi|gloo BYTES ITERS WARMUP [COMPUTE_US]\n");
     return 2;
   }
   const std::string library = argv[1];
@@ -153,14 +206,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bare_allreduce: BYTES must be 4 to 2^30, ITERS at least 1, WARMUP not negative\n");
     return 2;
   }
+  double compute_us = 0;
+  if (argc == 6) {
+    char* compute_end = nullptr;
+    compute_us = std::strtod(argv[5], &compute_end);
+    if (compute_end == argv[5] || *compute_end != '\0' || !(compute_us > 0 && compute_us < 1e7)) {
+      std::fprintf(stderr, "bare_allreduce: COMPUTE_US '%s' must be a number of microseconds above 0 and below 10 s\n", argv[5]);
+      return 2;
+    }
+  }
   const size_t count = static_cast<size_t>(bytes) / sizeof(float);
   Result result;
   bool known = false;
 #ifdef RINGLAB_HAVE_MPI
-  if (library == "mpi") result = run_mpi(count, iters, warmup), known = true;
+  if (library == "mpi") result = run_mpi(count, iters, warmup, compute_us), known = true;
 #endif
 #ifdef RINGLAB_HAVE_GLOO
-  if (library == "gloo") result = run_gloo(count, iters, warmup), known = true;
+  if (library == "gloo") result = run_gloo(count, iters, warmup, compute_us), known = true;
 #endif
   if (!known) {
     std::fprintf(stderr, "bare_allreduce: library '%s' is not in this build (mpi or gloo)\n", library.c_str());
