@@ -9,7 +9,8 @@
 // Rank 0 prints one line: {"library": ..., "bytes": ..., "time_us": ..., "busbw_gbps": ...}.
 //
 // With COMPUTE_US it times a training step's shape instead: each iteration burns COMPUTE_US of
-// the thread's own CPU time (what a rank's forward, backward and update cost it), then all-reduces
+// the thread's own CPU time over 64 KB of memory (what a rank's forward, backward and update cost
+// it, over about what they touch), then all-reduces
 // BYTES, with no barrier between iterations; time_us is rank 0's mean per iteration, as ringlab
 // reports its step. With more ranks than cores this is the floor the step's work and the library's
 // own all-reduce reach on those cores: the ranks take turns on them, and the CPU time is counted
@@ -97,19 +98,22 @@ double thread_cpu_us() {
   return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
 }
 
-// Work that costs `us` of this thread's CPU time however often the scheduler takes the core away.
-void burn_cpu(double us) {
+// Work that costs `us` of this thread's CPU time however often the scheduler takes the core away,
+// sweeping `memory` as a step sweeps its weights, gradients and activations (the seed model's
+// step touches about 50 KB): ranks that share a core also share its caches, and each turn on the
+// core starts with the other rank's data in them.
+void burn_cpu(double us, std::vector<float>& memory) {
   const double until = thread_cpu_us() + us;
-  while (thread_cpu_us() < until) {
-  }
+  while (thread_cpu_us() < until)
+    for (float& x : memory) x = x * 0.999f + 1.0f;
 }
 
 // The step's shape: compute, then the all-reduce, back to back as a training loop runs them.
 Result run_steps(const Loop& loop, size_t count, int iters, int warmup, double compute_us, const char* library) {
-  std::vector<float> input(count), work(count);
+  std::vector<float> input(count), work(count), step_memory(16 * 1024, 1.0f);
   fill_input(input, loop.rank);
   auto step = [&] {
-    burn_cpu(compute_us);
+    burn_cpu(compute_us, step_memory);
     std::memcpy(work.data(), input.data(), count * sizeof(float));
     loop.allreduce(work);
   };
