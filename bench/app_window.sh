@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Does the app's drawing slow the workers? The seed's job (4096 samples, batch 32, 5 epochs) at
 # WORLD ranks on gloo (default 4), µs per step without a window (`ringlab run`) and with one
-# (`ringlab gui` in a real window on an Xvfb display, started with F5 as a person would), in turns,
-# REPEAT times each (default 3), medians and their ratio.
+# (`ringlab gui` in a real window on an Xvfb display, started with F5 as a person would), and
+# beside the floor under any window (bench/blank_window: the same maximized OpenGL window at the
+# app's frame cap, which only clears itself and swaps), in turns, REPEAT times each (default 3),
+# medians and their ratios. The goal: the window does not slow the workers; where a blank window
+# already does (every frame filled and copied on the CPU), the app's window counts as floor-bound
+# when the step beside it takes at most 1.3x the step beside the blank window.
 #
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
@@ -15,6 +19,8 @@ require_world_sizes "$world"
 for tool in Xvfb xdotool; do
   command -v $tool >/dev/null || { echo "app_window.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
 done
+blank=${BLANK:-$(dirname "$ringlab")/../bench/blank_window}
+[[ -x "$blank" ]] || bench_fail "$blank is not built (cmake --build build --target blank_window)"
 
 scenario=$work/seed.json
 cat >"$scenario" <<EOF
@@ -33,6 +39,16 @@ for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2
 without_window() {
   "$ringlab" run -q --scenario "$scenario" --report "$work/r.json"
   us "$work/r.json"
+}
+# The same run as without_window, beside a blank window on the same display.
+beside_blank_window() {
+  DISPLAY=$display "$blank" >/dev/null 2>&1 &
+  local win=$! i
+  for i in $(seq 100); do DISPLAY=$display xdotool search --pid $win --name "blank window" >/dev/null 2>&1 && break; sleep 0.1; done
+  sleep 1
+  without_window
+  kill -TERM $win
+  wait $win || true
 }
 # The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
 # the window, which writes what the views showed, the step time among it.
@@ -58,15 +74,33 @@ echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat run
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/a.txt"
 : >"$work/b.txt"
+: >"$work/c.txt"
 for _ in $(seq "$repeat"); do
   without_window >>"$work/a.txt"
+  beside_blank_window >>"$work/c.txt"
   with_window >>"$work/b.txt"
 done
 a=$(median <"$work/a.txt")
 b=$(median <"$work/b.txt")
-printf "%-34s %12s\n" "$world ranks, gloo, seed job" "µs per step"
+c=$(median <"$work/c.txt")
+# A run that reported no step time (the window never started it, or closed before it ended) is
+# no measurement: say so rather than divide by it.
+for pair in "without a window:a" "beside a blank window:c" "beside the app's window:b"; do
+  awk '!($1 > 0) {bad = 1} END {exit bad}' "$work/${pair##*:}.txt" ||
+    bench_fail "a run ${pair%%:*} reported no step time ($(paste -sd' ' "$work/${pair##*:}.txt")): nothing to compare; is the machine too busy for the window to start its run?"
+done
+printf "%-38s %12s\n" "$world ranks, gloo, seed job" "µs per step"
 runs() { awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1}' "$1"; }
-printf "%-34s %12.1f   (runs: %s)\n" "without a window (ringlab run)" "$a" "$(runs "$work/a.txt")"
-printf "%-34s %12.1f   (runs: %s)\n" "beside the app's window" "$b" "$(runs "$work/b.txt")"
-printf "%-34s %11.2fx\n" "window / without" "$(awk -v a="$a" -v b="$b" 'BEGIN {print b / a}')"
+printf "%-38s %12.1f   (runs: %s)\n" "without a window (ringlab run)" "$a" "$(runs "$work/a.txt")"
+printf "%-38s %12.1f   (runs: %s)\n" "beside a blank window (the floor)" "$c" "$(runs "$work/c.txt")"
+printf "%-38s %12.1f   (runs: %s)\n" "beside the app's window" "$b" "$(runs "$work/b.txt")"
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN {printf "%.2f", x / y}'; }
+printf "%-38s %11sx\n" "blank window / without" "$(ratio "$c" "$a")"
+printf "%-38s %11sx\n" "app's window / without" "$(ratio "$b" "$a")"
+printf "%-38s %11sx\n" "app's window / blank window" "$(ratio "$b" "$c")"
+verdict=$(awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN {
+  if (b <= a * 1.05) print "met: the window does not slow the workers (within 5%)"
+  else if (c > a * 1.05 && b <= 1.3 * c) print "floor-bound: a blank window already slows them, and the app takes at most 1.3x its step"
+  else print "NOT MET" }')
+echo "# verdict: $verdict"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
