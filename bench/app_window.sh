@@ -33,7 +33,9 @@ display=:$((90 + RANDOM % 100))
 # -noreset: the server stays up between the windows (it would reset when the last one closed).
 Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp -noreset >/dev/null 2>&1 &
 xvfb=$!
-trap 'kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
+# The windows (and the app's workers) are stopped with the display, whatever ends the script.
+child=""
+trap 'kill -TERM $child 2>/dev/null; sleep 0.5; kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
 
 without_window() {
@@ -42,19 +44,26 @@ without_window() {
 }
 # The same run as without_window, beside a blank window on the same display.
 beside_blank_window() {
-  DISPLAY=$display "$blank" >/dev/null 2>&1 &
-  local win=$! i
-  for i in $(seq 100); do DISPLAY=$display xdotool search --pid $win --name "blank window" >/dev/null 2>&1 && break; sleep 0.1; done
+  DISPLAY=$display "$blank" >/dev/null 2>"$work/blank.err" &
+  child=$!
+  local i opened=0
+  for i in $(seq 100); do
+    DISPLAY=$display xdotool search --pid $child --name "blank window" >/dev/null 2>&1 && { opened=1; break; }
+    sleep 0.1
+  done
+  [[ $opened -eq 1 ]] || bench_fail "the blank window did not open: $(tail -2 "$work/blank.err")"
   sleep 1
   without_window
-  kill -TERM $win
-  wait $win || true
+  kill -TERM $child
+  wait $child || true
+  child=""
 }
 # The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
 # the window, which writes what the views showed, the step time among it.
 with_window() {
   DISPLAY=$display "$ringlab" gui --scenario "$scenario" --state-json "$work/s.json" >/dev/null 2>&1 &
   local gui=$! win="" i
+  child=$gui
   for i in $(seq 100); do
     win=$(DISPLAY=$display xdotool search --pid $gui --name ringlab 2>/dev/null | head -1) && [[ -n $win ]] && break
     sleep 0.1
@@ -67,6 +76,7 @@ with_window() {
   sleep 0.5
   kill -TERM $gui
   wait $gui || true
+  child=""
   field "$work/s.json" us_per_step
 }
 
