@@ -24,24 +24,14 @@ iters=${ITERS:-20}
 [[ "$iters" =~ ^[1-9][0-9]*$ ]] || bench_fail "ITERS='$iters': expected a whole number of iterations, at least 1"
 [[ "$bytes_text" =~ ^[1-9][0-9]*[KMG]?$ ]] ||
   bench_fail "size '$bytes_text': expected 4K to 1G, as bytes with an optional K, M or G (e.g. 16M)"
-bare=${BARE:-$(dirname "$ringlab")/../bench/bare_allreduce}
-[[ -x "$bare" ]] || { echo "allreduce_vs_bare.sh: $bare is not built (cmake --build build --target bare_allreduce)" >&2; exit 2; }
+require_bare
 bytes=$($py -c "import sys; t=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(t[:-1])*u[t[-1]] if t[-1].isalpha() else int(t))" "$bytes_text")
 [[ $bytes -ge 4096 && $((bytes % 4)) -eq 0 && $bytes -le $((1 << 30)) ]] ||
   bench_fail "size '$bytes_text': expected 4K to 1G, a whole number of floats (a multiple of 4 bytes)"
 
-export OMPI_MCA_plm=isolated OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-  OMPI_MCA_btl_base_warn_component_unused=0
-[[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-bare_mpi() { mpirun --oversubscribe -np 2 --bind-to none "$bare" mpi "$bytes" "$iters" 5 | field_of - busbw_gbps; }
-bare_gloo() {
-  local dir
-  dir=$(mktemp -d -p "$work")
-  RANK=1 WORLD_SIZE=2 STORE_DIR=$dir "$bare" gloo "$bytes" "$iters" 5 >/dev/null &
-  RANK=0 WORLD_SIZE=2 STORE_DIR=$dir "$bare" gloo "$bytes" "$iters" 5 | field_of - busbw_gbps
-  wait
-}
+bare_mpi() { bare_run_mpi busbw_gbps 2 "$bytes" "$iters" 5; }
+bare_gloo() { bare_run_gloo busbw_gbps 2 "$bytes" "$iters" 5; }
 # ringlab backend -> "ring_busbw native_busbw"
 ringlab_pair() {
   "$ringlab" bench allreduce --backend "$1" -b "$bytes" -e "$bytes" -n "$iters" -w 5 --json "$work/b.json" >/dev/null
@@ -57,7 +47,6 @@ floor_of() {
     $py -c "import json,sys; r=json.load(open(sys.argv[1]))['rows'][0]; print(r['exchange_gbps'])" "$work/p.json"
   done | sort -g | tail -n1
 }
-field_of() { $py -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[2]])" - "$2"; }
 
 echo "# bench/allreduce_vs_bare.sh $(basename "$ringlab") $bytes_text: 2 ranks, $iters iterations, median of $repeat round$([[ $repeat -gt 1 ]] && echo s); $(nproc) cores"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"

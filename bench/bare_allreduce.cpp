@@ -129,7 +129,7 @@ Result run_steps(const Loop& loop, size_t count, int iters, int warmup, double c
   for (int it = 0; it < iters; ++it) step();
   const double mean_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iters;
   check_sum(work, loop.size, loop.rank, library);
-  loop.slowest(0);  // every rank finishes together, rank 0's own mean is the figure
+  loop.barrier();  // every rank finishes together; rank 0's own mean is the figure
   return {loop.rank, loop.size, mean_us};
 }
 

@@ -28,3 +28,38 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 # field FILE KEY: one top-level field of a JSON file.
 field() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 us() { field "$1" us_per_step; }
+
+# bench/bare_allreduce, the libraries' own all-reduce with nothing of ringlab in between: where it
+# is (BARE, else beside the ringlab binary's build) and how its runs are started. Each run prints
+# rank 0's JSON line; bare_run_mpi and bare_run_gloo print one field of it, and stop the bench
+# with the program's own words when a rank fails.
+bare=${BARE:-$(dirname "$ringlab")/../bench/bare_allreduce}
+require_bare() {
+  [[ -x "$bare" ]] || bench_fail "$bare is not built (cmake --build build --target bare_allreduce)${1:+: $1}"
+}
+bare_field() { $py -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])" "$1"; }
+# OpenMPI as ringlab's launcher sets it up on one machine (engine/control/launcher.cpp); other
+# OMPI_MCA_* settings come from the caller's environment.
+bare_run_mpi() {  # field ranks bare_allreduce-arguments...
+  local key=$1 ranks=$2
+  shift 2
+  env OMPI_MCA_plm=isolated OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    OMPI_MCA_btl_base_warn_component_unused=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe -np "$ranks" --bind-to none "$bare" mpi "$@" >"$work/bare.out" 2>"$work/bare.err" ||
+    bench_fail "bench/bare_allreduce on $ranks MPI ranks failed: $(tail -3 "$work/bare.err")"
+  bare_field "$key" <"$work/bare.out"
+}
+bare_run_gloo() {  # field ranks bare_allreduce-arguments...
+  local key=$1 ranks=$2 dir r pids=() status=0
+  shift 2
+  dir=$(mktemp -d -p "$work")
+  : >"$work/bare.err"
+  for ((r = ranks - 1; r > 0; --r)); do
+    RANK=$r WORLD_SIZE=$ranks STORE_DIR=$dir "$bare" gloo "$@" >/dev/null 2>>"$work/bare.err" &
+    pids+=($!)
+  done
+  RANK=0 WORLD_SIZE=$ranks STORE_DIR=$dir "$bare" gloo "$@" >"$work/bare.out" 2>>"$work/bare.err" || status=1
+  for r in "${pids[@]}"; do wait "$r" || status=1; done
+  [[ $status -eq 0 ]] || bench_fail "bench/bare_allreduce on $ranks gloo ranks failed: $(tail -3 "$work/bare.err")"
+  bare_field "$key" <"$work/bare.out"
+}

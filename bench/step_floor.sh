@@ -60,37 +60,17 @@ pingpong() {  # backend
   done >"$work/pp.txt"
   for col in 1 2 3; do awk -v c=$col '{print $c}' "$work/pp.txt" | median; done | paste -sd' '
 }
-bare=${BARE:-$(dirname "$ringlab")/../bench/bare_allreduce}
 for p in "${sizes[@]}"; do
-  [[ $p -le $(nproc) || -x "$bare" ]] ||
-    bench_fail "$p ranks share $(nproc) cores, and the floor for that is measured with $bare, which is not built (cmake --build build --target bare_allreduce)"
+  [[ $p -le $(nproc) ]] || require_bare "$p ranks share $(nproc) cores, and the floor for that is measured with it"
 done
-export OMPI_MCA_plm=isolated OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-  OMPI_MCA_btl_base_warn_component_unused=0
-[[ $(id -u) -eq 0 ]] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The measured floor with more ranks than cores (the header): µs per step, the median of REPEAT.
 # 160 steps, as many as the seed's job has at 4 ranks. OpenMPI runs with and without being told
 # the ranks share cores (mpi_yield_when_idle), and the quicker counts: a floor is the best the
 # library does.
-time_of() { $py -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['time_us'])"; }
 bare_step_mpi() {  # world yield_when_idle
-  OMPI_MCA_mpi_yield_when_idle=$2 mpirun --oversubscribe -np "$1" --bind-to none \
-    "$bare" mpi $bucket_bytes 160 20 "$compute" 2>"$work/bare.err" | time_of ||
-    bench_fail "bench/bare_allreduce on $1 MPI ranks failed: $(tail -3 "$work/bare.err")"
+  OMPI_MCA_mpi_yield_when_idle=$2 bare_run_mpi time_us "$1" $bucket_bytes 160 20 "$compute"
 }
-bare_step_gloo() {  # world
-  local dir r pids=() status=0
-  dir=$(mktemp -d -p "$work")
-  for ((r = $1 - 1; r > 0; --r)); do
-    RANK=$r WORLD_SIZE=$1 STORE_DIR=$dir "$bare" gloo $bucket_bytes 160 20 "$compute" >/dev/null 2>>"$work/bare.err" &
-    pids+=($!)
-  done
-  RANK=0 WORLD_SIZE=$1 STORE_DIR=$dir "$bare" gloo $bucket_bytes 160 20 "$compute" >"$work/bare.out" 2>>"$work/bare.err" ||
-    status=1
-  for r in "${pids[@]}"; do wait "$r" || status=1; done
-  [[ $status -eq 0 ]] || bench_fail "bench/bare_allreduce on $1 gloo ranks failed: $(tail -3 "$work/bare.err")"
-  time_of <"$work/bare.out"
-}
+bare_step_gloo() { bare_run_gloo time_us "$1" $bucket_bytes 160 20 "$compute"; }  # world
 # Fails (status 1, the reason on stderr) when a run of bench/bare_allreduce does.
 shared_floor() {  # world backend
   local with without one
