@@ -35,7 +35,7 @@ Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp -noreset >/dev/null 2>&1 &
 xvfb=$!
 # The windows (and the app's workers) are stopped with the display, whatever ends the script.
 child=""
-trap 'kill -TERM $child 2>/dev/null; sleep 0.5; kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[[ -n $child ]] && { kill -TERM $child 2>/dev/null || true; sleep 0.5; }; kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
 
 without_window() {
