@@ -128,6 +128,15 @@ expect_refusal "app_window.sh, REPEAT=0" "REPEAT='0'" env REPEAT=0 bash "$src/be
 if command -v Xvfb >/dev/null && command -v xdotool >/dev/null; then
   expect_refusal "app_window.sh without blank_window" "is not built" \
     env BLANK=/nonexistent bash "$src/bench/app_window.sh" "$ringlab" 4
+  # A blank window that never opens (a program that exits at once): the bench stops, naming it,
+  # and takes its display server down with it (it used to leave Xvfb running after every run).
+  servers() { pgrep -f "Xvfb :[0-9]+ -screen 0 1920x1080x24 -nolisten tcp -noreset" | sort; }
+  before=$(servers)
+  expect_refusal "app_window.sh, a blank window that does not open" "the blank window did not open" \
+    env BLANK=/bin/false REPEAT=1 timeout 120 bash "$src/bench/app_window.sh" "$ringlab" 4
+  left=$(comm -13 <(echo "$before") <(servers))
+  if [[ -z $left ]]; then ok "app_window.sh left no display server behind"
+  else fail "app_window.sh left its display server running: pid $left"; kill $left 2>/dev/null; fi
 fi
 
 [[ $failures -eq 0 ]] || { echo "$failures failure(s)"; exit 1; }
