@@ -207,14 +207,16 @@ class RankLoop {
       // rank with the most batches has the model every rank must continue from.
       replica_.broadcast_parameters(faults_.longest_rank());
     }
-    if (hooks_.epoch_checkpoint && rank_ == 0) hooks_.epoch_checkpoint(state_at(epoch + 1, 0));
-    if (rank_ == 0) {
-      const double mse = replica_.dataset_mse();
-      out.epoch_mse.push_back(mse);
-      Event e = make_event(EventKind::EpochEnd, rank_, step_, epoch);
-      e.value = mse;
-      events_.emit(std::move(e));
-    }
+    if (rank_ != 0) return;
+    const double mse = replica_.dataset_mse();
+    out.epoch_mse.push_back(mse);
+    Event e = make_event(EventKind::EpochEnd, rank_, step_, epoch);
+    e.value = mse;
+    events_.emit(std::move(e));
+    // The epoch's MSE is on its way before the checkpoint says the epoch is done: a restart from
+    // this checkpoint does not train the epoch again, so its MSE must not depend on a rank that
+    // was stopped between the two (a restart from the previous checkpoint drops the extra one).
+    if (hooks_.epoch_checkpoint) hooks_.epoch_checkpoint(state_at(epoch + 1, 0));
   }
 
   const JobConfig& job_;
