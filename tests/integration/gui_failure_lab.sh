@@ -101,9 +101,11 @@ expect uneven "ringlab gui: highlight: rank 0 out-of-data"
 # ... and the others wait for it in their next all-reduce, as in PyTorch (not in a step vote of
 # the app's: such runs go without one).
 expect uneven "ringlab gui: highlight: ranks 1,2,3 waiting"
-# The first error is the 3 s timeout itself, or, when a rank that timed out closes its gloo pair
-# a moment before rank 0's own wait expires, rank 0 seeing that close: both are the timeout.
-grep -qE "Timed out waiting 3000ms|Connection closed by peer" "$WORK/uneven.out" ||
+# The first error is the 3 s timeout itself (gloo words it "Timed out waiting 3000ms" on its I/O
+# thread's path and "Read timeout" on the synchronous pairs small exchanges use), or, when a rank
+# that timed out closes its gloo pair a moment before rank 0's own wait expires, rank 0 seeing
+# that close: all are the timeout.
+grep -qE "Timed out waiting 3000ms|Read timeout|Connection closed by peer" "$WORK/uneven.out" ||
   { cat "$WORK/uneven.out" >&2; fail "uneven: expected the 3 s timeout (or the close it causes) in the app's output"; }
 echo "ok   uneven 0:1: hung until the 3 s timeout (${ms} ms in all), rank 0 highlighted"
 
