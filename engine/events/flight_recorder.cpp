@@ -41,10 +41,13 @@ int64_t FlightRecorder::schedule(const std::string& op, int64_t numel, const std
   return next_seq_ - 1;
 }
 
+// Record `seq` went into slot seq % capacity (numbers are handed out in order and the ring
+// fills, then wraps, in that order), unless a newer one has taken the slot since.
 CollectiveRecord* FlightRecorder::find(int64_t seq) {
-  for (auto& r : ring_)
-    if (r.seq == seq) return &r;
-  return nullptr;
+  if (seq < 0 || capacity_ == 0) return nullptr;
+  const size_t slot = static_cast<size_t>(seq) % capacity_;
+  if (slot >= ring_.size() || ring_[slot].seq != seq) return nullptr;
+  return &ring_[slot];
 }
 
 void FlightRecorder::start(int64_t seq) {

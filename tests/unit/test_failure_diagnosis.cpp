@@ -118,6 +118,28 @@ std::vector<Event> killed_rank_two() {
 
 }  // namespace
 
+TEST_CASE("the flight recorder keeps the newest collectives and updates only those it still holds") {
+  FlightRecorder fr(3);
+  for (int64_t step = 0; step < 5; ++step) fr.schedule("allreduce", 10 + step, "gloo", "ring", step);
+  fr.start(1);     // wrapped out of the ring: nothing changes
+  fr.start(3);
+  fr.ring_step(3, 2);
+  fr.complete(4);
+  fr.start(7);     // not handed out yet
+  const std::vector<ringlab::CollectiveRecord> kept = fr.records();
+  REQUIRE(kept.size() == 3);
+  CHECK(kept[0].seq == 2);
+  CHECK(kept[0].state == ringlab::CollectiveState::Scheduled);
+  CHECK(kept[1].seq == 3);
+  CHECK(kept[1].state == ringlab::CollectiveState::Started);
+  CHECK(kept[1].ring_step == 2);
+  CHECK(kept[1].t_started_ns > 0);
+  CHECK(kept[2].seq == 4);
+  CHECK(kept[2].numel == 14);
+  CHECK(kept[2].state == ringlab::CollectiveState::Completed);
+  CHECK(kept[2].t_completed_ns >= kept[2].t_scheduled_ns);
+}
+
 TEST_CASE("the lab's settings fill the job's fault fields, and come back from them") {
   JobConfig job = four_ranks();
   FailureLabSettings lab;
