@@ -3,6 +3,11 @@
 // background thread takes the whole queue at once every `send_interval`, encodes it and writes it
 // with one send(), so the training loop never waits on the network and a step's dozens of events
 // cost one system call between them, not one each.
+// Why 5 ms between sends: each send wakes two sleeping threads, this sender and the controller's
+// reader for this rank, and a woken thread takes a core from a rank that is computing. With four
+// ranks on two cores a 1 ms interval woke 2.4 threads per step and cost a quarter of the step
+// (docs/speed.md, "Where the 4-rank step went"); 5 ms wakes 0.4 per step, and an event still
+// reaches the app's window well within one 60 Hz frame.
 // No event is ever dropped: when the queue is full, emit() waits for the sender to catch up.
 //
 // The server is the controller, not a peer: when it stops reading (its process suspended with
@@ -30,7 +35,7 @@ struct EventClientOptions {
   std::chrono::milliseconds controller_patience{600'000};
   size_t queue_capacity = 1 << 16;                  // events waiting to be sent
   bool wants_chunks = true;                         // false at trace level "steps"
-  std::chrono::microseconds send_interval{1'000};   // how long an event may wait to be batched
+  std::chrono::microseconds send_interval{5'000};   // how long an event may wait to be batched
 };
 
 class EventClient : public EventSink {
