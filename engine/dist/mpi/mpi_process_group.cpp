@@ -87,7 +87,7 @@ MpiProcessGroup::MpiProcessGroup(std::chrono::milliseconds timeout) {
   RINGLAB_MPI_CHECK(MPI_Finalized(&finalized), ctx);
   if (finalized) throw Error(ctx, "MPI was already finalized in this process; it cannot start twice");
   if (!initialized) {
-    RINGLAB_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_), ctx);
+    RINGLAB_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &thread_level_), ctx);
     initialized_here_ = true;
   } else {
     RINGLAB_MPI_CHECK(MPI_Query_thread(&thread_level_), ctx);
@@ -100,8 +100,8 @@ MpiProcessGroup::MpiProcessGroup(std::chrono::milliseconds timeout) {
   RINGLAB_MPI_CHECK(MPI_Comm_size(comm_, &size_), ctx);
   yield_when_idle_ = node_is_oversubscribed(comm_, rank_);
   if (thread_level_ < MPI_THREAD_SERIALIZED)
-    throw Error({rank_, "mpi.init", -1}, "the MPI library offers neither MPI_THREAD_MULTIPLE nor "
-                                         "MPI_THREAD_SERIALIZED");
+    throw Error({rank_, "mpi.init", -1}, "the MPI library does not offer MPI_THREAD_SERIALIZED "
+                                         "(DDP's communication thread and the training thread take turns calling it)");
   watchdog_ = std::make_unique<MpiWatchdog>();
 }
 
