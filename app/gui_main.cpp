@@ -27,6 +27,7 @@
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
 #include "engine/view_model/failure_lab.h"
+#include "engine/view_model/frame_pacing.h"
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
 #include "engine/job/scenario.h"
@@ -199,14 +200,44 @@ struct Window {
   }
 };
 
-// A window draws at most kMaxFramesPerSecond: a display without vsync (Xvfb, some remote
-// desktops) would otherwise redraw as fast as the CPU allows, for frames nobody can see, on the
-// cores the workers need. Input wakes the wait at once.
-constexpr double kMaxFramesPerSecond = 60.0;
+// Input and window events since the app started, counted by the callbacks below (all of them run
+// on this thread, inside glfwPollEvents and glfwWaitEventsTimeout).
+uint64_t g_window_events = 0;
 
-void wait_for_next_frame(int64_t frame_began_ns) {
-  const double left_s = 1.0 / kMaxFramesPerSecond - static_cast<double>(now_ns() - frame_began_ns) / 1e9;
-  if (left_s > 0) glfwWaitEventsTimeout(left_s);
+void count_window_events(GLFWwindow* window) {
+  glfwSetCursorPosCallback(window, [](GLFWwindow*, double, double) { ++g_window_events; });
+  glfwSetMouseButtonCallback(window, [](GLFWwindow*, int, int, int) { ++g_window_events; });
+  glfwSetScrollCallback(window, [](GLFWwindow*, double, double) { ++g_window_events; });
+  glfwSetCharCallback(window, [](GLFWwindow*, unsigned int) { ++g_window_events; });
+  glfwSetWindowFocusCallback(window, [](GLFWwindow*, int) { ++g_window_events; });
+  glfwSetCursorEnterCallback(window, [](GLFWwindow*, int) { ++g_window_events; });
+  glfwSetWindowSizeCallback(window, [](GLFWwindow*, int, int) { ++g_window_events; });
+  glfwSetFramebufferSizeCallback(window, [](GLFWwindow*, int, int) { ++g_window_events; });
+  glfwSetWindowRefreshCallback(window, [](GLFWwindow*) { ++g_window_events; });  // uncovered: redraw
+}
+
+// What the next frame would be drawn for (view_model/frame_pacing.h).
+view_model::FrameCause frame_cause(const RunSession& session, const viz::AppState& state, uint64_t events_at_frame) {
+  const viz::StepThroughState& st = state.step;
+  view_model::FrameCause cause;
+  cause.input = g_window_events != events_at_frame;
+  cause.new_events = session.feed().queued() > 0 || !session.run_over();
+  cause.animating = st.has_selection && (st.playing || st.position < st.target) && st.fixed_position < 0;
+  // Held at the step-through gate, the workers wait for the class: nothing to make room for.
+  cause.workers_computing = !session.run_over() && st.mode != viz::RingMode::Gated;
+  return cause;
+}
+
+// Sleeps until the pacer says the next frame is due; input wakes the wait at once. During a run
+// the wait also wakes every 16 ms to look at the run's events, which do not wake it.
+void wait_for_next_frame(const view_model::FramePacer& pacer, const RunSession& session, const viz::AppState& state,
+                         uint64_t events_at_frame) {
+  for (;;) {
+    const int64_t left_ns = pacer.next_frame_ns(frame_cause(session, state, events_at_frame)) - now_ns();
+    if (left_ns <= 0) return;
+    const int64_t nap_ns = session.run_over() ? left_ns : std::min<int64_t>(left_ns, 16'000'000);
+    glfwWaitEventsTimeout(static_cast<double>(nap_ns) / 1e9);
+  }
 }
 
 }  // namespace
@@ -248,8 +279,10 @@ int run_gui(const GuiOptions& options) {
   // Every key press reaches the shortcuts, however short; Dear ImGui's own callback (installed
   // next) calls this one first.
   glfwSetKeyCallback(window.handle, [](GLFWwindow*, int key, int, int action, int mods) {
+    ++g_window_events;
     if (action != GLFW_RELEASE) viz::QueueKeyPress(key, mods, action == GLFW_REPEAT);
   });
+  count_window_events(window.handle);  // before Dear ImGui's callbacks, which call these first
   ImGui_ImplGlfw_InitForOpenGL(window.handle, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   viz::set_language(state.language);
@@ -267,10 +300,15 @@ int run_gui(const GuiOptions& options) {
     int64_t last_progress_ns = now_ns();
     uint64_t last_events = 0;
     int frames = 0, settled = 0;
+    view_model::FramePacer pacer;
+    const int64_t window_opened_ns = now_ns();
+    uint64_t window_events_drawn = g_window_events;
     bool switched = false;
     while (!glfwWindowShouldClose(window.handle) && !signals.received()) {
       const int64_t t0 = now_ns();
       const double cpu0 = process_cpu_ms();
+      const view_model::FrameCause cause = frame_cause(session, state, window_events_drawn);
+      window_events_drawn = g_window_events;
       glfwPollEvents();
       session.update();
       int fb_w = 0, fb_h = 0;
@@ -308,9 +346,13 @@ int run_gui(const GuiOptions& options) {
       maybe_switch(options, session, state, switched);
       session.apply_requests();
       if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
-      frame_times.add((now_ns() - t0) / 1e6, process_cpu_ms() - cpu0);
+      const double frame_cpu_ms = process_cpu_ms() - cpu0;
+      frame_times.add((now_ns() - t0) / 1e6, frame_cpu_ms);
+      pacer.frame_drawn(t0, frame_cpu_ms, cause);
       ++frames;
-      if (!headless) wait_for_next_frame(t0);
+      state.frames_drawn = frames;
+      state.window_open_s = static_cast<double>(now_ns() - window_opened_ns) / 1e9;
+      if (!headless) wait_for_next_frame(pacer, session, state, window_events_drawn);
       if (headless && frames >= options.frames) {
         if (session.model().events_seen() != last_events) {
           last_events = session.model().events_seen();

@@ -3,6 +3,7 @@
 // model (engine/replay) and this state; what they want done (start, stop, release the gate,
 // change the world) they write into `requests`, and the app acts on it after the frame.
 #include <array>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -158,6 +159,8 @@ struct AppState {
   RunStatus run;
   Requests requests;
   double frame_dt_s = 0.0;
+  int64_t frames_drawn = 0;      // since the window opened (--state-json: how often it drew)
+  double window_open_s = 0.0;    // how long the window has been open
 
   std::string version;      // ringlab's, for Help > About
   bool about_open = false;  // the About window

@@ -11,6 +11,7 @@
 #  5. Memory: 10,000,000 samples typed, then F5: the app asks first, with the estimate, and starts
 #     nothing until the answer.
 #  6. Menus: Help opens with a click and closes with Escape.
+#  7. Idle: a window with nothing to do draws a few frames a second, not 60.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -162,5 +163,18 @@ fi
 if drive escape four-ranks-gloo pause tap:207:11 pause Escape pause; then
   python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["menu_open"] is False, s["menu_open"]' \
     "$WORK/escape.json" && ok "Escape closes the Help menu (classroom-escape.png)" || bad "Escape left the Help menu open"
+fi
+# An idle window draws only now and then (input, a run's events and animations draw at once):
+# at 60 frames a second on a software renderer it took more than a core from the workers beside
+# it. Open for about 8 s with nothing to do, it may draw a few frames a second, not 60.
+if drive idle four-ranks-gloo pause pause pause pause; then
+  python3 - "$WORK/idle.json" << 'PY' && ok "an idle window draws a few frames a second" || bad "the idle window"
+import json, sys
+w = json.load(open(sys.argv[1]))["window"]
+rate = w["frames_drawn"] / w["open_s"]
+print(f"   idle: {w['frames_drawn']} frames in {w['open_s']:.1f} s = {rate:.1f} a second")
+assert w["open_s"] > 5, w
+assert rate < 15, w
+PY
 fi
 exit $fail

@@ -1,0 +1,25 @@
+#include "engine/view_model/frame_pacing.h"
+
+#include <algorithm>
+
+namespace ringlab::view_model {
+
+void FramePacer::frame_drawn(int64_t began_ns, double cpu_ms, const FrameCause& cause) {
+  last_began_ns_ = began_ns;
+  // Smoothed over about eight frames: one slow frame (a font rebuilt, a pane opened) should not
+  // hold the next ones back for long, nor a quick one let a burst through.
+  cpu_ms_ = cpu_ms_ == 0.0 ? cpu_ms : cpu_ms_ + (cpu_ms - cpu_ms_) / 8.0;
+  if (cause.input) settle_left_ = kSettleFrames;
+  else if (settle_left_ > 0) --settle_left_;
+}
+
+int64_t FramePacer::next_frame_ns(const FrameCause& now) const {
+  const auto min_gap = static_cast<int64_t>(1e9 / kMaxFramesPerSecond);
+  if (now.input || settle_left_ > 0) return last_began_ns_ + min_gap;
+  if (!now.new_events && !now.animating) return last_began_ns_ + kIdleFrameNs;
+  if (!now.workers_computing) return last_began_ns_ + min_gap;
+  const auto within_share = static_cast<int64_t>(cpu_ms_ * 1e6 / kWorkerShare);
+  return last_began_ns_ + std::max(min_gap, within_share);
+}
+
+}  // namespace ringlab::view_model

@@ -1,0 +1,72 @@
+// The app's frame pacing (engine/view_model/frame_pacing.h): when the next frame is due for each
+// cause, and that a run's workers computing beside a costly frame spread the frames out.
+#include <doctest/doctest.h>
+
+#include "engine/view_model/frame_pacing.h"
+
+using ringlab::view_model::FrameCause;
+using ringlab::view_model::FramePacer;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kSixtieth = static_cast<int64_t>(1e9 / 60.0);
+
+FrameCause idle() { return {}; }
+FrameCause input() { return {.input = true}; }
+FrameCause live_run() { return {.new_events = true, .workers_computing = true}; }
+
+// A pacer past its settling frames, its last frame drawn at `began` for `cpu_ms`.
+FramePacer settled(int64_t began, double cpu_ms) {
+  FramePacer p;
+  for (int i = 0; i < FramePacer::kSettleFrames + 1; ++i) p.frame_drawn(began - (10 - i) * 100 * kMs, cpu_ms, idle());
+  p.frame_drawn(began, cpu_ms, idle());
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("nothing to draw: one frame every 250 ms") {
+  const FramePacer p = settled(1000 * kMs, 2.0);
+  CHECK(p.next_frame_ns(idle()) == 1000 * kMs + FramePacer::kIdleFrameNs);
+}
+
+TEST_CASE("input is drawn at once, busy or not, and the frames after it too") {
+  FramePacer p = settled(1000 * kMs, 20.0);
+  CHECK(p.next_frame_ns(input()) == 1000 * kMs + kSixtieth);
+  FrameCause busy_input = live_run();
+  busy_input.input = true;
+  CHECK(p.next_frame_ns(busy_input) == 1000 * kMs + kSixtieth);
+  p.frame_drawn(1020 * kMs, 20.0, input());
+  for (int i = 0; i < FramePacer::kSettleFrames; ++i) {
+    CHECK(p.next_frame_ns(idle()) == p.next_frame_ns(input()));  // settling: still 60 a second
+    p.frame_drawn((1040 + 20 * i) * kMs, 20.0, idle());
+  }
+  CHECK(p.next_frame_ns(idle()) - (1080 * kMs) == FramePacer::kIdleFrameNs);
+}
+
+TEST_CASE("a live run beside costly frames: the frames keep to a quarter of a core") {
+  const FramePacer p = settled(1000 * kMs, 20.0);
+  // 20 ms of CPU a frame within 25% of one core: one frame every 80 ms, not every 16.7.
+  CHECK(p.next_frame_ns(live_run()) == 1000 * kMs + 80 * kMs);
+  FrameCause gated = live_run();
+  gated.workers_computing = false;  // held at the gate: nobody to make room for
+  CHECK(p.next_frame_ns(gated) == 1000 * kMs + kSixtieth);
+}
+
+TEST_CASE("a live run beside cheap frames (a GPU draws them): 60 a second") {
+  const FramePacer p = settled(1000 * kMs, 2.0);
+  CHECK(p.next_frame_ns(live_run()) == 1000 * kMs + kSixtieth);
+}
+
+TEST_CASE("an animation with no run draws at 60 a second") {
+  const FramePacer p = settled(1000 * kMs, 20.0);
+  CHECK(p.next_frame_ns({.animating = true}) == 1000 * kMs + kSixtieth);
+}
+
+TEST_CASE("the frame cost is smoothed: one slow frame does not stall the next ones") {
+  FramePacer p = settled(1000 * kMs, 4.0);
+  p.frame_drawn(1100 * kMs, 200.0, idle());  // a font rebuilt, say
+  CHECK(p.frame_cpu_ms() == doctest::Approx(4.0 + (200.0 - 4.0) / 8.0));
+  CHECK(p.next_frame_ns(live_run()) - 1100 * kMs < 200 * kMs);
+}
