@@ -6,9 +6,11 @@ namespace ringlab::view_model {
 
 void FramePacer::frame_drawn(int64_t began_ns, double cpu_ms, const FrameCause& cause) {
   last_began_ns_ = began_ns;
-  // Smoothed over about eight frames: one slow frame (a font rebuilt, a pane opened) should not
-  // hold the next ones back for long, nor a quick one let a burst through.
-  cpu_ms_ = cpu_ms_ == 0.0 ? cpu_ms : cpu_ms_ + (cpu_ms - cpu_ms_) / 8.0;
+  // Smoothed: a slower frame moves the estimate an eighth of the way (one slow frame, a font
+  // rebuilt or a pane opened, should not hold the next ones back for long), a quicker one half
+  // the way, so that the first frames' start-up work (fonts, shaders) is forgotten within a few.
+  if (cpu_ms_ == 0.0) cpu_ms_ = cpu_ms;
+  else cpu_ms_ += (cpu_ms - cpu_ms_) / (cpu_ms > cpu_ms_ ? 8.0 : 2.0);
   if (cause.input) settle_left_ = kSettleFrames;
   else if (settle_left_ > 0) --settle_left_;
 }

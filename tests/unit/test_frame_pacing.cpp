@@ -70,3 +70,11 @@ TEST_CASE("the frame cost is smoothed: one slow frame does not stall the next on
   CHECK(p.frame_cpu_ms() == doctest::Approx(4.0 + (200.0 - 4.0) / 8.0));
   CHECK(p.next_frame_ns(live_run()) - 1100 * kMs < 200 * kMs);
 }
+
+TEST_CASE("a costly first frame (fonts, shaders) is forgotten within a few frames") {
+  FramePacer p;
+  p.frame_drawn(0, 300.0, idle());
+  for (int i = 1; i <= 6; ++i) p.frame_drawn(i * 20 * kMs, 20.0, idle());
+  CHECK(p.frame_cpu_ms() < 25.0);  // 300 -> 160 -> 90 -> 55 -> 37.5 -> 28.8 -> 24.4
+  CHECK(p.next_frame_ns(live_run()) - 120 * kMs < 100 * kMs);
+}
