@@ -72,7 +72,9 @@ while proc.poll() is None:
                 names[pid] = r
         if pid in names:
             kb = rss_kb(pid)
-            if kb is not None:
+            # 0 kB: caught between fork and exec, or tearing down; says nothing about growth
+            # (it once made a 2-sample controller look "0.0 -> 12.9 MB, NOT FLAT").
+            if kb:
                 samples.append((now, names[pid], kb))
     time.sleep(1.0)
 elapsed = time.monotonic() - t0
