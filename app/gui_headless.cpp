@@ -51,8 +51,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["holdings"] = {{"collectives", h.collectives}, {"transfers", h.transfers}, {"timeline_spans", h.timeline_spans},
                    {"loss_points", h.loss_points}, {"sampler_indices", h.sampler_indices},
                    {"events_seen", model.events_seen()}, {"feed_queued", session.feed().queued()},
-                   {"store_events", session.feed().size()}, {"events_lost", session.feed().overflowed()},
-                   {"store_restarts", session.feed().restarts()}};
+                   {"events_lost", session.feed().overflowed()}};
   j["run_message"] = state.run.message;
   j["torch_live"] = state.torch.live;  // the run on screen is a PyTorch script's
   j["overlays"] = nlohmann::json::array();

@@ -33,9 +33,9 @@ double seconds_now() { return now_ns() * 1e-9; }
 
 }  // namespace
 
-// The store keeps the latest 200k events for the controller's own use; the models keep what
+// At most 400k events wait for the frame loop (a busy machine's backlog); the models keep what
 // the views draw. Together they stay within a few hundred MB however long the run.
-RunSession::RunSession(viz::AppState& state) : state_(state), feed_(100'000, 400'000) {}
+RunSession::RunSession(viz::AppState& state) : state_(state), feed_(400'000) {}
 
 RunSession::~RunSession() {
   if (controller_) controller_->request_stop();
@@ -116,7 +116,6 @@ void RunSession::launch(const PlannedRun& run) {
     controller_.reset();
   }
   keep_as_overlay();
-  feed_.clear();
   feed_.discard_queued();
   model_.clear();
   state_.step.has_selection = false;
@@ -252,7 +251,6 @@ void RunSession::apply_requests() {
     state_.job = state_.scenario.job;
     state_.lab.settings = view_model::lab_from_job(state_.job);
     state_.gated = state_.scenario.gated;
-    feed_.clear();
     feed_.discard_queued();
     model_.clear();
     state_.overlays.clear();

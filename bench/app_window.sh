@@ -29,14 +29,22 @@ cat >"$scenario" <<EOF
  "view": {"focus": "ring"}}
 EOF
 
-display=:$((90 + RANDOM % 100))
+# A display number no server holds (its lock file is absent), so that the windows below open on
+# this script's own Xvfb and not on another one's.
+display=""
+for n in $(shuf -i 90-189); do
+  [[ -e /tmp/.X$n-lock || -e /tmp/.X11-unix/X$n ]] || { display=:$n; break; }
+done
+[[ -n $display ]] || bench_fail "no free display number between :90 and :189"
 # -noreset: the server stays up between the windows (it would reset when the last one closed).
-Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp -noreset >/dev/null 2>&1 &
+Xvfb "$display" -screen 0 1920x1080x24 -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
 xvfb=$!
 # The windows (and the app's workers) are stopped with the display, whatever ends the script.
 child=""
 trap '[[ -n $child ]] && { kill -TERM $child 2>/dev/null || true; sleep 0.5; }; kill $xvfb 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 && break; sleep 0.1; done
+kill -0 $xvfb 2>/dev/null && DISPLAY=$display xdotool getdisplaygeometry >/dev/null 2>&1 ||
+  bench_fail "Xvfb did not start on $display: $(tail -2 "$work/xvfb.log")"
 
 without_window() {
   "$ringlab" run -q --scenario "$scenario" --report "$work/r.json"

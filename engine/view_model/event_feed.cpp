@@ -5,28 +5,15 @@
 
 namespace ringlab::view_model {
 
-EventFeed::EventFeed(size_t retain_limit, size_t max_queued)
-    : EventStore(std::max<size_t>(retain_limit / 2, 1)),
-      retain_limit_(std::max<size_t>(retain_limit, 1)),
-      max_queued_(std::max<size_t>(max_queued, 1)) {}
+EventFeed::EventFeed(size_t max_queued) : max_queued_(std::max<size_t>(max_queued, 1)) {}
 
 void EventFeed::emit(Event event) {
-  bool restart = false;
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    if (queue_.size() - head_ >= max_queued_) {
-      ++overflowed_;
-    } else {
-      queue_.push_back(event);
-    }
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  if (queue_.size() - head_ >= max_queued_) {
+    ++overflowed_;
+    return;
   }
-  EventStore::emit(std::move(event));
-  if (size() > retain_limit_) {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    ++restarts_;
-    restart = true;
-  }
-  if (restart) clear();
+  queue_.push_back(std::move(event));
 }
 
 size_t EventFeed::drain(std::vector<Event>& out, size_t max) {
@@ -58,11 +45,6 @@ void EventFeed::discard_queued() {
 size_t EventFeed::overflowed() const {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   return overflowed_;
-}
-
-size_t EventFeed::restarts() const {
-  std::lock_guard<std::mutex> lock(queue_mutex_);
-  return restarts_;
 }
 
 }  // namespace ringlab::view_model
