@@ -221,10 +221,11 @@ view_model::FrameCause frame_cause(const RunSession& session, const viz::AppStat
   const viz::StepThroughState& st = state.step;
   view_model::FrameCause cause;
   cause.input = g_window_events != events_at_frame;
-  cause.new_events = session.feed().queued() > 0 || !session.run_over();
-  cause.animating = st.has_selection && (st.playing || st.position < st.target) && st.fixed_position < 0;
-  // Held at the step-through gate, the workers wait for the class: nothing to make room for.
+  // Held at the step-through gate, the workers wait for the class: nothing to make room for,
+  // and nothing arrives but what a press of Next lets through.
   cause.workers_computing = !session.run_over() && st.mode != viz::RingMode::Gated;
+  cause.new_events = session.feed().queued() > 0 || cause.workers_computing;
+  cause.animating = view_model::animating(st, session.model().collectives());
   return cause;
 }
 

@@ -58,7 +58,18 @@ void animate(StepThrough& st, int available, double dt_s) {
   if (st.position >= available) st.progress = 0;
 }
 
-StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, double dt_s) {
+// Play pressed on an all-reduce shown to its end shows it again from its first step.
+void start_over_if_done(StepThrough& st, int total) {
+  if (st.from_start && st.position >= total) {
+    st.position = st.target = 0;
+    st.progress = 0;
+    st.hold_s = 0;
+  }
+  st.from_start = false;
+}
+
+StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, bool running,
+                           double dt_s) {
   const long latest = log.latest_complete_ring();
   if (st.fixed_position >= 0) {  // --ring-step: always the newest finished one, held at that step
     if (latest >= 0 && (!shown || log.at(latest).key != shown->key)) select(st, log.at(latest));
@@ -77,6 +88,7 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
   }
   if (!st.playing) return {};
   const int total = recorded_steps(*shown);
+  start_over_if_done(st, total);
   // Following live, one all-reduce takes at most about 4 s however many ranks there are.
   StepThrough paced = st;
   paced.speed = std::max(st.speed, total / 4.0);
@@ -86,7 +98,14 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
   if (st.position < total) return {};
   st.hold_s += dt_s;
   if (st.hold_s < std::max(1.2, 1.0 / st.speed)) return {};
-  if (latest >= 0) select(st, log.at(latest));  // the newest one, or the same one again
+  // The newest one, or the same one again while the run goes on. Once the run is over its last
+  // all-reduce stays on screen, done, and the view holds (Play shows it again): looping it for
+  // ever would keep the window drawing with nothing new to show.
+  if (latest >= 0 && (running || log.at(latest).key != shown->key)) {
+    select(st, log.at(latest));
+  } else {
+    st.playing = false;
+  }
   return {};
 }
 
@@ -123,6 +142,7 @@ StepRequest advance_replay(StepThrough& st, const CollectiveLog& log, const Coll
   }
   if (!st.playing) return {};
   const int total = recorded_steps(*shown);
+  start_over_if_done(st, total);
   animate(st, total, dt_s);
   st.target = st.position;
   if (st.position >= total) st.playing = false;
@@ -153,7 +173,7 @@ StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, dou
   const CollectiveRecord* shown = shown_collective(st, log);
   if (!shown) st.has_selection = false;
   switch (st.mode) {
-    case RingMode::Follow: return advance_follow(st, log, shown, dt_s);
+    case RingMode::Follow: return advance_follow(st, log, shown, running, dt_s);
     case RingMode::Gated: return advance_gated(st, log, shown, running, dt_s);
     case RingMode::Replay: return advance_replay(st, log, shown, dt_s);
   }
@@ -215,7 +235,19 @@ void step_back(StepThrough& st, const CollectiveLog& log) {
   st.position = st.target = std::max(0, asked - 1);
 }
 
-void toggle_play(StepThrough& st) { st.playing = !st.playing; }
+void toggle_play(StepThrough& st) {
+  st.playing = !st.playing;
+  st.from_start = st.playing;
+}
+
+bool animating(const StepThrough& st, const CollectiveLog& log) {
+  const CollectiveRecord* shown = shown_collective(st, log);
+  if (!shown || st.fixed_position >= 0) return false;
+  // Gated: the packets of the steps released and recorded are still on their way, or Play is
+  // about to press Next. Otherwise the screen waits for the workers or the class.
+  if (st.mode == RingMode::Gated) return st.playing || st.position < std::min(st.target, recorded_steps(*shown));
+  return st.playing;
+}
 
 StepRequest set_mode(StepThrough& st, RingMode mode) {
   if (st.mode == mode) return {};

@@ -29,6 +29,7 @@ struct StepThrough {
   double since_release_s = 0.0;    // gated play: time since the gate was last released
   int fixed_position = -1;         // --ring-step: show this position, no animation
   bool follow_next = false;        // gated: a step was released before its all-reduce was recorded
+  bool from_start = false;         // Play was pressed: an all-reduce shown to its end starts over
 };
 
 // What the caller must do after an input or a frame: open the gate, switch gating on or off.
@@ -48,6 +49,9 @@ StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, dou
 StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running);  // Next
 void step_back(StepThrough& st, const CollectiveLog& log);                        // Previous
 void toggle_play(StepThrough& st);
+// Whether the view changes with time alone (packets travelling, a hold running out, Play about to
+// press Next): the app's window draws frames for it; otherwise it waits for input or events.
+bool animating(const StepThrough& st, const CollectiveLog& log);
 StepRequest set_mode(StepThrough& st, RingMode mode);
 void show_position(StepThrough& st, int position);  // the position slider
 void show_collective(StepThrough& st, const CollectiveRecord& record);  // the all-reduce slider

@@ -340,3 +340,45 @@ TEST_CASE("a run that fails mid all-reduce is shown in that all-reduce, at the l
   show_failed_collective(st, ring.log());
   CHECK(st.position == 1);
 }
+
+// The window draws frames only while the view changes by itself (view_model::animating): after
+// a run its last all-reduce plays to its end and holds there, instead of looping for ever.
+TEST_CASE("following a run that is over: the last all-reduce plays to its end, holds, and Play shows it again") {
+  GatedRing ring(4, 7);
+  ring.release(6);  // all-reduce #7, the run's last, finishes
+  StepThrough st;   // following live
+  advance(st, ring.log(), true, 0.1);
+  REQUIRE(shown_collective(st, ring.log()) != nullptr);
+  CHECK(animating(st, ring.log()));
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);  // 20 s after the run ended
+  CHECK(st.position == 6);
+  CHECK_FALSE(st.playing);
+  CHECK_FALSE(animating(st, ring.log()));
+  CHECK(ring_frame(*shown_collective(st, ring.log()), st.position).done);
+
+  toggle_play(st);  // Play: from the first step again
+  CHECK(animating(st, ring.log()));
+  advance(st, ring.log(), false, 0.1);
+  CHECK(st.position == 0);
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);
+  CHECK(st.position == 6);
+  CHECK_FALSE(animating(st, ring.log()));
+}
+
+TEST_CASE("while the run goes on, following loops the newest all-reduce") {
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), true, 0.1);
+  CHECK(st.playing);
+  CHECK(animating(st, ring.log()));
+}
+
+TEST_CASE("at the gate, with the released steps shown and Play off, nothing moves by itself") {
+  Classroom c(4);
+  c.next();  // one step released, taken, and animated
+  CHECK(c.st.position == 1);
+  CHECK_FALSE(animating(c.st, c.ring.log()));
+  toggle_play(c.st);  // Play in gated mode presses Next by itself
+  CHECK(animating(c.st, c.ring.log()));
+}
