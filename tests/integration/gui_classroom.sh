@@ -12,6 +12,7 @@
 #     nothing until the answer.
 #  6. Menus: Help opens with a click and closes with Escape.
 #  7. Idle: a window with nothing to do draws a few frames a second, not 60.
+#  8. After a run: its last all-reduce is shown done, and the view holds instead of looping.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -175,6 +176,17 @@ rate = w["frames_drawn"] / w["open_s"]
 print(f"   idle: {w['frames_drawn']} frames in {w['open_s']:.1f} s = {rate:.1f} a second")
 assert w["open_s"] > 5, w
 assert rate < 15, w
+PY
+fi
+# After a run, following shows its last all-reduce to its end and holds there, done (it used to
+# loop it for ever, drawing at full rate with nothing new to show).
+if drive afterrun four-ranks-gloo F5 pause pause pause pause pause pause; then
+  python3 - "$WORK/afterrun.json" << 'PY' && ok "after a run: its last all-reduce held, done (classroom-afterrun.png)" || bad "after a run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "finished", (s["run_phase"], s["run_message"])
+assert s["ring"] is not None and s["ring"]["done"], s["ring"] and s["ring"]["on_screen"]
+assert s["step_through"]["mode"] == "follow" and s["step_through"]["playing"] is False, s["step_through"]
 PY
 fi
 exit $fail
