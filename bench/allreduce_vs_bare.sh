@@ -4,9 +4,10 @@
 #
 #   bench/allreduce_vs_bare.sh [path/to/ringlab] [bytes]     (default: build/app/ringlab 16M)
 #
-# Each round runs, one after another: the bare MPI loop, `ringlab bench allreduce --backend mpi`
-# (ring and native in turns), the bare gloo loop, `ringlab bench allreduce --backend gloo`;
-# REPEAT rounds (default 3), the median of each. 2 ranks, ITERS timed iterations (default 20)
+# Each round runs, one after another (every other round in the reverse order): the bare MPI loop,
+# `ringlab bench allreduce --backend mpi` for the ring alone and for the native all-reduce alone
+# (each program loops over one all-reduce, as the bare one does), the same three over gloo;
+# REPEAT rounds (default 5), the median of each. 2 ranks, ITERS timed iterations (default 50)
 # after 5 warm-up ones, every result checked against the serial sum. Each round also measures the
 # floor under a 2-rank all-reduce on each transport: whatever its algorithm, each rank must send
 # the other a whole tensor's worth of bytes and receive as many (its half to be reduced, then the
@@ -18,9 +19,10 @@
 # the two differ only in what happens inside the processes.
 # Printed: busbw of each, and the ratios against the goals of docs/speed.md.
 set -euo pipefail
+: "${REPEAT:=5}"  # five rounds unless told: one run of a 16 MiB all-reduce varies by ±10% here
 source "$(dirname "$0")/bench_lib.bash"
 bytes_text=${bench_args[0]:-16M}
-iters=${ITERS:-20}
+iters=${ITERS:-50}
 [[ "$iters" =~ ^[1-9][0-9]*$ ]] || bench_fail "ITERS='$iters': expected a whole number of iterations, at least 1"
 [[ "$bytes_text" =~ ^[1-9][0-9]*[KMG]?$ ]] ||
   bench_fail "size '$bytes_text': expected 4K to 1G, as bytes with an optional K, M or G (e.g. 16M)"
@@ -33,36 +35,46 @@ bytes=$($py -c "import sys; t=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; pr
 bare_mpi() { bare_run_mpi busbw_gbps 2 "$bytes" "$iters" 5; }
 bare_gloo() { bare_run_gloo busbw_gbps 2 "$bytes" "$iters" 5; }
 # ringlab backend -> "ring_busbw native_busbw"
-ringlab_pair() {
-  "$ringlab" bench allreduce --backend "$1" -b "$bytes" -e "$bytes" -n "$iters" -w 5 --json "$work/b.json" >/dev/null
-  $py -c "import json,sys; r=json.load(open(sys.argv[1]))['rows'][0]; print(r['ring']['busbw_gbps'], r['native']['busbw_gbps'])" "$work/b.json"
+# backend algorithm -> busbw: ringlab running that one all-reduce in a loop, as the bare program
+# runs its one, so that each comparison is between two programs doing the same thing.
+ringlab_alone() {
+  "$ringlab" bench allreduce --backend "$1" --algorithm "$2" -b "$bytes" -e "$bytes" -n "$iters" -w 5 \
+    --json "$work/b.json" >/dev/null
+  $py -c "import json,sys; print(json.load(open(sys.argv[1]))['rows'][0][sys.argv[2]]['busbw_gbps'])" "$work/b.json" "$2"
 }
-# backend -> busbw of the floor: busbw of 2 ranks is bytes / time, here the exchange's time, the
-# quicker of the exchange in the ring's segments and in one message.
+# backend -> busbw of the floor and the µs of the sums: busbw of 2 ranks is bytes / time, here the
+# exchange's time, the quicker of the exchange in the ring's segments and in one message; the sums
+# (each rank adds half the tensor, timed on their own) come with that exchange.
 floor_of() {
   local cut
   for cut in auto 0; do
     "$ringlab" bench pingpong --backend "$1" --sizes "$bytes" -n "$iters" -w 5 --exchange-segment-bytes $cut \
       --json "$work/p.json" >/dev/null
-    $py -c "import json,sys; r=json.load(open(sys.argv[1]))['rows'][0]; print(r['exchange_gbps'])" "$work/p.json"
+    $py -c "import json,sys; r=json.load(open(sys.argv[1]))['rows'][0]; print(r['exchange_gbps'], r['sum_us'])" "$work/p.json"
   done | sort -g | tail -n1
 }
 
 echo "# bench/allreduce_vs_bare.sh $(basename "$ringlab") $bytes_text: 2 ranks, $iters iterations, median of $repeat round$([[ $repeat -gt 1 ]] && echo s); $(nproc) cores"
 echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 : >"$work/rounds.txt"
-for _ in $(seq "$repeat"); do
-  m=$(bare_mpi)
-  read -r mr mn <<<"$(ringlab_pair mpi)"
-  mf=$(floor_of mpi)
-  g=$(bare_gloo)
-  read -r gr gn <<<"$(ringlab_pair gloo)"
-  gf=$(floor_of gloo)
-  echo "$m $mr $mn $g $gr $gn $mf $gf" >>"$work/rounds.txt"
+# One round: each of the eight programs once; every other round in the reverse order, so that
+# none of them always runs first (or last) on a machine whose speed drifts.
+measures=("m bare_mpi" "mr ringlab_alone mpi ring" "mn ringlab_alone mpi native" "mf floor_of mpi"
+  "g bare_gloo" "gr ringlab_alone gloo ring" "gn ringlab_alone gloo native" "gf floor_of gloo")
+for round in $(seq "$repeat"); do
+  declare -A got=()
+  order=$(seq 0 $((${#measures[@]} - 1)))
+  ((round % 2 == 0)) && order=$(seq $((${#measures[@]} - 1)) -1 0)
+  for i in $order; do
+    read -r key cmd <<<"${measures[$i]}"
+    got[$key]=$($cmd)
+  done
+  echo "${got[m]} ${got[mr]} ${got[mn]} ${got[g]} ${got[gr]} ${got[gn]} ${got[mf]% *} ${got[gf]% *}" \
+    "${got[mf]#* } ${got[gf]#* }" >>"$work/rounds.txt"
 done
 col() { awk -v c="$1" '{print $c}' "$work/rounds.txt" | median; }
 bare_m=$(col 1) ring_m=$(col 2) native_m=$(col 3) bare_g=$(col 4) ring_g=$(col 5) native_g=$(col 6)
-floor_m=$(col 7) floor_g=$(col 8)
+floor_m=$(col 7) floor_g=$(col 8) sums_m=$(col 9) sums_g=$(col 10)
 
 printf "%-48s %12s %10s %8s %12s %10s\n" "all-reduce of $bytes_text, 2 ranks" "busbw GB/s" "vs bare" goal verdict "vs floor"
 # A floor is disturbed when something on the same transport beat it: the exchanges were slowed
@@ -93,6 +105,16 @@ line "floor over gloo: one exchange of the tensor" "$floor_g" "$bare_g" - - 0
 line "bare gloo::allreduce loop" "$bare_g" "$bare_g" - "$floor_g" "$disturbed_g"
 line "ringlab native (gloo::allreduce)" "$native_g" "$bare_g" - "$floor_g" "$disturbed_g"
 line "ringlab ring over gloo" "$ring_g" "$bare_g" 1.5 "$floor_g" "$disturbed_g"
+# The floor is the bytes alone; an all-reduce also adds. How much of the ring's time that is:
+sums_line() {  # transport sums_us ring_busbw
+  local ring_us
+  ring_us=$(awk -v r="$3" -v b="$bytes" 'BEGIN {printf "%.0f", (r > 0 ? b / (r * 1e3) : 0)}')
+  awk -v t="$1" -v s="$2" -v u="$ring_us" 'BEGIN {
+    printf "# the sums over %s: each rank adds half the tensor in %.0f us, %.0f%% of the time of the ring (%d us)\n",
+      t, s, (u > 0 ? 100 * s / u : 0), u }'
+}
+sums_line MPI "$sums_m" "$ring_m"
+sums_line gloo "$sums_g" "$ring_g"
 echo "# vs floor: busbw / the floor's busbw on the same transport (1.00x: at the floor; the time is the inverse)"
 echo "# verdict: met = reaches the goal; floor-bound = the goal x bare is beyond the floor, and this takes at most"
 echo "#   1.3x the floor's time (vs floor 0.77x to 1.00x)"

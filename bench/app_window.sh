@@ -25,7 +25,7 @@ blank=${BLANK:-$(dirname "$ringlab")/../bench/blank_window}
 scenario=$work/seed.json
 cat >"$scenario" <<EOF
 {"title": {"en": "seed job", "id": "seed job"}, "description": {"en": "bench", "id": "bench"},
- "job": {"world_size": $world, "backend": "gloo", "algorithm": "ring", "epochs": 5, "samples": 4096, "batch_size": 32},
+ "job": {"world_size": $world, "backend": "gloo", "algorithm": "ring", "epochs": ${EPOCHS:-5}, "samples": 4096, "batch_size": 32},
  "view": {"focus": "ring"}}
 EOF
 

@@ -83,6 +83,29 @@ std::vector<double> exchange(ProcessGroup& group, std::span<float> out, std::spa
   return times;
 }
 
+// The sums a rank of a 2-rank all-reduce owes: half of `acc` gets the same span of `incoming`
+// added, segment by segment, each segment written just before it is added (as a receive writes
+// it). Only the additions are timed; µs per all-reduce, warm-up rounds not kept.
+std::vector<double> half_sums(ProcessGroup& group, std::span<float> acc, std::span<float> incoming, size_t segment,
+                              int iters, int warmup) {
+  const size_t half = acc.size() / 2;
+  segment = segment > 0 ? std::min(segment, std::max<size_t>(half, 1)) : std::max<size_t>(half, 1);
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(iters));
+  for (int i = 0; i < warmup + iters; ++i) {
+    double us = 0;
+    for (size_t at = 0; at < half; at += segment) {
+      const size_t n = std::min(segment, half - at);
+      std::fill_n(incoming.begin() + static_cast<std::ptrdiff_t>(at), n, static_cast<float>(i % 3));
+      const int64_t t0 = now_ns();
+      group.reduce_add(acc.subspan(at, n), incoming.subspan(at, n));
+      us += static_cast<double>(now_ns() - t0) / 1e3;
+    }
+    if (i >= warmup) times.push_back(us);
+  }
+  return times;
+}
+
 // What rank `from` sends in an exchange: every element tells where it belongs and who sent it,
 // so a segment landing in the wrong place, or from the wrong rank, is caught.
 std::vector<float> exchange_pattern(size_t n, int from) {
@@ -130,7 +153,7 @@ PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, const Ring
                                    int warmup) {
   if (group.size() < 2) throw InputError("bench pingpong needs at least 2 ranks");
   std::vector<float> buffer(bytes / sizeof(float), 1.0f);
-  std::vector<float> figures(3, 0.0f);  // rank 0's median and fastest one-way µs, its exchange µs
+  std::vector<float> figures(4, 0.0f);  // rank 0's median and fastest one-way µs, its exchange µs, its sums' µs
   group.barrier();
   // One message at a time: as small an exchange as a DDP step's small bucket, and measured on
   // the same path (on gloo, the synchronous pairs up to ProcessGroup::kSmallExchangeBytes).
@@ -145,7 +168,10 @@ PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, const Ring
     std::vector<float> outgoing = exchange_pattern(buffer.size(), group.rank()), incoming(buffer.size(), 0.0f);
     const std::vector<double> times = exchange(group, outgoing, incoming, exchange_cut, iters, warmup);
     check_exchanged(incoming, 1 - group.rank(), group.rank());
-    if (group.rank() == 0) figures[2] = static_cast<float>(median_of(times));
+    if (group.rank() == 0) {
+      figures[2] = static_cast<float>(median_of(times));
+      figures[3] = static_cast<float>(median_of(half_sums(group, outgoing, incoming, exchange_cut.segment_elems, iters, warmup)));
+    }
   }
   group.broadcast(figures, 0);
   PingPongResult r;
@@ -155,23 +181,27 @@ PingPongResult bench_pingpong_size(ProcessGroup& group, size_t bytes, const Ring
   r.gbps = r.one_way_us > 0 ? static_cast<double>(bytes) / (r.one_way_us * 1e3) : 0;
   r.exchange_us = figures[2];
   r.exchange_gbps = r.exchange_us > 0 ? static_cast<double>(bytes) / (r.exchange_us * 1e3) : 0;
+  r.sum_us = figures[3];
+  r.exchange_sum_gbps = r.exchange_us > 0 ? static_cast<double>(bytes) / ((r.exchange_us + r.sum_us) * 1e3) : 0;
   return r;
 }
 
 std::string pingpong_table_header() {
-  return fmt::format("#{:>12} {:>14} {:>14} {:>12} {:>14} {:>14}\n", "size", "one-way(us)", "fastest(us)", "GB/s",
-                     "exchange(us)", "exch GB/s");
+  return fmt::format("#{:>12} {:>14} {:>14} {:>12} {:>14} {:>14} {:>12} {:>16}\n", "size", "one-way(us)",
+                     "fastest(us)", "GB/s", "exchange(us)", "exch GB/s", "sums(us)", "exch+sums GB/s");
 }
 
 // GB/s to six decimals: a 4 B message moves well under 0.001 GB/s.
 std::string pingpong_table_row(const PingPongResult& r) {
-  return fmt::format(" {:>12} {:>14.2f} {:>14.2f} {:>12.6f} {:>14.2f} {:>14.6f}\n", r.bytes, r.one_way_us,
-                     r.min_one_way_us, r.gbps, r.exchange_us, r.exchange_gbps);
+  return fmt::format(" {:>12} {:>14.2f} {:>14.2f} {:>12.6f} {:>14.2f} {:>14.6f} {:>12.2f} {:>16.6f}\n", r.bytes,
+                     r.one_way_us, r.min_one_way_us, r.gbps, r.exchange_us, r.exchange_gbps, r.sum_us,
+                     r.exchange_sum_gbps);
 }
 
 nlohmann::json pingpong_to_json(const PingPongResult& r) {
   return {{"size", r.bytes}, {"one_way_us", r.one_way_us}, {"min_one_way_us", r.min_one_way_us}, {"gbps", r.gbps},
-          {"exchange_us", r.exchange_us}, {"exchange_gbps", r.exchange_gbps}};
+          {"exchange_us", r.exchange_us}, {"exchange_gbps", r.exchange_gbps},
+          {"sum_us", r.sum_us}, {"exchange_sum_gbps", r.exchange_sum_gbps}};
 }
 
 PingPongResult pingpong_from_json(const nlohmann::json& j) {
@@ -182,6 +212,8 @@ PingPongResult pingpong_from_json(const nlohmann::json& j) {
   r.gbps = j.at("gbps").get<double>();
   r.exchange_us = j.at("exchange_us").get<double>();
   r.exchange_gbps = j.at("exchange_gbps").get<double>();
+  r.sum_us = j.at("sum_us").get<double>();
+  r.exchange_sum_gbps = j.at("exchange_sum_gbps").get<double>();
   return r;
 }
 

@@ -7,7 +7,8 @@
 // into the ring's segments, as the two ranks of a 2-rank ring do at every step (both directions
 // share the machine's cores and the transport's threads). Whatever its algorithm, a 2-rank
 // all-reduce has each rank send and receive a whole tensor's worth of bytes, so one exchange of
-// the tensor is the transport's floor under it.
+// the tensor is the transport's floor under it. Each rank must also add half the tensor, which a
+// transport that keeps the cores busy copying cannot hide: the bench times those sums too.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ struct PingPongResult {
   double gbps = 0;            // bytes / one_way_us, GB = 1e9 bytes
   double exchange_us = 0;     // median time for both messages of an exchange to arrive
   double exchange_gbps = 0;   // bytes each way / exchange_us
+  // The sums a 2-rank all-reduce of the message must do besides moving it: each rank adds the
+  // half it owns (half the message) from what arrived. Rank 0's median µs for that, in the
+  // exchange's segments, each added from a segment just written, on its own (not overlapped).
+  double sum_us = 0;
+  double exchange_sum_gbps = 0;  // bytes / (exchange_us + sum_us): moved and summed, one after the other
 };
 
 constexpr size_t kMaxPingPongBytes = size_t{1} << 30;

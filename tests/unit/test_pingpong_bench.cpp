@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/core/error.h"
 #include "engine/dist/local_process_group.h"
 #include "engine/dist/pingpong_bench.h"
@@ -68,10 +70,34 @@ TEST_CASE("pingpong: every rank returns rank 0's figures, for any cut of the exc
       CHECK(g.exchange_us > 0);
       CHECK(g.gbps == doctest::Approx(4096 / (g.one_way_us * 1e3)));
       CHECK(g.exchange_gbps == doctest::Approx(4096 / (g.exchange_us * 1e3)));
+      CHECK(g.sum_us >= 0);
+      CHECK(g.exchange_sum_gbps == doctest::Approx(4096 / ((g.exchange_us + g.sum_us) * 1e3)));
+      CHECK(g.exchange_sum_gbps <= g.exchange_gbps);
       CHECK(g.one_way_us == got[0].one_way_us);  // rank 0's, broadcast
       CHECK(g.exchange_us == got[0].exchange_us);
+      CHECK(g.sum_us == got[0].sum_us);
     }
   }
+}
+
+TEST_CASE("pingpong: a row read back from its JSON is the row written, the sums among it") {
+  PingPongResult r;
+  r.bytes = 16 << 20;
+  r.one_way_us = 5000.5;
+  r.min_one_way_us = 3000.25;
+  r.gbps = 3.3;
+  r.exchange_us = 11000.0;
+  r.exchange_gbps = 1.5;
+  r.sum_us = 2000.0;
+  r.exchange_sum_gbps = 1.29;
+  const PingPongResult back = pingpong_from_json(pingpong_to_json(r));
+  CHECK(back.bytes == r.bytes);
+  CHECK(back.one_way_us == r.one_way_us);
+  CHECK(back.min_one_way_us == r.min_one_way_us);
+  CHECK(back.exchange_us == r.exchange_us);
+  CHECK(back.sum_us == r.sum_us);
+  CHECK(back.exchange_sum_gbps == r.exchange_sum_gbps);
+  CHECK(pingpong_table_row(r).find("2000.00") != std::string::npos);
 }
 
 TEST_CASE("pingpong: a segment of the exchange with a wrong element is named") {

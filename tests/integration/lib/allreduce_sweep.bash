@@ -56,6 +56,9 @@ for r in rows:
     assert r["exchange_us"] > 0, r
     assert abs(r["gbps"] - r["size"] / (r["one_way_us"] * 1e3)) <= 1e-6 * r["gbps"], r
     assert abs(r["exchange_gbps"] - r["size"] / (r["exchange_us"] * 1e3)) <= 1e-6 * r["exchange_gbps"], r
+    assert r["sum_us"] >= 0, r
+    both = r["size"] / ((r["exchange_us"] + r["sum_us"]) * 1e3)
+    assert abs(r["exchange_sum_gbps"] - both) <= 1e-6 * both, r
 assert out["world_size"] == 3 and out["iters"] == 3, out
 PY
   done
