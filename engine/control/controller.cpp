@@ -55,14 +55,14 @@ bool asked_by_user(StopCause cause) {
 
 namespace {
 
-// The monitor looks at the workers every few milliseconds; a longer gap between two looks means
+// The monitor looks at the workers every 50 ms (Launcher::wait); a longer gap between two looks means
 // the controller's process was suspended meanwhile.
 constexpr int64_t kSuspendedGapNs = 1'000'000'000;
 
 // Multi-node runs: the monitor asks node 0's store whether another node ended the run every this
-// many looks at the workers (a few per second), and gives its workers this long to stop together
+// many looks at the workers (every 200 ms), and gives its workers this long to stop together
 // when one did. How long node 0 waits for the other nodes' exits, and they for its verdict.
-constexpr int kLooksPerAbortCheck = 40;
+constexpr int kLooksPerAbortCheck = 4;
 constexpr auto kOtherNodeGrace = std::chrono::milliseconds(3000);
 constexpr auto kNodeExchangeWait = std::chrono::milliseconds(5000);
 
