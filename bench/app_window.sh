@@ -10,6 +10,9 @@
 #
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
+# EPOCHS (default 5, the seed's 160 steps, about 80 ms) makes the run longer, so that the window's
+# steady state counts more than the frames drawn for the F5 press that starts it.
+#
 # Needs Xvfb and xdotool (scripts/setup.sh installs both). The window draws what a class sees
 # (the Ring view in the big pane), at the app's own frame cap (60 a second).
 set -euo pipefail
