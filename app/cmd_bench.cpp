@@ -318,7 +318,10 @@ void run_pingpong_controller(const PingPongArgs& args) {
              "({} receives ahead),\n"
              "#   as a 2-rank ring step does: the median time until both have arrived. Both directions share the "
              "cores and the\n"
-             "#   copies, so it takes longer than one-way; exch GB/s = size / exchange, each direction\n#\n{}",
+             "#   copies, so it takes longer than one-way; exch GB/s = size / exchange, each direction\n"
+             "# sums = the median time rank 0 takes to add half of `size` (what each rank of a 2-rank all-reduce "
+             "adds), on its own;\n"
+             "#   exch+sums GB/s = size / (exchange + sums)\n#\n{}",
              args.backend, args.world_size, args.iters, args.iters == 1 ? "" : "s", args.warmup_iters,
              cut.segment_elems > 0 ? format_byte_size(cut.segment_elems * sizeof(float)) : std::string("whole messages"),
              args.exchange_segment_bytes == "auto" ? ", the ring's" : "",

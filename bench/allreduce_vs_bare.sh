@@ -34,7 +34,6 @@ bytes=$($py -c "import sys; t=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; pr
 
 bare_mpi() { bare_run_mpi busbw_gbps 2 "$bytes" "$iters" 5; }
 bare_gloo() { bare_run_gloo busbw_gbps 2 "$bytes" "$iters" 5; }
-# ringlab backend -> "ring_busbw native_busbw"
 # backend algorithm -> busbw: ringlab running that one all-reduce in a loop, as the bare program
 # runs its one, so that each comparison is between two programs doing the same thing.
 ringlab_alone() {
