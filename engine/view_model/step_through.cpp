@@ -86,6 +86,12 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
     select(st, log.at(latest));
     return {};
   }
+  // The hold at the end of a run was the view's own: the next run (Start again, a live change)
+  // is followed from its first all-reduce on. A Pause the user pressed stays.
+  if (st.held_at_end && running) {
+    st.held_at_end = false;
+    st.playing = true;
+  }
   if (!st.playing) return {};
   const int total = recorded_steps(*shown);
   start_over_if_done(st, total);
@@ -105,6 +111,7 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
     select(st, log.at(latest));
   } else {
     st.playing = false;
+    st.held_at_end = true;
   }
   return {};
 }
@@ -237,6 +244,7 @@ void step_back(StepThrough& st, const CollectiveLog& log) {
 
 void toggle_play(StepThrough& st) {
   st.playing = !st.playing;
+  st.held_at_end = false;
   st.from_start = st.playing;
 }
 

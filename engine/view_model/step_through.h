@@ -30,6 +30,7 @@ struct StepThrough {
   int fixed_position = -1;         // --ring-step: show this position, no animation
   bool follow_next = false;        // gated: a step was released before its all-reduce was recorded
   bool from_start = false;         // Play was pressed: an all-reduce shown to its end starts over
+  bool held_at_end = false;        // follow: paused by the run ending, not by Pause: a new run plays
 };
 
 // What the caller must do after an input or a frame: open the gate, switch gating on or off.

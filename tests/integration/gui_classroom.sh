@@ -13,6 +13,7 @@
 #  6. Menus: Help opens with a click and closes with Escape.
 #  7. Idle: a window with nothing to do draws a few frames a second, not 60.
 #  8. After a run: its last all-reduce is shown done, and the view holds instead of looping.
+#  9. Start again after a run ended: the new run's all-reduces are followed (the hold does not stay).
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -187,6 +188,17 @@ s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "finished", (s["run_phase"], s["run_message"])
 assert s["ring"] is not None and s["ring"]["done"], s["ring"] and s["ring"]["on_screen"]
 assert s["step_through"]["mode"] == "follow" and s["step_through"]["playing"] is False, s["step_through"]
+PY
+fi
+# The hold at the end of a run is the view's own: F5 again, and the new run is followed live (the
+# ring stood still on the old run's last all-reduce for every later run, until Space was pressed).
+if drive again "$WORK/long.json" F5 wait-workers pause shift+F5 pause pause pause pause F5 wait-workers pause pause; then
+  python3 - "$WORK/again.json" << 'PY' && ok "Start again after a run: the new run followed live (classroom-again.png)" || bad "start again"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "running", (s["run_phase"], s["run_message"])
+assert s["step_through"]["mode"] == "follow" and s["step_through"]["playing"] is True, s["step_through"]
+assert s["ring"] is not None, "no all-reduce on screen"
 PY
 fi
 exit $fail

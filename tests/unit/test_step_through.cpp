@@ -365,6 +365,33 @@ TEST_CASE("following a run that is over: the last all-reduce plays to its end, h
   CHECK_FALSE(animating(st, ring.log()));
 }
 
+TEST_CASE("the next run is followed again after a run ended and held its last all-reduce") {
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);  // the run ended: held at the end
+  REQUIRE_FALSE(st.playing);
+  ring.begin_next();  // Start again: a new all-reduce, running
+  ring.release(6);
+  for (int i = 0; i < 30; ++i) advance(st, ring.log(), true, 0.1);
+  CHECK(st.playing);
+  CHECK(animating(st, ring.log()));
+  CHECK(shown_collective(st, ring.log())->key.id == 8);  // the new run's, not the old one's
+  CHECK(st.position < 6);                                 // and it moves through its steps
+}
+
+TEST_CASE("a Pause the user pressed stays paused when the run goes on") {
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;
+  advance(st, ring.log(), true, 0.1);
+  toggle_play(st);  // Pause
+  const int position = st.position;
+  for (int i = 0; i < 50; ++i) advance(st, ring.log(), true, 0.1);
+  CHECK_FALSE(st.playing);
+  CHECK(st.position == position);
+}
+
 TEST_CASE("while the run goes on, following loops the newest all-reduce") {
   GatedRing ring(4, 7);
   ring.release(6);
