@@ -21,6 +21,17 @@ std::vector<std::string> arguments_with_default_command(int argc, char** argv) {
   return args;
 }
 
+// "run " or "bench allreduce ": the subcommands a command line had reached, for the hint after
+// an error.
+std::string used_subcommand(const CLI::App& root) {
+  std::string path;
+  for (const CLI::App* at = &root; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    path += at->get_name() + " ";
+  }
+  return path;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,7 +53,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> args = arguments_with_default_command(argc, argv);
     root.parse(args);
   } catch (const CLI::ParseError& e) {
-    return root.exit(e);
+    // --help and --version end here too, with exit code 0, and print what was asked for.
+    if (e.get_exit_code() == 0) return root.exit(e);
+    // A flag that does not parse is bad input like any other: the same prefix and exit code 2.
+    fmt::print(stderr, "ringlab: error: {}\n(ringlab {}--help lists the options)\n", e.what(), used_subcommand(root));
+    return 2;
   } catch (const ringlab::InputError& e) {
     fmt::print(stderr, "ringlab: error: {}\n", e.what());
     return 2;

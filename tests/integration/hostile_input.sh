@@ -163,6 +163,30 @@ row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative i
 row "run --max-restarts -1" "--max-restarts must be between 0 and 100, got -1" "$bin" run --max-restarts -1
 row "run --unknown-flag" "The following argument was not expected: --unknown-flag" "$bin" run --unknown-flag
 
+echo "== flags that do not parse: exit code 2 and the same words as any bad input"
+# They used to end with the argument parser's own codes (104, 105, 109) and, for the app's flags,
+# without the \"ringlab: error:\" every other refusal starts with.
+usage_row() {  # usage_row REGEX ARGS...
+  local expect=$1 result rc
+  shift
+  result=$(python3 run_row.py 60 "$bin" "$@")
+  rc=$(head -n1 <<< "$result" | cut -d' ' -f1)
+  rows=$((rows + 1))
+  if [[ $rc -eq 2 ]] && grep -aqE -- "^ringlab: error: $expect" <<< "$result" && grep -aq -- "--help lists the options" <<< "$result"; then
+    printf 'ok    %-44s rc=%-3s %s\n' "$*" "$rc" "$(grep -aE -m1 -- "$expect" <<< "$result")"
+  else
+    failures=$((failures + 1))
+    printf 'FAIL  %-44s rc=%-3s expected exit code 2 and /ringlab: error: %s/\n      got: %s\n' "$*" "$rc" "$expect" \
+      "$(tail -n +2 <<< "$result" | head -3 | tr '\n' '|')"
+  fi
+}
+usage_row "Could not convert: --world-size = abc" run -n abc
+usage_row "Could not convert: --lr = abc" run --lr abc
+usage_row "The following argument was not expected: --bogus-flag" run --bogus-flag
+usage_row "--world-size: Value 99 not in range 1 to 16" gui --world-size 99
+usage_row "--lang: fr not in" gui --lang fr
+usage_row "Could not convert: --iters = x" bench allreduce --iters x
+
 echo "== malformed scenario files (run --scenario, gui --scenario)"
 printf '{"job": {"world_size": 2' > truncated.json
 printf 'not json at all' > garbage.json
