@@ -101,7 +101,13 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
     return;
   }
-  int slot = state.sampler.follow ? static_cast<int>(epochs.size()) - 1
+  const auto world_of = [&](int generation) {
+    for (const auto& g : model.generations())
+      if (g.index == generation) return g.world_size > 0 ? g.world_size : (g.has_job ? g.job.world_size : 0);
+    return 0;
+  };
+  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  int slot = state.sampler.follow ? view_model::followed_epoch(history, epochs, world_of(epochs.back().generation), live)
                                   : std::clamp(state.sampler.epoch_slot, 0, static_cast<int>(epochs.size()) - 1);
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
   const std::string fmt_text = trf("epoch {}", epochs[slot].epoch + 1);
@@ -110,7 +116,9 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     state.sampler.epoch_slot = slot;
   }
   const view_model::EpochKey key = epochs[slot];
-  const auto* shards = history.shards(key);
+  // Every rank of the run, those not heard from this epoch with an empty shard.
+  const auto all_shards = view_model::shards_of_world(*history.shards(key), world_of(key.generation));
+  const auto* shards = &all_shards;
   const view_model::Generation* gen = nullptr;
   for (const auto& g : model.generations())
     if (g.index == key.generation) gen = &g;
@@ -118,12 +126,14 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
   const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, *shards);
 
-  // Is this epoch's order the previous epoch's again?
+  // Is this epoch's order the previous epoch's again? Only said of two epochs every rank reported:
+  // a shard still on its way would read as a new order.
   const auto* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
+  const int world = static_cast<int>(shards->size());
   std::string verdict;
   uint32_t verdict_color = p.text_dim;
-  if (previous) {
-    const bool same = view_model::same_order(*previous, *shards);
+  if (previous && view_model::reported_ranks(*previous) == world && view_model::reported_ranks(*shards) == world) {
+    const bool same = view_model::same_order(view_model::shards_of_world(*previous, world), *shards);
     verdict = same ? tr("Same order as the epoch before: set_epoch was not called")
                    : tr("New order: set_epoch reshuffled this epoch");
     verdict_color = same ? p.bad : p.ok;
@@ -131,11 +141,8 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   // Per rank: the shard size of the ranks that reported this epoch (one that failed or had not
   // reached the epoch yet has no shard, and is said to be missing rather than counted as 0).
   size_t per_rank = 0;
-  int reported = 0;
-  for (const auto& shard : *shards) {
-    per_rank = std::max(per_rank, shard.size());
-    reported += shard.empty() ? 0 : 1;
-  }
+  for (const auto& shard : *shards) per_rank = std::max(per_rank, shard.size());
+  const int reported = view_model::reported_ranks(*shards);
   std::string summary = trf("{} indices over {} ranks · {} per rank · {} padded repeats", samples, grid.world_size,
                             per_rank, grid.padded_count);
   if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);

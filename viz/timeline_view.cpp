@@ -193,6 +193,9 @@ void draw_node_groups(ImDrawList* dl, const NodeLayout& nodes, int lanes, float 
   }
 }
 
+// A live rank silent for longer than this is shown as it is (stuck, or gone), not waited for.
+constexpr int64_t kMaxEventLagNs = 100'000'000;
+
 }  // namespace
 
 void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
@@ -230,11 +233,14 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f);
   ImGuiIO& io = ImGui::GetIO();
 
-  // The time window, in ms since the run began.
-  const double latest_ms = tl.latest_ns() / 1e6;
+  // The time window, in ms since the run began. Following a live run, it ends where every rank
+  // has been heard from: the ranks' events arrive a few milliseconds apart, and past that point
+  // the ones heard from last would look idle, or waiting in an all-reduce long since done.
+  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  const double latest_ms = (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6;
   double window = v.window_ms;
   if (window <= 0) {
-    const double begin = tl.recent_steps_begin(3) / 1e6;
+    const double begin = tl.recent_steps_begin(3, static_cast<int64_t>(latest_ms * 1e6)) / 1e6;
     window = std::max(latest_ms - begin, 0.05) * 1.05;
   }
   double end = v.follow ? latest_ms : v.end_ms;

@@ -60,4 +60,28 @@ void SamplerHistory::consume(const Event& event, int generation) {
   }
 }
 
+int reported_ranks(const std::vector<std::vector<int64_t>>& shards) {
+  int reported = 0;
+  for (const auto& shard : shards) reported += shard.empty() ? 0 : 1;
+  return reported;
+}
+
+std::vector<std::vector<int64_t>> shards_of_world(const std::vector<std::vector<int64_t>>& shards, int world) {
+  std::vector<std::vector<int64_t>> all = shards;
+  if (world > static_cast<int>(all.size())) all.resize(static_cast<size_t>(world));
+  return all;
+}
+
+int followed_epoch(const SamplerHistory& history, const std::vector<EpochKey>& epochs, int world, bool live) {
+  const int newest = static_cast<int>(epochs.size()) - 1;
+  if (newest < 1 || !live || world <= 0) return newest;
+  const auto complete = [&](int slot) {
+    const auto* shards = history.shards(epochs[slot]);
+    return shards && reported_ranks(*shards) >= world;
+  };
+  for (int slot = newest; slot >= 0 && epochs[slot].generation == epochs[newest].generation; --slot)
+    if (complete(slot)) return slot;
+  return newest;
+}
+
 }  // namespace ringlab::view_model

@@ -49,4 +49,20 @@ class SamplerHistory {
   std::vector<RankBatch> batches_;
 };
 
+// Ranks whose shard of an epoch has arrived (a rank that failed, or whose events are still on
+// their way, has an empty one).
+int reported_ranks(const std::vector<std::vector<int64_t>>& shards);
+
+// An epoch's shards for a world of `world` ranks: one per rank, empty for those not reported
+// yet, so that the grid counts every rank of the run and not only those heard from so far.
+// `world` <= 0 (unknown) keeps the shards as they are.
+std::vector<std::vector<int64_t>> shards_of_world(const std::vector<std::vector<int64_t>>& shards, int world);
+
+// Which of `epochs` (in order) "Newest epoch" shows: while a run goes on, the newest epoch of its
+// newest set of workers that all `world` ranks have reported (each rank sends its events every
+// few milliseconds, and a short epoch is over by then: the newest few are still partial), or the
+// newest when none is complete yet. A finished or failed run shows its newest epoch, complete or
+// not. -1 when there are no epochs.
+int followed_epoch(const SamplerHistory& history, const std::vector<EpochKey>& epochs, int world, bool live);
+
 }  // namespace ringlab::view_model

@@ -31,12 +31,23 @@ void TimelineModel::clear() {
   origin_ns_ = 0;
   latest_ns_ = 0;
   recent_forward_.clear();
+  heard_ns_.clear();
 }
 
-int64_t TimelineModel::recent_steps_begin(int steps) const {
-  if (steps <= 0 || recent_forward_.empty()) return earliest_ns();
-  const size_t k = std::min<size_t>(static_cast<size_t>(steps), recent_forward_.size());
-  return recent_forward_[recent_forward_.size() - k];
+int64_t TimelineModel::reported_ns(int64_t max_lag_ns) const {
+  if (world_ <= 0) return latest_ns_;
+  int64_t everyone = latest_ns_;
+  for (int r = 0; r < world_; ++r)
+    everyone = std::min(everyone, r < static_cast<int>(heard_ns_.size()) ? heard_ns_[r] : 0);
+  return std::max(everyone, latest_ns_ - max_lag_ns);
+}
+
+int64_t TimelineModel::recent_steps_begin(int steps, int64_t before_ns) const {
+  const size_t begun = static_cast<size_t>(
+      std::lower_bound(recent_forward_.begin(), recent_forward_.end(), before_ns) - recent_forward_.begin());
+  if (steps <= 0 || begun == 0) return earliest_ns();
+  const size_t k = std::min<size_t>(static_cast<size_t>(steps), begun);
+  return recent_forward_[begun - k];
 }
 
 int64_t TimelineModel::earliest_ns() const {
@@ -75,6 +86,10 @@ void TimelineModel::consume(const Event& event) {
   span.collective_id = event.collective_id;
   span.bucket = event.bucket;
   span.bytes = event.bytes;
+  if (has_origin_ && event.rank >= 0 && event.rank < kMaxWorldSize) {
+    if (static_cast<int>(heard_ns_.size()) <= event.rank) heard_ns_.resize(event.rank + 1, 0);
+    heard_ns_[event.rank] = std::max(heard_ns_[event.rank], span.t_end_ns);
+  }
   switch (event.kind) {
     case EventKind::Forward:
       span.kind = SpanKind::Forward;

@@ -50,10 +50,15 @@ class TimelineModel {
   size_t span_count(int rank) const;
   int64_t origin_ns() const { return origin_ns_; }
   int64_t latest_ns() const { return latest_ns_; }   // latest end (or error, fault), relative
+  // Up to when every rank of the current set has been heard from (relative ns): each rank sends
+  // its events every few milliseconds, so near latest_ns() the ranks heard from last look idle
+  // or stuck in a collective that they have in fact long finished. A rank silent for longer than
+  // `max_lag_ns` is not waited for (it is stuck, or gone): then latest_ns() - max_lag_ns.
+  int64_t reported_ns(int64_t max_lag_ns) const;
   int64_t earliest_ns() const;                       // earliest span still kept, relative
   // Where the `steps`-th most recent forward pass of the lowest rank began (relative ns), for
   // a window that shows the last few steps; earliest_ns() when fewer were seen.
-  int64_t recent_steps_begin(int steps) const;
+  int64_t recent_steps_begin(int steps, int64_t before_ns = INT64_MAX) const;  // forward passes begun before before_ns
 
   // Calls fn(span) for every span of `rank` that overlaps [t0, t1] (relative ns), short spans
   // in time order first, then the long ones (gate waits); returns how many it visited.
@@ -128,6 +133,7 @@ class TimelineModel {
   bool has_origin_ = false;
   int64_t latest_ns_ = 0;
   std::vector<int64_t> recent_forward_;  // begins of rank 0's last forward passes, oldest first
+  std::vector<int64_t> heard_ns_;        // per rank: the latest time any of its events reached
 };
 
 }  // namespace ringlab::view_model

@@ -118,3 +118,34 @@ TEST_CASE("history forgets the oldest epochs beyond its budget") {
   REQUIRE(epochs.size() == 2);
   CHECK(epochs.front().epoch == 3);
 }
+
+TEST_CASE("a live run's newest epoch, heard from 1 of 4 ranks: the epoch before is shown, all 4 counted") {
+  SamplerHistory h;
+  for (int r = 0; r < 4; ++r) h.consume(shard_event(r, 0, {r, r + 4}), 1);
+  h.consume(shard_event(0, 1, {5, 1}), 1);  // epoch 1: only rank 0's shard has arrived
+  const std::vector<EpochKey> epochs = h.epochs();
+  REQUIRE(epochs.size() == 2);
+  CHECK(followed_epoch(h, epochs, 4, true) == 0);   // live: the complete epoch 0
+  CHECK(followed_epoch(h, epochs, 4, false) == 1);  // over (a failure mid-epoch): the newest
+  CHECK(followed_epoch(h, epochs, 0, true) == 1);   // world unknown: the newest
+  // The partial epoch, when shown, counts the run's 4 ranks, 1 of them reported.
+  const auto shards = shards_of_world(*h.shards(epochs[1]), 4);
+  CHECK(shards.size() == 4);
+  CHECK(reported_ranks(shards) == 1);
+  CHECK(build_sampler_grid(8, 1, shards).world_size == 4);
+  CHECK(reported_ranks(*h.shards(epochs[0])) == 4);
+
+  h.consume(shard_event(0, 2, {6, 2}), 1);  // epoch 2, rank 0 only: two partial epochs now
+  CHECK(followed_epoch(h, h.epochs(), 4, true) == 0);
+  for (int r = 1; r < 4; ++r) h.consume(shard_event(r, 1, {r, r + 4}), 1);  // epoch 1 completes
+  CHECK(followed_epoch(h, h.epochs(), 4, true) == 1);
+}
+
+TEST_CASE("following a live change of world: a new set's first epoch is shown even when partial") {
+  SamplerHistory h;
+  for (int r = 0; r < 2; ++r) h.consume(shard_event(r, 3, {r}), 1);
+  h.consume(shard_event(0, 0, {0}), 2);  // generation 2 (4 ranks): rank 0 only so far
+  const std::vector<EpochKey> epochs = h.epochs();
+  CHECK(followed_epoch(h, epochs, 4, true) == 1);  // not the old set's epoch
+  CHECK(shards_of_world(*h.shards(epochs[1]), 0).size() == 1);  // world unknown: as reported
+}

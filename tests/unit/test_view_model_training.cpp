@@ -171,3 +171,21 @@ TEST_CASE("after the world shrinks, the ranks that are gone keep their rows only
   CHECK(t.lanes_in(0, 11000) == 8);      // a window over both shows both
   CHECK(t.lanes_in(50000, 60000) == 0);  // nothing in view
 }
+
+TEST_CASE("timeline: a live window ends where every rank of the set has been heard from") {
+  TimelineModel t;
+  Event run_begin = span(EventKind::RunBegin, 0, 1000, 1000);
+  run_begin.value = 2;  // two ranks
+  t.consume(run_begin);
+  for (int step = 0; step < 5; ++step)  // rank 0's events are here up to 1000 + 5 * 1000
+    t.consume(span(EventKind::Forward, 0, 1000 + step * 1000, 1500 + step * 1000));
+  t.consume(span(EventKind::Forward, 1, 1000, 1500));  // rank 1's have reached only its first step
+  CHECK(t.latest_ns() == 4500);
+  CHECK(t.reported_ns(1'000'000) == 500);  // rank 1 heard up to 1500, relative 500
+  CHECK(t.reported_ns(1000) == 3500);      // silent for longer than 1000 ns: not waited for
+  // The window's last three forward passes of rank 0 begun before that edge: only its first one.
+  CHECK(t.recent_steps_begin(3, 500) == 0);
+  CHECK(t.recent_steps_begin(3) == 2000);
+  t.consume(span(EventKind::Backward, 1, 4000, 5500));  // rank 1 catches up
+  CHECK(t.reported_ns(1'000'000) == 4500);
+}
