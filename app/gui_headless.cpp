@@ -36,7 +36,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
     j["world_changes"].push_back({{"step", c.step}, {"world_size", c.world_size}, {"backend", c.backend}});
   j["latest_step"] = model.latest_step();
   j["us_per_step"] = model.us_per_step();  // as the controls show it: the workers' step time
-  j["window"] = {{"frames_drawn", state.frames_drawn}, {"open_s", state.window_open_s}};
+  j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
+                 {"open_s", state.window_open_s}};
   j["epoch_mse"] = nlohmann::json::array();
   for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
   j["sampler_epochs"] = model.sampler().epochs().size();

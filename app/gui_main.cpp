@@ -32,6 +32,7 @@
 #include "engine/control/interrupt_signals.h"
 #include "engine/job/scenario.h"
 #include "viz/fonts.h"
+#include "viz/frame_change.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
 #include "viz/views.h"
@@ -302,6 +303,8 @@ int run_gui(const GuiOptions& options) {
     uint64_t last_events = 0;
     int frames = 0, settled = 0;
     view_model::FramePacer pacer;
+    viz::FrameChange frame_change;
+    int frames_unchanged = 0;
     const int64_t window_opened_ns = now_ns();
     uint64_t window_events_drawn = g_window_events;
     bool switched = false;
@@ -335,23 +338,31 @@ int run_gui(const GuiOptions& options) {
       viz::DrawMainWindow(session.model(), state);
       ImGui::Render();
 
-      if (target) target->bind();
-      glViewport(0, 0, fb_w, fb_h);
-      const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-      glClearColor(bg.x, bg.y, bg.z, 1.0f);
-      glClear(GL_COLOR_BUFFER_BIT);
-      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-      if (target) glFinish();  // software GL draws here: count it in the frame's time
-      else glfwSwapBuffers(window.handle);
+      // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
+      if (cause.input) frame_change.forget();
+      const bool present = target || frame_change.changed(*ImGui::GetDrawData());
+      if (present) {
+        if (target) target->bind();
+        glViewport(0, 0, fb_w, fb_h);
+        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        if (target) glFinish();  // software GL draws here: count it in the frame's time
+        else glfwSwapBuffers(window.handle);
+      }
 
       maybe_switch(options, session, state, switched);
       session.apply_requests();
       if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
       const double frame_cpu_ms = process_cpu_ms() - cpu0;
       frame_times.add((now_ns() - t0) / 1e6, frame_cpu_ms);
-      pacer.frame_drawn(t0, frame_cpu_ms, cause);
+      // The pacer learns what a presented frame costs; one left unpresented cost far less.
+      pacer.frame_drawn(t0, present ? frame_cpu_ms : pacer.frame_cpu_ms(), cause);
+      if (!present) ++frames_unchanged;
       ++frames;
       state.frames_drawn = frames;
+      state.frames_unchanged = frames_unchanged;
       state.window_open_s = static_cast<double>(now_ns() - window_opened_ns) / 1e9;
       if (!headless) wait_for_next_frame(pacer, session, state, window_events_drawn);
       if (headless && frames >= options.frames) {

@@ -160,6 +160,7 @@ struct AppState {
   Requests requests;
   double frame_dt_s = 0.0;
   int64_t frames_drawn = 0;      // since the window opened (--state-json: how often it drew)
+  int64_t frames_unchanged = 0;  // of those, laid out the same as the one before: not presented
   double window_open_s = 0.0;    // how long the window has been open
 
   std::string version;      // ringlab's, for Help > About

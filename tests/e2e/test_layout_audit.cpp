@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/job/scenario.h"
+#include "viz/frame_change.h"
 #include "viz/i18n.h"
 #include "viz/layout_audit.h"
 #include "viz/views.h"
@@ -130,4 +131,28 @@ TEST_CASE("the Indonesian table built into the app is the one tr() answers from"
   CHECK(std::string(tr("no such English sentence")) == "no such English sentence");  // falls back
   set_language(Language::English);
   CHECK(std::string(tr("▶ Start")) == "▶ Start");
+}
+
+TEST_CASE("a frame laid out the same as the last is not presented again; any change is") {
+  Frame frame;
+  ringlab::viz::FrameChange change;
+  std::string text = "rank 0: step 12";
+  const auto draw = [&] { frame.audit([&] { ImGui::TextUnformatted(text.c_str()); }); };
+  draw();
+  CHECK(change.changed(*ImGui::GetDrawData()));  // the first frame
+  draw();
+  CHECK_FALSE(change.changed(*ImGui::GetDrawData()));  // the same picture
+  text = "rank 0: step 13";
+  draw();
+  CHECK(change.changed(*ImGui::GetDrawData()));  // one digit changed
+  draw();
+  CHECK_FALSE(change.changed(*ImGui::GetDrawData()));
+  ImGui::GetIO().DisplaySize = ImVec2(640, 480);  // the window resized, the pane drawn the same
+  draw();
+  CHECK(change.changed(*ImGui::GetDrawData()));
+  draw();
+  CHECK_FALSE(change.changed(*ImGui::GetDrawData()));
+  change.forget();  // the window was uncovered: present whatever comes
+  draw();
+  CHECK(change.changed(*ImGui::GetDrawData()));
 }

@@ -11,7 +11,7 @@
 #  5. Memory: 10,000,000 samples typed, then F5: the app asks first, with the estimate, and starts
 #     nothing until the answer.
 #  6. Menus: Help opens with a click and closes with Escape.
-#  7. Idle: a window with nothing to do draws a few frames a second, not 60.
+#  7. Idle: a window with nothing to do draws a few frames a second, not 60, and presents almost none.
 #  8. After a run: its last all-reduce is shown done, and the view holds instead of looping.
 #  9. Start again after a run ended: the new run's all-reduces are followed (the hold does not stay).
 set -uo pipefail
@@ -177,6 +177,9 @@ rate = w["frames_drawn"] / w["open_s"]
 print(f"   idle: {w['frames_drawn']} frames in {w['open_s']:.1f} s = {rate:.1f} a second")
 assert w["open_s"] > 5, w
 assert rate < 15, w
+# And most of those frames are laid out as the one before: not rendered and presented again.
+print(f"   idle: {w['frames_unchanged']} of them the same picture, not presented")
+assert w["frames_unchanged"] >= w["frames_drawn"] // 2, w
 PY
 fi
 # After a run, following shows its last all-reduce to its end and holds there, done (it used to
