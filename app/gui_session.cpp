@@ -28,6 +28,8 @@ constexpr size_t kBacklog = 20'000;
 constexpr size_t kIngestBatch = 4096;
 constexpr size_t kMaxOverlays = 6;
 constexpr int64_t kTrimEveryNs = 2'000'000'000;
+// How long Stop waits for the workers to stop together at a step boundary before terminating them.
+constexpr std::chrono::milliseconds kStopPatience{2000};
 
 double seconds_now() { return now_ns() * 1e-9; }
 
@@ -161,7 +163,12 @@ void RunSession::stop(StopCause cause) {
   if (!controller_ || run_over()) return;
   stopping_ = true;
   sequence_.clear();
-  controller_->request_stop(cause);
+  // The workers stop together at their next step boundary, as Ctrl-C stops `ringlab run`, so
+  // that every rank's last events reach the views (terminated at once, the ranks heard from
+  // last lost their last milliseconds: the sampler's last epoch and the timeline's end showed
+  // them missing). Held at the step-through gate they vote no more: terminated at once.
+  const auto patience = state_.gated ? std::chrono::milliseconds(0) : kStopPatience;
+  controller_->request_stop(cause, patience);
 }
 
 void RunSession::finish(const RunResult& result) {

@@ -134,6 +134,8 @@ s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "stopped", (s["run_phase"], s["run_message"])
 assert not s["failure_shown"], ("a failure is shown after Stop", s["run_message"])
 assert s["latest_step"] >= 0, s
+# The workers stopped together at a step boundary, so their report came in: the step time shows.
+assert s["us_per_step"] > 0, ("no step time after Stop", s["us_per_step"])
 PY
 fi
 if drive memory four-ranks-gloo click:160:401 ctrl+a type:10000000 Return pause F5 pause; then
