@@ -37,6 +37,7 @@ const CollectiveRecord* neighbour_ring(const CollectiveLog& log, const Collectiv
 void select(StepThrough& st, const CollectiveRecord& r, int position = 0) {
   st.has_selection = true;
   st.selected = r.key;
+  if (!st.kept || st.kept->key != r.key) st.kept = std::make_shared<const CollectiveRecord>(r);
   st.position = st.target = position;
   st.progress = 0;
   st.hold_s = 0;
@@ -159,7 +160,9 @@ StepRequest advance_replay(StepThrough& st, const CollectiveLog& log, const Coll
 }  // namespace
 
 const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log) {
-  return st.has_selection ? log.find(st.selected) : nullptr;
+  if (!st.has_selection) return nullptr;
+  if (const CollectiveRecord* live = log.find(st.selected)) return live;
+  return st.kept && st.kept->key == st.selected ? st.kept.get() : nullptr;
 }
 
 int recorded_steps(const CollectiveRecord& record) { return static_cast<int>(ring_schedule(record).steps.size()); }
@@ -176,7 +179,22 @@ void show_failed_collective(StepThrough& st, const CollectiveLog& log) {
   st.progress = 0;
 }
 
+namespace {
+
+// The copy of the all-reduce on screen follows the log's record while the log still has it (its
+// transfers may still be arriving: gated, or selected before every rank reported).
+void keep_shown(StepThrough& st, const CollectiveLog& log) {
+  const CollectiveRecord* live = st.has_selection ? log.find(st.selected) : nullptr;
+  if (!live) return;
+  if (!st.kept || st.kept->key != live->key || st.kept->transfers.size() != live->transfers.size() ||
+      st.kept->complete() != live->complete())
+    st.kept = std::make_shared<const CollectiveRecord>(*live);
+}
+
+}  // namespace
+
 StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, double dt_s) {
+  keep_shown(st, log);
   const CollectiveRecord* shown = shown_collective(st, log);
   if (!shown) st.has_selection = false;
   switch (st.mode) {

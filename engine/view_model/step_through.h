@@ -8,6 +8,7 @@
 // first catches the screen up with it and only then lets them take one more step, and Previous
 // goes back over what is recorded (the workers cannot un-send; the view can go back). Replay
 // scrubs any recorded all-reduce without holding anyone.
+#include <memory>
 #include <optional>
 
 #include "engine/view_model/collective_log.h"
@@ -31,6 +32,10 @@ struct StepThrough {
   bool follow_next = false;        // gated: a step was released before its all-reduce was recorded
   bool from_start = false;         // Play was pressed: an all-reduce shown to its end starts over
   bool held_at_end = false;        // follow: paused by the run ending, not by Pause: a new run plays
+  // A copy of the all-reduce on screen. The log keeps the newest few hundred, which a fast run
+  // replaces within a fraction of a second, long before a class has watched one step by step:
+  // once the log has forgotten it, the copy is what is shown.
+  std::shared_ptr<const CollectiveRecord> kept;
 };
 
 // What the caller must do after an input or a frame: open the gate, switch gating on or off.

@@ -380,6 +380,44 @@ TEST_CASE("the next run is followed again after a run ended and held its last al
   CHECK(st.position < 6);                                 // and it moves through its steps
 }
 
+TEST_CASE("following a fast run: the all-reduce on screen plays through its steps after the log forgets it") {
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;
+  advance(st, ring.log(), true, 0.1);
+  REQUIRE(shown_collective(st, ring.log()) != nullptr);
+  const CollectiveKey first = st.selected;
+  for (int frame = 0; frame < 4; ++frame) {
+    for (int i = 0; i < 600; ++i) {  // between two frames, more all-reduces than the log keeps (512)
+      ring.begin_next();
+      ring.release(6);
+    }
+    advance(st, ring.log(), true, 0.5);
+  }
+  CHECK(ring.log().find(first) == nullptr);  // forgotten by the log
+  CHECK(st.selected == first);               // yet still on screen,
+  CHECK(st.position >= 2);                   // moving through its steps
+  for (int i = 0; i < 60; ++i) advance(st, ring.log(), true, 0.1);
+  CHECK(st.selected != first);  // and once played, the newest is picked up
+  CHECK(shown_collective(st, ring.log()) != nullptr);
+}
+
+TEST_CASE("a paused all-reduce stays on screen however many all-reduces the run does meanwhile") {
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;
+  advance(st, ring.log(), true, 0.1);
+  toggle_play(st);  // Pause
+  const CollectiveKey held = st.selected;
+  for (int i = 0; i < 600; ++i) {
+    ring.begin_next();
+    ring.release(6);
+    advance(st, ring.log(), true, 0.05);
+  }
+  CHECK(st.selected == held);
+  CHECK(shown_collective(st, ring.log()) != nullptr);
+}
+
 TEST_CASE("a Pause the user pressed stays paused when the run goes on") {
   GatedRing ring(4, 7);
   ring.release(6);
