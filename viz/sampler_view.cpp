@@ -101,10 +101,14 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
     return;
   }
-  const auto world_of = [&](int generation) {
+  const auto generation_of = [&](int index) -> const view_model::Generation* {
     for (const auto& g : model.generations())
-      if (g.index == generation) return g.world_size > 0 ? g.world_size : (g.has_job ? g.job.world_size : 0);
-    return 0;
+      if (g.index == index) return &g;
+    return nullptr;
+  };
+  const auto world_of = [&](int index) {
+    const view_model::Generation* g = generation_of(index);
+    return !g ? 0 : g->world_size > 0 ? g->world_size : (g->has_job ? g->job.world_size : 0);
   };
   const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
   int slot = state.sampler.follow ? view_model::followed_epoch(history, epochs, world_of(epochs.back().generation), live)
@@ -119,9 +123,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   // Every rank of the run, those not heard from this epoch with an empty shard.
   const auto all_shards = view_model::shards_of_world(*history.shards(key), world_of(key.generation));
   const auto* shards = &all_shards;
-  const view_model::Generation* gen = nullptr;
-  for (const auto& g : model.generations())
-    if (g.index == key.generation) gen = &g;
+  const view_model::Generation* gen = generation_of(key.generation);
   const int64_t samples = gen && gen->has_job ? gen->job.samples : state.job.samples;
   const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
   const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, *shards);

@@ -52,6 +52,14 @@ class GatedRing {
     for (int k = 0; k < releases && taken_ < 2 * (n_ - 1); ++k) take_step();
   }
 
+  // `count` more all-reduces, each begun and taken to its end: a run going on at full speed.
+  void finish_next(int count) {
+    for (int i = 0; i < count; ++i) {
+      begin_next();
+      release(2 * (n_ - 1));
+    }
+  }
+
  private:
   Event event(EventKind kind, int rank) const {
     Event e;
@@ -371,8 +379,7 @@ TEST_CASE("the next run is followed again after a run ended and held its last al
   StepThrough st;
   for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);  // the run ended: held at the end
   REQUIRE_FALSE(st.playing);
-  ring.begin_next();  // Start again: a new all-reduce, running
-  ring.release(6);
+  ring.finish_next(1);  // Start again: a new all-reduce, running
   for (int i = 0; i < 30; ++i) advance(st, ring.log(), true, 0.1);
   CHECK(st.playing);
   CHECK(animating(st, ring.log()));
@@ -388,10 +395,7 @@ TEST_CASE("following a fast run: the all-reduce on screen plays through its step
   REQUIRE(shown_collective(st, ring.log()) != nullptr);
   const CollectiveKey first = st.selected;
   for (int frame = 0; frame < 4; ++frame) {
-    for (int i = 0; i < 600; ++i) {  // between two frames, more all-reduces than the log keeps (512)
-      ring.begin_next();
-      ring.release(6);
-    }
+    ring.finish_next(600);  // between two frames, more all-reduces than the log keeps (512)
     advance(st, ring.log(), true, 0.5);
   }
   CHECK(ring.log().find(first) == nullptr);  // forgotten by the log
@@ -410,8 +414,7 @@ TEST_CASE("a paused all-reduce stays on screen however many all-reduces the run 
   toggle_play(st);  // Pause
   const CollectiveKey held = st.selected;
   for (int i = 0; i < 600; ++i) {
-    ring.begin_next();
-    ring.release(6);
+    ring.finish_next(1);
     advance(st, ring.log(), true, 0.05);
   }
   CHECK(st.selected == held);
