@@ -72,7 +72,9 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   for (const auto& [id, edit] : state.field_edits)
     if (edit.refused) j["refused_fields"][id] = {{"typed", edit.typed}, {"reason", edit.reason}};
   j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},
-                       {"target", state.step.target}, {"playing", state.step.playing}};
+                       {"target", state.step.target}, {"playing", state.step.playing},
+                       {"gated", state.gated},  // what the workers were told, beside the mode the controls show
+                       {"collective_id", state.step.has_selection ? state.step.selected.id : -1}};
   write_output_file(path, "--state-json", [&](std::ostream& out) { out << j.dump(1) << "\n"; });
 }
 

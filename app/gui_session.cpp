@@ -235,11 +235,20 @@ void RunSession::load_scenario(const std::string& name) {
   state_.scenario = s;
   state_.job = s.job;
   state_.lab.settings = view_model::lab_from_job(s.job);
+  state_.focus = viz::FocusNamed(s.view.focus);
+  step_through_as_in_scenario();
+}
+
+// The scenario's step-through: gated or following live, at its speed. The gate and the mode go
+// together: the workers are held exactly when the controls say "Step-through (gated)".
+void RunSession::step_through_as_in_scenario() {
+  const Scenario& s = state_.scenario;
   state_.gated = s.gated;
   state_.step.speed = s.view.speed;
-  state_.focus = viz::FocusNamed(s.view.focus);
   state_.step.mode = s.gated ? viz::RingMode::Gated : viz::RingMode::Follow;
   state_.step.playing = !s.gated;
+  state_.step.held_at_end = false;
+  state_.step.follow_next = false;
   state_.step.has_selection = false;
 }
 
@@ -257,12 +266,11 @@ void RunSession::apply_requests() {
     if (controller_) controller_.reset();
     state_.job = state_.scenario.job;
     state_.lab.settings = view_model::lab_from_job(state_.job);
-    state_.gated = state_.scenario.gated;
+    step_through_as_in_scenario();
     feed_.discard_queued();
     model_.clear();
     state_.overlays.clear();
     state_.run = viz::RunStatus{};
-    state_.step.has_selection = false;
   }
   if (r.clear_overlays) state_.overlays.clear();
   if (r.stop) stop();

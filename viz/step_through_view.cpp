@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "engine/view_model/step_through.h"
 #include "viz/fonts.h"
@@ -84,13 +85,15 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
 
   const view_model::CollectiveLog& log = model.collectives();
   const CollectiveRecord* shown = ShownCollective(model, state);
-  if (st.mode == RingMode::Replay && log.size() > 0) {
-    int slot = static_cast<int>(log.size()) - 1;
-    for (size_t i = 0; shown && i < log.size(); ++i)
-      if (log.at(i).key == shown->key) slot = static_cast<int>(i);
+  const std::vector<size_t> rings = view_model::steppable_collectives(log);
+  if (st.mode == RingMode::Replay && !rings.empty()) {
+    const int last = static_cast<int>(rings.size()) - 1;
+    int slot = last;
+    for (int i = 0; shown && i <= last; ++i)
+      if (log.at(rings[i]).key == shown->key) slot = i;
     FormLabel(tr("All-reduce"), 0.3f);
-    if (SliderIntBeside("##which", &slot, 0, static_cast<int>(log.size()) - 1, trf("{} of {}", slot + 1, log.size())).changed)
-      view_model::show_collective(st, log.at(slot));
+    if (SliderIntBeside("##which", &slot, 0, last, trf("{} of {}", slot + 1, rings.size())).changed)
+      view_model::show_collective(st, log.at(rings[slot]));
   }
   if (shown) {
     const int total = view_model::recorded_steps(*shown);

@@ -24,13 +24,14 @@ const CollectiveRecord* newest_ring(const CollectiveLog& log) {
   return nullptr;
 }
 
+bool has_ring_steps(const CollectiveRecord& r) { return is_ring(r) && expected_steps(r) > 0; }
+
 // The ring all-reduce just after (direction +1) or before (-1) `key`, or null.
 const CollectiveRecord* neighbour_ring(const CollectiveLog& log, const CollectiveKey& key, int direction) {
   const long here = index_of(log, key);
   if (here < 0) return nullptr;
   for (long i = here + direction; i >= 0 && i < static_cast<long>(log.size()); i += direction)
-    if (is_ring(log.at(static_cast<size_t>(i))) && expected_steps(log.at(static_cast<size_t>(i))) > 0)
-      return &log.at(static_cast<size_t>(i));
+    if (has_ring_steps(log.at(static_cast<size_t>(i)))) return &log.at(static_cast<size_t>(i));
   return nullptr;
 }
 
@@ -120,12 +121,11 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
 StepRequest advance_gated(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, bool running,
                           double dt_s) {
   if (!shown || st.follow_next) {
-    // The all-reduce the workers are in; after Next released its first step, show that step.
+    // The all-reduce the workers are in, or the one Next moved on to before it was recorded:
+    // before its first step, which the next press lets the workers take.
     const CollectiveRecord* next = shown ? neighbour_ring(log, shown->key, +1) : newest_ring(log);
     if (!next) return {};
-    const bool released = st.follow_next;
     select(st, *next, 0);
-    if (released) st.target = 1;
     st.follow_next = false;
     shown = next;
   }
@@ -163,6 +163,13 @@ const CollectiveRecord* shown_collective(const StepThrough& st, const Collective
   if (!st.has_selection) return nullptr;
   if (const CollectiveRecord* live = log.find(st.selected)) return live;
   return st.kept && st.kept->key == st.selected ? st.kept.get() : nullptr;
+}
+
+std::vector<size_t> steppable_collectives(const CollectiveLog& log) {
+  std::vector<size_t> found;
+  for (size_t i = 0; i < log.size(); ++i)
+    if (has_ring_steps(log.at(i))) found.push_back(i);
+  return found;
 }
 
 int recorded_steps(const CollectiveRecord& record) { return static_cast<int>(ring_schedule(record).steps.size()); }
@@ -212,33 +219,31 @@ StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running
     st.playing = false;
   }
   st.progress = 0;
-  if (st.mode == RingMode::Replay) {
+  if (st.mode == RingMode::Replay) {  // the same positions Previous goes back over, on into the next all-reduce
     st.playing = false;
-    if (shown) st.position = st.target = std::min(st.position + 1, recorded_steps(*shown));
+    if (!shown) return {};
+    const CollectiveRecord* next = neighbour_ring(log, shown->key, +1);
+    if (st.position >= expected_steps(*shown) && next) select(st, *next);
+    else st.position = st.target = std::min(st.position + 1, recorded_steps(*shown));
     return {};
   }
   // Gated: first catch the screen up with what the workers did, then let them take a step.
+  // Each press moves the screen one position, the same ones Previous goes back over: after an
+  // all-reduce's last step comes the next one before its first step ("each rank holds its own
+  // input"), whether or not the workers have taken that step already.
   st.since_release_s = 0;
-  if (shown) {
-    if (st.target < recorded_steps(*shown)) {
-      st.position = st.target++;  // the packets of the step being shown move from here
-      return {};
-    }
-    if (st.target >= expected_steps(*shown)) {  // finished on screen: on to the next all-reduce
-      const CollectiveRecord* next = neighbour_ring(log, shown->key, +1);
-      if (next) {
-        select(st, *next);
-        if (recorded_steps(*next) > 0) {  // the workers already took its first step
-          st.target = 1;
-          return {};
-        }
-        shown = next;
-      }
-    }
+  if (!shown) return {};  // the workers report the all-reduce they wait in before its first step
+  if (st.target < recorded_steps(*shown)) {
+    st.position = st.target++;  // the packets of the step being shown move from here
+    return {};
+  }
+  if (st.target >= expected_steps(*shown)) {  // finished on screen: on to the next all-reduce
+    if (const CollectiveRecord* next = neighbour_ring(log, shown->key, +1)) select(st, *next);
+    else st.follow_next = true;  // not recorded yet: shown when it is
+    return {};
   }
   if (!running) return {};
-  if (shown && shown_collective(st, log) == shown && st.target < expected_steps(*shown)) ++st.target;
-  else st.follow_next = true;  // the step released belongs to an all-reduce not recorded yet
+  ++st.target;
   return {1, std::nullopt};
 }
 

@@ -10,6 +10,7 @@
 // scrubs any recorded all-reduce without holding anyone.
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "engine/view_model/collective_log.h"
 
@@ -29,7 +30,7 @@ struct StepThrough {
   double hold_s = 0.0;             // time spent on a finished all-reduce (follow mode)
   double since_release_s = 0.0;    // gated play: time since the gate was last released
   int fixed_position = -1;         // --ring-step: show this position, no animation
-  bool follow_next = false;        // gated: a step was released before its all-reduce was recorded
+  bool follow_next = false;        // gated: Next moved past the end before the next all-reduce was recorded
   bool from_start = false;         // Play was pressed: an all-reduce shown to its end starts over
   bool held_at_end = false;        // follow: paused by the run ending, not by Pause: a new run plays
   // A copy of the all-reduce on screen. The log keeps the newest few hundred, which a fast run
@@ -45,6 +46,10 @@ struct StepRequest {
 };
 
 const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log);
+
+// Where the log holds ring all-reduces with steps to show (oldest first): what Replay scrubs over
+// and Next and Previous step through; the initial broadcast and native all-reduces are not among them.
+std::vector<size_t> steppable_collectives(const CollectiveLog& log);
 
 // Ring steps recorded so far, and the 2(N-1) a ring of N ranks will take (0: nothing to step).
 int recorded_steps(const CollectiveRecord& record);

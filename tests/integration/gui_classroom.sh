@@ -14,6 +14,10 @@
 #  7. Idle: a window with nothing to do draws a few frames a second, not 60, and presents almost none.
 #  8. After a run: its last all-reduce is shown done, and the view holds instead of looping.
 #  9. Start again after a run ended: the new run's all-reduces are followed (the hold does not stay).
+# 10. Gated, past the end of an all-reduce: Right shows the next one before its first step (as
+#     Left comes back over it), and only the next Right lets the workers take that step.
+# 11. Reset (Ctrl+R) after Right turned following into Replay: the step-through is the scenario's
+#     again (following live, the workers not held), as a newly opened scenario's is.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -204,6 +208,27 @@ s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "running", (s["run_phase"], s["run_message"])
 assert s["step_through"]["mode"] == "follow" and s["step_through"]["playing"] is True, s["step_through"]
 assert s["ring"] is not None, "no all-reduce on screen"
+PY
+fi
+if drive nextring step-through-four-ranks F5 wait-workers Right pause Right pause Right pause Right pause Right pause \
+  Right pause Right pause; then
+  python3 - "$WORK/nextring.json" << 'PY' && ok "gated, Right past the end: the next all-reduce before its first step (classroom-nextring.png)" || bad "gated Next into the next all-reduce"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, ring = s["step_through"], s["ring"]
+assert st["mode"] == "gated", st
+assert ring is not None, "no all-reduce on screen"
+assert st["collective_id"] > 1, ("still on the first all-reduce", st)
+assert ring["position"] == 0 and ring["total_steps"] == 0, ("the workers were let into it", ring["position"], ring["total_steps"])
+assert ring["on_screen"] == "Before step 1: each rank holds its own input", ring["on_screen"]
+PY
+fi
+if drive resetview four-ranks-gloo F5 pause Right pause ctrl+r pause; then
+  python3 - "$WORK/resetview.json" << 'PY' && ok "Ctrl+R after Replay: following live again, as the scenario opens (classroom-resetview.png)" || bad "Reset kept the step-through mode"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st = s["step_through"]
+assert st["mode"] == "follow" and st["playing"] is True and st["gated"] is False, st
 PY
 fi
 exit $fail

@@ -208,13 +208,17 @@ TEST_CASE("the links are labelled with the bytes sent up to the step on screen")
   for (const LinkTraffic& link : f.links) CHECK(link.bytes == 16);         // all that is recorded so far
 }
 
-TEST_CASE("after the last step Next moves to the next all-reduce, and Previous comes back to the end") {
+TEST_CASE("after the last step Next moves to the next all-reduce before its first step, as Previous does back") {
   Classroom c(4);
   for (int i = 0; i < 6; ++i) c.next();
   const CollectiveKey first = c.st.selected;
   c.ring.begin_next();  // the workers reach the next all-reduce and wait before its first step
-  c.next();
+  c.next();             // the next one, before its first step: nobody released yet
   CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.frame().position == 0);
+  CHECK(c.frame().on_screen == "Before step 1: each rank holds its own input");
+  CHECK(c.ring.steps_taken() == 0);
+  c.next();  // now the workers take its first step
   CHECK(c.frame().position == 1);
   CHECK(c.ring.steps_taken() == 1);
   c.previous();
@@ -222,25 +226,44 @@ TEST_CASE("after the last step Next moves to the next all-reduce, and Previous c
   c.previous();  // from step 0 back into the all-reduce before, at its end
   CHECK(c.st.selected == first);
   CHECK(c.frame().done);
-  c.next();  // and forward again: the one after, at the step the workers took; nobody released
+  c.next();  // and forward over the same positions: before the first step, then the step taken
   CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.frame().position == 0);
+  c.next();
+  CHECK(c.frame().position == 1);
+  CHECK(c.ring.steps_taken() == 1);  // nobody released: the screen only caught up
+}
+
+TEST_CASE("Next pressed before the next all-reduce is recorded shows it before its first step once it arrives") {
+  Classroom c(4);
+  for (int i = 0; i < 6; ++i) c.next();
+  const CollectiveKey first = c.st.selected;
+  CHECK(step_forward(c.st, c.ring.log(), true).gate_releases == 0);  // the workers come to its gate by themselves
+  c.frames(5);
+  CHECK(c.st.selected == first);  // nothing newer to show yet
+  c.ring.begin_next();
+  c.frames(40);
+  CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.frame().position == 0);
+  CHECK(c.ring.steps_taken() == 0);
+  c.next();
   CHECK(c.frame().position == 1);
   CHECK(c.ring.steps_taken() == 1);
 }
 
-TEST_CASE("Next pressed before the next all-reduce is recorded shows its first step once it arrives") {
-  Classroom c(4);
-  for (int i = 0; i < 6; ++i) c.next();
-  const CollectiveKey first = c.st.selected;
-  const StepRequest request = step_forward(c.st, c.ring.log(), true);
-  CHECK(request.gate_releases == 1);
-  c.frames(5);
-  CHECK(c.st.selected == first);  // nothing newer to show yet
+TEST_CASE("Play in gated mode goes on into the next all-reduce, stopping before its first step like Next") {
+  Classroom c(3);
+  toggle_play(c.st);
+  c.st.speed = 4;
+  c.frames(200);
+  CHECK(c.ring.steps_taken() == 4);
   c.ring.begin_next();
-  c.ring.release(request.gate_releases);
-  c.frames(40);
-  CHECK(c.st.selected.id == first.id + 1);
-  CHECK(c.frame().position == 1);
+  c.frames(2);  // a press shows the next all-reduce before its first step
+  CHECK(c.frame().position == 0);
+  CHECK(c.ring.steps_taken() == 0);
+  c.frames(200);
+  CHECK(c.ring.steps_taken() == 4);
+  CHECK(c.frame().done);
 }
 
 TEST_CASE("rings of 3 and 8 ranks step through 2(N-1) steps each way") {
@@ -449,4 +472,54 @@ TEST_CASE("at the gate, with the released steps shown and Play off, nothing move
   CHECK_FALSE(animating(c.st, c.ring.log()));
   toggle_play(c.st);  // Play in gated mode presses Next by itself
   CHECK(animating(c.st, c.ring.log()));
+}
+
+TEST_CASE("Replay: Right goes through every position and on into the next all-reduce, Left back over the same") {
+  GatedRing ring(3, 7);
+  ring.release(4);
+  ring.finish_next(1);  // #8
+  StepThrough st;
+  set_mode(st, RingMode::Replay);
+  show_collective(st, ring.log().at(0));
+  std::vector<std::pair<int64_t, int>> forward;
+  for (int press = 0; press < 10; ++press) {
+    forward.emplace_back(st.selected.id, st.position);
+    step_forward(st, ring.log(), true);
+  }
+  const std::vector<std::pair<int64_t, int>> want = {{7, 0}, {7, 1}, {7, 2}, {7, 3}, {7, 4},
+                                                     {8, 0}, {8, 1}, {8, 2}, {8, 3}, {8, 4}};
+  CHECK(forward == want);
+  CHECK(st.selected.id == 8);  // the newest, at its end: Right has nowhere further to go
+  CHECK(st.position == 4);
+  std::vector<std::pair<int64_t, int>> back;
+  for (int press = 0; press < 10; ++press) {
+    back.emplace_back(st.selected.id, st.position);
+    step_back(st, ring.log());
+  }
+  CHECK(back == std::vector<std::pair<int64_t, int>>(want.rbegin(), want.rend()));
+}
+
+TEST_CASE("Replay scrubs the ring all-reduces only: the initial broadcast has no ring steps") {
+  GatedRing ring(2, 7);
+  ring.release(2);
+  for (int r = 0; r < 2; ++r) {  // a broadcast between the two all-reduces
+    Event b;
+    b.kind = EventKind::CollectiveBegin;
+    b.rank = r;
+    b.collective_id = 50;
+    b.bytes = 16;
+    b.text = "broadcast";
+    ring.log().consume(b, 1, 2);
+  }
+  ring.finish_next(1);
+  const std::vector<size_t> rings = steppable_collectives(ring.log());
+  REQUIRE(ring.log().size() == 3);
+  CHECK(rings == std::vector<size_t>{0, 2});
+  StepThrough st;
+  set_mode(st, RingMode::Replay);
+  show_collective(st, ring.log().at(0));
+  show_position(st, 2);
+  step_forward(st, ring.log(), true);  // past the end: over the broadcast, into the next ring
+  CHECK(st.selected.id == 8);
+  CHECK(st.position == 0);
 }
