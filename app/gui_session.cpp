@@ -173,7 +173,9 @@ void RunSession::stop(StopCause cause) {
 
 void RunSession::finish(const RunResult& result) {
   model_.note_exits(result.exits);  // names the signal a rank died of, for the highlight
-  if (stopping_) {
+  // A Stop pressed as the run was ending can reach the workers after they trained their last
+  // step: they report "done", and the run finished.
+  if (stopping_ && !(result.ok && model_.trained_to_the_end())) {
     state_.run.phase = viz::RunPhase::Stopped;
     state_.run.message.clear();
   } else if (result.ok) {

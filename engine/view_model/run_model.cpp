@@ -145,6 +145,7 @@ void RunModel::consume(const Event& event) {
       break;
     case EventKind::RunEnd: {
       rank.ended = true;
+      rank.trained_to_the_end = event.text == "done";
       // (a set of workers ended by a live change reports after the new set began: not its speed)
       if (event.rank == 0 && !generations_.empty() && generation == generations_.back().index) us_per_step_ = event.value;
       const int world = world_size();
@@ -157,6 +158,14 @@ void RunModel::consume(const Event& event) {
     default:
       break;
   }
+}
+
+bool RunModel::trained_to_the_end() const {
+  if (!run_ended_) return false;
+  const int world = world_size();
+  for (int r = 0; r < world && r < static_cast<int>(ranks_.size()); ++r)
+    if (!ranks_[r].trained_to_the_end) return false;
+  return true;
 }
 
 const FailureDiagnosis& RunModel::failure() const {

@@ -32,6 +32,7 @@ struct RankProgress {
   int epoch = -1;
   double last_loss = 0.0;
   bool ended = false;
+  bool trained_to_the_end = false;  // its RunEnd said it finished its epochs, not that it was stopped
 };
 
 class RunModel {
@@ -64,6 +65,9 @@ class RunModel {
   int64_t latest_step() const;   // highest step any rank finished, -1 before the first
   int latest_epoch() const;
   bool run_ended() const { return run_ended_; }  // every rank of the current generation ended
+  // Every rank of the current generation ended, each having trained all its epochs: a Stop that
+  // reached the workers after that stopped nothing.
+  bool trained_to_the_end() const;
   double us_per_step() const { return us_per_step_; }
   uint64_t events_seen() const { return events_seen_; }
   uint64_t version() const { return events_seen_; }  // changes whenever anything was consumed

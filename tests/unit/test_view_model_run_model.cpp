@@ -105,6 +105,25 @@ TEST_CASE("run end, errors and ingest from a store") {
   CHECK(m.events_seen() == 1);
 }
 
+TEST_CASE("a run trained to the end only when every rank's RunEnd says done, not stopped") {
+  const auto end = [](int rank, const char* how) {
+    Event e = make(EventKind::RunEnd, rank, -1);
+    e.text = how;
+    return e;
+  };
+  for (const char* rank1 : {"done", "stopped"}) {
+    CAPTURE(rank1);
+    RunModel m;
+    m.consume(run_begin(0, 2, "gloo"));
+    m.consume(run_begin(1, 2, "gloo"));
+    m.consume(end(0, "done"));
+    CHECK_FALSE(m.trained_to_the_end());  // rank 1 has not ended yet
+    m.consume(end(1, rank1));
+    CHECK(m.run_ended());
+    CHECK(m.trained_to_the_end() == (std::string(rank1) == "done"));
+  }
+}
+
 TEST_CASE("the event feed hands every event to the reader once, in order") {
   EventFeed feed(/*max_queued=*/100000);
   std::thread writer([&] {
