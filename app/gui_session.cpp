@@ -120,7 +120,7 @@ void RunSession::launch(const PlannedRun& run) {
   keep_as_overlay();
   feed_.discard_queued();
   model_.clear();
-  state_.step.has_selection = false;
+  view_model::begin_run(state_.step);
   state_.run.message.clear();
   stopping_ = false;
   switch_from_generation_ = -1;

@@ -265,6 +265,17 @@ void step_back(StepThrough& st, const CollectiveLog& log) {
   st.position = st.target = std::max(0, asked - 1);
 }
 
+void begin_run(StepThrough& st) {
+  st.has_selection = false;
+  st.kept.reset();
+  st.follow_next = false;
+  st.position = st.target = 0;
+  st.progress = 0;
+  st.hold_s = 0;
+  if (st.held_at_end) st.playing = true;
+  st.held_at_end = false;
+}
+
 void toggle_play(StepThrough& st) {
   st.playing = !st.playing;
   st.held_at_end = false;

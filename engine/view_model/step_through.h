@@ -60,6 +60,10 @@ StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, dou
 StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running);  // Next
 void step_back(StepThrough& st, const CollectiveLog& log);                        // Previous
 void toggle_play(StepThrough& st);
+// A new run starts (Start, Start again): nothing of the last one stays on screen (a new run's
+// all-reduces have the same keys as the last one's), and the hold the view put on the last run's
+// end is lifted, however quickly the new run is over. A Pause the user pressed stays.
+void begin_run(StepThrough& st);
 // Whether the view changes with time alone (packets travelling, a hold running out, Play about to
 // press Next): the app's window draws frames for it; otherwise it waits for input or events.
 bool animating(const StepThrough& st, const CollectiveLog& log);

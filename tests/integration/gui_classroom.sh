@@ -18,6 +18,10 @@
 #     Left comes back over it), and only the next Right lets the workers take that step.
 # 11. Reset (Ctrl+R) after Right turned following into Replay: the step-through is the scenario's
 #     again (following live, the workers not held), as a newly opened scenario's is.
+# 12. Stop pressed while a short run's workers start: the status says "stopped" only if the run
+#     was cut short; a run whose every epoch was trained says "finished".
+# 13. Start again after a gated run was switched to following and ended: the new run (over in
+#     less than a second) is followed to the end of its last all-reduce, not left before step 1.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -69,6 +73,7 @@ for key in "$@"; do
       for _ in $(seq 600); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 4 ] && break; sleep 0.1; done
       sleep 2 ;;  # they join the group and reach the gate
     pause) sleep 1.5 ;;
+    quickstop) xdotool key F5; sleep 0.15; xdotool key shift+F5; sleep 0.3 ;;  # Stop while the workers start
     click:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click --repeat 2 1; sleep 0.3 ;;
     tap:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click 1; sleep 0.3 ;;
     type:*) xdotool type -- "${key#type:}"; sleep 0.3 ;;
@@ -229,6 +234,27 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 st = s["step_through"]
 assert st["mode"] == "follow" and st["playing"] is True and st["gated"] is False, st
+PY
+fi
+if drive quickstop four-ranks-gloo quickstop pause pause pause; then
+  python3 - "$WORK/quickstop.json" << 'PY' && ok "Stop while the workers start: the status matches what was trained (classroom-quickstop.png)" || bad "a Stop at the start"
+import json, sys
+s = json.load(open(sys.argv[1]))
+trained_all = len(s["epoch_mse"]) == 12 and s["latest_step"] == 23  # four-ranks-gloo: 12 epochs of 2 steps
+print(f"   quick stop: {s['run_phase']}, {len(s['epoch_mse'])} epochs, last step {s['latest_step']}")
+assert s["run_phase"] == ("finished" if trained_all else "stopped"), (s["run_phase"], len(s["epoch_mse"]), s["latest_step"])
+assert not s["failure_shown"], s["run_message"]
+PY
+fi
+# "Follow live" is the first mode of the Step-through pane, at 24,474 (see classroom-rerun.png).
+if drive rerun step-through-four-ranks F5 wait-workers Right pause tap:24:474 pause pause pause pause F5 pause pause pause pause; then
+  python3 - "$WORK/rerun.json" << 'PY' && ok "gated, then following, then Start again: the new run's last all-reduce shown done (classroom-rerun.png)" || bad "start again after following a gated run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, ring = s["step_through"], s["ring"]
+assert s["run_phase"] == "finished", (s["run_phase"], s["run_message"])
+assert st["mode"] == "follow" and not st["gated"], st
+assert ring is not None and ring["done"], (st, ring and ring["on_screen"])
 PY
 fi
 exit $fail

@@ -429,6 +429,28 @@ TEST_CASE("following a fast run: the all-reduce on screen plays through its step
   CHECK(shown_collective(st, ring.log()) != nullptr);
 }
 
+TEST_CASE("a run over before any frame saw it running is still followed to the end of its last all-reduce") {
+  GatedRing first(4, 7);
+  first.release(6);
+  StepThrough st;
+  for (int i = 0; i < 200; ++i) advance(st, first.log(), false, 0.1);  // the first run ended: held
+  REQUIRE_FALSE(st.playing);
+  begin_run(st);  // Start again: the new run's events all arrive at once, and it is over
+  GatedRing second(4, 7);  // the same keys as the first run's
+  second.release(6);
+  for (int i = 0; i < 200; ++i) advance(st, second.log(), false, 0.1);
+  REQUIRE(shown_collective(st, second.log()) != nullptr);
+  CHECK(st.position == 6);
+  CHECK(ring_frame(*shown_collective(st, second.log()), st.position).done);
+}
+
+TEST_CASE("a Pause the user pressed stays through the start of the next run") {
+  StepThrough st;
+  toggle_play(st);  // Pause
+  begin_run(st);
+  CHECK_FALSE(st.playing);
+}
+
 TEST_CASE("a paused all-reduce stays on screen however many all-reduces the run does meanwhile") {
   GatedRing ring(4, 7);
   ring.release(6);
