@@ -4,6 +4,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fmt/core.h>
@@ -173,12 +174,16 @@ void RunSession::stop(StopCause cause) {
 
 void RunSession::finish(const RunResult& result) {
   model_.note_exits(result.exits);  // names the signal a rank died of, for the highlight
-  // A Stop pressed as the run was ending can reach the workers after they trained their last
-  // step: they report "done", and the run finished.
-  if (stopping_ && !(result.ok && model_.trained_to_the_end())) {
+  // A Stop pressed as the run was ending (or while its workers were starting, for a run shorter
+  // than their first look at it) can reach them after they trained their last step: each reports
+  // "done", every process exits cleanly, and the run finished.
+  const bool stop_came_too_late =
+      stopping_ && model_.trained_to_the_end() &&
+      std::all_of(result.exits.begin(), result.exits.end(), [](const RankExit& e) { return e.ok(); });
+  if (stopping_ && !stop_came_too_late) {
     state_.run.phase = viz::RunPhase::Stopped;
     state_.run.message.clear();
-  } else if (result.ok) {
+  } else if (result.ok || stop_came_too_late) {
     state_.run.phase = viz::RunPhase::Finished;
     state_.run.message.clear();
   } else {
