@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does the app's drawing slow the workers? The seed's job (4096 samples, batch 32, 5 epochs) at
+# Does the app's drawing slow the workers? The seed's job (4096 samples, batch 32) at
 # WORLD ranks on gloo (default 4), µs per step without a window (`ringlab run`) and with one
 # (`ringlab gui` in a real window on an Xvfb display, started with F5 as a person would), and
 # beside the floor under any window (bench/blank_window: the same maximized OpenGL window at the
@@ -10,14 +10,17 @@
 #
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
-# EPOCHS (default 5, the seed's 160 steps, about 80 ms) makes the run longer, so that the window's
-# steady state counts more than the frames drawn for the F5 press that starts it.
+# EPOCHS (default 100: 3,200 steps, one to two seconds) sets the run's length. The seed's own 5
+# epochs (160 steps, about 80 ms) fall within the frames drawn for the F5 press that starts the
+# run; at 100 the window's steady state is what is measured.
 #
 # Needs Xvfb and xdotool (scripts/setup.sh installs both). The window draws what a class sees
 # (the Ring view in the big pane), at the app's own frame cap (60 a second).
 set -euo pipefail
 source "$(dirname "$0")/bench_lib.bash"
 world=${bench_args[0]:-4}
+epochs=${EPOCHS:-100}
+[[ "$epochs" =~ ^[1-9][0-9]{0,5}$ ]] || bench_fail "EPOCHS='$epochs': expected a whole number of epochs, 1 to 999999"
 require_world_sizes "$world"
 for tool in Xvfb xdotool; do
   command -v $tool >/dev/null || { echo "app_window.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
@@ -28,7 +31,7 @@ blank=${BLANK:-$(dirname "$ringlab")/../bench/blank_window}
 scenario=$work/seed.json
 cat >"$scenario" <<EOF
 {"title": {"en": "seed job", "id": "seed job"}, "description": {"en": "bench", "id": "bench"},
- "job": {"world_size": $world, "backend": "gloo", "algorithm": "ring", "epochs": ${EPOCHS:-5}, "samples": 4096, "batch_size": 32},
+ "job": {"world_size": $world, "backend": "gloo", "algorithm": "ring", "epochs": $epochs, "samples": 4096, "batch_size": 32},
  "view": {"focus": "ring"}}
 EOF
 
