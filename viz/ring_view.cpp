@@ -8,9 +8,12 @@
 #include <cmath>
 #include <fmt/core.h>
 #include <numbers>
+#include <string>
+#include <vector>
 
 #include "engine/view_model/node_layout.h"
 #include "engine/view_model/ring_state.h"
+#include "engine/view_model/step_through.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -563,6 +566,20 @@ std::string node_note(const NodeLayout& nodes) {
              nodes.nodes.size(), nodes.crossing_ring_links(), p, 2.0 * (p - 1) / p);
 }
 
+// Gated, under the ring's words: where the workers are against what the screen shows. The screen
+// can be where they wait, behind them in the same all-reduce (Previous), or in an earlier one.
+std::string gate_hint(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown,
+                      const view_model::RingFrame& frame, const StepThroughState& st) {
+  const std::vector<size_t> rings = view_model::steppable_collectives(log);
+  if (!rings.empty() && log.at(rings.back()).key.id != shown.key.id)
+    return trf("The workers are further on, in all-reduce #{}: Next walks forward to them", log.at(rings.back()).key.id);
+  if (st.position < frame.total_steps)
+    return trf("The workers have taken {} of these steps: Next catches up, then lets them take the next",
+               frame.total_steps);
+  if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
+  return tr("The workers are waiting at the gate: press Next");
+}
+
 }  // namespace
 
 void DrawRingView(const view_model::RunModel& model, AppState& state) {
@@ -633,13 +650,10 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
     }
     if (state.step.mode == RingMode::Gated && !frame.done && state.run.phase == RunPhase::Running) {
-      // Either the screen is where the workers are, or it went back over what they did.
-      const std::string behind = trf("The workers are at step {}: Next catches up, then lets them take the next", frame.total_steps);
-      const char* gate = state.step.position >= frame.total_steps ? tr("The workers are waiting at the gate: press Next")
-                                                                  : behind.c_str();
+      const std::string gate = gate_hint(model.collectives(), *rec, frame, state.step);
       const float wrap = max.x - min.x - 2 * fs;
-      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, gate, nullptr, wrap);
-      y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, wrap, gate).y + fs * 0.3f;
+      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, gate.c_str(), nullptr, wrap);
+      y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, wrap, gate.c_str()).y + fs * 0.3f;
     }
   }
   // Under the ring: the footer's lines, and the legend beside them where they fit in one line each.
