@@ -145,6 +145,7 @@ class RankLoop {
 
   int64_t begin_step(int epoch) {
     const int64_t t_step = now_ns();
+    held_at_step_ = hooks_.held_ns ? hooks_.held_ns() : 0;
     replica_.set_step(step_);
     events_.emit(make_event(EventKind::StepBegin, rank_, step_, epoch));
     return t_step;
@@ -152,7 +153,8 @@ class RankLoop {
 
   void end_step(Event end, int64_t t_step) {
     end.t_begin_ns = t_step;
-    train_ns_ += end.t_end_ns - t_step;
+    const int64_t held = (hooks_.held_ns ? hooks_.held_ns() : 0) - held_at_step_;
+    train_ns_ += std::max<int64_t>(end.t_end_ns - t_step - held, 0);
     events_.emit(std::move(end));
     ++step_;
   }
@@ -229,6 +231,7 @@ class RankLoop {
   const int64_t first_step_;
   int64_t step_;
   int64_t train_ns_ = 0;
+  int64_t held_at_step_ = 0;  // the gate's held_ns when the step began
 };
 
 }  // namespace

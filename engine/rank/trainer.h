@@ -31,6 +31,9 @@ namespace data { struct TensorDataset; }
 
 struct TrainerHooks {
   std::function<void(RingPhase, int ring_step)> before_ring_step;  // gated mode
+  // Gated mode: how long this rank has waited at the step-through gate so far (ns). A class
+  // holds a step for minutes; that is not the step's training time.
+  std::function<int64_t()> held_ns;
   // Asked at every step boundary: return true to stop there (live change); the state is then
   // left in RankOutcome::stopped_state.
   std::function<bool(int64_t step)> stop_at_step_boundary;

@@ -55,6 +55,8 @@ class Gate {
  public:
   Gate(StoreClient& store, int rank, EventSink& events) : store_(store), rank_(rank), events_(events) {}
 
+  int64_t held_ns() const { return held_ns_; }  // waited at the gate, in all
+
   void before_step(RingPhase phase, int ring_step) {
     if (!closed(false)) {
       active_ = false;
@@ -82,6 +84,7 @@ class Gate {
     e.rank = rank_;
     e.t_begin_ns = t0;
     e.t_end_ns = now_ns();
+    held_ns_ += e.t_end_ns - t0;
     e.phase = static_cast<int8_t>(phase);
     e.ring_step = ring_step;
     events_.emit(std::move(e));
@@ -102,6 +105,7 @@ class Gate {
   EventSink& events_;
   bool active_ = false, closed_ = false;
   int64_t base_ = 0, taken_ = 0, checked_ns_ = 0;
+  int64_t held_ns_ = 0;
 };
 
 // A worker waits for the controller much longer than for a peer: a controller that does not
@@ -362,7 +366,10 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     hooks.drop_connections = [&env] { drop_peer_connections(env); };
     if (!options.epoch_checkpoint.empty())
       hooks.epoch_checkpoint = [&](const TrainingState& s) { save_checkpoint({job, s}, options.epoch_checkpoint); };
-    if (options.interactive) hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
+    if (options.interactive) {
+      hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
+      hooks.held_ns = [&] { return gate.held_ns(); };
+    }
     if (votes) hooks.stop_at_step_boundary = [&](int64_t step) { return votes->stop_here(step); };
 
     emit_run_begin(*events, env.rank, job);

@@ -88,3 +88,31 @@ TEST_CASE("the epoch's evaluation in blocks equals one forward pass over the who
   job.hidden = {4096, 4096, 4096};
   CHECK(eval_block_rows(job) * (job.features + 1 + 3 * 4096) * 4 <= (64 << 20));
 }
+
+TEST_CASE("time held at the step-through gate is not counted as training time") {
+  // Each rank's gate reports a second of holding before every ring step (a class pausing):
+  // far more than the steps took, so the steps' own time is what is left, clamped at zero.
+  JobConfig job;
+  job.world_size = 2;
+  job.epochs = 1;
+  for (const bool gated : {false, true}) {
+    CAPTURE(gated);
+    LocalWorld world(job.world_size, std::chrono::milliseconds(20000));
+    std::vector<RankOutcome> out(job.world_size);
+    std::vector<int> ring_steps(job.world_size, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < job.world_size; ++r)
+      threads.emplace_back([&, r] {
+        NullEventSink sink;
+        TrainerHooks hooks;
+        hooks.before_ring_step = [&, r](RingPhase, int) { ++ring_steps[r]; };
+        if (gated) hooks.held_ns = [&, r] { return int64_t{1'000'000'000} * ring_steps[r]; };
+        out[r] = train_rank(job, world.group(r), sink, hooks);
+      });
+    for (auto& t : threads) t.join();
+    REQUIRE(out[0].steps > 0);
+    CHECK(ring_steps[0] > 0);
+    if (gated) CHECK(out[0].us_per_step == 0.0);
+    else CHECK(out[0].us_per_step > 0.0);
+  }
+}
