@@ -41,7 +41,10 @@ void apply(const view_model::StepRequest& request, AppState& state) {
 }  // namespace
 
 const CollectiveRecord* ShownCollective(const view_model::RunModel& model, const AppState& state) {
-  return view_model::shown_collective(state.step, model.collectives());
+  const CollectiveRecord* shown = view_model::shown_collective(state.step, model.collectives());
+  const view_model::Generation* live = model.current_generation();
+  if (shown && live && view_model::left_behind_by_one_rank(state.step, *shown, live->index, live->world_size)) return nullptr;
+  return shown;
 }
 
 void AdvanceStepThrough(const view_model::RunModel& model, AppState& state) {

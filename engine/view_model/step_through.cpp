@@ -172,6 +172,10 @@ std::vector<size_t> steppable_collectives(const CollectiveLog& log) {
   return found;
 }
 
+bool left_behind_by_one_rank(const StepThrough& st, const CollectiveRecord& shown, int live_generation, int live_world) {
+  return st.mode == RingMode::Follow && live_world == 1 && shown.key.generation < live_generation;
+}
+
 int recorded_steps(const CollectiveRecord& record) { return static_cast<int>(ring_schedule(record).steps.size()); }
 
 int expected_steps(const CollectiveRecord& record) { return expected_ring_steps(record); }

@@ -46,6 +46,9 @@ struct StepRequest {
 };
 
 const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log);
+// Following live after a live change to a single rank: the all-reduce on screen is the last
+// world's, and nothing newer will replace it (one rank all-reduces nothing); it is not what runs.
+bool left_behind_by_one_rank(const StepThrough& st, const CollectiveRecord& shown, int live_generation, int live_world);
 
 // Where the log holds ring all-reduces with steps to show (oldest first): what Replay scrubs over
 // and Next and Previous step through; the initial broadcast and native all-reduces are not among them.

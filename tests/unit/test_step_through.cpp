@@ -545,3 +545,17 @@ TEST_CASE("Replay scrubs the ring all-reduces only: the initial broadcast has no
   CHECK(st.selected.id == 8);
   CHECK(st.position == 0);
 }
+
+TEST_CASE("following a live change to one rank lets the last world's all-reduce go; Replay keeps it") {
+  GatedRing ring(4, 7);  // generation 1, four ranks
+  ring.release(6);
+  StepThrough st;
+  advance(st, ring.log(), true, 0.1);
+  const CollectiveRecord* shown = shown_collective(st, ring.log());
+  REQUIRE(shown != nullptr);
+  CHECK(left_behind_by_one_rank(st, *shown, 2, 1));        // the workers are one rank now
+  CHECK_FALSE(left_behind_by_one_rank(st, *shown, 2, 2));  // two ranks: their own all-reduces will replace it
+  CHECK_FALSE(left_behind_by_one_rank(st, *shown, 1, 1));  // the same world
+  set_mode(st, RingMode::Replay);
+  CHECK_FALSE(left_behind_by_one_rank(st, *shown, 2, 1));  // scrubbing the old world's all-reduces is what Replay is for
+}
