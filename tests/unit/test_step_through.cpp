@@ -102,6 +102,17 @@ class GatedRing {
   CollectiveLog log_;
 };
 
+// Rank `rank` begins collective `id` (16 bytes) with `algorithm`: "ring", or "broadcast".
+Event collective_begin(int rank, int64_t id, const char* algorithm) {
+  Event b;
+  b.kind = EventKind::CollectiveBegin;
+  b.rank = rank;
+  b.collective_id = id;
+  b.bytes = 16;
+  b.text = algorithm;
+  return b;
+}
+
 // A class at the projector: presses a key, then lets the animation run for a few seconds,
 // while the gate's releases reach the workers.
 struct Classroom {
@@ -328,12 +339,7 @@ TEST_CASE("switching modes asks for the gate to be switched, and only when it ch
 TEST_CASE("a finished ring traced without chunks has nothing to step through") {
   CollectiveLog log;
   for (int r = 0; r < 2; ++r) {
-    Event b;
-    b.kind = EventKind::CollectiveBegin;
-    b.rank = r;
-    b.collective_id = 1;
-    b.bytes = 16;
-    b.text = "ring";
+    const Event b = collective_begin(r, 1, "ring");
     log.consume(b, 1, 2);
     Event e = b;
     e.kind = EventKind::CollectiveEnd;
@@ -524,15 +530,7 @@ TEST_CASE("Replay: Right goes through every position and on into the next all-re
 TEST_CASE("Replay scrubs the ring all-reduces only: the initial broadcast has no ring steps") {
   GatedRing ring(2, 7);
   ring.release(2);
-  for (int r = 0; r < 2; ++r) {  // a broadcast between the two all-reduces
-    Event b;
-    b.kind = EventKind::CollectiveBegin;
-    b.rank = r;
-    b.collective_id = 50;
-    b.bytes = 16;
-    b.text = "broadcast";
-    ring.log().consume(b, 1, 2);
-  }
+  for (int r = 0; r < 2; ++r) ring.log().consume(collective_begin(r, 50, "broadcast"), 1, 2);  // between the two
   ring.finish_next(1);
   const std::vector<size_t> rings = steppable_collectives(ring.log());
   REQUIRE(ring.log().size() == 3);
