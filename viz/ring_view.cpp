@@ -567,12 +567,14 @@ std::string node_note(const NodeLayout& nodes) {
 }
 
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen
-// can be where they wait, behind them in the same all-reduce (Previous), or in an earlier one.
+// can be where they wait, behind them in the same all-reduce (Previous), or in an earlier one;
+// "" for an all-reduce shown done with the workers still in it (the run is ending).
 std::string gate_hint(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown,
                       const view_model::RingFrame& frame, const StepThroughState& st) {
   const std::vector<size_t> rings = view_model::steppable_collectives(log);
   if (!rings.empty() && log.at(rings.back()).key.id != shown.key.id)
     return trf("The workers are further on, in all-reduce #{}: Next walks forward to them", log.at(rings.back()).key.id);
+  if (frame.done) return "";
   if (st.position < frame.total_steps)
     return trf("The workers have taken {} of these steps: Next catches up, then lets them take the next",
                frame.total_steps);
@@ -649,8 +651,10 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, line_w - next_w);
       y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
     }
-    if (state.step.mode == RingMode::Gated && !frame.done && state.run.phase == RunPhase::Running) {
-      const std::string gate = gate_hint(model.collectives(), *rec, frame, state.step);
+    const std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
+                                 ? gate_hint(model.collectives(), *rec, frame, state.step)
+                                 : "";
+    if (!gate.empty()) {
       const float wrap = max.x - min.x - 2 * fs;
       dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, gate.c_str(), nullptr, wrap);
       y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, wrap, gate.c_str()).y + fs * 0.3f;
