@@ -56,7 +56,9 @@ std::string format_number(double v) {
   if (a == 0) return "0";
   if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
   if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
-  if (a >= 0.01) return fmt::format("{:.4g}", v);
+  // A log axis of losses runs 1, 0.1, 0.01, 0.001: decimals down to 0.0001, so one axis does not
+  // mix "0.01" with "1.0e-03"; smaller than that, powers of ten.
+  if (a >= 1e-4) return fmt::format("{:.4g}", v);
   return fmt::format("{:.1e}", v);
 }
 

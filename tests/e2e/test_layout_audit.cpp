@@ -12,6 +12,7 @@
 #include "viz/frame_change.h"
 #include "viz/i18n.h"
 #include "viz/layout_audit.h"
+#include "viz/plot.h"
 #include "viz/views.h"
 
 using ringlab::viz::AuditLayout;
@@ -155,4 +156,12 @@ TEST_CASE("a frame laid out the same as the last is not presented again; any cha
   change.forget();  // the window was uncovered: present whatever comes
   draw();
   CHECK(change.changed(*ImGui::GetDrawData()));
+}
+
+TEST_CASE("a log axis of losses is labelled in one format from 1 down to 0.0001") {
+  std::vector<std::string> labels;
+  for (double v : {1.0, 0.1, 0.01, 0.001, 0.0001}) labels.push_back(ringlab::viz::format_number(v));
+  CHECK(labels == std::vector<std::string>{"1", "0.1", "0.01", "0.001", "0.0001"});
+  CHECK(ringlab::viz::format_number(3e-5) == "3.0e-05");  // below that, powers of ten
+  CHECK(ringlab::viz::format_number(25000) == "25k");
 }
