@@ -35,7 +35,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   for (const auto& c : model.loss().changes)
     j["world_changes"].push_back({{"step", c.step}, {"world_size", c.world_size}, {"backend", c.backend}});
   j["latest_step"] = model.latest_step();
-  j["us_per_step"] = model.us_per_step();  // as the controls show it: the workers' step time
+  j["us_per_step"] = model.us_per_step();  // the workers' step time (not shown when "stepped")
+  j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"open_s", state.window_open_s}};
   j["epoch_mse"] = nlohmann::json::array();
@@ -74,7 +75,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},
                        {"target", state.step.target}, {"playing", state.step.playing},
                        {"gated", state.gated},  // what the workers were told, beside the mode the controls show
-                       {"collective_id", state.step.has_selection ? state.step.selected.id : -1}};
+                       {"collective_id", shown ? shown->key.id : -1}};  // the all-reduce on screen, as "ring"
   write_output_file(path, "--state-json", [&](std::ostream& out) { out << j.dump(1) << "\n"; });
 }
 

@@ -155,6 +155,7 @@ void RunSession::launch(const PlannedRun& run) {
     return;
   }
   state_.run.phase = viz::RunPhase::Running;
+  state_.run.stepped = state_.gated && !run.torch;
   state_.run.live_world_size = job.world_size;
   state_.run.live_backend = job.backend;
   started_at_s_ = seconds_now();
@@ -297,7 +298,10 @@ void RunSession::apply_requests() {
     r.set_gated = r.pause_toggle = r.change_world = false;
     r.gate_releases = 0;
   }
-  if (r.set_gated && controller_ && !run_over()) controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
+  if (r.set_gated && controller_ && !run_over()) {
+    controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
+    state_.run.stepped = state_.run.stepped || r.gated_value;
+  }
   if (r.pause_toggle && controller_ && !run_over()) {
     const bool pause = state_.run.phase == viz::RunPhase::Running;
     state_.run.phase = pause ? viz::RunPhase::Paused : viz::RunPhase::Running;

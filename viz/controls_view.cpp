@@ -227,7 +227,8 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
     std::string line = trf("{} rank{} · step {} · epoch {}", world, world == 1 ? "" : "s", model.latest_step() + 1,
                            model.latest_epoch() + 1);
     ImGui::TextWrapped("%s", line.c_str());
-    if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
+    if (state.run.stepped) ImGui::TextWrapped("%s", tr("stepped through at the gate: no µs per step"));
+    else if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
   }
   // A failure's full report is in the failure lab's pane; here its headline, the same words
   // (the same rank) the report and the ring give, or the controller's first line without one.
@@ -289,8 +290,8 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   const JobConfig& was = state.scenario.job;
   if (state.job.world_size != was.world_size || state.job.backend != was.backend) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(trf("Changed here: {} ranks on {} (the scenario has {} on {})", state.job.world_size,
-                               state.job.backend, was.world_size, was.backend)
+    ImGui::TextUnformatted(trf("Changed here: {} rank{} on {} (the scenario has {} on {})", state.job.world_size,
+                               state.job.world_size == 1 ? "" : "s", state.job.backend, was.world_size, was.backend)
                                .c_str());
     ImGui::PopTextWrapPos();
   }

@@ -145,8 +145,8 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   size_t per_rank = 0;
   for (const auto& shard : *shards) per_rank = std::max(per_rank, shard.size());
   const int reported = view_model::reported_ranks(*shards);
-  std::string summary = trf("{} indices over {} ranks · {} per rank · {} padded repeats", samples, grid.world_size,
-                            per_rank, grid.padded_count);
+  std::string summary = trf("{} indices over {} rank{} · {} per rank · {} padded repeats", samples, grid.world_size,
+                            grid.world_size == 1 ? "" : "s", per_rank, grid.padded_count);
   if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(summary.c_str());
