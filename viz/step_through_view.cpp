@@ -88,8 +88,9 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
 
   const view_model::CollectiveLog& log = model.collectives();
   const CollectiveRecord* shown = ShownCollective(model, state);
-  const std::vector<size_t> rings = view_model::steppable_collectives(log);
-  if (st.mode == RingMode::Replay && !rings.empty()) {
+  const std::vector<size_t> rings =
+      st.mode == RingMode::Replay ? view_model::steppable_collectives(log) : std::vector<size_t>{};
+  if (!rings.empty()) {
     const int last = static_cast<int>(rings.size()) - 1;
     int slot = last;
     for (int i = 0; shown && i <= last; ++i)

@@ -457,12 +457,20 @@ TEST_CASE("a Pause the user pressed stays through the start of the next run") {
   CHECK_FALSE(st.playing);
 }
 
+namespace {
+// Following a run whose all-reduce #7 is on screen, then Pause.
+StepThrough paused_on_first(const GatedRing& ring) {
+  StepThrough st;
+  advance(st, ring.log(), true, 0.1);
+  toggle_play(st);
+  return st;
+}
+}  // namespace
+
 TEST_CASE("a paused all-reduce stays on screen however many all-reduces the run does meanwhile") {
   GatedRing ring(4, 7);
   ring.release(6);
-  StepThrough st;
-  advance(st, ring.log(), true, 0.1);
-  toggle_play(st);  // Pause
+  StepThrough st = paused_on_first(ring);
   const CollectiveKey held = st.selected;
   for (int i = 0; i < 600; ++i) {
     ring.finish_next(1);
@@ -475,9 +483,7 @@ TEST_CASE("a paused all-reduce stays on screen however many all-reduces the run 
 TEST_CASE("a Pause the user pressed stays paused when the run goes on") {
   GatedRing ring(4, 7);
   ring.release(6);
-  StepThrough st;
-  advance(st, ring.log(), true, 0.1);
-  toggle_play(st);  // Pause
+  StepThrough st = paused_on_first(ring);
   const int position = st.position;
   for (int i = 0; i < 50; ++i) advance(st, ring.log(), true, 0.1);
   CHECK_FALSE(st.playing);
