@@ -68,7 +68,7 @@ void require_backend(const std::string& name) {
 
 void check_backend_environment() {
 #ifdef RINGLAB_HAVE_GLOO
-  (void)gloo_small_messages_from_env();
+  (void)gloo_messages_from_env();
 #endif
 }
 
@@ -79,13 +79,13 @@ std::unique_ptr<ProcessGroup> make_process_group(const std::string& backend, int
   if (backend == "gloo") {
     if (!store) throw Error({rank, "gloo.connect", -1}, "the gloo backend needs a store to rendezvous");
     const char* master = std::getenv("MASTER_ADDR");
-    const GlooSmallMessages small = gloo_small_messages_from_env();
+    const GlooMessages messages = gloo_messages_from_env();
     // A rank ignores SIGPIPE, as a Python process running PyTorch does: gloo writes to its
     // sockets without MSG_NOSIGNAL, and a write to a peer that has gone must fail with EPIPE
     // (reported, naming the peer) instead of killing this rank without a word.
     ::signal(SIGPIPE, SIG_IGN);
     return std::make_unique<GlooProcessGroup>(rank, size, *store, timeout,
-                                              gloo_host_for(master ? master : ""), small);
+                                              gloo_host_for(master ? master : ""), messages);
   }
 #endif
 #ifdef RINGLAB_HAVE_MPI

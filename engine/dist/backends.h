@@ -11,7 +11,7 @@ namespace ringlab {
 
 class StoreClient;
 
-// The backends' settings read from the environment (RINGLAB_GLOO_SMALL_MESSAGES): throws
+// The backends' settings read from the environment (RINGLAB_GLOO_MESSAGES): throws
 // InputError naming a variable whose value is not one of those accepted. Called first thing by
 // every command, so that a typo is refused before any process starts, not by each rank.
 void check_backend_environment();

@@ -11,7 +11,7 @@
 namespace ringlab {
 
 // An outstanding send or receive. wait() throws TimeoutError when the timeout passes
-// and Error when the transfer failed (peer gone, connection dropped). A message of a small
+// and Error when the transfer failed (peer gone, connection dropped). A message of an ordered
 // exchange on gloo is bounded by the group's timeout instead (its socket carries it): callers
 // that want another bound for one wait use a group made with that timeout.
 class Request {
@@ -47,22 +47,25 @@ class ProcessGroup {
   // Copies a (possibly device) span into host memory, for recording chunk values.
   virtual void copy_to_host(std::span<const float> src, float* dst);
 
-  // A small exchange: messages of one collective that, all outstanding to one peer at once,
-  // fit in the transport's socket buffers (kSmallExchangeBytes), so a send can always be
-  // written out without waiting for the peer to read. A backend may move such messages on the
-  // calling thread instead of handing them to an I/O thread (gloo: see gloo_process_group.h).
-  // Both ranks of a message must agree, so only code that decides from what both ranks know
-  // (the ring, from the tensor's size; the collective check) opens one, with SmallExchange.
-  static constexpr size_t kSmallExchangeBytes = 32 * 1024;
-  bool in_small_exchange() const { return small_exchange_; }
-  class SmallExchange {
+  // An ordered exchange: messages of one collective that each rank waits for in the order its
+  // peer sent them, each receive posted before any later message from that peer is waited for
+  // (the ring, whose every rank forwards what it receives in the order it receives it; the
+  // collective check; the ping-pong). A backend may then read such a message on the thread that
+  // waits for it, straight from the connection, instead of handing it over from an I/O thread
+  // (gloo: see gloo_process_group.h). Both ranks of a message must agree, so only code that
+  // decides from what both ranks know opens one, with OrderedExchange.
+  bool in_ordered_exchange() const { return ordered_exchange_; }
+  // Whether a posted receive's data is read only when it is waited for (gloo's direct pairs in
+  // an ordered exchange), not as it arrives.
+  virtual bool reads_when_waited() const { return false; }
+  class OrderedExchange {
    public:
-    SmallExchange(ProcessGroup& group, bool small) : group_(group), before_(group.small_exchange_) {
-      group_.small_exchange_ = small;
+    OrderedExchange(ProcessGroup& group, bool ordered) : group_(group), before_(group.ordered_exchange_) {
+      group_.ordered_exchange_ = ordered;
     }
-    ~SmallExchange() { group_.small_exchange_ = before_; }
-    SmallExchange(const SmallExchange&) = delete;
-    SmallExchange& operator=(const SmallExchange&) = delete;
+    ~OrderedExchange() { group_.ordered_exchange_ = before_; }
+    OrderedExchange(const OrderedExchange&) = delete;
+    OrderedExchange& operator=(const OrderedExchange&) = delete;
 
    private:
     ProcessGroup& group_;
@@ -81,7 +84,7 @@ class ProcessGroup {
   std::vector<float> scratch_;
 
  private:
-  bool small_exchange_ = false;  // one collective at a time per group, on whichever thread runs it
+  bool ordered_exchange_ = false;  // one collective at a time per group, on whichever thread runs it
 };
 
 // Which backends this build has, and why the others are missing.

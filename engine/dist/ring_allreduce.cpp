@@ -167,17 +167,18 @@ class RingRun {
     for (size_t k = 0; k < segments_of(send_chunk(t0)); ++k) guarded(t0, [&] { post_send(t0, k); });
     if (riding_ && t0 == 0) check_first_message();
     size_t next = 0;  // the next receive to post
-    const auto post_recvs_until = [&](size_t limit) {
-      for (; next < std::min(limit, items.size()) && may_post_recv(items[next]); ++next)
+    // Receives up to `limit`, item `current` being the next to consume.
+    const auto post_recvs_until = [&](size_t limit, size_t current) {
+      for (; next < std::min(limit, items.size()) && may_post_recv(items[next], next, current); ++next)
         guarded(items[next].t, [&] { post_recv(items, next); });
     };
-    post_recvs_until(depth_);
+    post_recvs_until(depth_, 0);
     for (size_t i = 0; i < items.size(); ++i) {
       const Item it = items[i];
-      post_recvs_until(i + depth_);  // item i itself at the latest
+      post_recvs_until(i + depth_, i);  // item i itself at the latest
       guarded(it.t, [&] { consume(items, i); });
       if (it.t + 1 < t1) guarded(it.t + 1, [&] { post_send(it.t + 1, it.k); });
-      post_recvs_until(i + 1 + depth_);
+      post_recvs_until(i + 1 + depth_, i + 1);
     }
     for (int t = t0; t < t1; ++t)
       for (auto& req : sends_[static_cast<size_t>(t)]) guarded(t, [&] { finish_send(req); });
@@ -193,10 +194,6 @@ class RingRun {
       const RingChunk seg = first_segment(send_chunk(0));
       std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(seg.offset), seg.count, first_out_.begin() + static_cast<std::ptrdiff_t>(h));
     }
-    // Always a small exchange, whatever the tensor: a neighbour at another collective (a check
-    // of its own, a tensor of another size) sends its first message the same way, and the two
-    // must pair for the headers to be compared.
-    const ProcessGroup::SmallExchange small(pg_, true);
     first_recv_ = pg_.irecv(first_in_, left_, kRingFirstMessageTag);
     first_recv_posted_ = now_ns();
     first_send_ = pg_.isend(first_out_, right_, kRingFirstMessageTag);
@@ -232,8 +229,13 @@ class RingRun {
   // receive waits until that send has been posted (and, in post_recv, completed). The data could
   // not arrive earlier anyway (it has to go round the whole ring first), but a transport may
   // not be handed a receive into a buffer that a send still has to read.
-  bool may_post_recv(const Item& it) const {
+  // Where data is read only when waited for (gloo's direct pairs), that completion may need the
+  // right neighbour to read, which it does only after this rank has read what came before: such
+  // a receive is posted when its turn to be consumed has come, never ahead, or the two would
+  // wait on each other (posting ahead gains nothing there: the socket holds what arrives).
+  bool may_post_recv(const Item& it, size_t index, size_t current) const {
     if (phase_of(it.t) == RingPhase::ReduceScatter) return true;
+    if (index > current && pg_.reads_when_waited()) return false;
     const auto& posted = send_posted_[static_cast<size_t>(it.t - (n_ - 1))];
     return it.k < posted.size() && posted[it.k] != 0;
   }
@@ -349,35 +351,31 @@ class RingRun {
 
 }  // namespace
 
-// Measured with `ringlab bench allreduce -b 16M -e 16M --world-size 2` on a busy 2-core machine,
-// ring and native in alternating turns, several runs per setting.
-// gloo: 1 MiB segments, 16 receives ahead, which for a small ring means every receive is posted
-// at once. gloo's TCP transport moves a message only after the receiver has announced its
-// receive, one round trip per message; gloo::allreduce keeps two 1 MiB segments in flight and
-// waits on each, so it pays that round trip (and a wake-up of its I/O thread) again and again.
-// Deeper was better up to 16 MiB in flight; smaller segments, fewer ahead, or posting the
-// receives before the sends all measured slower.
+// Measured with `ringlab bench allreduce -b 16M -e 16M --world-size 2 --segment-bytes S
+// --pipeline-depth D` on a 2-core machine, settings in turns, several rounds (docs/speed.md).
+// gloo: 512 KiB segments, 4 ahead. The ring's messages go over the direct pairs, read by the
+// waiting thread straight from the socket, so a segment's receive being posted early gains
+// nothing (the socket holds what arrives); what the size sets is how many writes and reads a
+// segment costs against how long the neighbour waits for the first one. 384-768 KiB measured
+// alike (2.0-2.3 GB/s), 256 KiB and 1-2 MiB slower (1.5-1.7, 1.7-2.0); a few rotating scratch
+// segments are added while still in cache.
 // MPI: 256 KiB segments, 4 ahead. Shared-memory MPI copies data only inside MPI calls, so a few
 // segments in flight are enough; small rotating scratch segments are added while still in cache
 // (whole chunks and deeper windows measured slower).
 RingTuning ring_tuning_for(const std::string& backend) {
-  if (backend == "gloo") return {(size_t{1} << 20) / sizeof(float), 16};
+  if (backend == "gloo") return {(size_t{512} << 10) / sizeof(float), 4};
   if (backend == "mpi") return {(size_t{256} << 10) / sizeof(float), 4};
   return {};
 }
 
-bool ring_is_small_exchange(size_t count, size_t header_elems) {
-  const size_t first_message = header_elems > 0 ? ring_first_message_elems(header_elems) : 0;
-  return (count + first_message) * sizeof(float) <= ProcessGroup::kSmallExchangeBytes;
-}
-
 void ring_allreduce(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& options) {
   if (pg.size() <= 1) return;
-  // How much a neighbour can send before this rank reads any of it: its left neighbour needs
-  // nothing from this rank for the whole reduce-scatter (the partial sums it forwards started
-  // elsewhere), so up to (N-1)/N of the tensor, plus the first message. A tensor whose bytes
-  // fit in a small exchange can never leave a send waiting on a reader.
-  const ProcessGroup::SmallExchange small(pg, ring_is_small_exchange(data.size(), options.header.size()));
+  // An ordered exchange: every rank forwards what it receives in the order it received it, and
+  // receives in the order its left neighbour sends (step by step, segment by segment, the
+  // first message first), so a transport may read each message on this thread (gloo's direct
+  // pairs). A neighbour at another collective (a check of its own, a tensor of another size)
+  // sends its first message the same way, and the two pair for the headers to be compared.
+  const ProcessGroup::OrderedExchange ordered(pg, true);
   RingRun(pg, data, options).run();
 }
 

@@ -57,10 +57,6 @@ constexpr size_t ring_first_message_elems(size_t header_elems) { return header_e
 // "ring_allreduce" and the ring step when a transfer fails. World size 1 returns at once.
 void ring_allreduce(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& options = {});
 
-// Whether a ring over `count` elements (with a header of `header_elems` riding on it) is a
-// small exchange (ProcessGroup::kSmallExchangeBytes): its messages may move on the calling thread.
-bool ring_is_small_exchange(size_t count, size_t header_elems);
-
 // The segment size and pipeline depth that measured fastest on each backend, for callers that
 // want speed rather than one message per chunk (the benchmark, DDP). See ring_allreduce.cpp.
 struct RingTuning {

@@ -87,11 +87,11 @@ World local_world(int n) {
 
 #ifdef RINGLAB_HAVE_GLOO
 World gloo_world(int n, std::chrono::milliseconds timeout = 20000ms,
-                 GlooSmallMessages small = GlooSmallMessages::CallerThread) {
+                 GlooMessages messages = GlooMessages::CallerThread) {
   auto store = std::make_shared<gloo::rendezvous::HashStore>();
   auto groups = std::make_shared<std::vector<std::unique_ptr<GlooProcessGroup>>>(static_cast<size_t>(n));
   run_ranks(n, [&](int r) {
-    (*groups)[static_cast<size_t>(r)] = std::make_unique<GlooProcessGroup>(r, n, *store, timeout, "127.0.0.1", small);
+    (*groups)[static_cast<size_t>(r)] = std::make_unique<GlooProcessGroup>(r, n, *store, timeout, "127.0.0.1", messages);
   });
   auto owner = std::make_shared<std::pair<decltype(store), decltype(groups)>>(store, groups);
   return {[groups](int r) -> ProcessGroup& { return *(*groups)[static_cast<size_t>(r)]; }, owner};
@@ -162,19 +162,18 @@ TEST_CASE("ring all-reduce equals the serial sum: local world") { check_grid(loc
 
 #ifdef RINGLAB_HAVE_GLOO
 TEST_CASE("ring all-reduce equals the serial sum: gloo over TCP, ranks as threads") {
-  // Counts up to 1000 are small exchanges (gloo's synchronous pairs), 2^20 + 3 is not.
-  CHECK(ring_is_small_exchange(1000, 0));
-  CHECK(!ring_is_small_exchange((size_t{1} << 20) + 3, 0));
+  // Every count, 1 to 2^20 + 3, over gloo's direct pairs (read by the waiting thread).
   check_grid([](int n) { return gloo_world(n); });
 }
 
 TEST_CASE("ring all-reduce equals the serial sum: gloo with every message on its I/O thread") {
-  check_grid([](int n) { return gloo_world(n, 20000ms, GlooSmallMessages::IoThread); });
+  check_grid([](int n) { return gloo_world(n, 20000ms, GlooMessages::IoThread); });
 }
 
-TEST_CASE("gloo: small and large all-reduces in turn, each tensor on its own pairs") {
-  // A small all-reduce's messages go out before the neighbour reads them; a large one's through
-  // gloo's I/O thread: back to back, in both orders, the sums stay exact.
+TEST_CASE("gloo: small and large all-reduces in turn on the direct pairs") {
+  // A small all-reduce's messages fit in the sockets; a large one's segments do not, and part of
+  // each is written by gloo's I/O thread while the receiver reads: back to back, in both
+  // orders, the sums stay exact.
   for (int n : {2, 3, 4}) {
     CAPTURE(n);
     World world = gloo_world(n);
@@ -190,17 +189,33 @@ TEST_CASE("gloo: small and large all-reduces in turn, each tensor on its own pai
   }
 }
 
-TEST_CASE("gloo: the small-messages setting is read from the environment, and a typo is named") {
-  unsetenv("RINGLAB_GLOO_SMALL_MESSAGES");
-  CHECK(gloo_small_messages_from_env() == GlooSmallMessages::CallerThread);
-  setenv("RINGLAB_GLOO_SMALL_MESSAGES", "io-thread", 1);
-  CHECK(gloo_small_messages_from_env() == GlooSmallMessages::IoThread);
-  setenv("RINGLAB_GLOO_SMALL_MESSAGES", "caller-thread", 1);
-  CHECK(gloo_small_messages_from_env() == GlooSmallMessages::CallerThread);
-  setenv("RINGLAB_GLOO_SMALL_MESSAGES", "iothread", 1);
-  CHECK_THROWS_WITH_AS(gloo_small_messages_from_env(),
-                       doctest::Contains("RINGLAB_GLOO_SMALL_MESSAGES='iothread'"), InputError);
-  unsetenv("RINGLAB_GLOO_SMALL_MESSAGES");
+TEST_CASE("gloo: two ranks send each other 8 MiB messages at once, neither waits on the other's read") {
+  // Whole chunks, one message each way per step: far more than a socket holds. Were both ends of
+  // a direct pair writing from the calling thread, each rank would block in its write, waiting
+  // for the other to read; the sending end hands the rest to gloo's I/O thread instead.
+  for (int n : {2, 3}) {
+    CAPTURE(n);
+    World world = gloo_world(n);
+    const size_t count = size_t{4} << 20;  // 16 MiB: 8 MiB chunks at 2 ranks
+    run_ranks(n, [&](int r) {
+      std::vector<float> data = rank_data(r, count);
+      ring_allreduce(world.group(r), data, RingAllreduceOptions{});
+      if (data != serial_sum(n, count)) throw Error("rank " + std::to_string(r) + ": wrong sum of 16 MiB");
+    });
+  }
+}
+
+TEST_CASE("gloo: the messages setting is read from the environment, and a typo is named") {
+  unsetenv("RINGLAB_GLOO_MESSAGES");
+  CHECK(gloo_messages_from_env() == GlooMessages::CallerThread);
+  setenv("RINGLAB_GLOO_MESSAGES", "io-thread", 1);
+  CHECK(gloo_messages_from_env() == GlooMessages::IoThread);
+  setenv("RINGLAB_GLOO_MESSAGES", "caller-thread", 1);
+  CHECK(gloo_messages_from_env() == GlooMessages::CallerThread);
+  setenv("RINGLAB_GLOO_MESSAGES", "iothread", 1);
+  CHECK_THROWS_WITH_AS(gloo_messages_from_env(),
+                       doctest::Contains("RINGLAB_GLOO_MESSAGES='iothread'"), InputError);
+  unsetenv("RINGLAB_GLOO_MESSAGES");
 }
 
 TEST_CASE("gloo native all-reduce, broadcast and barrier") {

@@ -33,12 +33,6 @@ constexpr uint64_t kPointToPointPrefix = uint64_t{0x52} << 56;
 
 uint64_t slot_for(int tag) { return kPointToPointPrefix | (uint64_t{static_cast<uint32_t>(tag)} << 24); }
 
-// A synchronous pair finds an arriving message's buffer by the sender's slot, and a buffer of
-// this side leaving (send or receive) unregisters whatever receive has its slot. Between two
-// ranks the ring sends and receives on equal tags, so a send's slot must never be a receive's:
-// each direction of a pair gets its own half of the slots.
-int caller_thread_slot(int tag, int from, int to) { return tag * 2 + (from < to ? 0 : 1); }
-
 class GlooRequest : public Request {
  public:
   GlooRequest(std::unique_ptr<gloo::transport::UnboundBuffer> buffer, bool is_send, int rank, int peer)
@@ -60,13 +54,13 @@ class GlooRequest : public Request {
   int rank_, peer_;
 };
 
-// A message of a small exchange, over a pair in gloo's synchronous mode: the send was written
-// by the calling thread before isend returned, and the receive is read by the thread that
-// waits for it. The wait is bounded by the pair's socket timeout (the group's timeout when it
-// connected), not by the argument.
-class GlooCallerThreadRequest : public Request {
+// A message of an ordered exchange, over a direct pair: a send was written (or queued for gloo's
+// I/O thread) by the calling thread before isend returned, and a receive is read from the
+// socket by the thread that waits for it. A receive's wait is bounded by the pair's socket
+// timeout (the group's timeout when it connected), not by the argument.
+class GlooDirectRequest : public Request {
  public:
-  GlooCallerThreadRequest(std::unique_ptr<gloo::transport::Buffer> buffer, bool is_send, int rank)
+  GlooDirectRequest(std::unique_ptr<gloo::transport::Buffer> buffer, bool is_send, int rank)
       : buffer_(std::move(buffer)), is_send_(is_send), rank_(rank) {}
 
   void wait(std::chrono::milliseconds) override {
@@ -84,16 +78,16 @@ class GlooCallerThreadRequest : public Request {
 
 GlooProcessGroup::GlooProcessGroup(int rank, int size, gloo::rendezvous::Store& store,
                                    std::chrono::milliseconds timeout, const std::string& host,
-                                   GlooSmallMessages small)
-    : rank_(rank), size_(size), small_(small) {
+                                   GlooMessages messages)
+    : rank_(rank), size_(size), messages_(messages) {
   timeout_ = timeout;
   connect(store, host);
 }
 
 GlooProcessGroup::GlooProcessGroup(int rank, int size, StoreClient& store,
                                    std::chrono::milliseconds timeout, const std::string& host,
-                                   GlooSmallMessages small)
-    : rank_(rank), size_(size), small_(small) {
+                                   GlooMessages messages)
+    : rank_(rank), size_(size), messages_(messages) {
   timeout_ = timeout;
   GlooStoreAdapter adapter(store);
   connect(adapter, host);
@@ -116,27 +110,31 @@ void GlooProcessGroup::connect(gloo::rendezvous::Store& store, const std::string
   context->setTimeout(timeout_);
   RINGLAB_GLOO_CHECK(context->connectFullMesh(store, device_), ctx);
   context_ = std::move(context);
-  if (small_ == GlooSmallMessages::CallerThread) connect_caller_thread_pairs(store);
+  if (messages_ == GlooMessages::CallerThread) connect_direct_pairs(store);
 }
 
-// A second full mesh on the same device, its pairs switched to gloo's synchronous mode: a send
-// is written by the thread that sends, a receive read (blocking, with the group's timeout on
-// the socket) by the thread that waits. gloo's unbound buffers and its own collectives need
-// pairs served by the I/O thread, so those keep the first mesh.
-void GlooProcessGroup::connect_caller_thread_pairs(gloo::rendezvous::Store& store) {
+// Two more full meshes on the same device, one per direction of travel. A pair's end that
+// receives is switched to gloo's synchronous mode (read by the thread that waits); the end that
+// sends stays asynchronous, so that a write the socket cannot take at once is finished by gloo's
+// I/O thread and two ranks sending to each other at the same time never both wait in a write.
+// gloo's unbound buffers and its own collectives need pairs served by the I/O thread at both
+// ends, so those keep the first mesh.
+void GlooProcessGroup::connect_direct_pairs(gloo::rendezvous::Store& store) {
   const ErrorContext ctx{rank_, "gloo.connect", -1};
-  gloo::rendezvous::PrefixStore prefixed("caller-thread", store);
-  auto mesh = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
-  mesh->setTimeout(timeout_);
-  RINGLAB_GLOO_CHECK(mesh->connectFullMesh(prefixed, device_), ctx);
-  for (int peer = 0; peer < size_; ++peer)
-    if (peer != rank_) RINGLAB_GLOO_CHECK(mesh->getPair(peer)->setSync(true, false), ctx);
-  caller_thread_context_ = std::move(mesh);
+  const auto mesh = [&](const char* prefix, bool receive_from_lower) {
+    gloo::rendezvous::PrefixStore prefixed(prefix, store);
+    auto m = std::make_shared<gloo::rendezvous::Context>(rank_, size_);
+    m->setTimeout(timeout_);
+    RINGLAB_GLOO_CHECK(m->connectFullMesh(prefixed, device_), ctx);
+    for (int peer = 0; peer < size_; ++peer)
+      if (peer != rank_ && (peer < rank_) == receive_from_lower) RINGLAB_GLOO_CHECK(m->getPair(peer)->setSync(true, false), ctx);
+    return m;
+  };
+  upward_ = mesh("upward", true);
+  downward_ = mesh("downward", false);
 }
 
-bool GlooProcessGroup::on_caller_thread(std::span<const float> data) const {
-  return caller_thread_context_ && in_small_exchange() && data.size_bytes() <= kSmallExchangeBytes;
-}
+bool GlooProcessGroup::direct() const { return upward_ && in_ordered_exchange(); }
 
 void GlooProcessGroup::check_peer(int peer, const char* what) const {
   if (peer < 0 || peer >= size_ || peer == rank_)
@@ -146,13 +144,13 @@ void GlooProcessGroup::check_peer(int peer, const char* what) const {
 
 std::unique_ptr<Request> GlooProcessGroup::isend(std::span<const float> data, int dst, int tag) {
   check_peer(dst, "send");
-  if (on_caller_thread(data)) {
+  if (direct()) {
     std::unique_ptr<gloo::transport::Buffer> buffer;
     auto* ptr = const_cast<float*>(data.data());
-    RINGLAB_GLOO_CHECK(buffer = caller_thread_context_->getPair(dst)->createSendBuffer(caller_thread_slot(tag, rank_, dst), ptr,
-                                                                                   data.size_bytes());
+    auto& pair = (rank_ < dst ? upward_ : downward_)->getPair(dst);
+    RINGLAB_GLOO_CHECK(buffer = pair->createSendBuffer(tag, ptr, data.size_bytes());
                        buffer->send(0, data.size_bytes(), 0), (ErrorContext{rank_, "send", -1}));
-    return std::make_unique<GlooCallerThreadRequest>(std::move(buffer), true, rank_);
+    return std::make_unique<GlooDirectRequest>(std::move(buffer), true, rank_);
   }
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   // gloo's buffers are read-write; a send only reads from it.
@@ -165,13 +163,13 @@ std::unique_ptr<Request> GlooProcessGroup::isend(std::span<const float> data, in
 
 std::unique_ptr<Request> GlooProcessGroup::irecv(std::span<float> data, int src, int tag) {
   check_peer(src, "recv");
-  if (on_caller_thread(data)) {
+  if (direct()) {
     // Registered under its tag; read only when waited for, in the order the peer sent.
     std::unique_ptr<gloo::transport::Buffer> buffer;
-    RINGLAB_GLOO_CHECK(buffer = caller_thread_context_->getPair(src)->createRecvBuffer(caller_thread_slot(tag, src, rank_),
-                                                                                  data.data(), data.size_bytes()),
+    auto& pair = (src < rank_ ? upward_ : downward_)->getPair(src);
+    RINGLAB_GLOO_CHECK(buffer = pair->createRecvBuffer(tag, data.data(), data.size_bytes()),
                        (ErrorContext{rank_, "recv", -1}));
-    return std::make_unique<GlooCallerThreadRequest>(std::move(buffer), false, rank_);
+    return std::make_unique<GlooDirectRequest>(std::move(buffer), false, rank_);
   }
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   RINGLAB_GLOO_CHECK(buffer = context_->createUnboundBuffer(data.data(), data.size_bytes());
@@ -207,12 +205,12 @@ void GlooProcessGroup::allreduce_native(std::span<float> data) {
   RINGLAB_GLOO_CHECK(gloo::allreduce(opts), (ErrorContext{rank_, "gloo.allreduce", -1}));
 }
 
-GlooSmallMessages gloo_small_messages_from_env() {
-  const char* value = std::getenv("RINGLAB_GLOO_SMALL_MESSAGES");
+GlooMessages gloo_messages_from_env() {
+  const char* value = std::getenv("RINGLAB_GLOO_MESSAGES");
   const std::string v = value ? value : "";
-  if (v.empty() || v == "caller-thread") return GlooSmallMessages::CallerThread;
-  if (v == "io-thread") return GlooSmallMessages::IoThread;
-  throw InputError("RINGLAB_GLOO_SMALL_MESSAGES='" + v + "': expected caller-thread or io-thread");
+  if (v.empty() || v == "caller-thread") return GlooMessages::CallerThread;
+  if (v == "io-thread") return GlooMessages::IoThread;
+  throw InputError("RINGLAB_GLOO_MESSAGES='" + v + "': expected caller-thread or io-thread");
 }
 
 std::string gloo_host_for(const std::string& master_addr) {

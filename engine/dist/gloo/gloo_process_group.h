@@ -9,12 +9,16 @@
 //
 // Two ways to move a point-to-point message. By default gloo's TCP pairs are served by its I/O
 // thread: a receive is announced to the sender, the data moves once the announcement has
-// arrived, the I/O thread reads it and wakes the waiting thread — several thread wake-ups per
-// message, which on a small tensor are nearly all of its time. Messages of a small exchange
-// (ProcessGroup::SmallExchange: the DDP step of a small model, the collective check) instead
-// go over a second set of pairs in gloo's synchronous mode, written by the sending thread and
-// read by the waiting one: one wake-up per message (docs/speed.md has the measurements).
-// GlooSmallMessages::IoThread keeps every message on the I/O thread, for comparison.
+// arrived, the I/O thread reads it and wakes the waiting thread — a round trip and several
+// thread wake-ups per message, which on a small tensor are nearly all of its time and on a
+// large one leave the transport idle between segments. Messages of an ordered exchange
+// (ProcessGroup::OrderedExchange: every ring all-reduce, the collective check, the ping-pong)
+// instead go over direct pairs: one connection per direction between two ranks, whose sending
+// end writes from the sending thread (what the socket cannot take at once, gloo's I/O thread
+// writes later, so a send never waits for the peer to read) and whose receiving end is in gloo's
+// synchronous mode, read by the thread that waits for the message, with no announcement and no
+// I/O thread in between (docs/speed.md has the measurements).
+// GlooMessages::IoThread keeps every message on the I/O thread, for comparison.
 #include <chrono>
 #include <span>
 #include <memory>
@@ -32,17 +36,17 @@ namespace ringlab {
 
 class StoreClient;
 
-enum class GlooSmallMessages { CallerThread, IoThread };
+enum class GlooMessages { CallerThread, IoThread };
 
 class GlooProcessGroup : public ProcessGroup {
  public:
   // `host`: the address this rank's TCP device binds to and advertises to its peers.
   GlooProcessGroup(int rank, int size, gloo::rendezvous::Store& store, std::chrono::milliseconds timeout,
                    const std::string& host = "127.0.0.1",
-                   GlooSmallMessages small = GlooSmallMessages::CallerThread);
+                   GlooMessages messages = GlooMessages::CallerThread);
   GlooProcessGroup(int rank, int size, StoreClient& store, std::chrono::milliseconds timeout,
                    const std::string& host = "127.0.0.1",
-                   GlooSmallMessages small = GlooSmallMessages::CallerThread);
+                   GlooMessages messages = GlooMessages::CallerThread);
   ~GlooProcessGroup() override;
 
   int rank() const override { return rank_; }
@@ -55,24 +59,27 @@ class GlooProcessGroup : public ProcessGroup {
   void broadcast(std::span<float> data, int root) override;
   void barrier() override;
   void allreduce_native(std::span<float> data) override;
+  bool reads_when_waited() const override { return direct(); }
 
  private:
   void connect(gloo::rendezvous::Store& store, const std::string& host);
-  void connect_caller_thread_pairs(gloo::rendezvous::Store& store);
-  bool on_caller_thread(std::span<const float> data) const;
+  void connect_direct_pairs(gloo::rendezvous::Store& store);
+  bool direct() const;
   void check_peer(int peer, const char* what) const;
 
   int rank_;
   int size_;
-  GlooSmallMessages small_;
+  GlooMessages messages_;
   std::shared_ptr<gloo::transport::Device> device_;
-  std::shared_ptr<gloo::Context> context_;                // pairs served by gloo's I/O thread
-  std::shared_ptr<gloo::Context> caller_thread_context_;  // pairs in synchronous mode (small exchanges)
+  std::shared_ptr<gloo::Context> context_;  // pairs served by gloo's I/O thread
+  // Direct pairs (ordered exchanges): messages from the lower rank of two to the higher go over
+  // `upward_`, the others over `downward_`; each pair's receiving end is synchronous.
+  std::shared_ptr<gloo::Context> upward_, downward_;
 };
 
-// RINGLAB_GLOO_SMALL_MESSAGES: "caller-thread" (the default, also when unset) or "io-thread".
+// RINGLAB_GLOO_MESSAGES: "caller-thread" (the default, also when unset) or "io-thread".
 // Throws InputError naming the variable for anything else.
-GlooSmallMessages gloo_small_messages_from_env();
+GlooMessages gloo_messages_from_env();
 
 // The interface address to use for reaching `master_addr`: 127.0.0.1 for loopback or an empty
 // address, otherwise the local address the kernel would route to it from.
