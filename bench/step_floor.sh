@@ -25,7 +25,7 @@
 #   speed-up  PyTorch / ringlab, against the goal of docs/speed.md; a goal counts as met when the
 #             speed-up reaches it, or when the floor itself misses it and ringlab is within 1.3x
 #             of the floor
-# A last row per world size runs gloo with RINGLAB_GLOO_SMALL_MESSAGES=io-thread (every message
+# A last row per world size runs gloo with RINGLAB_GLOO_MESSAGES=io-thread (every message
 # through gloo's I/O thread, as before small exchanges moved on the calling thread), for reference.
 # The machine load (/proc/loadavg) is printed with every row: on a shared machine every figure
 # moves with it. PINGPONG=path/to/ringlab takes the ping-pong from another build.
@@ -173,7 +173,7 @@ for p in "${sizes[@]}"; do
     row "$p" $backend $backend "$(ringlab_us "$p" $backend)" "$t"
   done
   [[ -n "${lat[gloo]:-}" ]] &&
-    row "$p" "gloo, io-thread" gloo "$(ringlab_us "$p" gloo RINGLAB_GLOO_SMALL_MESSAGES=io-thread)" "$t"
+    row "$p" "gloo, io-thread" gloo "$(ringlab_us "$p" gloo RINGLAB_GLOO_MESSAGES=io-thread)" "$t"
 done
 echo "# verdict: met = the speed-up reaches the goal; floor-bound = within 1.3x of a floor that rules the goal out"
 [[ $shared_cores -eq 1 ]] &&
