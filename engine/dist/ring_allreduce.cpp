@@ -65,9 +65,11 @@ int ring_recv_chunk(RingPhase phase, int rank, int ring_step, int world) {
 
 namespace {
 
-// Tags only need to tell apart the messages in flight between one pair at one time; both sides
-// post in the same order and transports match equal tags first-in first-out, so wrapping is
-// harmless. 32767 is the smallest tag bound MPI promises, and it is kRingFirstMessageTag's.
+// Tags tell apart the messages in flight between one pair at one time. A message's tag is its
+// place in the ring's order of messages (step by step, each step given the segments of the
+// largest chunk), wrapped at 32767, the smallest tag bound MPI promises and kRingFirstMessageTag's:
+// the receives registered at once (a few ahead) never share a tag, which gloo's direct pairs,
+// finding a message's buffer by its tag, need; MPI matches equal tags in order anyway.
 constexpr int kTagSpace = kRingFirstMessageTag;
 constexpr size_t kMaxRecordedValues = 64;
 
@@ -95,9 +97,11 @@ const char* phase_name(RingPhase phase) {
 // when it fits (kRingCarriedElems), so the header adds no message to the ring. The header can
 // still be checked before any value is added, because the first thing every rank adds is
 // exactly what came in that message: its left neighbour's segment 0 of step 0. Every other
-// receive is posted only after the check has passed, and a data message moves only into a
+// receive is posted only after the check has passed, and a data message is read only into a
 // posted receive, so a neighbour at another collective (another size, another bucket) never
-// delivers data here: this rank stops at the mismatch, with the transport left as it was.
+// delivers data here: this rank stops at the mismatch. (The neighbour's step-0 segments, sent
+// before its own check, may sit unread in the transport: either rank stops there, and the run
+// with it.)
 class RingRun {
  public:
   RingRun(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& opt)
@@ -109,6 +113,7 @@ class RingRun {
     const RingSegments cut = ring_segments(data.size(), n_, opt);
     segment_ = cut.segment;
     depth_ = cut.depth;
+    step_tags_ = std::max<size_t>(1, segments_of(ring_chunk(data.size(), n_, 0)));
     scratch_ = pg.scratch(cut.scratch);
     if (!riding_) return;
     const size_t n = ring_first_message_elems(opt.header.size());
@@ -148,7 +153,7 @@ class RingRun {
     const size_t begin = k * segment_;
     return {c.offset + begin, std::min(segment_, c.count - begin)};
   }
-  int tag(int t, size_t k) const { return static_cast<int>((static_cast<size_t>(t) * 1024 + k) % kTagSpace); }
+  int tag(int t, size_t k) const { return static_cast<int>((static_cast<size_t>(t) * step_tags_ + k) % kTagSpace); }
   RingChunk first_segment(const RingChunk& c) const { return {c.offset, std::min(segment_, c.count)}; }
   static bool fits(const RingChunk& seg) { return seg.count > 0 && seg.count <= kRingCarriedElems; }
   bool is_carried(const Item& it) const { return riding_ && carried_recv_ && it.t == 0 && it.k == 0; }
@@ -336,6 +341,7 @@ class RingRun {
   const bool trace_;
   size_t segment_ = 1;
   size_t depth_ = kRingDefaultPipelineDepth;
+  size_t step_tags_ = 1;  // tags a step takes: the largest chunk's segments
   std::span<float> scratch_;
   std::vector<std::vector<std::unique_ptr<Request>>> sends_;  // [step][segment]
   std::vector<std::vector<int64_t>> send_posted_;             // [step][segment]

@@ -205,6 +205,23 @@ TEST_CASE("gloo: two ranks send each other 8 MiB messages at once, neither waits
   }
 }
 
+TEST_CASE("gloo: a chunk of 1,026 segments, each receive registered under a tag of its own") {
+  // 3 ranks, 4-element segments, 4 receives ahead: step 0's last segments and step 1's first are
+  // registered on the same direct pair at once, and their tags must differ (gloo refuses a
+  // second buffer under a tag that has one).
+  const int n = 3;
+  World world = gloo_world(n);
+  const size_t count = size_t{3} * 1026 * 4;
+  run_ranks(n, [&](int r) {
+    std::vector<float> data = rank_data(r, count);
+    RingAllreduceOptions opt;
+    opt.segment_elems = 4;
+    opt.pipeline_depth = 4;
+    ring_allreduce(world.group(r), data, opt);
+    if (data != serial_sum(n, count)) throw Error("rank " + std::to_string(r) + ": wrong sum over 1,026 segments");
+  });
+}
+
 TEST_CASE("gloo: the messages setting is read from the environment, and a typo is named") {
   unsetenv("RINGLAB_GLOO_MESSAGES");
   CHECK(gloo_messages_from_env() == GlooMessages::CallerThread);
