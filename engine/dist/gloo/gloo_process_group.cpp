@@ -18,12 +18,21 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "engine/dist/gloo/gloo_check.h"
 #include "engine/dist/gloo/gloo_store_adapter.h"
 #include "engine/net/store.h"
 
 namespace ringlab {
+
+// Direct sends given up on before gloo had written them out (GlooDirectRequest's destructor).
+struct GlooAbandonedSends {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<gloo::transport::Buffer>> buffers;
+};
+
 namespace {
 
 // gloo names a message by a 64-bit slot. Its own collectives put a small prefix (1..8) in the top
@@ -60,18 +69,39 @@ class GlooRequest : public Request {
 // timeout (the group's timeout when it connected), not by the argument.
 class GlooDirectRequest : public Request {
  public:
-  GlooDirectRequest(std::unique_ptr<gloo::transport::Buffer> buffer, bool is_send, int rank)
-      : buffer_(std::move(buffer)), is_send_(is_send), rank_(rank) {}
+  GlooDirectRequest(std::unique_ptr<gloo::transport::Buffer> buffer, bool is_send, int rank,
+                    gloo::transport::Pair* pair, GlooAbandonedSends* abandoned)
+      : buffer_(std::move(buffer)), is_send_(is_send), rank_(rank), pair_(pair), abandoned_(abandoned) {}
+
+  // A send given up on (its collective failed and is unwinding) may still wait in gloo's queue
+  // for the I/O thread, which would go on writing from this buffer and from the caller's memory
+  // after both are gone. So its pair is closed first (the collective has failed anyway), and the
+  // buffer, which the closed pair still lists, is kept until the group goes.
+  ~GlooDirectRequest() override {
+    if (!is_send_ || done_) return;
+    try {
+      pair_->close();
+      std::lock_guard<std::mutex> lock(abandoned_->mutex);
+      abandoned_->buffers.push_back(std::move(buffer_));
+    } catch (...) {
+      // Closing failed: keep the buffer alive anyway rather than free what gloo may still use.
+      static_cast<void>(buffer_.release());
+    }
+  }
 
   void wait(std::chrono::milliseconds) override {
     RINGLAB_GLOO_CHECK(is_send_ ? buffer_->waitSend() : buffer_->waitRecv(),
                        (ErrorContext{rank_, is_send_ ? "send" : "recv", -1}));
+    done_ = true;
   }
 
  private:
   std::unique_ptr<gloo::transport::Buffer> buffer_;
   bool is_send_;
   int rank_;
+  gloo::transport::Pair* pair_;
+  GlooAbandonedSends* abandoned_;
+  bool done_ = false;
 };
 
 }  // namespace
@@ -93,7 +123,7 @@ GlooProcessGroup::GlooProcessGroup(int rank, int size, StoreClient& store,
   connect(adapter, host);
 }
 
-GlooProcessGroup::~GlooProcessGroup() = default;
+GlooProcessGroup::~GlooProcessGroup() = default;  // the abandoned sends go first, while their pairs exist
 
 void GlooProcessGroup::connect(gloo::rendezvous::Store& store, const std::string& host) {
   const ErrorContext ctx{rank_, "gloo.connect", -1};
@@ -132,6 +162,7 @@ void GlooProcessGroup::connect_direct_pairs(gloo::rendezvous::Store& store) {
   };
   upward_ = mesh("upward", true);
   downward_ = mesh("downward", false);
+  abandoned_ = std::make_unique<GlooAbandonedSends>();
 }
 
 bool GlooProcessGroup::direct() const { return upward_ && in_ordered_exchange(); }
@@ -150,7 +181,7 @@ std::unique_ptr<Request> GlooProcessGroup::isend(std::span<const float> data, in
     auto& pair = (rank_ < dst ? upward_ : downward_)->getPair(dst);
     RINGLAB_GLOO_CHECK(buffer = pair->createSendBuffer(tag, ptr, data.size_bytes());
                        buffer->send(0, data.size_bytes(), 0), (ErrorContext{rank_, "send", -1}));
-    return std::make_unique<GlooDirectRequest>(std::move(buffer), true, rank_);
+    return std::make_unique<GlooDirectRequest>(std::move(buffer), true, rank_, pair.get(), abandoned_.get());
   }
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   // gloo's buffers are read-write; a send only reads from it.
@@ -169,7 +200,7 @@ std::unique_ptr<Request> GlooProcessGroup::irecv(std::span<float> data, int src,
     auto& pair = (src < rank_ ? upward_ : downward_)->getPair(src);
     RINGLAB_GLOO_CHECK(buffer = pair->createRecvBuffer(tag, data.data(), data.size_bytes()),
                        (ErrorContext{rank_, "recv", -1}));
-    return std::make_unique<GlooDirectRequest>(std::move(buffer), false, rank_);
+    return std::make_unique<GlooDirectRequest>(std::move(buffer), false, rank_, pair.get(), abandoned_.get());
   }
   std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
   RINGLAB_GLOO_CHECK(buffer = context_->createUnboundBuffer(data.data(), data.size_bytes());

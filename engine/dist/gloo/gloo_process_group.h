@@ -35,6 +35,7 @@ namespace transport { class Device; }
 namespace ringlab {
 
 class StoreClient;
+struct GlooAbandonedSends;
 
 enum class GlooMessages { CallerThread, IoThread };
 
@@ -75,6 +76,8 @@ class GlooProcessGroup : public ProcessGroup {
   // Direct pairs (ordered exchanges): messages from the lower rank of two to the higher go over
   // `upward_`, the others over `downward_`; each pair's receiving end is synchronous.
   std::shared_ptr<gloo::Context> upward_, downward_;
+  // Declared after the pairs' contexts, so destroyed before them: a buffer leaves its pair's list.
+  std::unique_ptr<GlooAbandonedSends> abandoned_;
 };
 
 // RINGLAB_GLOO_MESSAGES: "caller-thread" (the default, also when unset) or "io-thread".
