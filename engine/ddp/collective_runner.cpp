@@ -90,6 +90,7 @@ void CollectiveRunner::run_ring(std::span<float> data, int64_t id, int bucket, i
   RingAllreduceOptions ring;
   ring.timeout = options_.timeout;
   ring.segment_elems = options_.segment_elems;
+  ring.pipeline_depth = options_.pipeline_depth;
   ring.events = options_.events;
   ring.collective_id = id;
   ring.step = step_;

@@ -34,6 +34,7 @@ struct DdpOptions {
   std::string algorithm = "ring";  // ring: ringlab's instrumented ring; native: the backend's own
   BucketLimits bucket_limits;      // PyTorch's: a 1 MiB first bucket, then 25 MiB
   size_t segment_elems = 0;        // ring segmenting (0: whole chunks)
+  size_t pipeline_depth = 0;       // ring segments received ahead (0: the ring's default)
   std::chrono::milliseconds timeout{60000};
   EventSink* events = nullptr;
   // Gated step-through: called before every ring step of every bucket; may block.

@@ -81,6 +81,30 @@ TEST_CASE("the runner numbers, checks, records and reports every collective, rin
   }
 }
 
+TEST_CASE("the runner cuts its ring into the segments asked for: a chunk of 10 floats in 4-float pieces") {
+  constexpr int kWorld = 2;
+  LocalWorld world(kWorld, kTimeout);
+  EventStore events;
+  std::vector<std::vector<float>> sums(kWorld);
+  on_ranks(kWorld, [&](int r) {
+    ddp::DdpOptions options;
+    options.events = &events;
+    options.segment_elems = 4;
+    options.pipeline_depth = 2;
+    ddp::CollectiveRunner runner(world.group(r), options);
+    sums[r].assign(20, static_cast<float>(r + 1));
+    runner.allreduce(sums[r], 0, "ring");
+  });
+  for (int r = 0; r < kWorld; ++r) {
+    CAPTURE(r);
+    CHECK(sums[r] == std::vector<float>(20, 3.0f));
+    // Each of the two ring steps receives its chunk of 10 in three segments: 4, 4 and 2 floats.
+    std::vector<std::pair<int, int64_t>> pieces;  // (segment, bytes)
+    for (const Event& e : events_of(events, r, EventKind::ChunkTransfer)) pieces.emplace_back(e.segment, e.bytes);
+    CHECK(pieces == std::vector<std::pair<int, int64_t>>{{0, 16}, {1, 16}, {2, 8}, {0, 16}, {1, 16}, {2, 8}});
+  }
+}
+
 TEST_CASE("an unknown algorithm is refused") {
   LocalWorld world(1, kTimeout);
   ddp::DdpOptions options;

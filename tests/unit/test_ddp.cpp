@@ -7,7 +7,9 @@
 
 #include "engine/ddp/bucket_plan.h"
 #include "engine/dist/local_process_group.h"
+#include "engine/dist/ring_allreduce.h"
 #include "engine/events/event_store.h"
+#include "engine/rank/ddp_options.h"
 #include "engine/rank/trainer.h"
 
 using namespace ringlab;
@@ -88,4 +90,21 @@ TEST_CASE("no_sync: with --grad-accum 2 only every second micro-step all-reduces
   }
   CHECK(bucket_collectives == 2);
   CHECK(optimizer_steps == 2);
+}
+
+TEST_CASE("a job's DDP rings are cut as its backend's tuning says, as the bench's are") {
+  EventStore events;
+  TrainerHooks hooks;
+  for (const char* backend : {"gloo", "mpi"}) {
+    CAPTURE(backend);
+    JobConfig job;
+    job.backend = backend;
+    const ddp::DdpOptions options = ddp_options_for(job, events, hooks);
+    CHECK(options.segment_elems > 0);
+    CHECK(options.segment_elems == ring_tuning_for(backend).segment_elems);
+    CHECK(options.pipeline_depth == ring_tuning_for(backend).pipeline_depth);
+  }
+  JobConfig gpu;
+  gpu.backend = "nccl";
+  CHECK(ddp_options_for(gpu, events, hooks).segment_elems == 0);  // NCCL's ring: whole chunks
 }
