@@ -38,7 +38,6 @@ CollectiveFingerprint exchange_point_to_point(ProcessGroup& group, const Collect
   std::array<float, ring_first_message_elems(kFingerprintFloats)> out{}, in{};
   const auto header = fingerprint_as_floats(mine);
   std::copy(header.begin(), header.end(), out.begin());
-  const ProcessGroup::OrderedExchange ordered(group, true);
   auto recv = group.irecv(in, left_of(group), kRingFirstMessageTag);
   auto send = group.isend(out, right, kRingFirstMessageTag);
   send->wait(group.timeout());

@@ -11,8 +11,8 @@
 namespace ringlab {
 
 // An outstanding send or receive. wait() throws TimeoutError when the timeout passes
-// and Error when the transfer failed (peer gone, connection dropped). A message of an ordered
-// exchange on gloo is bounded by the group's timeout instead (its socket carries it): callers
+// and Error when the transfer failed (peer gone, connection dropped). A message over gloo's
+// direct pairs is bounded by the group's timeout instead (its socket carries it): callers
 // that want another bound for one wait use a group made with that timeout.
 class Request {
  public:
@@ -30,6 +30,11 @@ class ProcessGroup {
 
   // Point-to-point on float32 buffers. The buffer must stay alive until wait() returns.
   // `tag` tells apart concurrent transfers between the same pair (ring step, segment).
+  // Messages from one peer are waited for in the order that peer sent them, each receive posted
+  // before any later message from that peer is waited for (the ring, whose every rank forwards
+  // what it receives in the order it received it; the collective check; the ping-pong). A
+  // backend may then read a message on the thread that waits for it, straight from the
+  // connection, instead of handing it over from an I/O thread (gloo: gloo_process_group.h).
   virtual std::unique_ptr<Request> isend(std::span<const float> data, int dst, int tag) = 0;
   virtual std::unique_ptr<Request> irecv(std::span<float> data, int src, int tag) = 0;
 
@@ -47,30 +52,9 @@ class ProcessGroup {
   // Copies a (possibly device) span into host memory, for recording chunk values.
   virtual void copy_to_host(std::span<const float> src, float* dst);
 
-  // An ordered exchange: messages of one collective that each rank waits for in the order its
-  // peer sent them, each receive posted before any later message from that peer is waited for
-  // (the ring, whose every rank forwards what it receives in the order it receives it; the
-  // collective check; the ping-pong). A backend may then read such a message on the thread that
-  // waits for it, straight from the connection, instead of handing it over from an I/O thread
-  // (gloo: see gloo_process_group.h). Both ranks of a message must agree, so only code that
-  // decides from what both ranks know opens one, with OrderedExchange.
-  bool in_ordered_exchange() const { return ordered_exchange_; }
-  // Whether a posted receive's data is read only when it is waited for (gloo's direct pairs in
-  // an ordered exchange), not as it arrives.
+  // Whether a posted receive's data is read only when it is waited for (gloo's direct pairs),
+  // not as it arrives.
   virtual bool reads_when_waited() const { return false; }
-  class OrderedExchange {
-   public:
-    OrderedExchange(ProcessGroup& group, bool ordered) : group_(group), before_(group.ordered_exchange_) {
-      group_.ordered_exchange_ = ordered;
-    }
-    ~OrderedExchange() { group_.ordered_exchange_ = before_; }
-    OrderedExchange(const OrderedExchange&) = delete;
-    OrderedExchange& operator=(const OrderedExchange&) = delete;
-
-   private:
-    ProcessGroup& group_;
-    bool before_;
-  };
 
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
@@ -82,9 +66,6 @@ class ProcessGroup {
  protected:
   std::chrono::milliseconds timeout_{60000};
   std::vector<float> scratch_;
-
- private:
-  bool ordered_exchange_ = false;  // one collective at a time per group, on whichever thread runs it
 };
 
 // Which backends this build has, and why the others are missing.

@@ -376,12 +376,8 @@ RingTuning ring_tuning_for(const std::string& backend) {
 
 void ring_allreduce(ProcessGroup& pg, std::span<float> data, const RingAllreduceOptions& options) {
   if (pg.size() <= 1) return;
-  // An ordered exchange: every rank forwards what it receives in the order it received it, and
-  // receives in the order its left neighbour sends (step by step, segment by segment, the
-  // first message first), so a transport may read each message on this thread (gloo's direct
-  // pairs). A neighbour at another collective (a check of its own, a tensor of another size)
-  // sends its first message the same way, and the two pair for the headers to be compared.
-  const ProcessGroup::OrderedExchange ordered(pg, true);
+  // Every rank receives in the order its left neighbour sends (the first message, then step by
+  // step, segment by segment), as point-to-point requires (process_group.h).
   RingRun(pg, data, options).run();
 }
 

@@ -63,7 +63,7 @@ class GlooRequest : public Request {
   int rank_, peer_;
 };
 
-// A message of an ordered exchange, over a direct pair: a send was written (or queued for gloo's
+// A message over a direct pair: a send was written (or queued for gloo's
 // I/O thread) by the calling thread before isend returned, and a receive is read from the
 // socket by the thread that waits for it. A receive's wait is bounded by the pair's socket
 // timeout (the group's timeout when it connected), not by the argument.
@@ -165,7 +165,7 @@ void GlooProcessGroup::connect_direct_pairs(gloo::rendezvous::Store& store) {
   abandoned_ = std::make_unique<GlooAbandonedSends>();
 }
 
-bool GlooProcessGroup::direct() const { return upward_ && in_ordered_exchange(); }
+bool GlooProcessGroup::direct() const { return upward_ != nullptr; }
 
 void GlooProcessGroup::check_peer(int peer, const char* what) const {
   if (peer < 0 || peer >= size_ || peer == rank_)

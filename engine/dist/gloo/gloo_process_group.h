@@ -7,17 +7,17 @@
 // After a timeout gloo closes every connection of the group ("Application timeout caused pair
 // closure"), as PyTorch's gloo group does: a TimeoutError leaves the group unusable.
 //
-// Two ways to move a point-to-point message. By default gloo's TCP pairs are served by its I/O
-// thread: a receive is announced to the sender, the data moves once the announcement has
-// arrived, the I/O thread reads it and wakes the waiting thread — a round trip and several
-// thread wake-ups per message, which on a small tensor are nearly all of its time and on a
-// large one leave the transport idle between segments. Messages of an ordered exchange
-// (ProcessGroup::OrderedExchange: every ring all-reduce, the collective check, the ping-pong)
-// instead go over direct pairs: one connection per direction between two ranks, whose sending
-// end writes from the sending thread (what the socket cannot take at once, gloo's I/O thread
-// writes later, so a send never waits for the peer to read) and whose receiving end is in gloo's
-// synchronous mode, read by the thread that waits for the message, with no announcement and no
-// I/O thread in between (docs/speed.md has the measurements).
+// Two ways to move a point-to-point message. gloo's own TCP pairs are served by its I/O thread:
+// a receive is announced to the sender, the data moves once the announcement has arrived, the
+// I/O thread reads it and wakes the waiting thread — a round trip and several thread wake-ups
+// per message, which on a small tensor are nearly all of its time and on a large one leave the
+// transport idle between segments. So point-to-point (every ring all-reduce, the collective
+// check, the ping-pong) goes over direct pairs instead: one connection per direction between
+// two ranks, whose sending end writes from the sending thread (what the socket cannot take at
+// once, gloo's I/O thread writes later, so posting a send never waits for the peer to read) and
+// whose receiving end is in gloo's synchronous mode, read by the thread that waits for the
+// message, with no announcement and no I/O thread in between. That needs the receives in the
+// order ProcessGroup's point-to-point promises (docs/speed.md has the measurements).
 // GlooMessages::IoThread keeps every message on the I/O thread, for comparison.
 #include <chrono>
 #include <span>
@@ -73,7 +73,7 @@ class GlooProcessGroup : public ProcessGroup {
   GlooMessages messages_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> context_;  // pairs served by gloo's I/O thread
-  // Direct pairs (ordered exchanges): messages from the lower rank of two to the higher go over
+  // Direct pairs (point-to-point): messages from the lower rank of two to the higher go over
   // `upward_`, the others over `downward_`; each pair's receiving end is synchronous.
   std::shared_ptr<gloo::Context> upward_, downward_;
   // Declared after the pairs' contexts, so destroyed before them: a buffer leaves its pair's list.
