@@ -157,6 +157,8 @@ row "run --join-file without --node-rank" "give --node-rank K" "$bin" run --join
 row "run --master-port 70000" "--master-port must be in \[0, 65535\], got 70000" "$bin" run --master-port 70000
 row "run --report /nonexistent/r.json" "--report: cannot write '/nonexistent/r.json'" "$bin" run --report /nonexistent/r.json
 row "run with TMPDIR=/proc" "cannot create a temporary file in /proc .*set TMPDIR to a writable directory" env TMPDIR=/proc "$bin" run -n 2
+row "run with RINGLAB_GLOO_MESSAGES=iothread" "RINGLAB_GLOO_MESSAGES='iothread': expected caller-thread or io-thread" env RINGLAB_GLOO_MESSAGES=iothread "$bin" run -n 2
+row "run with the setting's earlier name" "RINGLAB_GLOO_SMALL_MESSAGES='io-thread': the setting is now RINGLAB_GLOO_MESSAGES" env RINGLAB_GLOO_SMALL_MESSAGES=io-thread "$bin" run -n 2
 row "run --fault kill:9@1 (rank out of range)" "--fault kill:9@1: rank 9 is not below the world size 2" "$bin" run -n 2 --fault kill:9@1
 row "run --fault bogus" "--fault bogus: unknown kind 'bogus'" "$bin" run --fault bogus
 row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative integer" "$bin" run --uneven 0:-1

@@ -233,6 +233,9 @@ TEST_CASE("gloo: the messages setting is read from the environment, and a typo i
   CHECK_THROWS_WITH_AS(gloo_messages_from_env(),
                        doctest::Contains("RINGLAB_GLOO_MESSAGES='iothread'"), InputError);
   unsetenv("RINGLAB_GLOO_MESSAGES");
+  setenv("RINGLAB_GLOO_SMALL_MESSAGES", "io-thread", 1);  // the earlier name: refused, the new one named
+  CHECK_THROWS_WITH_AS(gloo_messages_from_env(), doctest::Contains("now RINGLAB_GLOO_MESSAGES"), InputError);
+  unsetenv("RINGLAB_GLOO_SMALL_MESSAGES");
 }
 
 TEST_CASE("gloo native all-reduce, broadcast and barrier") {

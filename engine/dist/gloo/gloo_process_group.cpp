@@ -237,6 +237,11 @@ void GlooProcessGroup::allreduce_native(std::span<float> data) {
 }
 
 GlooMessages gloo_messages_from_env() {
+  // The setting's earlier name, which now covers every message, not only small ones: refused by
+  // name rather than ignored, so a script that sets it does not measure the other path unawares.
+  if (const char* old = std::getenv("RINGLAB_GLOO_SMALL_MESSAGES"))
+    throw InputError(std::string("RINGLAB_GLOO_SMALL_MESSAGES='") + old +
+                     "': the setting is now RINGLAB_GLOO_MESSAGES (same values: caller-thread or io-thread)");
   const char* value = std::getenv("RINGLAB_GLOO_MESSAGES");
   const std::string v = value ? value : "";
   if (v.empty() || v == "caller-thread") return GlooMessages::CallerThread;

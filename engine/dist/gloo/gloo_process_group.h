@@ -81,7 +81,8 @@ class GlooProcessGroup : public ProcessGroup {
 };
 
 // RINGLAB_GLOO_MESSAGES: "caller-thread" (the default, also when unset) or "io-thread".
-// Throws InputError naming the variable for anything else.
+// Throws InputError naming the variable for anything else, and for the earlier name
+// RINGLAB_GLOO_SMALL_MESSAGES, set at all.
 GlooMessages gloo_messages_from_env();
 
 // The interface address to use for reaching `master_addr`: 127.0.0.1 for loopback or an empty
