@@ -60,6 +60,17 @@ run run -q -n 4 --fault drop:1@4 --timeout 10
 [ $rc -ne 0 ] && [ $ms -lt 120000 ] && grep -q "where each rank was" "$work/err" && ok "drop:1@4: run stopped in ${ms} ms" \
   || bad "drop: rc=$rc ms=$ms $(head -5 "$work/err")"
 
+# 6b. The same two faults with a large model: its buckets (megabytes) go round the ring in
+#     segments, some still queued for gloo's I/O thread when a peer goes. The others fail with
+#     the peer named, and none of them crashes (a send given up on must not be written from
+#     memory that is gone).
+for fault in kill:1@3 drop:1@3; do
+  run run -q -n 3 --hidden 1024,1024 --samples 768 --epochs 2 --fault $fault --timeout 10
+  if [ $rc -ne 0 ] && [ $ms -lt 120000 ] && grep -q "first error\|failed" "$work/err" &&
+     ! grep -q "SIGSEGV\|SIGABRT\|SIGBUS" "$work/err"; then ok "$fault with 4 MB buckets: stopped in ${ms} ms, no rank crashed"
+  else bad "$fault with 4 MB buckets: rc=$rc ms=$ms $(head -6 "$work/err")"; fi
+done
+
 # 7. A straggler: rank 1 sleeps 20 ms per step; every rank's step takes at least that long,
 #    because the others wait for it in the all-reduce.
 run run -q -n 2 --epochs 1 --fault delay:1:20 --metrics "$work/m.csv" --trace-level steps
