@@ -21,7 +21,7 @@ printf '{"title": {"en": "Four ranks on gloo, then two on MPI"}, "job": {"world_
 shot() {
   local name=$1 size=$2
   shift 2
-  xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 ${size}x24" "$bin" gui --width "${size%x*}" --height "${size#*x}" \
+  xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 ${size}x24 -noreset" "$bin" gui --width "${size%x*}" --height "${size#*x}" \
     --frames 10 --wait-run "$@" --screenshot "$work/$name.png" --layout-audit "$work/$name.json" > "$work/$name.log" 2>&1 || true
   [[ -s $work/$name.png ]] || { cat "$work/$name.log" >&2; echo "screenshots.sh: $name: no frame" >&2; exit 1; }
   python3 - "$work/$name.json" "$name" << 'PY'

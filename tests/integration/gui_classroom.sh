@@ -46,9 +46,10 @@ cat > "$WORK/drive.sh" << 'DRIVE'
 set -u
 ringlab=$1 out=$2 name=$3 scenario=$4
 shift 4
-# A fresh Xvfb under a loaded machine is now and then unusable (it does not answer, or refuses
-# the app's first connection): that is the virtual display, not the app. Exit 75 then, and the
-# test starts the drive again on a new display (at most twice more), saying so.
+# A fresh Xvfb under a loaded machine is now and then unusable (it does not answer, or, before
+# headless() passed -noreset, refused a client that connected while it reset after the last one
+# left): that is the virtual display, not the app. Exit 75 then, and the test starts the drive
+# again on a new display (at most twice more), saying so.
 for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
 xdotool getdisplaygeometry > /dev/null 2>&1 || { echo "the virtual display $DISPLAY does not answer"; exit 75; }
 "$ringlab" gui --scenario "$scenario" --width 1280 --height 720 --state-json "$out/$name.json" > "$out/$name.log" 2>&1 &

@@ -667,7 +667,7 @@ else
 # under_xvfb.sh COMMAND...: COMMAND on a virtual display, exiting with COMMAND's own code
 # (xvfb-run's is 5 when it merely fails to remove its temporary directory afterwards).
 rc_file=$(mktemp)
-xvfb-run -a -s "-screen 0 1280x720x24" sh -c '"$@"; echo $? > "$0"' "$rc_file" "$@"
+xvfb-run -a -s "-screen 0 1280x720x24 -noreset" sh -c '"$@"; echo $? > "$0"' "$rc_file" "$@"
 rc=$(cat "$rc_file")
 rm -f "$rc_file"
 exit "${rc:-125}"
@@ -902,7 +902,7 @@ if env -u DISPLAY "$bin" gui --frames 1 2>&1 | grep -q "built without the deskto
   echo "SKIP  gui --frames interrupted: no desktop app in this build, or no xvfb-run"
 else
   rows=$((rows + 1))
-  xvfb-run -a -s "-screen 0 1280x720x24" bash -c '"$@"; echo $? > gui.rc' _ \
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" bash -c '"$@"; echo $? > gui.rc' _ \
     "$bin" gui --frames 10000000 --world-size 2 --gated --state-json "$work/gui-state.json" > gui.out 2>&1 &
   gui_job=$!
   for _ in $(seq 600); do
@@ -926,7 +926,7 @@ else
 
   # An idle window (About open, no run started): Ctrl-C closes it and says so, naming no run.
   rows=$((rows + 1))
-  xvfb-run -a -s "-screen 0 1280x720x24" bash -c '"$@"; echo $? > idle.rc' _ \
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" bash -c '"$@"; echo $? > idle.rc' _ \
     "$bin" gui --frames 10000000 --about --state-json "$work/idle-state.json" > idle.out 2>&1 &
   idle_job=$!
   idle_pid=""

@@ -73,7 +73,7 @@ else fail "teaching mode: $(cat "$work/cmp" "$work/teach.err" | tail -4)"; fi
 
 # The app, headless: the script's ring, sampler and loss; side by side, the two runs coincide.
 if command -v xvfb-run > /dev/null; then
-  if xvfb-run -a -s "-screen 0 1280x720x24" "$ringlab" gui --torch "$script" --side-by-side --frames 300 --wait-run \
+  if xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$script" --side-by-side --frames 300 --wait-run \
        --width 1280 --height 720 --state-json "$work/state.json" > /dev/null 2> "$work/gui.err" &&
      $py - "$work/state.json" > "$work/cmp" 2>&1 <<'EOF'
 import json, sys
@@ -89,7 +89,7 @@ print(f"script {script_mse[-1]:.6f}, engine {engine_mse[-1]:.6f}")
 EOF
   then ok "app, side by side: the script's run overlaid on the engine's, coinciding ($(tail -1 "$work/cmp"))"
   else fail "app, side by side: $(cat "$work/cmp" | tail -3; tail -3 "$work/gui.err")"; fi
-  if xvfb-run -a -s "-screen 0 1280x720x24" "$ringlab" gui --torch "$script" --frames 300 --wait-run \
+  if xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$script" --frames 300 --wait-run \
        --width 1280 --height 720 --state-json "$work/alone.json" > /dev/null 2> "$work/gui.err" &&
      $py -c '
 import json, sys

@@ -8,7 +8,10 @@ headless() {
   shift 2
   rc_file=$(mktemp)
   # A random first display number: two tests starting at once would otherwise both pick :99.
-  xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 $geometry" bash -c '"$@"; echo $? >"$0"' "$rc_file" "$@" >"$out" 2>&1
+  # -noreset: by default Xvfb resets itself whenever its last client leaves, and on a loaded
+  # machine a client that connects during that reset is refused ("Failed to open display"): a
+  # driver's xdotool probe followed at once by the app hit it in CI.
+  xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 $geometry -noreset" bash -c '"$@"; echo $? >"$0"' "$rc_file" "$@" >"$out" 2>&1
   rc=$(cat "$rc_file" 2>/dev/null)
   rm -f "$rc_file"
   return "${rc:-125}"
