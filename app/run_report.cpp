@@ -144,6 +144,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   if (!r.torch_script.empty()) j["torch_script"] = r.torch_script;  // the job is what the script announced
   j["world_size"] = c.world_size;
   j["backend"] = c.backend;
+  if (!r.mpi_settings.empty()) j["mpi_settings"] = r.mpi_settings;  // how mpirun set OpenMPI up
   // Where the ranks ran: each node's count, node 0 first (torchrun's RANK order); 1 node: [N].
   j["ranks_per_node"] = c.ranks_per_node.empty() ? std::vector<int>{c.world_size} : c.ranks_per_node;
   j["algorithm"] = c.algorithm;

@@ -38,13 +38,25 @@ require_bare() {
   [[ -x "$bare" ]] || bench_fail "$bare is not built (cmake --build build --target bare_allreduce)${1:+: $1}"
 }
 bare_field() { $py -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])[sys.argv[1]])" "$1"; }
-# OpenMPI as ringlab's launcher sets it up on one machine (engine/control/launcher.cpp); other
-# OMPI_MCA_* settings come from the caller's environment.
+# OpenMPI as ringlab's launcher sets it up on one machine (engine/control/openmpi_settings.h): the
+# report of a run with no epochs names the settings its mpirun gave the ranks (the launcher's
+# defaults here, such as the single copy where this machine allows it, or the caller's own
+# OMPI_MCA_* values), read once per bench into $work/mpi_settings.env.
+ringlab_mpi_settings() {  # -> $work/mpi_settings.env, NAME=value lines
+  local file=$work/mpi_settings.env
+  if [[ ! -s $file ]]; then
+    "$ringlab" run -q -n 2 --backend mpi --epochs 0 --report "$work/mpi_settings.json" >/dev/null 2>"$work/mpi_settings.err" ||
+      bench_fail "ringlab run --backend mpi failed, so its OpenMPI settings are unknown: $(tail -3 "$work/mpi_settings.err")"
+    $py -c "import json,sys; [print(f'{k}={v}') for k, v in json.load(open(sys.argv[1]))['mpi_settings'].items()]" \
+      "$work/mpi_settings.json" >"$file"
+  fi
+}
 bare_run_mpi() {  # field ranks bare_allreduce-arguments...
-  local key=$1 ranks=$2
+  local key=$1 ranks=$2 settings
   shift 2
-  env OMPI_MCA_plm=isolated OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-    OMPI_MCA_btl_base_warn_component_unused=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  ringlab_mpi_settings
+  mapfile -t settings <"$work/mpi_settings.env"
+  env "${settings[@]}" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun --oversubscribe -np "$ranks" --bind-to none "$bare" mpi "$@" >"$work/bare.out" 2>"$work/bare.err" ||
     bench_fail "bench/bare_allreduce on $ranks MPI ranks failed: $(tail -3 "$work/bare.err")"
   bare_field "$key" <"$work/bare.out"

@@ -28,6 +28,7 @@
 #include "engine/job/fault_plan.h"
 #include "engine/control/launcher.h"
 #include "engine/control/node_rendezvous.h"
+#include "engine/control/openmpi_settings.h"
 #include "engine/control/run_accumulator.h"
 #include "engine/control/run_limits.h"
 #include "engine/rank/worker.h"
@@ -656,6 +657,7 @@ struct Controller::Impl {
     RunResult r = events.finish(exits, stop_info());
     if (multi_node()) exchange_verdict(r);
     if (!options.torch.empty()) note_torch_script(r);
+    if (job.backend == "mpi") r.mpi_settings = openmpi_settings(options.placement);
     r.exits = exits;
     r.restarts = restarts;
     remove_checkpoints();

@@ -4,6 +4,7 @@
 // a RunResult. `ringlab run` and the desktop app both drive a run through this class.
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -95,6 +96,9 @@ struct RunResult {
   std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
   std::vector<RankExit> exits;          // how each process of the last set ended, the failed one first
   std::string torch_script;             // the PyTorch script that ran instead of ringlab's workers ("" none)
+  // The OpenMPI settings (OMPI_MCA_*) mpirun gave the ranks of an MPI run: ringlab's defaults, or
+  // the caller's own where set. Empty for other backends.
+  std::map<std::string, std::string> mpi_settings;
   // Connections the store or event server refused or dropped (wrong token, malformed frame,
   // silent client, a client gone mid-wait), "store: ..." / "event server: ...".
   std::vector<std::string> connection_errors;

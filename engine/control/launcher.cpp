@@ -27,6 +27,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "engine/control/openmpi_settings.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/core/input_file.h"
@@ -169,17 +170,8 @@ EnvMap starter_environment(const LaunchSpec& spec) {
 // variables named with -x, plus every OMPI_* one, which is how the settings below reach ranks.
 EnvMap mpirun_environment(const LaunchSpec& spec) {
   EnvMap env = starter_environment(spec);
-  // Defaults for a container, kept when the user set them: no cross-memory-attach warnings when
-  // ptrace is restricted (vader), and no complaint about unused InfiniBand components. On this
-  // machine alone: no ssh needed (plm isolated), and more ranks than cores. Across hosts mpirun
-  // reaches the others through its remote agent (plm rsh: ssh, or OMPI_MCA_plm_rsh_agent), and
-  // the hosts' slots say how many ranks each takes.
-  if (!spec.placement.spans_hosts()) {
-    env.emplace("OMPI_MCA_plm", "isolated");
-    env.emplace("OMPI_MCA_rmaps_base_oversubscribe", "1");
-  }
-  env.emplace("OMPI_MCA_btl_vader_single_copy_mechanism", "none");
-  env.emplace("OMPI_MCA_btl_base_warn_component_unused", "0");
+  // Defaults (engine/control/openmpi_settings.h), kept when the user set them.
+  for (const auto& [name, value] : openmpi_defaults(spec.placement)) env.emplace(name, value);
   if (::geteuid() == 0) {
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
