@@ -114,6 +114,14 @@ for epoch in range(4):
     assert seen == list(range(256)), epoch
 assert hosts["shards"] == local["shards"]
 assert hosts["allreduce_demo"]["output"] == [4.0, 8.0, 12.0]
+# The report names how mpirun set OpenMPI up (docs/launchers.md): one host may use the single
+# copy where this machine allows it; across hosts always the copies through shared memory.
+mech = "OMPI_MCA_btl_vader_single_copy_mechanism"
+assert local["mpi_settings"]["OMPI_MCA_plm"] == "isolated", local["mpi_settings"]
+assert local["mpi_settings"][mech] in ("cma", "none"), local["mpi_settings"]
+assert hosts["mpi_settings"][mech] == "none", hosts["mpi_settings"]
+assert "OMPI_MCA_plm" not in hosts["mpi_settings"], hosts["mpi_settings"]
+print("  OpenMPI single copy, one host:", local["mpi_settings"][mech], "; across hosts:", hosts["mpi_settings"][mech])
 PY
 fi
 

@@ -92,9 +92,10 @@ measure() {
 # Known limits of the model, measured and explained in the README: a row listed here that misses
 # is an XFAIL, printed and counted apart, never a pass; one that agrees is an XPASS. Keys are
 # backend/algorithm/size as simulate prints them. Between 256 B and 64 KiB, OpenMPI's shared-
-# memory transport changes how it moves a message: up to 4 KiB it copies it into and out of a
-# shared buffer, above that it adds a handshake and one kernel-assisted copy (ompi_info:
-# btl_vader_eager_limit 4096, btl_vader_single_copy_mechanism cma). Latency and cost per byte
+# memory transport changes how it moves a message: up to its eager limit it copies it into and
+# out of a shared buffer, above that it adds a handshake (and, where ringlab's launcher chose the
+# single copy, one kernel-assisted copy; its eager limit is then 32 KiB, docs/launchers.md, else
+# OpenMPI's 4 KiB). Latency and cost per byte
 # differ on the two sides, and there the measured times lie 20-60% above any one line a + b n
 # through the fitted sizes 256 B, 4 KiB and 64 KiB, by an amount that changes with the load.
 known_limits=("mpi/ring/1 KiB" "mpi/ring/16 KiB" "mpi/native/1 KiB" "mpi/native/16 KiB")
