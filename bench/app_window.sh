@@ -3,10 +3,12 @@
 # WORLD ranks on gloo (default 4), µs per step without a window (`ringlab run`) and with one
 # (`ringlab gui` in a real window on an Xvfb display, started with F5 as a person would), and
 # beside the floor under any window (bench/blank_window: the same maximized OpenGL window at the
-# app's frame cap, which only clears itself and swaps), in turns, REPEAT times each (default 3),
+# app's frame cap, which only clears itself and swaps), in turns, REPEAT times each (default 7),
 # medians and their ratios. The goal: the window does not slow the workers; where a blank window
 # already does (every frame filled and copied on the CPU), the app's window counts as floor-bound
-# when the step beside it takes at most 1.3x the step beside the blank window.
+# when the step beside it takes at most 1.3x the step beside the blank window. "Already does"
+# means in the medians and in all rounds but at most one: a single run here spreads ±15%, and
+# with three rounds the blank window's median alone came out 0.98-1.45x of the step without one.
 #
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
@@ -17,6 +19,7 @@
 # Needs Xvfb and xdotool (scripts/setup.sh installs both). The window draws what a class sees
 # (the Ring view in the big pane), at the app's own frame cap (60 a second).
 set -euo pipefail
+: "${REPEAT:=7}"
 source "$(dirname "$0")/bench_lib.bash"
 world=${bench_args[0]:-4}
 epochs=${EPOCHS:-100}
@@ -122,9 +125,14 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN {printf "%.2f", x / y}'; }
 printf "%-38s %11sx\n" "blank window / without" "$(ratio "$c" "$a")"
 printf "%-38s %11sx\n" "app's window / without" "$(ratio "$b" "$a")"
 printf "%-38s %11sx\n" "app's window / blank window" "$(ratio "$b" "$c")"
-verdict=$(awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN {
+# Rounds in which the blank window slowed the workers by more than 5% (its run against the run
+# without a window of the same round).
+blank_slower=$(paste "$work/a.txt" "$work/c.txt" | awk '$2 > 1.05 * $1 {n++} END {print n + 0}')
+echo "# the blank window slowed the workers by more than 5% in $blank_slower of $repeat rounds"
+verdict=$(awk -v a="$a" -v b="$b" -v c="$c" -v slower="$blank_slower" -v rounds="$repeat" 'BEGIN {
   if (b <= a * 1.05) print "met: the window does not slow the workers (within 5%)"
-  else if (c > a * 1.05 && b <= 1.3 * c) print "floor-bound: a blank window already slows them, and the app takes at most 1.3x its step"
+  else if (c > a * 1.05 && rounds >= 3 && slower >= rounds - 1 && b <= 1.3 * c)
+    print "floor-bound: a blank window already slows them, and the app takes at most 1.3x its step"
   else print "NOT MET" }')
 echo "# verdict: $verdict"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
