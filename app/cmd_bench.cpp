@@ -219,7 +219,7 @@ void launch_and_stream(const std::string& backend, int world_size, milliseconds 
 void run_controller(const BenchArgs& args) {
   const AllreduceBenchOptions options = args.options();
   if (args.world_size < 1 || args.world_size > kMaxWorldSize)
-    throw InputError(fmt::format("--world-size must be between 1 and {}", kMaxWorldSize));
+    throw InputError(fmt::format("--world-size must be between 1 and {}, got {}", kMaxWorldSize, args.world_size));
   require_backend(args.backend);
   check_output_paths({{args.json_path, "--json"}});
   check_bench_memory(options, args.world_size, args.backend);
@@ -274,7 +274,7 @@ struct PingPongArgs {
     if (iters < 1) throw InputError("--iters must be at least 1");
     if (warmup_iters < 0) throw InputError("--warmup_iters must not be negative");
     if (world_size < 2 || world_size > kMaxWorldSize)
-      throw InputError(fmt::format("--world-size must be between 2 and {}", kMaxWorldSize));
+      throw InputError(fmt::format("--world-size must be between 2 and {}, got {}", kMaxWorldSize, world_size));
     exchange_cut();  // refuses a bad --exchange-segment-bytes before any rank starts
   }
 };

@@ -44,14 +44,19 @@ const char* to_string(StopCause cause) {
     case StopCause::NoProgress: return "the controller's watchdog (no progress)";
     case StopCause::ResourceLimit: return "a resource limit of the controller";
     case StopCause::OtherNode: return "another node of the run";
+    case StopCause::Hangup: return "SIGHUP (the terminal closed)";
   }
   return "?";
 }
 
-StopCause stop_cause_for_signal(int signal) { return signal == SIGINT ? StopCause::Interrupt : StopCause::Terminate; }
+StopCause stop_cause_for_signal(int signal) {
+  if (signal == SIGINT) return StopCause::Interrupt;
+  return signal == SIGHUP ? StopCause::Hangup : StopCause::Terminate;
+}
 
 bool asked_by_user(StopCause cause) {
-  return cause == StopCause::StopButton || cause == StopCause::Interrupt || cause == StopCause::Terminate;
+  return cause == StopCause::StopButton || cause == StopCause::Interrupt || cause == StopCause::Terminate ||
+         cause == StopCause::Hangup;
 }
 
 namespace {

@@ -21,7 +21,8 @@ namespace ringlab {
 
 // "SIGINT (Ctrl-C)", "SIGTERM", "the Stop button", ...: what the messages and the report say.
 const char* to_string(StopCause cause);
-// The cause a signal to the controller stands for (SIGINT: Interrupt, SIGTERM: Terminate).
+// The cause a signal to the controller stands for (SIGINT: Interrupt, SIGTERM: Terminate, SIGHUP:
+// Hangup).
 StopCause stop_cause_for_signal(int signal);
 // A stop the user asked for (the Stop button, Ctrl-C, SIGTERM), as opposed to the controller's own.
 bool asked_by_user(StopCause cause);

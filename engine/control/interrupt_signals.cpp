@@ -25,8 +25,12 @@ char g_files[kMaxFiles][PATH_MAX];
 std::atomic<int> g_file_count{0};
 char g_abort_line[256];
 size_t g_abort_line_length = 0;
-struct sigaction g_previous[2];
-constexpr int kSignals[2] = {SIGINT, SIGTERM};
+constexpr int kSignalCount = 3;
+struct sigaction g_previous[kSignalCount];
+bool g_installed[kSignalCount] = {};
+// SIGHUP: the terminal closed. Under nohup (SIGHUP ignored when this process started) it stays
+// ignored, as the user asked.
+constexpr int kSignals[kSignalCount] = {SIGINT, SIGTERM, SIGHUP};
 
 void on_signal(int sig) {
   const int saved_errno = errno;
@@ -63,11 +67,16 @@ InterruptSignals::InterruptSignals(const std::string& program) {
   action.sa_handler = on_signal;
   action.sa_flags = SA_RESTART;  // other threads' system calls go on undisturbed
   sigemptyset(&action.sa_mask);
-  for (int i = 0; i < 2; ++i) ::sigaction(kSignals[i], &action, &g_previous[i]);
+  for (int i = 0; i < kSignalCount; ++i) {
+    ::sigaction(kSignals[i], nullptr, &g_previous[i]);
+    g_installed[i] = !(kSignals[i] == SIGHUP && g_previous[i].sa_handler == SIG_IGN);
+    if (g_installed[i]) ::sigaction(kSignals[i], &action, nullptr);
+  }
 }
 
 InterruptSignals::~InterruptSignals() {
-  for (int i = 0; i < 2; ++i) ::sigaction(kSignals[i], &g_previous[i], nullptr);
+  for (int i = 0; i < kSignalCount; ++i)
+    if (g_installed[i]) ::sigaction(kSignals[i], &g_previous[i], nullptr);
   ::close(g_wake[0]);
   ::close(g_wake[1]);
   g_wake[0] = g_wake[1] = -1;

@@ -1,7 +1,8 @@
 #pragma once
-// Ctrl-C (SIGINT) and SIGTERM as a request to stop, not an instant death. The first one is only
-// recorded, for the program to act on: stop the run at a step boundary, write what it has, exit
-// 130 or 143 (128 + the signal, as a shell reports a process killed by it). A second one, while
+// Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed; left ignored under nohup) as a request
+// to stop, not an instant death. The first one is only recorded, for the program to act on: stop
+// the run at a step boundary, write what it has, exit 130, 143 or 129 (128 + the signal, as a
+// shell reports a process killed by it). A second one, while
 // that wind-down goes on, ends the process at once, by the same signal, after removing the files
 // registered with remove_on_abort() (outputs created empty for this run, checkpoints). The
 // workers go with it: the kernel kills them when the controller dies (PR_SET_PDEATHSIG, see
@@ -20,7 +21,7 @@ class InterruptSignals {
   InterruptSignals(const InterruptSignals&) = delete;
   InterruptSignals& operator=(const InterruptSignals&) = delete;
 
-  // The first signal received (SIGINT or SIGTERM); 0 while none has come.
+  // The first signal received (SIGINT, SIGTERM or SIGHUP); 0 while none has come.
   int received() const;
   // Waits until a signal comes (at once if one came since the last call) or `timeout` has
   // passed; returns received().

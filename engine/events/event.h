@@ -73,6 +73,7 @@ enum class StopCause : uint8_t {
   NoProgress,     // the controller's watchdog: no event from any rank for the timeout + 15 s
   ResourceLimit,  // the controller ran out of descriptors or threads (RLIMIT_NOFILE, RLIMIT_NPROC)
   OtherNode,      // another node of a multi-node run ended it (its rank failed, or it was stopped)
+  Hangup,         // SIGHUP to the controller: the terminal it ran in closed
 };
 
 enum class RingPhase : int8_t { None = -1, ReduceScatter = 0, AllGather = 1 };

@@ -625,6 +625,8 @@ row "run --metrics /dev/full" "the metrics CSV: cannot write '/dev/full' \($full
 row "run --trace /dev/full" "the Chrome trace: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --trace /dev/full
 row "run --dump-flight-recorder /dev/full" "--dump-flight-recorder: cannot write '/dev/full' \($full\)" \
   "$bin" run -q -n 2 --dump-flight-recorder /dev/full
+row "bench allreduce --world-size 0" "--world-size must be between 1 and 64, got 0" "$bin" bench allreduce --world-size 0
+row "bench pingpong --world-size 1" "--world-size must be between 2 and 64, got 1" "$bin" bench pingpong --world-size 1
 row "bench allreduce --json /dev/full" "--json: cannot write '/dev/full' \($full\)" "$bin" bench allreduce -e 1K -n 2 -w 1 --json /dev/full
 row "simulate --json > /dev/full" "cannot write to standard output \($full\)" bash -c "exec '$bin' simulate --json > /dev/full"
 accepted "run --report /dev/null (a character device)" "^$" "$bin" run -q -n 2 --report /dev/null
@@ -879,6 +881,22 @@ signal_run "run -n 2 --epochs 1000000 + outputs, SIGTERM" TERM 143 "epoch 2 done
   "stopped by SIGTERM at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" "${endless[@]}"
 check "  ... $(python3 outputs_ok.py r.json m.csv t.json SIGTERM 2>&1 | tail -n1)" \
   python3 outputs_ok.py r.json m.csv t.json SIGTERM
+rm -f r.json m.csv t.json
+signal_run "run -n 2 --epochs 1000000 + outputs, SIGHUP (its terminal closed)" HUP 129 "epoch 2 done" \
+  "stopped by SIGHUP \(the terminal closed\) at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" \
+  "${endless[@]}"
+check "  ... $(python3 outputs_ok.py r.json m.csv t.json 'SIGHUP (the terminal closed)' 2>&1 | tail -n1)" \
+  python3 outputs_ok.py r.json m.csv t.json "SIGHUP (the terminal closed)"
+check "  ... and no checkpoint folder of its own in \$TMPDIR" \
+  bash -c "! compgen -G '${TMPDIR:-/tmp}/ringlab-run-*-$sig_pid-*' > /dev/null"
+# Under nohup SIGHUP stays ignored, as the user asked: the run goes on to its end.
+real_bin=$bin
+bin=nohup
+signal_run "nohup run -n 2 --epochs 3000, SIGHUP: ignored, the run ends normally" HUP 0 @workers \
+  "^destroy_process_group +: done" "$real_bin" run -n 2 --epochs 3000 --report nohup.json
+bin=$real_bin
+check "  ... its report is of the whole run" \
+  python3 -c "import json; r = json.load(open('nohup.json')); assert r['ok'] and len(r['epoch_mse']) == 3000 and 'stopped_by' not in r, r.get('failure')"
 signal_run "run --max-restarts 1, Ctrl-C: its epoch checkpoint goes too" INT 130 "epoch 2 done" \
   "interrupted by SIGINT" run -n 2 --epochs 1000000 --max-restarts 1
 check "  ... no /tmp/ringlab-*-$sig_pid.ckpt* left behind" \
