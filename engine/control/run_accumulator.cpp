@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/data/data_loader.h"
@@ -71,11 +72,18 @@ void RunAccumulator::add(const Event& e) {
       }
       break;
     case EventKind::Error:
+      spoke_at_end_.insert(e.rank);
       errors_.push_back(with_rank(e));
       if (first_error_.empty()) first_error_ = with_rank(e);
       break;
-    case EventKind::TornDown: errors_.push_back(with_rank(e)); break;  // listed, never the first error
-    case EventKind::FlightRecord: flight_.push_back(e.text); break;
+    case EventKind::TornDown:  // listed, never the first error
+      spoke_at_end_.insert(e.rank);
+      errors_.push_back(with_rank(e));
+      break;
+    case EventKind::FlightRecord:
+      spoke_at_end_.insert(e.rank);
+      flight_.push_back(e.text);
+      break;
     case EventKind::Restart: restart_from(e); break;
     default: break;
   }
@@ -91,6 +99,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   errors_.clear();
   first_error_.clear();
   flight_.clear();
+  spoke_at_end_.clear();
 }
 
 void RunAccumulator::track_position(const Event& e) {
@@ -151,14 +160,30 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
 }
 
 // Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
+// When mpirun or srun started the ranks, the controller sees only the starter's exit, not which
+// rank's process ended first. A rank that was killed or crashed says nothing, while the others,
+// stopped after it, each send an error or their flight record: the silent ones are named.
+std::string RunAccumulator::silent_ranks(const std::string& starter) const {
+  std::vector<int> silent;
+  for (int r = 0; r < world_; ++r)
+    if (!spoke_at_end_.count(r)) silent.push_back(r);
+  if (silent.empty() || static_cast<int>(silent.size()) == world_) return "";
+  const bool one = silent.size() == 1;
+  return fmt::format("{} {} failed: {} ended without a word, killed or crashed ({}'s own message says how); ",
+                     one ? "rank" : "ranks", fmt::join(silent, ", "), one ? "it" : "they", starter);
+}
+
+std::string RunAccumulator::failed_line(const RankExit& failed) const {
+  if (failed.rank >= 0)
+    return fmt::format("rank {}{} failed: {}", failed.rank,
+                       r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe());
+  const std::string starter = failed.program.empty() ? "mpirun" : failed.program;
+  return fmt::format("{}{} failed: {}", silent_ranks(starter), starter, failed.describe());
+}
+
 std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const {
   std::string msg;
-  if (failed)
-    msg = failed->rank >= 0 ? fmt::format("rank {}{} failed: {}", failed->rank,
-                                          r_.job.node_count() > 1 ? fmt::format(" (node {})", failed->node) : "",
-                                          failed->describe())
-                            : fmt::format("{} failed: {}", failed->program.empty() ? "mpirun" : failed->program,
-                                          failed->describe());
+  if (failed) msg = failed_line(*failed);
   if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
   if (errors_.size() > 1) {
     msg += "\nall errors, in the order they arrived:";

@@ -6,6 +6,7 @@
 // its own lock.
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ class RunAccumulator {
   std::string describe(int rank, int world) const;
   std::string stop_message(const StopInfo& stop, bool terminated) const;
   std::string failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const;
+  std::string failed_line(const RankExit& failed) const;
+  std::string silent_ranks(const std::string& starter) const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight) const;
 
   RunResult r_;
@@ -63,6 +66,7 @@ class RunAccumulator {
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   std::vector<std::string> flight_;
+  std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::map<int, RankPosition> positions_;
 };
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "engine/core/error.h"
 #include "engine/export/chrome_trace.h"
 #include "engine/export/metrics_csv.h"
@@ -232,6 +234,32 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
         std::string::npos);
   CHECK(r.failure.find("rank 1: step 7, collective 14 (ring, bucket 0), waiting for its first chunk") !=
         std::string::npos);
+}
+
+TEST_CASE("when mpirun started the ranks, the one that ended without a word is named first") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  for (int rank : {0, 2}) {  // stopped after rank 1 died: each says so, and sends its flight record
+    Event torn = make_event(EventKind::TornDown, rank, 3, 0);
+    torn.text = fmt::format("rank {}: stopped by the controller (SIGTERM)", rank);
+    acc.add(torn);
+    Event record = make_event(EventKind::FlightRecord, rank, 3, 0);
+    record.text = "{}";
+    acc.add(record);
+  }
+  RankExit mpirun;
+  mpirun.program = "mpirun";
+  mpirun.exited = true;
+  mpirun.exit_code = 137;
+  RunResult r = acc.finish({mpirun});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("rank 1 failed: it ended without a word, killed or crashed (mpirun's own message says how); "
+                        "mpirun failed: exit code 137", 0) == 0);
+  // Nobody said anything (mpirun could not start them): no rank is blamed.
+  RunAccumulator quiet(job);
+  r = quiet.finish({mpirun});
+  CHECK(r.failure.rfind("mpirun failed: exit code 137", 0) == 0);
 }
 
 TEST_CASE("metrics rows of steps redone after a restart are written once, from the new attempt") {
