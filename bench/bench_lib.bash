@@ -24,6 +24,18 @@ trap 'rm -rf "$work"' EXIT
 # The seed's job (docs/reference-measurements.md): 4096 samples, batch 32 per rank, 5 epochs.
 job=(--samples 4096 --batch-size 32 --epochs 5)
 
+# The load average, and a warning when other work already filled the cores before the bench
+# began: every figure below is then a share of a busy machine, and the ratios swing either way.
+load_before() {
+  local load
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  awk -v l="$load" -v n="$(nproc)" 'BEGIN {exit !(l > n)}' &&
+    echo "# WARNING: the machine was busy before this bench began (load $load on $(nproc) cores): other work shares" \
+      "the cores, and the ratios below can swing either way; run it again on a quiet machine"
+  return 0
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # field FILE KEY: one top-level field of a JSON file.
 field() { $py -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
@@ -52,10 +64,13 @@ ringlab_mpi_settings() {  # -> $work/mpi_settings.env, NAME=value lines
   fi
 }
 bare_run_mpi() {  # field ranks bare_allreduce-arguments...
-  local key=$1 ranks=$2 settings
+  local key=$1 ranks=$2 settings line
   shift 2
   ringlab_mpi_settings
-  mapfile -t settings <"$work/mpi_settings.env"
+  # What the caller's environment sets itself wins, as in ringlab's launcher (the file may hold
+  # another value from the call that wrote it, e.g. step_floor.sh's mpi_yield_when_idle).
+  settings=()
+  while IFS= read -r line; do [[ -v ${line%%=*} ]] || settings+=("$line"); done <"$work/mpi_settings.env"
   env "${settings[@]}" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun --oversubscribe -np "$ranks" --bind-to none "$bare" mpi "$@" >"$work/bare.out" 2>"$work/bare.err" ||
     bench_fail "bench/bare_allreduce on $ranks MPI ranks failed: $(tail -3 "$work/bare.err")"

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char** environ;
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -63,6 +65,7 @@ bool probe_cross_memory_attach() {
   ::close(hold[1]);  // the child's read returns: it exits
   ::close(ready[0]);
   if (child > 0) {
+    ::kill(child, SIGKILL);  // whatever it is doing: the wait below must not hang
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
   }
@@ -95,8 +98,13 @@ std::map<std::string, std::string> openmpi_defaults(const Placement& placement) 
 
 std::map<std::string, std::string> openmpi_settings(const Placement& placement) {
   std::map<std::string, std::string> s = openmpi_defaults(placement);
-  for (auto& [name, value] : s)
-    if (const char* own = std::getenv(name.c_str())) value = own;
+  static const std::string kPrefix = "OMPI_MCA_";
+  for (char** e = environ; e && *e; ++e) {  // mpirun hands every one of them on to the ranks
+    const std::string entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos && entry.compare(0, kPrefix.size(), kPrefix) == 0)
+      s[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
   return s;
 }
 

@@ -24,7 +24,8 @@ bool cross_memory_attach_works();
 // one was tried) always the copies.
 std::map<std::string, std::string> openmpi_defaults(const Placement& placement);
 
-// The same variables with the values the ranks will see: the caller's own, where set.
+// What the ranks will see: these defaults, the caller's own values where set, and every other
+// OMPI_MCA_* variable of the caller's environment (mpirun passes them all on).
 std::map<std::string, std::string> openmpi_settings(const Placement& placement);
 
 }  // namespace ringlab

@@ -90,4 +90,9 @@ TEST_CASE("the caller's own mechanism is kept, and the eager limit follows it") 
   ::setenv("OMPI_MCA_btl_vader_eager_limit", "8192", 1);
   CHECK(openmpi_settings(Placement{}).at("OMPI_MCA_btl_vader_eager_limit") == "8192");
   ::unsetenv("OMPI_MCA_btl_vader_eager_limit");
+  // Any other of the caller's OpenMPI settings reaches the ranks too, and the report says so.
+  ::setenv("OMPI_MCA_mpi_yield_when_idle", "1", 1);
+  CHECK(openmpi_settings(Placement{}).at("OMPI_MCA_mpi_yield_when_idle") == "1");
+  CHECK(openmpi_defaults(Placement{}).count("OMPI_MCA_mpi_yield_when_idle") == 0);
+  ::unsetenv("OMPI_MCA_mpi_yield_when_idle");
 }
