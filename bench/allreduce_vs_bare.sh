@@ -54,7 +54,7 @@ floor_of() {
 }
 
 echo "# bench/allreduce_vs_bare.sh $(basename "$ringlab") $bytes_text: 2 ranks, $iters iterations, median of $repeat round$([[ $repeat -gt 1 ]] && echo s); $(nproc) cores"
-echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_before
 : >"$work/rounds.txt"
 # One round: each of the eight programs once; every other round in the reverse order, so that
 # none of them always runs first (or last) on a machine whose speed drifts.

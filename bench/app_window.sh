@@ -98,7 +98,7 @@ with_window() {
 }
 
 echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores"
-echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_before
 : >"$work/a.txt"
 : >"$work/b.txt"
 : >"$work/c.txt"

@@ -115,7 +115,7 @@ disturbed=0
 beaten=0
 
 echo "# bench/step_floor.sh $(basename "$ringlab") ${sizes[*]}: median of $repeat runs each; $(nproc) cores"
-echo "# load average before: $(load)"
+load_before
 # One run thrown away first: the first process after a quiet spell measured up to a third slower
 # (caches, the cores' clocks), and the compute it gives goes into every floor below.
 repeat=1 ringlab_us 1 gloo >/dev/null

@@ -619,6 +619,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   else if (state.run.phase == RunPhase::Running) banner = tr("Starting: waiting for the first rank to report");
   else if (state.torch.use && !state.torch.script().empty())
     banner = trf("Press Start: {} processes of {} will train", n, state.torch.script_name());
+  else if (n == 1) banner = tr("Press Start: 1 worker process will train");
   else banner = trf("Press Start: {} worker processes will train", n);
   // The banner keeps clear of the step pills: a smaller font when it does not fit, then wrapped.
   const float banner_w = size.x - 2 * fs - pills_w;
