@@ -229,6 +229,11 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
     ImGui::TextWrapped("%s", line.c_str());
     if (state.run.stepped) ImGui::TextWrapped("%s", tr("stepped through at the gate: no µs per step"));
     else if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
+  } else {
+    // The same line before the first step, so that the controls below do not move down under
+    // a hand about to click them when the run's first step arrives.
+    const int world = state.job.world_size;
+    ImGui::TextDisabled("%s", trf("{} rank{} · no step yet", world, world == 1 ? "" : "s").c_str());
   }
   // A failure's full report is in the failure lab's pane; here its headline, the same words
   // (the same rank) the report and the ring give, or the controller's first line without one.
