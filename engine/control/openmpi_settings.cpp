@@ -8,11 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;
-
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+
+extern char** environ;
 
 namespace ringlab {
 namespace {

@@ -159,7 +159,6 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
   return what;
 }
 
-// Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
 // When mpirun or srun started the ranks, the controller sees only the starter's exit, not which
 // rank's process ended first. A rank that was killed or crashed says nothing, while the others,
 // stopped after it, each send an error or their flight record: the silent ones are named.
@@ -181,6 +180,7 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
   return fmt::format("{}{} failed: {}", silent_ranks(starter), starter, failed.describe());
 }
 
+// Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
 std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const {
   std::string msg;
   if (failed) msg = failed_line(*failed);
