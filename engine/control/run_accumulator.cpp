@@ -162,22 +162,28 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
 // When mpirun or srun started the ranks, the controller sees only the starter's exit, not which
 // rank's process ended first. A rank that was killed or crashed says nothing, while the others,
 // stopped after it, each send an error or their flight record: the silent ones are named.
-std::string RunAccumulator::silent_ranks(const std::string& starter) const {
+// mpirun exits with 128 + the signal that ended the first rank it saw end badly.
+std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
   std::vector<int> silent;
   for (int r = 0; r < world_; ++r)
     if (!spoke_at_end_.count(r)) silent.push_back(r);
   if (silent.empty() || static_cast<int>(silent.size()) == world_) return "";
+  const int code = starter.exit_code;
+  if (silent.size() == 1 && starter.program == "mpirun" && starter.exited && code > 128 && code < 128 + 65)
+    return fmt::format("rank {} failed: killed by {} (mpirun's exit code {} is 128 + {}); ", silent.front(),
+                       signal_name(code - 128), code, code - 128);
   const bool one = silent.size() == 1;
   return fmt::format("{} {} failed: {} ended without a word, killed or crashed ({}'s own message says how); ",
-                     one ? "rank" : "ranks", fmt::join(silent, ", "), one ? "it" : "they", starter);
+                     one ? "rank" : "ranks", fmt::join(silent, ", "), one ? "it" : "they", starter.program);
 }
 
 std::string RunAccumulator::failed_line(const RankExit& failed) const {
   if (failed.rank >= 0)
     return fmt::format("rank {}{} failed: {}", failed.rank,
                        r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe());
-  const std::string starter = failed.program.empty() ? "mpirun" : failed.program;
-  return fmt::format("{}{} failed: {}", silent_ranks(starter), starter, failed.describe());
+  RankExit starter = failed;
+  if (starter.program.empty()) starter.program = "mpirun";
+  return fmt::format("{}{} failed: {}", silent_ranks(starter), starter.program, failed.describe());
 }
 
 // Who failed, how, the errors the ranks reported, where every rank was, and their flight records.

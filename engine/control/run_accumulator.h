@@ -55,7 +55,7 @@ class RunAccumulator {
   std::string stop_message(const StopInfo& stop, bool terminated) const;
   std::string failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const;
   std::string failed_line(const RankExit& failed) const;
-  std::string silent_ranks(const std::string& starter) const;
+  std::string silent_ranks(const RankExit& starter) const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight) const;
 
   RunResult r_;

@@ -74,10 +74,11 @@ done
 # 6c. A rank killed over MPI while those buckets move: where the launcher gave OpenMPI the single
 #     copy (docs/launchers.md), the others may be reading the killed rank's memory with
 #     process_vm_readv at that moment. The run still ends at once, nothing crashed, and ringlab's
-#     own first line names rank 1 (mpirun only says its exit code; the silent rank is the one).
+#     own first line names rank 1 and its signal (mpirun only gives its exit code, 128 + the
+#     signal; the rank that said nothing is the one).
 if "$ringlab" run -q --backend mpi --epochs 0 >/dev/null 2>&1; then
   run run -q -n 3 --backend mpi --hidden 1024,1024 --samples 768 --epochs 2 --fault kill:1@3 --timeout 10
-  if [ $rc -ne 0 ] && [ $ms -lt 120000 ] && grep -q "^ringlab run: rank 1 failed: it ended without a word" "$work/err" &&
+  if [ $rc -ne 0 ] && [ $ms -lt 120000 ] && grep -q "^ringlab run: rank 1 failed: killed by SIGKILL" "$work/err" &&
      ! grep -q "SIGSEGV\|SIGABRT\|SIGBUS\|process_vm_readv" "$work/err"; then ok "kill:1@3 over MPI with 4 MB buckets: stopped in ${ms} ms, rank 1 named"
   else bad "kill:1@3 over MPI with 4 MB buckets: rc=$rc ms=$ms $(head -12 "$work/err")"; fi
 fi

@@ -151,7 +151,7 @@ assert s["us_per_step"] > 0, ("no step time after Stop", s["us_per_step"])
 assert s["stepped"] is False, "a run never held at the gate counts as stepped through"
 PY
 fi
-if drive memory four-ranks-gloo click:160:401 ctrl+a type:10000000 Return pause F5 pause; then
+if drive memory four-ranks-gloo click:160:420 ctrl+a type:10000000 Return pause F5 pause; then
   python3 - "$WORK/memory.json" << 'PY' && ok "10,000,000 samples, F5: asked first, nothing started (classroom-memory.png)" || bad "the memory question"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -161,7 +161,7 @@ assert not s["refused_fields"], s["refused_fields"]
 PY
 fi
 # The Samples field of four-ranks-gloo at 1280x720 (its place in classroom-samples.png).
-if drive samples four-ranks-gloo click:160:401 ctrl+a type:-5 Return pause F5 pause; then
+if drive samples four-ranks-gloo click:160:420 ctrl+a type:-5 Return pause F5 pause; then
   python3 - "$WORK/samples.json" << 'PY' && ok "Samples -5: refused with its range on screen, and F5 starts nothing (classroom-samples.png)" || bad "Samples -5"
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -254,8 +254,14 @@ TEST_CASE("when mpirun started the ranks, the one that ended without a word is n
   mpirun.exit_code = 137;
   RunResult r = acc.finish({mpirun});
   INFO(r.failure);
-  CHECK(r.failure.rfind("rank 1 failed: it ended without a word, killed or crashed (mpirun's own message says how); "
+  CHECK(r.failure.rfind("rank 1 failed: killed by SIGKILL (mpirun's exit code 137 is 128 + 9); "
                         "mpirun failed: exit code 137", 0) == 0);
+  // An exit code that names no signal: the rank is still named, the how left to mpirun's words.
+  mpirun.exit_code = 1;
+  r = acc.finish({mpirun});
+  CHECK(r.failure.rfind("rank 1 failed: it ended without a word, killed or crashed (mpirun's own message says how); "
+                        "mpirun failed: exit code 1", 0) == 0);
+  mpirun.exit_code = 137;
   // Nobody said anything (mpirun could not start them): no rank is blamed.
   RunAccumulator quiet(job);
   r = quiet.finish({mpirun});
