@@ -39,6 +39,16 @@
 extern char** environ;
 
 namespace ringlab {
+
+std::map<std::string, std::string> parent_environment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    const char* eq = std::strchr(*entry, '=');
+    if (eq) env[std::string(*entry, static_cast<size_t>(eq - *entry))] = eq + 1;
+  }
+  return env;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -121,15 +131,6 @@ const char* starter_of(const LaunchSpec& spec) {
 
 // ---- The environment of each process ------------------------------------------------------
 
-EnvMap parent_environment() {
-  EnvMap env;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    const char* eq = std::strchr(*entry, '=');
-    if (eq) env[std::string(*entry, static_cast<size_t>(eq - *entry))] = eq + 1;
-  }
-  return env;
-}
-
 // Variables a worker reads to find its place (see worker_env.h). Inherited copies are dropped
 // so that a controller which itself runs under torchrun or mpirun does not confuse its workers.
 void drop_inherited_placement(EnvMap& env) {
@@ -170,8 +171,8 @@ EnvMap starter_environment(const LaunchSpec& spec) {
 // variables named with -x, plus every OMPI_* one, which is how the settings below reach ranks.
 EnvMap mpirun_environment(const LaunchSpec& spec) {
   EnvMap env = starter_environment(spec);
-  // Defaults (engine/control/openmpi_settings.h), kept when the user set them.
-  for (const auto& [name, value] : openmpi_defaults(spec.placement)) env.emplace(name, value);
+  // ringlab's defaults where the user set none (engine/control/openmpi_settings.h).
+  for (const auto& [name, value] : openmpi_settings(spec.placement)) env[name] = value;
   if (::geteuid() == 0) {
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";

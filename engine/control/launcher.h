@@ -33,6 +33,9 @@ struct Placement {
   bool spans_hosts() const { return !hosts.empty(); }
 };
 
+// This process's environment, by name: what every process it starts inherits.
+std::map<std::string, std::string> parent_environment();
+
 // "h1:2,h2:2", as mpirun's -H takes them (a host without ":N" has one slot). Throws InputError
 // naming --hosts and the item that is wrong.
 std::vector<LaunchHost> parse_hosts(const std::string& text);

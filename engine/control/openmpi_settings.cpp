@@ -12,8 +12,6 @@
 #include <cstdint>
 #include <cstdlib>
 
-extern char** environ;
-
 namespace ringlab {
 namespace {
 
@@ -98,13 +96,8 @@ std::map<std::string, std::string> openmpi_defaults(const Placement& placement) 
 
 std::map<std::string, std::string> openmpi_settings(const Placement& placement) {
   std::map<std::string, std::string> s = openmpi_defaults(placement);
-  static const std::string kPrefix = "OMPI_MCA_";
-  for (char** e = environ; e && *e; ++e) {  // mpirun hands every one of them on to the ranks
-    const std::string entry = *e;
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos && entry.compare(0, kPrefix.size(), kPrefix) == 0)
-      s[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
+  for (const auto& [name, value] : parent_environment())  // mpirun hands every one on to the ranks
+    if (name.starts_with("OMPI_MCA_")) s[name] = value;
   return s;
 }
 
