@@ -186,6 +186,42 @@ void Plot::line(std::span<const view_model::LossPoint> points, uint32_t color, f
   if (screen.size() >= 2) dl_->AddPolyline(screen.data(), static_cast<int>(screen.size()), color, 0, thickness);
 }
 
+void Plot::band(std::span<const view_model::LossRange> columns, uint32_t color, float thickness) const {
+  if (columns.empty()) return;
+  // Each column becomes a vertical edge from its lowest to its highest loss (a single point an
+  // edge `thickness` tall), centred on the column's steps; neighbouring edges are joined by two
+  // triangles. On a log axis a loss of 0 goes to the bottom (the clip rectangle cuts it).
+  std::vector<ImVec2> top, bottom;
+  top.reserve(columns.size());
+  bottom.reserve(columns.size());
+  for (const auto& c : columns) {
+    const double x = (c.step0 + c.step1) / 2;
+    float y_hi = to_screen(x, c.hi).y, y_lo = to_screen(x, c.lo).y;
+    if (y_lo - y_hi < thickness) {
+      const float mid = (y_lo + y_hi) / 2;
+      y_hi = mid - thickness / 2;
+      y_lo = mid + thickness / 2;
+    }
+    top.emplace_back(sx(x), y_hi);
+    bottom.emplace_back(sx(x), y_lo);
+  }
+  if (columns.size() == 1) {
+    dl_->AddRectFilled(ImVec2(top[0].x - thickness / 2, top[0].y), ImVec2(bottom[0].x + thickness / 2, bottom[0].y), color);
+    return;
+  }
+  // Vertex 2i is column i's top, 2i + 1 its bottom; each pair of neighbours makes a quad.
+  const int n = static_cast<int>(columns.size());
+  dl_->PrimReserve((n - 1) * 6, n * 2);
+  const ImVec2 uv = ImGui::GetFontTexUvWhitePixel();
+  const auto base = static_cast<ImDrawIdx>(dl_->_VtxCurrentIdx);
+  for (int i = 0; i < n; ++i) {
+    dl_->PrimWriteVtx(top[i], uv, color);
+    dl_->PrimWriteVtx(bottom[i], uv, color);
+  }
+  for (int i = 0; i + 1 < n; ++i)
+    for (int k : {0, 1, 3, 0, 3, 2}) dl_->PrimWriteIdx(static_cast<ImDrawIdx>(base + 2 * i + k));
+}
+
 void Plot::dots(std::span<const view_model::LossPoint> points, uint32_t color, float radius) const {
   for (const auto& pt : points)
     if (std::isfinite(pt.loss) && (!y_.log || pt.loss > 0)) dl_->AddCircleFilled(to_screen(pt.step, pt.loss), radius, color);

@@ -44,6 +44,8 @@ class Plot {
 
   void line(std::span<const view_model::LossPoint> points, uint32_t color, float thickness) const;
   void dots(std::span<const view_model::LossPoint> points, uint32_t color, float radius) const;
+  // A dense curve as the band through its columns' ranges, at least `thickness` tall.
+  void band(std::span<const view_model::LossRange> columns, uint32_t color, float thickness) const;
   // A dashed vertical line at x with a label at the top.
   void marker(double x, uint32_t color, const std::string& text) const;
 

@@ -41,19 +41,27 @@ struct Curve {
 // Line widths are whole pixels: Dear ImGui then draws anti-aliased lines from a texture with
 // two triangles per segment instead of building the fringe out of many more.
 //
-// A long run has hundreds of thousands of points per curve; drawing reduces each to the
-// extremes per pixel column. That reduction is kept and redone only when the curve has grown
-// by 1% (at most 128 points) or the axis changed; points that arrived since are drawn as they are.
+// A long run has hundreds of thousands of points per curve; drawing reduces them to each pixel
+// column's range, drawn as a band (view_model::column_ranges says why). That reduction is kept
+// and redone only when the curve has grown by 1% (at most 128 points) or the axis changed;
+// points that arrived since are drawn as a line from the last point reduced.
 struct Reduced {
   const LossPoint* data = nullptr;
   size_t size = 0;
   double x0 = 0, x1 = 0;
   int buckets = 0;
-  std::vector<LossPoint> points;
+  std::vector<view_model::LossRange> columns;  // empty when the curve is not dense: `line` is all of it
+  std::vector<LossPoint> line;
 };
 std::vector<Reduced> g_reduced;
 
-std::vector<LossPoint> reduced_points(size_t slot, std::span<const LossPoint> points, double x0, double x1, int buckets) {
+// What to draw of one curve: a band through `columns`, then `line`.
+struct CurveShape {
+  std::vector<view_model::LossRange> columns;
+  std::vector<LossPoint> line;
+};
+
+CurveShape reduced_shape(size_t slot, std::span<const LossPoint> points, double x0, double x1, int buckets) {
   if (g_reduced.size() <= slot) g_reduced.resize(slot + 1);
   Reduced& r = g_reduced[slot];
   const double tolerance = (x1 - x0) * 0.01;
@@ -65,10 +73,13 @@ std::vector<LossPoint> reduced_points(size_t slot, std::span<const LossPoint> po
     r.x0 = x0;
     r.x1 = x1;
     r.buckets = buckets;
-    r.points = view_model::decimate(points, x0, x1, buckets);
+    const bool dense = view_model::dense_in(points, x0, x1, buckets);
+    r.columns = dense ? view_model::column_ranges(points, x0, x1, buckets) : std::vector<view_model::LossRange>{};
+    r.line = dense ? std::vector<LossPoint>{} : view_model::decimate(points, x0, x1, buckets);
   }
-  std::vector<LossPoint> out = r.points;
-  out.insert(out.end(), points.begin() + static_cast<ptrdiff_t>(r.size), points.end());
+  CurveShape out{r.columns, r.line};
+  const auto tail_from = r.columns.empty() || r.size == 0 ? r.size : r.size - 1;
+  out.line.insert(out.line.end(), points.begin() + static_cast<ptrdiff_t>(tail_from), points.end());
   return out;
 }
 
@@ -165,10 +176,15 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     y0 = std::max(0.0, y0 - pad);
     y1 += pad;
   }
-  auto to_axis = [&](const Curve& c, std::vector<LossPoint> pts) {
-    if (by_epoch)
-      for (auto& p : pts) p.step = c.series->epoch_of_step(p.step);
-    return pts;
+  auto to_axis = [&](const Curve& c, CurveShape shape) {
+    if (by_epoch) {
+      for (auto& p : shape.line) p.step = c.series->epoch_of_step(p.step);
+      for (auto& col : shape.columns) {
+        col.step0 = c.series->epoch_of_step(col.step0);
+        col.step1 = c.series->epoch_of_step(col.step1);
+      }
+    }
+    return shape;
   };
   const double axis_hi = by_epoch ? live.epoch_of_step(x_hi) : x_hi;
   Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false},
@@ -176,9 +192,10 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   const int buckets = std::max(16, static_cast<int>(size.x));
   for (size_t i = 0; i < curves.size(); ++i) {
     const Curve& c = curves[i];
-    const std::vector<LossPoint> pts = to_axis(c, reduced_points(i, c.points, extent.x0, x_hi, buckets));
-    plot.line(pts, c.color, c.thickness);
-    if (c.dots && c.points.size() <= 40) plot.dots(pts, c.color, std::min(c.thickness + 1.5f, 6.0f));
+    const CurveShape shape = to_axis(c, reduced_shape(i, c.points, extent.x0, x_hi, buckets));
+    plot.band(shape.columns, c.color, c.thickness);
+    if (shape.columns.empty() || shape.line.size() >= 2) plot.line(shape.line, c.color, c.thickness);
+    if (c.dots && c.points.size() <= 40) plot.dots(shape.line, c.color, std::min(c.thickness + 1.5f, 6.0f));
   }
   if (!by_epoch)
     for (const auto& change : live.changes)

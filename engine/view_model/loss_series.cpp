@@ -111,32 +111,72 @@ void LossSeriesBuilder::consume(const Event& event, int generation, int world_si
   }
 }
 
-std::vector<LossPoint> decimate(std::span<const LossPoint> points, double x0, double x1, int buckets) {
-  std::vector<LossPoint> out;
-  if (points.empty() || buckets <= 0 || !(x1 > x0)) return out;
+namespace {
+
+// The points of [x0, x1] and their neighbour on each side: [first, last).
+std::pair<size_t, size_t> span_with_neighbours(std::span<const LossPoint> points, double x0, double x1) {
   auto by_step = [](const LossPoint& p, double x) { return p.step < x; };
   size_t first = std::lower_bound(points.begin(), points.end(), x0, by_step) - points.begin();
   size_t last = std::lower_bound(points.begin(), points.end(), x1, by_step) - points.begin();
-  if (first > 0) --first;               // the neighbour left of the range
-  if (last < points.size()) ++last;     // and the one right of it
-  if (last - first <= static_cast<size_t>(2 * buckets)) {
-    out.assign(points.begin() + first, points.begin() + last);
-    return out;
-  }
-  const double width = (x1 - x0) / buckets;
+  if (first > 0) --first;            // the neighbour left of the range
+  if (last < points.size()) ++last;  // and the one right of it
+  return {first, last};
+}
+
+// Calls column(begin, end) for each run of points in one bucket of x, in order.
+template <typename F>
+void for_each_bucket(std::span<const LossPoint> points, size_t first, size_t last, double x0, double width, F&& column) {
   size_t i = first;
   while (i < last) {
     const double bucket = std::floor((points[i].step - x0) / width);
-    size_t lo = i, hi = i, j = i;
-    while (j < last && std::floor((points[j].step - x0) / width) == bucket) {
+    size_t j = i + 1;
+    while (j < last && std::floor((points[j].step - x0) / width) == bucket) ++j;
+    column(i, j);
+    i = j;
+  }
+}
+
+}  // namespace
+
+bool dense_in(std::span<const LossPoint> points, double x0, double x1, int buckets) {
+  if (points.empty() || buckets <= 0 || !(x1 > x0)) return false;
+  const auto [first, last] = span_with_neighbours(points, x0, x1);
+  return last - first > static_cast<size_t>(2 * buckets);
+}
+
+std::vector<LossPoint> decimate(std::span<const LossPoint> points, double x0, double x1, int buckets) {
+  std::vector<LossPoint> out;
+  if (points.empty() || buckets <= 0 || !(x1 > x0)) return out;
+  const auto [first, last] = span_with_neighbours(points, x0, x1);
+  if (!dense_in(points, x0, x1, buckets)) {
+    out.assign(points.begin() + first, points.begin() + last);
+    return out;
+  }
+  for_each_bucket(points, first, last, x0, (x1 - x0) / buckets, [&](size_t begin, size_t end) {
+    size_t lo = begin, hi = begin;
+    for (size_t j = begin; j < end; ++j) {
       if (points[j].loss < points[lo].loss) lo = j;
       if (points[j].loss > points[hi].loss) hi = j;
-      ++j;
     }
     out.push_back(points[std::min(lo, hi)]);
     if (lo != hi) out.push_back(points[std::max(lo, hi)]);
-    i = j;
-  }
+  });
+  return out;
+}
+
+std::vector<LossRange> column_ranges(std::span<const LossPoint> points, double x0, double x1, int buckets) {
+  std::vector<LossRange> out;
+  if (points.empty() || buckets <= 0 || !(x1 > x0)) return out;
+  const auto [first, last] = span_with_neighbours(points, x0, x1);
+  for_each_bucket(points, first, last, x0, (x1 - x0) / buckets, [&](size_t begin, size_t end) {
+    LossRange r{points[begin].step, points[end - 1].step, INFINITY, -INFINITY};
+    for (size_t j = begin; j < end; ++j)
+      if (std::isfinite(points[j].loss)) {
+        r.lo = std::min(r.lo, points[j].loss);
+        r.hi = std::max(r.hi, points[j].loss);
+      }
+    if (r.lo <= r.hi) out.push_back(r);  // a column of NaN or infinite losses only is left out
+  });
   return out;
 }
 

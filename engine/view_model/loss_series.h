@@ -86,6 +86,25 @@ class LossSeriesBuilder {
 // neighbours just outside the range so lines reach the edges. `points` must be sorted by step.
 std::vector<LossPoint> decimate(std::span<const LossPoint> points, double x0, double x1, int buckets);
 
+// One pixel column of a dense curve: the steps it spans and the lowest and highest finite loss
+// among them. A band through these ranges looks like the zig-zag line through every point
+// (which fills each column from its lowest to its highest point anyway), and a software
+// renderer draws it several times faster: two triangles per column, each filling whole blocks
+// of pixels, instead of four thin diagonal ones.
+struct LossRange {
+  double step0 = 0, step1 = 0;  // the first and last step in the column
+  double lo = 0, hi = 0;
+};
+
+// The ranges of the buckets of x in [x0, x1] that hold a finite point, in order; like decimate,
+// the neighbours just outside the range are kept (each as a column of its own), so the band
+// reaches the edges. `points` must be sorted by step.
+std::vector<LossRange> column_ranges(std::span<const LossPoint> points, double x0, double x1, int buckets);
+
+// Whether `points` are dense in [x0, x1]: more than two per bucket, so that drawing every point
+// would fill columns rather than trace a line.
+bool dense_in(std::span<const LossPoint> points, double x0, double x1, int buckets);
+
 // The value of a series at step x (the nearest point), for hover read-outs; false when empty.
 bool nearest_point(std::span<const LossPoint> points, double x, LossPoint& out);
 

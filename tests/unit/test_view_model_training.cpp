@@ -1,6 +1,7 @@
 // Loss curves and the timeline from events: steps, epochs, live world changes, bounded memory.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "engine/view_model/loss_series.h"
@@ -93,6 +94,34 @@ TEST_CASE("decimation keeps the extremes of each bucket") {
   CHECK(few.front().step == 9);
   CHECK(few.back().step == 20);
   CHECK(decimate({}, 0, 1, 10).empty());
+}
+
+TEST_CASE("a dense curve becomes each column's range; a sparse one is not dense") {
+  std::vector<LossPoint> pts;
+  for (int i = 0; i < 1000; ++i) pts.push_back({double(i), i == 500 ? 100.0 : 1.0 + (i % 7) * 0.1});
+  CHECK(dense_in(pts, 0, 1000, 10));
+  CHECK_FALSE(dense_in(pts, 0, 1000, 500));  // two points a column: a line shows them
+  CHECK_FALSE(dense_in({}, 0, 1, 10));
+  const auto cols = column_ranges(pts, 0, 1000, 10);
+  REQUIRE(cols.size() == 10);
+  CHECK(cols[0].step0 == 0);
+  CHECK(cols[0].step1 == 99);
+  CHECK(cols[0].lo == doctest::Approx(1.0));
+  CHECK(cols[0].hi == doctest::Approx(1.6));
+  CHECK(cols[5].hi == 100.0);  // the spike stays
+  CHECK(cols[9].step1 == 999);
+  // A window inside the curve keeps a neighbour column on each side, so the band reaches the edges.
+  const auto inner = column_ranges(pts, 200, 400, 4);
+  CHECK(inner.front().step0 == 199);
+  CHECK(inner.back().step0 == 400);
+  // Columns with no finite loss are left out; a column with some keeps the finite ones.
+  std::vector<LossPoint> diverged = {{0, 1}, {1, 2}, {2, NAN}, {3, INFINITY}, {4, 3}, {5, NAN}};
+  const auto d = column_ranges(diverged, 0, 6, 3);
+  REQUIRE(d.size() == 2);
+  CHECK(d[0].lo == 1);
+  CHECK(d[0].hi == 2);
+  CHECK(d[1].lo == 3);  // step 4; steps 2-3 (NaN, infinity) made no column
+  CHECK(d[1].hi == 3);
 }
 
 TEST_CASE("nearest point for hover read-outs") {
