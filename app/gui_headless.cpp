@@ -38,7 +38,11 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["us_per_step"] = model.us_per_step();  // the workers' step time (not shown when "stepped")
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
-                 {"open_s", state.window_open_s}};
+                 {"side_panes_reused", state.side_panes_reused}, {"open_s", state.window_open_s}};
+  // Where each pane of the last frame was (logical pixels), and which was the big one.
+  j["panes"] = nlohmann::json::array();
+  for (const auto& p : state.panes_drawn)
+    j["panes"].push_back({{"id", p.id}, {"x0", p.x0}, {"y0", p.y0}, {"x1", p.x1}, {"y1", p.y1}, {"big", p.big}});
   j["epoch_mse"] = nlohmann::json::array();
   for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
   j["sampler_epochs"] = model.sampler().epochs().size();

@@ -23,6 +23,7 @@
 #include "app/gui_headless.h"
 #include "app/gui_options.h"
 #include "app/gui_session.h"
+#include "app/pane_cache.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
@@ -304,6 +305,7 @@ int run_gui(const GuiOptions& options) {
     int frames = 0, settled = 0;
     view_model::FramePacer pacer;
     viz::FrameChange frame_change;
+    PaneCache pane_cache;  // in this scope: freed while the GL context is current
     int frames_unchanged = 0;
     const int64_t window_opened_ns = now_ns();
     uint64_t window_events_drawn = g_window_events;
@@ -338,15 +340,21 @@ int run_gui(const GuiOptions& options) {
       viz::DrawMainWindow(session.model(), state);
       ImGui::Render();
 
+      // While workers compute, side panes between their refreshes are shown from their last drawing
+      // (not in the headless frames: their screenshots show each pane as drawn in that frame).
+      const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+      if (!target)
+        state.side_panes_reused +=
+            pane_cache.apply(*ImGui::GetDrawData(), state.panes_drawn, pacer, cause, t0, background);
       // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
       if (cause.input) frame_change.forget();
-      const bool present = target || frame_change.changed(*ImGui::GetDrawData());
+      const bool present = target || frame_change.changed(*ImGui::GetDrawData()) || pane_cache.redrawn();
       if (present) {
         if (target) target->bind();
         glViewport(0, 0, fb_w, fb_h);
-        const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClearColor(background.x, background.y, background.z, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
+        pane_cache.draw_panes(fb_h);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
         if (target) glFinish();  // software GL draws here: count it in the frame's time
         else glfwSwapBuffers(window.handle);

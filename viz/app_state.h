@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+struct ImDrawList;
+
 #include "engine/dist/process_group.h"
 #include "engine/view_model/collective_log.h"
 #include "engine/view_model/failure_lab.h"
@@ -132,6 +134,16 @@ struct TorchState {
   }
 };
 
+// A pane of the main area as drawn this frame: its id, its Dear ImGui draw list and where it is on
+// screen. The app may show a side pane (`big` false) from its last drawing for a while
+// (view_model::FramePacer::side_pane_due says when).
+struct PaneDrawn {
+  const char* id = "";
+  ImDrawList* list = nullptr;
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool big = false;
+};
+
 struct AppState {
   Language language = Language::English;
   ThemeKind theme = ThemeKind::Light;
@@ -165,6 +177,8 @@ struct AppState {
   int64_t frames_drawn = 0;      // since the window opened (--state-json: how often it drew)
   int64_t frames_unchanged = 0;  // of those, laid out the same as the one before: not presented
   double window_open_s = 0.0;    // how long the window has been open
+  std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)
+  int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
 
   std::string version;      // ringlab's, for Help > About
   bool about_open = false;  // the About window

@@ -72,9 +72,16 @@ std::array<Focus, 4> arrangement(Focus focus) {
   return {Focus::Ring, Focus::Training, Focus::Sampler, Focus::Timeline};
 }
 
+// Records the child window being drawn as a pane of this frame.
+void note_pane(AppState& state, const char* id, bool big) {
+  const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+  state.panes_drawn.push_back({id, ImGui::GetWindowDrawList(), at.x, at.y, at.x + size.x, at.y + size.y, big});
+}
+
 void pane(const view_model::RunModel& model, AppState& state, Focus which, ImVec2 size, bool big) {
   const ViewEntry& v = view(which);
   ImGui::BeginChild(v.id, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  note_pane(state, v.id, big);
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(tr(v.title));
   ImGui::PopFont();
@@ -284,6 +291,7 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBackground;
   ImGui::Begin("ringlab", nullptr, flags);
+  state.panes_drawn.clear();
   menu_bar(model, state);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -294,6 +302,7 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
   ImGui::BeginChild("left", ImVec2(left_w, avail.y), false);
   const float step_h = std::min(fs * 19.5f, avail.y * 0.5f);
   ImGui::BeginChild("controls", ImVec2(0, avail.y - step_h - spacing), true);
+  note_pane(state, "controls", false);
   DrawControlsView(model, state);
   ImGui::EndChild();
   ImGui::BeginChild("step_through", ImVec2(0, 0), true);

@@ -24,4 +24,12 @@ int64_t FramePacer::next_frame_ns(const FrameCause& now) const {
   return last_began_ns_ + std::max(min_gap, within_share);
 }
 
+bool FramePacer::side_panes_reusable(const FrameCause& now) const {
+  return now.workers_computing && !now.input && settle_left_ == 0;
+}
+
+bool FramePacer::side_pane_due(int64_t now_ns, int64_t drawn_ns, bool moved) {
+  return moved || drawn_ns == 0 || now_ns - drawn_ns >= kSidePaneNs;
+}
+
 }  // namespace ringlab::view_model

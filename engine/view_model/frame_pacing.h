@@ -12,6 +12,12 @@
 //
 // With a GPU a frame costs a millisecond or two of CPU and the share never binds: 60 a second.
 // Input is never held back: a key or a click is drawn within a 60th of a second, busy or not.
+//
+// Within a frame, the side panes (every pane but the big one) cost most of the drawing on a
+// CPU renderer. While the workers compute here, a side pane is drawn afresh four times a second
+// and shown from its last drawing in between, so that the big pane can move at a frame rate the
+// share allows; on input, while settling after it, and whenever no worker computes, every pane
+// is drawn afresh each frame.
 #include <cstdint>
 
 namespace ringlab::view_model {
@@ -26,9 +32,10 @@ struct FrameCause {
 class FramePacer {
  public:
   static constexpr double kMaxFramesPerSecond = 60.0;
-  static constexpr double kWorkerShare = 0.25;  // of one core, while workers compute beside
+  static constexpr double kWorkerShare = 0.15;  // of one core, while workers compute beside
   static constexpr int64_t kIdleFrameNs = 250'000'000;
   static constexpr int kSettleFrames = 3;  // Dear ImGui lays out a change over a few frames
+  static constexpr int64_t kSidePaneNs = 250'000'000;  // a side pane's refresh while workers compute
 
   // A frame began at `began_ns` (steady clock) and took `cpu_ms` of the process's CPU time, all
   // its threads together; `cause` is what it was drawn for.
@@ -36,6 +43,12 @@ class FramePacer {
   // When the next frame is due (steady-clock ns), given what is known now.
   int64_t next_frame_ns(const FrameCause& now) const;
   double frame_cpu_ms() const { return cpu_ms_; }  // recent frames' CPU, smoothed
+  // Whether the frame beginning now may show side panes from an earlier drawing: only while the
+  // workers compute here, and neither on input nor in the frames that settle after it.
+  bool side_panes_reusable(const FrameCause& now) const;
+  // Whether a side pane last drawn afresh at `drawn_ns` (0: never) is drawn afresh at `now_ns`
+  // in such a frame; `moved`: its place or size on screen changed since.
+  static bool side_pane_due(int64_t now_ns, int64_t drawn_ns, bool moved);
 
  private:
   int64_t last_began_ns_ = 0;

@@ -11,7 +11,8 @@ def channel(pixel, mask):
     return (pixel & mask) >> shift
 
 
-def convert(src, dst):
+def read_xwd(src):
+    """The dump's width, height and rows, each row width RGB triples as bytes."""
     data = open(src, "rb").read()
     fields = struct.unpack(">25I", data[:100])
     header_size, version = fields[0], fields[1]
@@ -25,10 +26,16 @@ def convert(src, dst):
     for y in range(height):
         line = pixels[y * bytes_per_line:y * bytes_per_line + 4 * width]
         values = struct.unpack(f"{order}{width}I", line)
-        row = bytearray(b"\0")  # PNG filter: none
+        row = bytearray()
         for v in values:
             row += bytes((channel(v, red_mask), channel(v, green_mask), channel(v, blue_mask)))
         rows.append(bytes(row))
+    return width, height, rows
+
+
+def convert(src, dst):
+    width, height, pixel_rows = read_xwd(src)
+    rows = [b"\0" + row for row in pixel_rows]  # PNG filter: none
 
     def chunk(kind, body):
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)

@@ -1,0 +1,146 @@
+// Built only with the desktop app.
+#ifdef RINGLAB_HAVE_GUI
+#include "app/pane_cache.h"
+
+#include <glad/gl.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <cmath>
+#include <cstdint>
+
+namespace ringlab::app {
+
+namespace {
+
+int slot_of(const ImDrawData& frame, const ImDrawList* list) {
+  for (int i = 0; i < frame.CmdListsCount; ++i)
+    if (frame.CmdLists[i] == list) return i;
+  return -1;  // drawn nothing this frame: Dear ImGui left it out
+}
+
+bool same_place(ImVec2 a_min, ImVec2 a_max, ImVec2 b_min, ImVec2 b_max) {
+  return a_min.x == b_min.x && a_min.y == b_min.y && a_max.x == b_max.x && a_max.y == b_max.y;
+}
+
+}  // namespace
+
+PaneCache::~PaneCache() {
+  for (auto& [id, e] : entries_) release(e);
+}
+
+void PaneCache::release(Entry& e) {
+  if (e.texture) glDeleteTextures(1, &e.texture);
+  if (e.framebuffer) glDeleteFramebuffers(1, &e.framebuffer);
+  e.texture = e.framebuffer = 0;
+  e.width = e.height = 0;
+  e.drawn_ns = 0;
+}
+
+int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes, const view_model::FramePacer& pacer,
+                     const view_model::FrameCause& cause, int64_t now_ns, ImVec4 background) {
+  redrawn_ = false;
+  shown_.clear();
+  if (!pacer.side_panes_reusable(cause)) {
+    for (auto& [id, e] : entries_) e.drawn_ns = 0;
+    return 0;
+  }
+  int reused = 0;
+  for (const viz::PaneDrawn& pane : panes) {
+    const int slot = pane.big ? -1 : slot_of(frame, pane.list);
+    if (slot < 0) continue;
+    Entry& e = entries_[pane.id];
+    const ImVec2 min(pane.x0, pane.y0), max(pane.x1, pane.y1);
+    const bool moved = !same_place(min, max, e.min, e.max);
+    if (view_model::FramePacer::side_pane_due(now_ns, e.drawn_ns, moved)) {
+      if (!draw_afresh(e, pane.list, min, max, frame, background)) continue;  // shown as it is
+      e.drawn_ns = now_ns;
+      redrawn_ = true;
+    } else {
+      ++reused;
+    }
+    shown_.push_back(&e);
+    frame.CmdLists[slot] = nullptr;
+  }
+  // The panes shown from their textures leave the draw data: draw_panes copies them in.
+  int kept = 0;
+  frame.TotalVtxCount = frame.TotalIdxCount = 0;
+  for (int i = 0; i < frame.CmdListsCount; ++i) {
+    if (!frame.CmdLists[i]) continue;
+    frame.CmdLists[kept++] = frame.CmdLists[i];
+    frame.TotalVtxCount += frame.CmdLists[i]->VtxBuffer.Size;
+    frame.TotalIdxCount += frame.CmdLists[i]->IdxBuffer.Size;
+  }
+  frame.CmdListsCount = kept;
+  return reused;
+}
+
+// A framebuffer copy, not a textured quad: on a CPU renderer a quad costs a shaded, blended
+// pixel each, the copy a memcpy per row. Both framebuffers count rows from the bottom, so the
+// pane's rows land the right way up.
+void PaneCache::draw_panes(int framebuffer_height) const {
+  if (shown_.empty()) return;
+  GLint target = 0;
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
+  for (const Entry* e : shown_) {
+    const int x = static_cast<int>(std::lround(e->min.x * e->scale.x));
+    const int top = static_cast<int>(std::lround(e->min.y * e->scale.y));
+    const int y = framebuffer_height - top - e->height;
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, e->framebuffer);
+    glBlitFramebuffer(0, 0, e->width, e->height, x, y, x + e->width, y + e->height, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(target));
+}
+
+// Renders the pane's draw list alone into its texture, over the background the panes sit on,
+// with the projection of the pane's rectangle: the texture then holds, pixel for pixel, what the
+// list draws there on screen (opaque: the blending keeps the cleared alpha of 1).
+bool PaneCache::draw_afresh(Entry& e, ImDrawList* list, ImVec2 min, ImVec2 max, const ImDrawData& frame,
+                            ImVec4 background) {
+  const ImVec2 scale = frame.FramebufferScale;
+  const int width = static_cast<int>(std::lround((max.x - min.x) * scale.x));
+  const int height = static_cast<int>(std::lround((max.y - min.y) * scale.y));
+  if (width <= 0 || height <= 0) return false;
+  if (width != e.width || height != e.height) {
+    release(e);
+    glGenTextures(1, &e.texture);
+    glBindTexture(GL_TEXTURE_2D, e.texture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_BGRA, GL_UNSIGNED_BYTE, nullptr);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);  // copied 1:1, never filtered
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glGenFramebuffers(1, &e.framebuffer);
+    glBindFramebuffer(GL_FRAMEBUFFER, e.framebuffer);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, e.texture, 0);
+    const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    if (!complete) {
+      release(e);
+      return false;
+    }
+    e.width = width;
+    e.height = height;
+  }
+  GLint previous = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
+  glBindFramebuffer(GL_FRAMEBUFFER, e.framebuffer);
+  glViewport(0, 0, width, height);
+  glDisable(GL_SCISSOR_TEST);
+  glClearColor(background.x, background.y, background.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImDrawData one = frame;
+  ImDrawList* lists[] = {list};
+  one.CmdLists = lists;
+  one.CmdListsCount = 1;
+  one.TotalVtxCount = list->VtxBuffer.Size;
+  one.TotalIdxCount = list->IdxBuffer.Size;
+  one.DisplayPos = min;
+  one.DisplaySize = ImVec2(max.x - min.x, max.y - min.y);
+  ImGui_ImplOpenGL3_RenderDrawData(&one);
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
+  e.min = min;
+  e.max = max;
+  e.scale = scale;
+  return true;
+}
+
+}  // namespace ringlab::app
+#endif  // RINGLAB_HAVE_GUI
