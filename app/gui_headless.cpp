@@ -36,6 +36,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
     j["world_changes"].push_back({{"step", c.step}, {"world_size", c.world_size}, {"backend", c.backend}});
   j["latest_step"] = model.latest_step();
   j["us_per_step"] = model.us_per_step();  // the workers' step time (not shown when "stepped")
+  j["live_us_per_step"] = model.live_us_per_step();  // the status's "≈ ... (the last second)" while running
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"side_panes_reused", state.side_panes_reused}, {"open_s", state.window_open_s}};
@@ -74,8 +75,11 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["start_asked_bytes"] = state.pending_start.bytes;  // a Start waiting for the person's yes (0: none)
   const char* const modes[] = {"follow", "gated", "replay"};
   j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown
-  for (const auto& [id, edit] : state.field_edits)
+  j["fields"] = nlohmann::json::object();  // where a click goes into each number field (for tests that click)
+  for (const auto& [id, edit] : state.field_edits) {
     if (edit.refused) j["refused_fields"][id] = {{"typed", edit.typed}, {"reason", edit.reason}};
+    j["fields"][id] = {{"x", edit.x}, {"y", edit.y}};
+  }
   j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},
                        {"target", state.step.target}, {"playing", state.step.playing},
                        {"gated", state.gated},  // what the workers were told, beside the mode the controls show

@@ -115,6 +115,7 @@ struct FieldEdit {
   // refuses (999999 on the way to 999999999) is not kept; this one comes back.
   bool has_before = false;
   int64_t before = 0;
+  float x = 0, y = 0;  // where a click goes into the field (its text, not its -/+), last frame
 };
 
 // A PyTorch script run in place of ringlab's engine (`ringlab gui --torch SCRIPT`, or the

@@ -95,6 +95,8 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
   const int64_t step = 1, step_fast = std::max<int64_t>(1, (hi - lo) / 1000);
   FormLabel(tr(english));
   const bool changed = ImGui::InputScalar(("##" + std::string(id)).c_str(), ImGuiDataType_S64, &value, &step, &step_fast);
+  edit.x = ImGui::GetItemRectMin().x + ImGui::GetFontSize();
+  edit.y = (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) / 2;
   if (ImGui::IsItemActivated() && !edit.refused) {
     edit.has_before = true;
     edit.before = in_job;
@@ -229,9 +231,13 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
     ImGui::TextWrapped("%s", line.c_str());
     if (state.run.stepped) ImGui::TextWrapped("%s", tr("stepped through at the gate: no µs per step"));
     else if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
+    else if (model.live_us_per_step() > 0)
+      ImGui::TextWrapped("%s", trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step()).c_str());
+    else ImGui::NewLine();  // the step time's line, kept from the first step on: nothing below moves after it
   } else {
     // The same line before the first step, so that the controls below do not move down under
-    // a hand about to click them when the run's first step arrives.
+    // a hand about to click them when the run's first step arrives. (One line only: at
+    // 1280x720 a second would push the Samples field out of the pane.)
     const int world = state.job.world_size;
     ImGui::TextDisabled("%s", trf("{} rank{} · no step yet", world, world == 1 ? "" : "s").c_str());
   }

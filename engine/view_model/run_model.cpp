@@ -25,6 +25,7 @@ void RunModel::clear() {
   logs_.clear();
   run_ended_ = false;
   us_per_step_ = 0.0;
+  step_rate_.clear();
   events_seen_ = 0;
   store_cursor_ = 0;
   if (!label_set_) loss_.set_label("");
@@ -95,6 +96,7 @@ void RunModel::note_run_begin(const Event& event, int generation) {
     generations_.push_back(std::move(g));
     run_ended_ = false;
     us_per_step_ = 0.0;  // the set before this one's speed says nothing about this one's
+    step_rate_.clear();
     if (!label_set_ && generations_.size() == 1 && generations_.back().has_job)
       loss_.set_job(generations_.back().job);
   }
@@ -134,6 +136,8 @@ void RunModel::consume(const Event& event) {
     case EventKind::StepEnd:
       rank.step = std::max(rank.step, event.step);
       rank.epoch = std::max(rank.epoch, event.epoch);
+      if (event.rank == 0 && !generations_.empty() && generation == generations_.back().index)
+        step_rate_.add(event.t_end_ns, event.step);
       rank.last_loss = event.value;
       break;
     case EventKind::Error:  // not those of the teardown a stop asked for

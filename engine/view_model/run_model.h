@@ -12,6 +12,7 @@
 #include "engine/view_model/failure_diagnosis.h"
 #include "engine/view_model/loss_series.h"
 #include "engine/view_model/sampler_history.h"
+#include "engine/view_model/step_rate.h"
 #include "engine/view_model/timeline_model.h"
 #include "engine/events/event_store.h"
 #include "engine/job/job_config.h"
@@ -68,7 +69,8 @@ class RunModel {
   // Every rank of the current generation ended, each having trained all its epochs: a Stop that
   // reached the workers after that stopped nothing.
   bool trained_to_the_end() const;
-  double us_per_step() const { return us_per_step_; }
+  double us_per_step() const { return us_per_step_; }  // the workers' own, when the run ends
+  double live_us_per_step() const { return step_rate_.us_per_step(); }  // the last second's
   uint64_t events_seen() const { return events_seen_; }
   uint64_t version() const { return events_seen_; }  // changes whenever anything was consumed
 
@@ -104,6 +106,7 @@ class RunModel {
   bool run_ended_ = false;
   bool label_set_ = false;
   double us_per_step_ = 0.0;
+  StepRate step_rate_;  // rank 0's, of the current generation
   uint64_t events_seen_ = 0;
   size_t store_cursor_ = 0;
   uint64_t store_version_ = 0;

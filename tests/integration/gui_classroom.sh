@@ -25,7 +25,7 @@
 # 14. A live run's side panes (shown from their last drawing between refreshes while the workers
 #     compute): the app says it reused them, and on the screen mid-run their first rows (titles,
 #     check boxes, legends) are the very pixels of the same rows drawn afresh after Stop (flow 3):
-#     in place, the right way up, not a pixel off.
+#     in place, the right way up, not a pixel off. The status shows the last second's step time.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -155,7 +155,14 @@ assert s["us_per_step"] > 0, ("no step time after Stop", s["us_per_step"])
 assert s["stepped"] is False, "a run never held at the gate counts as stepped through"
 PY
 fi
-if drive memory four-ranks-gloo click:160:420 ctrl+a type:10000000 Return pause F5 pause; then
+# Where the Samples field of four-ranks-gloo is at 1280x720: the app says, in an idle window's state
+# (a place written into the test broke whenever a line was added above the field).
+samples_at=""
+drive fields four-ranks-gloo pause &&
+  samples_at=$(python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["fields"]["samples"]; print("%d:%d" % (round(f["x"]), round(f["y"])))' "$WORK/fields.json") ||
+  bad "the Samples field's place: not in the idle window's state"
+echo "   the Samples field at $samples_at"
+if drive memory four-ranks-gloo click:$samples_at ctrl+a type:10000000 Return pause F5 pause; then
   python3 - "$WORK/memory.json" << 'PY' && ok "10,000,000 samples, F5: asked first, nothing started (classroom-memory.png)" || bad "the memory question"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -164,8 +171,7 @@ assert s["run_phase"] == "idle", (s["run_phase"], s["run_message"])
 assert not s["refused_fields"], s["refused_fields"]
 PY
 fi
-# The Samples field of four-ranks-gloo at 1280x720 (its place in classroom-samples.png).
-if drive samples four-ranks-gloo click:160:420 ctrl+a type:-5 Return pause F5 pause; then
+if drive samples four-ranks-gloo click:$samples_at ctrl+a type:-5 Return pause F5 pause; then
   python3 - "$WORK/samples.json" << 'PY' && ok "Samples -5: refused with its range on screen, and F5 starts nothing (classroom-samples.png)" || bad "Samples -5"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -274,6 +280,8 @@ from xwd_to_png import read_xwd
 live, stopped = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert live["run_phase"] == "running", live["run_phase"]
 assert live["window"]["side_panes_reused"] > 0, live["window"]
+# The status shows the step time of the last second while the run goes on.
+assert 0 < live["live_us_per_step"] < 1e6, live["live_us_per_step"]
 assert stopped["run_phase"] == "stopped", stopped["run_phase"]
 _, _, a = read_xwd(sys.argv[3])
 _, _, b = read_xwd(sys.argv[4])

@@ -148,3 +148,37 @@ TEST_CASE("the event feed hands every event to the reader once, in order") {
   small.discard_queued();
   CHECK(small.queued() == 0);
 }
+
+TEST_CASE("the live step time: rank 0's last second of steps, afresh for a new set of workers") {
+  using ringlab::view_model::StepRate;
+  StepRate rate;
+  CHECK(rate.us_per_step() == 0.0);
+  rate.add(1'000'000, 0);
+  CHECK(rate.us_per_step() == 0.0);  // one step: no time between two yet
+  for (int64_t s = 1; s <= 3000; ++s) rate.add(1'000'000 + s * 500'000, s);  // 500 µs a step for 1.5 s
+  CHECK(rate.us_per_step() == doctest::Approx(500.0));
+  // The window moves on: a slower second replaces the faster one.
+  const int64_t t0 = 1'000'000 + 3000 * 500'000;
+  for (int64_t s = 1; s <= 1100; ++s) rate.add(t0 + s * 1'000'000, 3000 + s);
+  CHECK(rate.us_per_step() == doctest::Approx(1000.0));
+  // Steps counted again from a checkpoint (a live change): the measure starts over.
+  rate.add(t0 + 2'000'000'000, 10);
+  CHECK(rate.us_per_step() == 0.0);
+  rate.add(t0 + 2'000'200'000, 11);
+  CHECK(rate.us_per_step() == doctest::Approx(200.0));
+}
+
+TEST_CASE("the run model's live step time is rank 0's, of the newest set of workers") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(run_begin(r, 2, "gloo"));
+  for (int64_t s = 0; s < 10; ++s)
+    for (int r = 0; r < 2; ++r) {
+      Event e = make(EventKind::StepEnd, r, s);
+      e.t_end_ns = s * (r == 0 ? 400'000 : 900'000);  // rank 1's clock says other things
+      m.consume(e);
+    }
+  CHECK(m.live_us_per_step() == doctest::Approx(400.0));
+  CHECK(m.us_per_step() == 0.0);  // the exact figure comes with the workers' RunEnd
+  m.consume(run_begin(0, 1, "gloo"));  // a live change: the old set's pace says nothing now
+  CHECK(m.live_us_per_step() == 0.0);
+}
