@@ -107,6 +107,13 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
     FormLabel(tr("Ring step"), 0.3f);
     if (SliderIntBeside("##position", &position, 0, std::max(expected, 1), trf("{} of {}", st.position, expected)).changed)
       view_model::show_position(st, std::min(position, total));
+  } else {
+    // The same bar, greyed, until the first all-reduce: the pane keeps its layout when F5 starts a run.
+    int none = 0;
+    FormLabel(tr("Ring step"), 0.3f);
+    ImGui::BeginDisabled();
+    SliderIntBeside("##position", &none, 0, 1, tr("no all-reduce yet"));
+    ImGui::EndDisabled();
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
   ImGui::PushTextWrapPos(0);
