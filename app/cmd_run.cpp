@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include <chrono>
@@ -217,10 +218,12 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
         continue;
       }
       controller.request_stop(stop_cause_for_signal(sig), kStopPatience);
+      // How to ask again names what was sent: Ctrl-C at a terminal, the signal's name otherwise.
+      const std::string again = sig == SIGINT ? "press Ctrl-C again" : fmt::format("send {} again", sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "the signal");
       if (!quiet)
         std::fprintf(stderr, "ringlab run: %s: stopping the workers at their next step boundary (at most %lld s); "
-                     "signal again (Ctrl-C) to stop at once\n", to_string(stop_cause_for_signal(sig)),
-                     static_cast<long long>(kStopPatience.count()));
+                     "%s to stop at once\n", to_string(stop_cause_for_signal(sig)),
+                     static_cast<long long>(kStopPatience.count()), again.c_str());
     }
     if (const std::string lines = live.take(); !lines.empty()) {
       bar.clear();
