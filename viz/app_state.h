@@ -14,6 +14,7 @@ struct ImDrawList;
 #include "engine/view_model/collective_log.h"
 #include "engine/view_model/failure_lab.h"
 #include "engine/view_model/loss_series.h"
+#include "engine/view_model/sampler_history.h"
 #include "engine/view_model/step_through.h"
 #include "engine/job/job_config.h"
 #include "engine/job/scenario.h"
@@ -32,7 +33,10 @@ enum class RunPhase { Idle, Running, Paused, Finished, Failed, Stopped };
 
 struct SamplerViewState {
   bool follow = true;   // show the newest epoch
-  int epoch_slot = 0;   // index into the recorded epochs when not following
+  // The epoch chosen on the bar when not following. Kept as the epoch itself, not its place
+  // among the recorded epochs: those drop out from the oldest on a long run, and a place would
+  // then show ever newer epochs under a bar nobody moved.
+  view_model::EpochKey chosen;
   bool label_order = false;  // cells show the position in the rank's order instead of the index
 };
 
@@ -136,13 +140,14 @@ struct TorchState {
 };
 
 // A pane of the main area as drawn this frame: its id, its Dear ImGui draw list and where it is on
-// screen. The app may show a side pane (`big` false) from its last drawing for a while
-// (view_model::FramePacer::side_pane_due says when).
+// screen. The app may show a side pane from its last drawing for a while
+// (view_model::FramePacer::side_pane_due says when); not one drawn `every_frame`: the big pane,
+// and the ring wherever it is (its animation keeps step with the step-through pane's bar).
 struct PaneDrawn {
   const char* id = "";
   ImDrawList* list = nullptr;
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-  bool big = false;
+  bool every_frame = false;
 };
 
 struct AppState {

@@ -111,13 +111,16 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     return !g ? 0 : g->world_size > 0 ? g->world_size : (g->has_job ? g->job.world_size : 0);
   };
   const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  // Not following: the chosen epoch, or the oldest one still recorded once it has dropped out.
+  const auto chosen = std::lower_bound(epochs.begin(), epochs.end(), state.sampler.chosen);
   int slot = state.sampler.follow ? view_model::followed_epoch(history, epochs, world_of(epochs.back().generation), live)
-                                  : std::clamp(state.sampler.epoch_slot, 0, static_cast<int>(epochs.size()) - 1);
+                                  : std::min(static_cast<int>(chosen - epochs.begin()), static_cast<int>(epochs.size()) - 1);
+  if (state.sampler.follow) state.sampler.chosen = epochs[slot];  // "Newest epoch" unticked: stay on it
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
   const std::string fmt_text = trf("epoch {}", epochs[slot].epoch + 1);
   if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, fmt_text.c_str())) {
     state.sampler.follow = false;
-    state.sampler.epoch_slot = slot;
+    state.sampler.chosen = epochs[slot];
   }
   const view_model::EpochKey key = epochs[slot];
   // Every rank of the run, those not heard from this epoch with an empty shard.
