@@ -231,7 +231,7 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
     ImGui::TextWrapped("%s", line.c_str());
     if (state.run.stepped) ImGui::TextWrapped("%s", tr("stepped through at the gate: no µs per step"));
     else if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
-    else if (model.live_us_per_step() > 0)
+    else if (state.run.phase == RunPhase::Running && model.live_us_per_step() > 0)  // paused: no pace to show
       ImGui::TextWrapped("%s", trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step()).c_str());
     else ImGui::NewLine();  // the step time's line, kept from the first step on: nothing below moves after it
   } else {

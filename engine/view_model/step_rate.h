@@ -11,6 +11,8 @@ namespace ringlab::view_model {
 class StepRate {
  public:
   static constexpr int64_t kWindowNs = 1'000'000'000;
+  static constexpr double kStallSteps = 20;               // a gap this many steps long is a stall
+  static constexpr int64_t kMinStallNs = 50'000'000;      // and at least this long
 
   // Step `step` ended at `t_ns`. A step that is not after the last one (a new set of workers
   // counting from its checkpoint) starts the measure again.

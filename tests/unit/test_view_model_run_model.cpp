@@ -161,10 +161,20 @@ TEST_CASE("the live step time: rank 0's last second of steps, afresh for a new s
   const int64_t t0 = 1'000'000 + 3000 * 500'000;
   for (int64_t s = 1; s <= 1100; ++s) rate.add(t0 + s * 1'000'000, 3000 + s);
   CHECK(rate.us_per_step() == doctest::Approx(1000.0));
-  // Steps counted again from a checkpoint (a live change): the measure starts over.
-  rate.add(t0 + 2'000'000'000, 10);
+  // A pause of 5 s: not averaged in; the pace after it is measured afresh.
+  const int64_t t1 = t0 + 1100 * 1'000'000 + 5'000'000'000;
+  rate.add(t1, 4101);
   CHECK(rate.us_per_step() == 0.0);
-  rate.add(t0 + 2'000'200'000, 11);
+  rate.add(t1 + 600'000, 4102);
+  CHECK(rate.us_per_step() == doctest::Approx(600.0));
+  // A slow job's steps (300 ms each) are its pace, not stalls.
+  StepRate slow;
+  for (int64_t s = 0; s < 5; ++s) slow.add(s * 300'000'000, s);
+  CHECK(slow.us_per_step() == doctest::Approx(300'000.0));
+  // Steps counted again from a checkpoint (a live change): the measure starts over.
+  rate.add(t1 + 2'000'000'000, 10);
+  CHECK(rate.us_per_step() == 0.0);
+  rate.add(t1 + 2'000'200'000, 11);
   CHECK(rate.us_per_step() == doctest::Approx(200.0));
 }
 
