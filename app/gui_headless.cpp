@@ -43,7 +43,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   // Where each pane of the last frame was (logical pixels), and which was the big one.
   j["panes"] = nlohmann::json::array();
   for (const auto& p : state.panes_drawn)
-    j["panes"].push_back({{"id", p.id}, {"x0", p.x0}, {"y0", p.y0}, {"x1", p.x1}, {"y1", p.y1}, {"big", p.big}});
+    j["panes"].push_back({{"id", p.id}, {"x0", p.x0}, {"y0", p.y0}, {"x1", p.x1}, {"y1", p.y1}, {"every_frame", p.every_frame}});
   j["epoch_mse"] = nlohmann::json::array();
   for (const auto& e : model.loss().epoch_mse) j["epoch_mse"].push_back(e.mse);
   j["sampler_epochs"] = model.sampler().epochs().size();

@@ -46,7 +46,7 @@ int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes
   }
   int reused = 0;
   for (const viz::PaneDrawn& pane : panes) {
-    const int slot = pane.big ? -1 : slot_of(frame, pane.list);
+    const int slot = pane.every_frame ? -1 : slot_of(frame, pane.list);
     if (slot < 0) continue;
     Entry& e = entries_[pane.id];
     const ImVec2 min(pane.x0, pane.y0), max(pane.x1, pane.y1);

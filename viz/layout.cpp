@@ -73,15 +73,15 @@ std::array<Focus, 4> arrangement(Focus focus) {
 }
 
 // Records the child window being drawn as a pane of this frame.
-void note_pane(AppState& state, const char* id, bool big) {
+void note_pane(AppState& state, const char* id, bool every_frame) {
   const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-  state.panes_drawn.push_back({id, ImGui::GetWindowDrawList(), at.x, at.y, at.x + size.x, at.y + size.y, big});
+  state.panes_drawn.push_back({id, ImGui::GetWindowDrawList(), at.x, at.y, at.x + size.x, at.y + size.y, every_frame});
 }
 
 void pane(const view_model::RunModel& model, AppState& state, Focus which, ImVec2 size, bool big) {
   const ViewEntry& v = view(which);
   ImGui::BeginChild(v.id, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  note_pane(state, v.id, big);
+  note_pane(state, v.id, big || which == Focus::Ring);
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(tr(v.title));
   ImGui::PopFont();

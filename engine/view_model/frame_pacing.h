@@ -13,11 +13,11 @@
 // With a GPU a frame costs a millisecond or two of CPU and the share never binds: 60 a second.
 // Input is never held back: a key or a click is drawn within a 60th of a second, busy or not.
 //
-// Within a frame, the side panes (every pane but the big one) cost most of the drawing on a
-// CPU renderer. While the workers compute here, a side pane is drawn afresh four times a second
-// and shown from its last drawing in between, so that the big pane can move at a frame rate the
-// share allows; on input, while settling after it, and whenever no worker computes, every pane
-// is drawn afresh each frame.
+// Within a frame, the side panes (the controls, and the views but the big one and the ring)
+// cost most of the drawing on a CPU renderer. While the workers compute here, a side pane is
+// drawn afresh four times a second and shown from its last drawing in between, so that the big
+// pane can move at a frame rate the share allows; on input, while settling after it, and
+// whenever no worker computes, every pane is drawn afresh each frame.
 #include <cstdint>
 
 namespace ringlab::view_model {

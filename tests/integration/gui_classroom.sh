@@ -290,7 +290,7 @@ def pane(s, id):
 compared = 0
 for id in ("training", "sampler", "timeline"):
     p, q = pane(live, id), pane(stopped, id)
-    assert not p["big"], p
+    assert not p["every_frame"], p
     assert (p["x0"], p["y0"], p["x1"], p["y1"]) == (q["x0"], q["y0"], q["x1"], q["y1"]), (p, q)
     x0, x1, y0 = int(p["x0"]), int(p["x1"]), int(p["y0"])
     # The title row and the row of check boxes under it: the same in both runs. A texture's blend
