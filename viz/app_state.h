@@ -40,6 +40,14 @@ struct SamplerViewState {
   bool label_order = false;  // cells show the position in the rank's order instead of the index
 };
 
+// The ring's heading (banner, subtitle, "Next: ...") changes height as it wraps or a line comes
+// and goes; the ring keeps the lowest top it has had in a pane of this size, so that it does not
+// jump up and down under the class's eyes every few seconds.
+struct RingViewState {
+  float heading_bottom = 0;  // below the pane's top, in pixels
+  float pane_w = 0, pane_h = 0, font_px = 0;
+};
+
 struct TrainingViewState {
   bool log_scale = true;
   bool by_epoch = false;  // x axis in epochs instead of steps
@@ -171,6 +179,7 @@ struct AppState {
   SamplerViewState sampler;
   TrainingViewState training;
   TimelineViewState timeline;
+  RingViewState ring_view;
   FailureLabState lab;
   ScaleViewState scale;
   TorchState torch;
