@@ -36,7 +36,7 @@ class PaneCache {
   // it is cleared and before the rest of the frame is drawn over it (menus and tooltips).
   void draw_panes(int framebuffer_height) const;
   // Whether the last apply drew any texture afresh (what is on screen then changed, although the
-  // draw data, a quad per pane, looks the same).
+  // draw data, which no longer holds the panes, may look the same).
   bool redrawn() const { return redrawn_; }
 
  private:
