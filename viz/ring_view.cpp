@@ -633,9 +633,14 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
                           rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
                           frame.elements);
     if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);
-    if (!compact && n <= 8) sub += " · " + std::string(tr("links: bytes sent so far"));
     // Beside the pills (and their phase labels) it wraps rather than running under them.
     const float sub_w = y < min.y + fs * 2.6f ? banner_w : size.x - 2 * fs;
+    if (!compact && n <= 8) {
+      // The links' note goes on a line of its own rather than leave a word of it alone on one.
+      const std::string links = tr("links: bytes sent so far");
+      const std::string joined = sub + " · " + links;
+      sub = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, 0, joined.c_str()).x <= sub_w ? joined : sub + "\n" + links;
+    }
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
     y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
     const std::string next = next_step_of(frame);
