@@ -136,19 +136,22 @@ void for_each_bucket(std::span<const LossPoint> points, size_t first, size_t las
   }
 }
 
+// More than two points a bucket: drawn one by one they would fill columns, not trace a line.
+bool dense(size_t first, size_t last, int buckets) { return last - first > static_cast<size_t>(2 * buckets); }
+
 }  // namespace
 
 bool dense_in(std::span<const LossPoint> points, double x0, double x1, int buckets) {
   if (points.empty() || buckets <= 0 || !(x1 > x0)) return false;
   const auto [first, last] = span_with_neighbours(points, x0, x1);
-  return last - first > static_cast<size_t>(2 * buckets);
+  return dense(first, last, buckets);
 }
 
 std::vector<LossPoint> decimate(std::span<const LossPoint> points, double x0, double x1, int buckets) {
   std::vector<LossPoint> out;
   if (points.empty() || buckets <= 0 || !(x1 > x0)) return out;
   const auto [first, last] = span_with_neighbours(points, x0, x1);
-  if (!dense_in(points, x0, x1, buckets)) {
+  if (!dense(first, last, buckets)) {
     out.assign(points.begin() + first, points.begin() + last);
     return out;
   }
