@@ -12,6 +12,10 @@
 #
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
+# APP_SCHED=idle or APP_SCHED=nice19 puts every thread of the app (its drawing, llvmpipe's
+# rasterizer threads, its intake of the run's events) under SCHED_IDLE or at nice 19 once its
+# workers have started: what the window costs when it only takes time the workers leave.
+#
 # EPOCHS (default 100: 3,200 steps, one to two seconds) sets the run's length. The seed's own 5
 # epochs (160 steps, about 80 ms) fall within the frames drawn for the F5 press that starts the
 # run; at 100 the window's steady state is what is measured.
@@ -25,6 +29,8 @@ world=${bench_args[0]:-4}
 epochs=${EPOCHS:-100}
 [[ "$epochs" =~ ^[1-9][0-9]{0,5}$ ]] || bench_fail "EPOCHS='$epochs': expected a whole number of epochs, 1 to 999999"
 require_world_sizes "$world"
+app_sched=${APP_SCHED:-}
+[[ -z $app_sched || $app_sched == idle || $app_sched == nice19 ]] || bench_fail "APP_SCHED='$app_sched': expected idle or nice19"
 for tool in Xvfb xdotool; do
   command -v $tool >/dev/null || { echo "app_window.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
 done
@@ -75,6 +81,14 @@ beside_blank_window() {
   wait $child || true
   child=""
 }
+# APP_SCHED: the app's own threads, not its workers (processes of their own).
+lower_app_threads() {
+  local task
+  for task in /proc/$1/task/*; do
+    if [[ $app_sched == idle ]]; then chrt --idle -p 0 "${task##*/}"; else renice -n 19 -p "${task##*/}" >/dev/null; fi ||
+      bench_fail "could not lower thread ${task##*/} of the app ($app_sched)"
+  done
+}
 # The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
 # the window, which writes what the views showed, the step time among it.
 with_window() {
@@ -89,6 +103,7 @@ with_window() {
   sleep 1
   DISPLAY=$display xdotool key --window "$win" F5
   for i in $(seq 100); do pgrep -P $gui >/dev/null && break; sleep 0.05; done
+  [[ -n $app_sched ]] && lower_app_threads $gui
   for i in $(seq 1200); do pgrep -P $gui >/dev/null || break; sleep 0.1; done
   sleep 0.5
   kill -TERM $gui
@@ -97,7 +112,7 @@ with_window() {
   field "$work/s.json" us_per_step
 }
 
-echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores"
+echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores${app_sched:+; the app's threads at $app_sched from its run's start}"
 load_before
 : >"$work/a.txt"
 : >"$work/b.txt"
@@ -125,6 +140,10 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN {printf "%.2f", x / y}'; }
 printf "%-38s %11sx\n" "blank window / without" "$(ratio "$c" "$a")"
 printf "%-38s %11sx\n" "app's window / without" "$(ratio "$b" "$a")"
 printf "%-38s %11sx\n" "app's window / blank window" "$(ratio "$b" "$c")"
+# The ratio within each round, whose runs follow each other within seconds: slow drifts of the
+# machine's speed cancel in it, which they do not in a ratio of two medians.
+paired() { paste "$work/a.txt" "$work/$1.txt" | awk '{print $2 / $1}' | sort -g | awk '{v[NR] = $1} END {printf "%.2f", v[int((NR + 1) / 2)]}'; }
+printf "%-38s %11sx   (median of each round's ratio; blank window %sx)\n" "app's window / without, paired" "$(paired b)" "$(paired c)"
 # Rounds in which the blank window slowed the workers by more than 5% (its run against the run
 # without a window of the same round).
 blank_slower=$(paste "$work/a.txt" "$work/c.txt" | awk '$2 > 1.05 * $1 {n++} END {print n + 0}')
