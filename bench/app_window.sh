@@ -81,12 +81,23 @@ beside_blank_window() {
   wait $child || true
   child=""
 }
-# APP_SCHED: the app's own threads, not its workers (processes of their own).
+# APP_SCHED: the app's own threads, not its workers. The app starts its ranks one after another
+# from a thread of its own, and a process started from a lowered thread inherits its policy and
+# nice value: so the threads are lowered only once every rank is there, and the ranks are then
+# checked to be as they were. A thread that has ended in between is passed over.
 lower_app_threads() {
-  local task
-  for task in /proc/$1/task/*; do
-    if [[ $app_sched == idle ]]; then chrt --idle -p 0 "${task##*/}"; else renice -n 19 -p "${task##*/}" >/dev/null; fi ||
-      bench_fail "could not lower thread ${task##*/} of the app ($app_sched)"
+  local gui=$1 task tid i
+  for i in $(seq 200); do [[ $(pgrep -c -P $gui) -ge $world ]] && break; sleep 0.05; done
+  [[ $(pgrep -c -P $gui) -ge $world ]] || bench_fail "APP_SCHED: the app's $world ranks did not all start within 10 s"
+  for task in /proc/$gui/task/*; do
+    tid=${task##*/}
+    [[ -d $task ]] || continue
+    if [[ $app_sched == idle ]]; then chrt --idle -p 0 "$tid" 2>/dev/null; else renice -n 19 -p "$tid" >/dev/null 2>&1; fi ||
+      [[ ! -d $task ]] || bench_fail "could not lower thread $tid of the app ($app_sched)"
+  done
+  for tid in $(pgrep -P $gui); do
+    [[ $(chrt -p "$tid" 2>/dev/null) != *SCHED_IDLE* && $(ps -o ni= -p "$tid" 2>/dev/null | tr -d ' ') != 19 ]] ||
+      bench_fail "APP_SCHED: rank process $tid was lowered with the app; its step would not be the workers' own"
   done
 }
 # The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
@@ -112,7 +123,9 @@ with_window() {
   field "$work/s.json" us_per_step
 }
 
-echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores${app_sched:+; the app's threads at $app_sched from its run's start}"
+lowered=""
+[[ -n $app_sched ]] && lowered="; the app's threads at $app_sched once its ranks have started"
+echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores$lowered"
 load_before
 : >"$work/a.txt"
 : >"$work/b.txt"
@@ -140,9 +153,10 @@ ratio() { awk -v x="$1" -v y="$2" 'BEGIN {printf "%.2f", x / y}'; }
 printf "%-38s %11sx\n" "blank window / without" "$(ratio "$c" "$a")"
 printf "%-38s %11sx\n" "app's window / without" "$(ratio "$b" "$a")"
 printf "%-38s %11sx\n" "app's window / blank window" "$(ratio "$b" "$c")"
-# The ratio within each round, whose runs follow each other within seconds: slow drifts of the
-# machine's speed cancel in it, which they do not in a ratio of two medians.
-paired() { paste "$work/a.txt" "$work/$1.txt" | awk '{print $2 / $1}' | sort -g | awk '{v[NR] = $1} END {printf "%.2f", v[int((NR + 1) / 2)]}'; }
+# Each round's ratio (its run beside a window against its run without one, seconds apart), and
+# the median of those: slow drifts of the machine's speed cancel in it, which they do not in a
+# ratio of two medians.
+paired() { paste "$work/a.txt" "$work/$1.txt" | awk '{print $2 / $1}' | median | awk '{printf "%.2f", $1}'; }
 printf "%-38s %11sx   (median of each round's ratio; blank window %sx)\n" "app's window / without, paired" "$(paired b)" "$(paired c)"
 # Rounds in which the blank window slowed the workers by more than 5% (its run against the run
 # without a window of the same round).
