@@ -29,6 +29,7 @@
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
 #include "engine/control/join_file.h"
+#include "engine/events/rank_exit.h"
 #include "engine/net/endpoint.h"
 #include "engine/net/socket.h"
 #include "engine/export/metrics_csv.h"
@@ -219,7 +220,7 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       }
       controller.request_stop(stop_cause_for_signal(sig), kStopPatience);
       // How to ask again names what was sent: Ctrl-C at a terminal, the signal's name otherwise.
-      const std::string again = sig == SIGINT ? "press Ctrl-C again" : fmt::format("send {} again", sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "the signal");
+      const std::string again = sig == SIGINT ? "press Ctrl-C again" : "send " + signal_name(sig) + " again";
       if (!quiet)
         std::fprintf(stderr, "ringlab run: %s: stopping the workers at their next step boundary (at most %lld s); "
                      "%s to stop at once\n", to_string(stop_cause_for_signal(sig)),
