@@ -876,11 +876,13 @@ check "  ... printed the epochs as they came: $(grep -c '^epoch .* done' <<< "$s
   grep -q "^epoch 2 done, MSE over the whole dataset" <<< "$sig_out"
 check "  ... $(python3 outputs_ok.py r.json m.csv t.json 'SIGINT (Ctrl-C)' 2>&1 | tail -n1)" \
   python3 outputs_ok.py r.json m.csv t.json "SIGINT (Ctrl-C)"
+check "  ... said how to stop at once: press Ctrl-C again" grep -q "press Ctrl-C again to stop at once" <<< "$sig_out"
 rm -f r.json m.csv t.json
 signal_run "run -n 2 --epochs 1000000 + outputs, SIGTERM" TERM 143 "epoch 2 done" \
   "stopped by SIGTERM at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" "${endless[@]}"
 check "  ... $(python3 outputs_ok.py r.json m.csv t.json SIGTERM 2>&1 | tail -n1)" \
   python3 outputs_ok.py r.json m.csv t.json SIGTERM
+check "  ... said how to stop at once: send SIGTERM again" grep -q "send SIGTERM again to stop at once" <<< "$sig_out"
 rm -f r.json m.csv t.json
 signal_run "run -n 2 --epochs 1000000 + outputs, SIGHUP (its terminal closed)" HUP 129 "epoch 2 done" \
   "stopped by SIGHUP \(the terminal closed\) at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" \
