@@ -12,9 +12,10 @@
 #
 #   bench/app_window.sh [path/to/ringlab] [world size]
 #
-# APP_SCHED=idle or APP_SCHED=nice19 puts every thread of the app (its drawing, llvmpipe's
-# rasterizer threads, its intake of the run's events) under SCHED_IDLE or at nice 19 once its
-# workers have started: what the window costs when it only takes time the workers leave.
+# APP_SCHED=idle, batch or nice19 puts every thread of the app (its drawing, llvmpipe's
+# rasterizer threads, its intake of the run's events) under SCHED_IDLE, under SCHED_BATCH (a
+# waking thread does not preempt a running one) or at nice 19 once its workers have started:
+# what the window costs when it only takes time the workers leave, or never cuts in on them.
 #
 # EPOCHS (default 100: 3,200 steps, one to two seconds) sets the run's length. The seed's own 5
 # epochs (160 steps, about 80 ms) fall within the frames drawn for the F5 press that starts the
@@ -30,7 +31,7 @@ epochs=${EPOCHS:-100}
 [[ "$epochs" =~ ^[1-9][0-9]{0,5}$ ]] || bench_fail "EPOCHS='$epochs': expected a whole number of epochs, 1 to 999999"
 require_world_sizes "$world"
 app_sched=${APP_SCHED:-}
-[[ -z $app_sched || $app_sched == idle || $app_sched == nice19 ]] || bench_fail "APP_SCHED='$app_sched': expected idle or nice19"
+[[ -z $app_sched || $app_sched == idle || $app_sched == nice19 || $app_sched == batch ]] || bench_fail "APP_SCHED='$app_sched': expected idle, batch or nice19"
 for tool in Xvfb xdotool; do
   command -v $tool >/dev/null || { echo "app_window.sh: $tool is not installed (scripts/setup.sh)" >&2; exit 2; }
 done
@@ -92,11 +93,11 @@ lower_app_threads() {
   for task in /proc/$gui/task/*; do
     tid=${task##*/}
     [[ -d $task ]] || continue
-    if [[ $app_sched == idle ]]; then chrt --idle -p 0 "$tid" 2>/dev/null; else renice -n 19 -p "$tid" >/dev/null 2>&1; fi ||
+    if [[ $app_sched == idle ]]; then chrt --idle -p 0 "$tid" 2>/dev/null; elif [[ $app_sched == batch ]]; then chrt --batch -p 0 "$tid" 2>/dev/null; else renice -n 19 -p "$tid" >/dev/null 2>&1; fi ||
       [[ ! -d $task ]] || bench_fail "could not lower thread $tid of the app ($app_sched)"
   done
   for tid in $(pgrep -P $gui); do
-    [[ $(chrt -p "$tid" 2>/dev/null) != *SCHED_IDLE* && $(ps -o ni= -p "$tid" 2>/dev/null | tr -d ' ') != 19 ]] ||
+    [[ $(chrt -p "$tid" 2>/dev/null) != *SCHED_IDLE* && $(chrt -p "$tid" 2>/dev/null) != *SCHED_BATCH* && $(ps -o ni= -p "$tid" 2>/dev/null | tr -d ' ') != 19 ]] ||
       bench_fail "APP_SCHED: rank process $tid was lowered with the app; its step would not be the workers' own"
   done
 }

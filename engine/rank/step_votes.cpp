@@ -32,26 +32,28 @@ int64_t StepVotes::next_gap(int64_t step) {
   return gap;
 }
 
-// One ballot: {stop, wait, gap to the next vote}, summed over the ranks. Rank 0 alone says
-// whether a stop was asked for (the stop key as its watcher last saw it) and how far the next
-// vote is; every rank says whether its own events are piling up, so a backlog on any rank holds
-// them all at this boundary, and none is left alone inside a collective with a peer that waits
-// for the controller.
+// One ballot: {stop, wait, gap to the next vote, gate closed}, summed over the ranks. Rank 0
+// alone says whether a stop was asked for and whether the gate holds the ranks (the keys as its
+// watcher last saw them) and how far the next vote is; every rank says whether its own events
+// are piling up, so a backlog on any rank holds them all at this boundary, and none is left
+// alone inside a collective with a peer that waits for the controller.
 Vote StepVotes::vote_once(int64_t step) {
-  float ballot[3] = {0.0f, 0.0f, 0.0f};
+  float ballot[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   if (hooks_.controller_behind && hooks_.controller_behind()) ballot[1] = 1.0f;
   if (group_.rank() == 0) {
     if (hooks_.stop_requested && hooks_.stop_requested()) ballot[0] = 1.0f;
     ballot[2] = static_cast<float>(next_gap(step));
+    if (hooks_.gate_closed && hooks_.gate_closed()) ballot[3] = 1.0f;
   }
   if (group_.size() > 1) {
     if (group_.backend() == "nccl") {
-      group_.broadcast(std::span<float>(ballot, 3), 0);  // NCCL reduces device memory: rank 0's view
+      group_.broadcast(std::span<float>(ballot), 0);  // NCCL reduces device memory: rank 0's view
     } else {
-      sum_ballots(std::span<float>(ballot, 3), step);
+      sum_ballots(std::span<float>(ballot), step);
     }
   }
   next_vote_ = step + std::max<int64_t>(1, static_cast<int64_t>(ballot[2]));
+  gate_closed_ = ballot[3] > 0;
   return ballot[0] > 0 ? Vote::Stop : ballot[1] > 0 ? Vote::WaitForController : Vote::Go;
 }
 
@@ -94,13 +96,15 @@ namespace {
 constexpr std::chrono::milliseconds kWatchInterval(20);
 }
 
-StopWatch::StopWatch(const std::string& host, uint16_t port, const std::string& token,
-                     std::chrono::milliseconds timeout, std::chrono::milliseconds patience)
-    : store_(std::make_unique<StoreClient>(host, port, token, timeout, patience)) {
-  thread_ = start_thread("watching for a stop request", [this] { loop(); });
+ControllerWatch::ControllerWatch(const std::string& host, uint16_t port, const std::string& token,
+                                 std::chrono::milliseconds timeout, std::chrono::milliseconds patience,
+                                 bool watch_gate)
+    : store_(std::make_unique<StoreClient>(host, port, token, timeout, patience)), watch_gate_(watch_gate) {
+  if (watch_gate_) read_gate();
+  thread_ = start_thread("watching the controller's stop and gate keys", [this] { loop(); });
 }
 
-StopWatch::~StopWatch() {
+ControllerWatch::~ControllerWatch() {
   {
     std::lock_guard lock(mutex_);
     quit_ = true;
@@ -109,10 +113,18 @@ StopWatch::~StopWatch() {
   thread_.join();
 }
 
-bool StopWatch::requested() const { return value_.load() != 0; }
-bool StopWatch::for_change() const { return value_.load() == store_keys::kStopForChange; }
+bool ControllerWatch::requested() const { return value_.load() != 0; }
+bool ControllerWatch::for_change() const { return value_.load() == store_keys::kStopForChange; }
+bool ControllerWatch::gate_closed() const { return gate_closed_.load(); }
 
-void StopWatch::loop() {
+// The controller sets the mode before it starts the workers and never removes it, so once the
+// key is there one request a look is enough (get waits for a key that is not).
+void ControllerWatch::read_gate() {
+  if (!gate_key_seen_) gate_key_seen_ = store_->check({store_keys::kGateMode});
+  gate_closed_ = gate_key_seen_ && store_->get(store_keys::kGateMode) == std::vector<uint8_t>{1};
+}
+
+void ControllerWatch::loop() {
   try {
     std::unique_lock lock(mutex_);
     while (!quit_) {
@@ -122,6 +134,7 @@ void StopWatch::loop() {
         value_ = value.empty() ? store_keys::kStopToEnd : value[0];
         return;
       }
+      if (watch_gate_) read_gate();
       lock.lock();
       quit_cv_.wait_for(lock, kWatchInterval, [this] { return quit_; });
     }

@@ -8,7 +8,7 @@
 // acts on it at the same step boundary.
 //
 // Rank 0 never waits on the controller inside a vote, where every other rank waits for it:
-// the stop key is read by a thread of its own (StopWatch), and whether the controller keeps up
+// the stop key is read by a thread of its own (ControllerWatch), and whether the controller keeps up
 // with the events is a look at rank 0's own queue. A controller that stops reading (suspended
 // with Ctrl-Z or SIGSTOP) is then waited for by every rank together, at a step boundary, for
 // as long as the controller's patience allows, instead of by one rank inside a collective
@@ -21,6 +21,11 @@
 // every step cost the app's 4-rank gloo run three times its step time; EveryStep is left for
 // tests that want the boundary exactly.) On host memory a vote is ringlab's ring over the
 // group's point-to-point, the check riding on its first message, as every all-reduce's does.
+//
+// In the app's runs the votes also carry the step-through gate's mode, as rank 0's watcher last
+// read it, so every rank knows whether to stop at the gate without asking the controller. A rank
+// that asked the store itself before each ring step put a round trip to another process, at
+// whatever priority the app's threads had, inside the ring, where every other rank waited for it.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -40,6 +45,7 @@ enum class Vote : uint8_t { Go = 0, Stop = 1, WaitForController = 2 };
 
 struct StepVoteHooks {
   std::function<bool()> stop_requested;       // rank 0: the controller asked the run to stop
+  std::function<bool()> gate_closed;          // rank 0: the step-through gate holds the ranks
   std::function<bool()> controller_behind;    // every rank: its own events are piling up, unread
   // Every rank, while some rank is behind: give the controller a while (well under the group's
   // timeout) to take this rank's events, then return, finished or not: the ranks vote again.
@@ -64,6 +70,10 @@ class StepVotes {
             std::chrono::milliseconds spacing = kSpacing);
   // Called at every step boundary on every rank: true when the ranks agreed to stop here.
   bool stop_here(int64_t step);
+  // Whether the step-through gate was closed at the last vote, the same on every rank (false
+  // before the first vote and without a gate_closed hook on rank 0).
+  bool gate_closed() const { return gate_closed_; }
+  bool voted() const { return next_vote_ >= 0; }  // a first vote has been taken
 
  private:
   int64_t next_gap(int64_t step);    // rank 0: steps until the vote after this one
@@ -76,31 +86,41 @@ class StepVotes {
   bool check_;
   StepVoteHooks hooks_;
   int64_t next_vote_ = -1;           // -1: at the first boundary
+  bool gate_closed_ = false;
   int64_t last_step_ = -1;
   std::chrono::steady_clock::time_point last_vote_time_;
 };
 
 class StoreClient;
 
-// Watches the store's stop key (store_keys::kStop) on a thread of its own, with a connection of
-// its own, so that a controller that does not answer holds up this thread and nothing else.
-class StopWatch {
+// Watches the controller's keys in the store on a thread of its own, with a connection of its
+// own, so that a controller that does not answer holds up this thread and nothing else: the stop
+// key (store_keys::kStop) and, for a run driven by the app, the step-through gate's mode
+// (store_keys::kGateMode), every 20 ms.
+class ControllerWatch {
  public:
-  // Connects like StoreClient (Error when the store cannot be reached).
-  StopWatch(const std::string& host, uint16_t port, const std::string& token, std::chrono::milliseconds timeout,
-            std::chrono::milliseconds patience);
-  ~StopWatch();
-  StopWatch(const StopWatch&) = delete;
-  StopWatch& operator=(const StopWatch&) = delete;
+  // Connects like StoreClient (Error when the store cannot be reached). With `watch_gate`, reads
+  // the gate's mode once before returning: a run started held at the gate is held from its
+  // first all-reduce.
+  ControllerWatch(const std::string& host, uint16_t port, const std::string& token, std::chrono::milliseconds timeout,
+                  std::chrono::milliseconds patience, bool watch_gate);
+  ~ControllerWatch();
+  ControllerWatch(const ControllerWatch&) = delete;
+  ControllerWatch& operator=(const ControllerWatch&) = delete;
 
   bool requested() const;    // the controller asked the run to stop
   bool for_change() const;   // ... to go on with another set of workers (rank 0 checkpoints)
+  bool gate_closed() const;  // the step-through gate's mode as last read (false without watch_gate)
 
  private:
   void loop();
+  void read_gate();
 
   std::unique_ptr<StoreClient> store_;
+  const bool watch_gate_;
+  bool gate_key_seen_ = false;
   std::atomic<uint8_t> value_{0};  // the stop key's value once set: see store_keys::kStop
+  std::atomic<bool> gate_closed_{false};
   std::mutex mutex_;
   std::condition_variable quit_cv_;
   bool quit_ = false;

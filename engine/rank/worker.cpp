@@ -47,24 +47,34 @@ milliseconds job_timeout(const JobConfig& job) { return milliseconds(static_cast
 
 // Gated step-through. While the controller's gate mode is on, ring step k (counted from the
 // moment this rank saw the gate close) may start once the controller has released k steps.
-// Ranks cannot drift apart by more than a step (each ring step needs both neighbours), so they
-// all see the gate close at the same ring step. The mode is read at most every 20 ms, so an
-// open gate costs next to nothing. A long pause is the point of gating: the wait is bounded
-// by an hour, not by the job's timeout.
+// Whether the gate is closed comes with the stop votes (rank 0's watcher reads the mode), so
+// every rank learns it at the same step boundary and an open gate costs no request inside the
+// ring. Only a rank that the votes say is held asks the store itself, at every ring step: it
+// waits there anyway, and the mode may have opened since the vote. Before the first vote (the
+// seed's demo all-reduce of [1, 2, 3] comes before the first step) and without votes (a worker
+// started by hand with --interactive), each rank reads the mode itself at most every 20 ms. A
+// long pause is the point of gating: the wait is bounded by an hour, not by the job's timeout.
 class Gate {
  public:
-  Gate(StoreClient& store, int rank, EventSink& events) : store_(store), rank_(rank), events_(events) {}
+  // `votes`: where the mode comes from; null: the store, every 20 ms.
+  Gate(StoreClient& store, int rank, EventSink& events, const StepVotes* votes)
+      : store_(store), rank_(rank), events_(events), votes_(votes) {}
 
   int64_t held_ns() const { return held_ns_; }  // waited at the gate, in all
 
   void before_step(RingPhase phase, int ring_step) {
-    if (!closed(false)) {
+    const bool first = !passed_any_;
+    passed_any_ = true;
+    if (!closed(false) || !closed(true)) {
       active_ = false;
       return;
     }
     if (!active_) {
+      // A gate closed from the start counts every release since the controller made the store
+      // for these workers, so a Next pressed before they reach it is not lost; one closed later
+      // counts those from when this rank found it closed.
       active_ = true;
-      base_ = store_.add(store_keys::kGateReleased, 0);
+      base_ = first ? 0 : store_.add(store_keys::kGateReleased, 0);
       taken_ = 0;
     }
     ++taken_;
@@ -92,6 +102,7 @@ class Gate {
 
  private:
   bool closed(bool fresh) {
+    if (!fresh && votes_ && votes_->voted()) return votes_->gate_closed();
     const int64_t now = now_ns();
     if (fresh || now - checked_ns_ > 20'000'000) {
       checked_ns_ = now;
@@ -103,7 +114,8 @@ class Gate {
   StoreClient& store_;
   int rank_;
   EventSink& events_;
-  bool active_ = false, closed_ = false;
+  const StepVotes* votes_;
+  bool active_ = false, closed_ = false, passed_any_ = false;
   int64_t base_ = 0, taken_ = 0, checked_ns_ = 0;
   int64_t held_ns_ = 0;
 };
@@ -305,10 +317,11 @@ std::string with_limit_hint(const std::string& what) {
 // The stop votes this rank takes part in: none when started by hand (no controller asks for a
 // stop) nor in a run whose faults make ranks skip or add collectives (see WorkerOptions).
 std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const WorkerEnv& env, const JobConfig& job,
-                                      ProcessGroup& group, EventClient* client, const StopWatch* watch) {
+                                      ProcessGroup& group, EventClient* client, const ControllerWatch* watch) {
   if (!client || !(options.interactive || options.stop_votes)) return nullptr;
   StepVoteHooks hooks;
   if (watch) hooks.stop_requested = [watch] { return watch->requested(); };
+  if (watch) hooks.gate_closed = [watch] { return watch->gate_closed(); };
   hooks.controller_behind = [client] { return client->behind(); };
   // A slice well under the group's timeout: the ranks vote again after it, together.
   const auto slice = std::chrono::milliseconds(static_cast<int64_t>(job.timeout_s * 250));
@@ -348,18 +361,18 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
   // Declared outside the try: when this rank fails, its connections stay open until its error
   // and flight record are on their way, so its peers fail on their own timeouts, not on a reset.
   std::unique_ptr<ProcessGroup> group;
-  std::unique_ptr<StopWatch> stop_watch;
+  std::unique_ptr<ControllerWatch> watch;
   std::unique_ptr<StepVotes> votes;
   try {
     group = make_process_group(job.backend, env.rank, env.world_size, &store, timeout);
     std::optional<TrainingState> resume;
     if (!options.checkpoint_in.empty()) resume = load_checkpoint(options.checkpoint_in).state;
     if (client && env.rank == 0 && (options.interactive || options.stop_votes))
-      stop_watch = std::make_unique<StopWatch>(env.master_addr, env.master_port, env.token, timeout,
-                                               controller_patience(job));
-    votes = make_votes(options, env, job, *group, client, stop_watch.get());
+      watch = std::make_unique<ControllerWatch>(env.master_addr, env.master_port, env.token, timeout,
+                                                controller_patience(job), options.interactive);
+    votes = make_votes(options, env, job, *group, client, watch.get());
 
-    Gate gate(store, env.rank, *events);
+    Gate gate(store, env.rank, *events, votes.get());
     TrainerHooks hooks;
     hooks.recorder = &recorder;
     hooks.keep_history = false;  // shards and losses travel as events
@@ -375,7 +388,7 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     emit_run_begin(*events, env.rank, job);
     RankOutcome out = train_on_backend(job, *group, *events, hooks, resume ? &*resume : nullptr);
     // A live change goes on from rank 0's checkpoint; a run that was ended needs none.
-    if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty() && stop_watch && stop_watch->for_change())
+    if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty() && watch && watch->for_change())
       save_checkpoint({job, out.stopped_state}, options.checkpoint_out);
     emit_run_end(*events, env.rank, out);
     if (client) client->flush();

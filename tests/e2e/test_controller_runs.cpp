@@ -2,9 +2,13 @@
 // and what the result and the app's failure view say about them. These start the ringlab
 // binary, so they build after it and run in the e2e tier.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <chrono>
 #include <csignal>
+#include <map>
+#include <utility>
+#include <vector>
 #include <thread>
 
 #include "engine/core/clock.h"
@@ -109,6 +113,78 @@ TEST_CASE("kill rank refuses what it cannot do") {
 }
 
 #ifdef RINGLAB_HAVE_GLOO
+namespace {
+
+// Drains `feed` into `gate_waits` (each rank's GateWait events, in order) until every rank of
+// `world` has `each` of them, the controller ends or the job's timeout passes; false unless
+// every rank got there.
+bool wait_for_gate_waits(Controller& controller, EventFeed& feed, int world, size_t each,
+                         std::map<int, std::vector<Event>>& gate_waits) {
+  std::vector<Event> batch;
+  const int64_t give_up = now_ns() + static_cast<int64_t>(controller.options().job.timeout_s * 1e9);
+  while (now_ns() < give_up) {
+    batch.clear();
+    feed.drain(batch, 4096);
+    for (Event& e : batch)
+      if (e.kind == EventKind::GateWait) gate_waits[e.rank].push_back(std::move(e));
+    bool all = static_cast<int>(gate_waits.size()) == world;
+    for (const auto& [rank, waits] : gate_waits) all = all && waits.size() >= each;
+    if (all) return true;
+    if (controller.poll()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("step-through: a run started at the gate is held from its first ring step, one release at a time") {
+  // Held from the first ring step on, each release lets every rank take exactly one ring step,
+  // and opening the gate lets the run finish without another wait. Two ranks: each all-reduce is
+  // reduce-scatter step 0, then all-gather step 0. The seed's demo all-reduce of [1, 2, 3] comes
+  // first (before the first stop vote, so each rank reads the gate itself), then step 0's
+  // gradients (the gate's mode from the vote before it). The releases come at once: a gate
+  // closed from the start counts every release since the run's store was made, whether or not
+  // the ranks had reached it yet.
+  JobConfig job;
+  job.world_size = 2;
+  job.epochs = 1;
+  job.timeout_s = 120;
+  ControllerOptions options;
+  options.job = job;
+  options.executable = RINGLAB_BINARY;
+  options.interactive = true;
+  options.gated = true;
+  EventFeed feed;
+  Controller controller(options, feed);
+  controller.start();
+  std::map<int, std::vector<Event>> waits;
+  constexpr int kReleases = 3;
+  for (int k = 1; k <= kReleases; ++k) {
+    controller.release_gate();
+    REQUIRE_MESSAGE(wait_for_gate_waits(controller, feed, 2, k, waits), "release " << k);
+  }
+  controller.set_gated(false);
+  REQUIRE_MESSAGE(wait_for_gate_waits(controller, feed, 2, kReleases + 1, waits), "the gate opened");
+  const RunResult r = controller.wait();
+  CHECK_MESSAGE(r.ok, r.failure);
+  std::vector<Event> rest;
+  feed.drain(rest, 1 << 20);
+  for (Event& e : rest)
+    if (e.kind == EventKind::GateWait) waits[e.rank].push_back(std::move(e));
+  const int8_t rs = static_cast<int8_t>(RingPhase::ReduceScatter), ag = static_cast<int8_t>(RingPhase::AllGather);
+  const std::vector<std::pair<int8_t, int>> expected = {{rs, 0}, {ag, 0}, {rs, 0}, {ag, 0}};
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<std::pair<int8_t, int>> seen;
+    std::string text;
+    for (const Event& e : waits[rank]) {
+      seen.emplace_back(e.phase, e.ring_step);
+      text += fmt::format(" ({}, {})", e.phase, e.ring_step);
+    }
+    CHECK_MESSAGE(seen == expected, "rank " << rank << " waited at the gate at (phase, ring step):" << text);
+  }
+}
+
 TEST_CASE("interactive workers: a skipped all-reduce meets the next collective's fingerprint instead of hanging") {
   // The app's workers vote at step boundaries whether to stop (live changes). A rank that skips
   // an all-reduce reaches its next collective (a vote, or the next step's all-reduce) while its

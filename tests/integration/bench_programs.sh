@@ -126,7 +126,7 @@ expect_refusal "allreduce_vs_bare.sh without bare_allreduce" "is not built" \
   env BARE=/nonexistent bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 4K
 expect_refusal "app_window.sh, REPEAT=0" "REPEAT='0'" env REPEAT=0 bash "$src/bench/app_window.sh" "$ringlab" 4
 expect_refusal "app_window.sh, EPOCHS=many" "EPOCHS='many'" env EPOCHS=many bash "$src/bench/app_window.sh" "$ringlab" 4
-expect_refusal "app_window.sh, APP_SCHED=fifo" "APP_SCHED='fifo': expected idle or nice19" env APP_SCHED=fifo bash "$src/bench/app_window.sh" "$ringlab" 4
+expect_refusal "app_window.sh, APP_SCHED=fifo" "APP_SCHED='fifo': expected idle, batch or nice19" env APP_SCHED=fifo bash "$src/bench/app_window.sh" "$ringlab" 4
 if command -v Xvfb >/dev/null && command -v xdotool >/dev/null; then
   expect_refusal "app_window.sh without blank_window" "is not built" \
     env BLANK=/nonexistent bash "$src/bench/app_window.sh" "$ringlab" 4
