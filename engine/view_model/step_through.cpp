@@ -120,6 +120,13 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
 
 StepRequest advance_gated(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, bool running,
                           double dt_s) {
+  if (st.to_workers) {
+    const CollectiveRecord* newest = newest_ring(log);
+    if (newest && (!shown || newest->key != shown->key)) {
+      select(st, *newest, 0);
+      shown = newest;
+    }
+  }
   if (!shown || st.follow_next) {
     // The all-reduce the workers are in, or the one Next moved on to before it was recorded:
     // before its first step, which the next press lets the workers take.
@@ -128,6 +135,10 @@ StepRequest advance_gated(StepThrough& st, const CollectiveLog& log, const Colle
     select(st, *next, 0);
     st.follow_next = false;
     shown = next;
+    // Presses made before anything was recorded count now, as if made at this all-reduce.
+    StepRequest early;
+    for (; st.early_presses > 0; --st.early_presses) early.gate_releases += step_forward(st, log, running).gate_releases;
+    if (early.gate_releases > 0) return early;
   }
   const int shown_steps = std::min(st.target, recorded_steps(*shown));
   animate(st, shown_steps, dt_s);
@@ -236,7 +247,11 @@ StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running
   // all-reduce's last step comes the next one before its first step ("each rank holds its own
   // input"), whether or not the workers have taken that step already.
   st.since_release_s = 0;
-  if (!shown) return {};  // the workers report the all-reduce they wait in before its first step
+  st.to_workers = false;
+  if (!shown) {  // the workers report the all-reduce they wait in before its first step
+    ++st.early_presses;
+    return {};
+  }
   if (st.target < recorded_steps(*shown)) {
     st.position = st.target++;  // the packets of the step being shown move from here
     return {};
@@ -256,6 +271,8 @@ void step_back(StepThrough& st, const CollectiveLog& log) {
   st.playing = false;
   st.progress = 0;
   st.follow_next = false;
+  st.to_workers = false;
+  st.early_presses = 0;
   // One step before the last one asked for (quick presses count even while the packets of
   // the last are still moving), or into the all-reduce before, at its end.
   const CollectiveRecord* shown = shown_collective(st, log);
@@ -273,6 +290,8 @@ void begin_run(StepThrough& st) {
   st.has_selection = false;
   st.kept.reset();
   st.follow_next = false;
+  st.to_workers = false;
+  st.early_presses = 0;
   st.position = st.target = 0;
   st.progress = 0;
   st.hold_s = 0;
@@ -281,6 +300,7 @@ void begin_run(StepThrough& st) {
 }
 
 void toggle_play(StepThrough& st) {
+  st.to_workers = false;
   st.playing = !st.playing;
   st.held_at_end = false;
   st.from_start = st.playing;
@@ -301,10 +321,13 @@ StepRequest set_mode(StepThrough& st, RingMode mode) {
   st.mode = mode;
   st.fixed_position = -1;
   st.follow_next = false;
+  st.to_workers = false;
+  st.early_presses = 0;
   StepRequest request;
   if (mode == RingMode::Gated) {
     st.playing = false;
     st.has_selection = false;  // show the all-reduce the workers are in
+    st.to_workers = true;
     request.set_gated = true;
   } else if (was_gated) {
     request.set_gated = false;
@@ -318,12 +341,16 @@ StepRequest set_mode(StepThrough& st, RingMode mode) {
 }
 
 void show_position(StepThrough& st, int position) {
+  st.to_workers = false;
   if (st.mode == RingMode::Follow) st.mode = RingMode::Replay;
   st.position = st.target = std::max(position, 0);
   st.progress = 0;
   st.playing = false;
 }
 
-void show_collective(StepThrough& st, const CollectiveRecord& record) { select(st, record); }
+void show_collective(StepThrough& st, const CollectiveRecord& record) {
+  st.to_workers = false;
+  select(st, record);
+}
 
 }  // namespace ringlab::view_model

@@ -31,6 +31,11 @@ struct StepThrough {
   double since_release_s = 0.0;    // gated play: time since the gate was last released
   int fixed_position = -1;         // --ring-step: show this position, no animation
   bool follow_next = false;        // gated: Next moved past the end before the next all-reduce was recorded
+  // Gated, switched on while the workers ran: until the class steps, the screen goes with the
+  // newest all-reduce, so it is the one the workers are held in once the gate has reached them
+  // (they go on for a few dozen fast all-reduces before it does), not one left far behind.
+  bool to_workers = false;
+  int early_presses = 0;           // gated: Next pressed before the first all-reduce was recorded
   bool from_start = false;         // Play was pressed: an all-reduce shown to its end starts over
   bool held_at_end = false;        // follow: paused by the run ending, not by Pause: a new run plays
   // A copy of the all-reduce on screen. The log keeps the newest few hundred, which a fast run

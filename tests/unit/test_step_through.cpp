@@ -3,6 +3,7 @@
 // over it, and the words on screen at every position, for rings of 3, 4 and 8 ranks.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -260,6 +261,55 @@ TEST_CASE("Next pressed before the next all-reduce is recorded shows it before i
   c.next();
   CHECK(c.frame().position == 1);
   CHECK(c.ring.steps_taken() == 1);
+}
+
+TEST_CASE("Next pressed before the workers' first all-reduce is recorded is not lost") {
+  // F5 then Right at once: the press comes before the workers have reported anything.
+  StepThrough st;
+  st.mode = RingMode::Gated;
+  st.playing = false;
+  begin_run(st);
+  const CollectiveLog nothing_yet;
+  CHECK(step_forward(st, nothing_yet, true).gate_releases == 0);
+  CHECK(advance(st, nothing_yet, true, 0.1).gate_releases == 0);
+  GatedRing ring(4, 7);  // the workers begin their first all-reduce and wait at its gate
+  const int released = advance(st, ring.log(), true, 0.1).gate_releases;
+  CHECK(released == 1);
+  ring.release(released);
+  for (int i = 0; i < 40; ++i) ring.release(advance(st, ring.log(), true, 0.1).gate_releases);
+  CHECK(ring.steps_taken() == 1);
+  CHECK(st.position == 1);
+}
+
+TEST_CASE("switched to step-through mid-run, the screen shows the all-reduce the workers are held in") {
+  // The gate reaches the workers a few dozen fast all-reduces after the switch: the screen goes
+  // with them until then, so Next steps where they are, not through every all-reduce between.
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;  // following live
+  for (int i = 0; i < 3; ++i) {
+    ring.finish_next(2);
+    advance(st, ring.log(), true, 0.1);
+  }
+  REQUIRE(set_mode(st, RingMode::Gated).set_gated == std::optional<bool>(true));
+  advance(st, ring.log(), true, 0.1);
+  ring.finish_next(30);  // still running until the gate reaches them
+  advance(st, ring.log(), true, 0.1);
+  ring.begin_next();
+  ring.release(2);       // held at ring step 2 of this one
+  for (int i = 0; i < 5; ++i) CHECK(advance(st, ring.log(), true, 0.1).gate_releases == 0);
+  const CollectiveRecord* shown = shown_collective(st, ring.log());
+  REQUIRE(shown != nullptr);
+  CHECK(shown->key.id == 7 + 6 + 30 + 1);
+  CHECK(st.position == 0);
+  // Next catches the screen up over the two steps they took, then lets them take the third.
+  int released = 0;
+  for (int press = 0; press < 3; ++press) {
+    released += step_forward(st, ring.log(), true).gate_releases;
+    for (int i = 0; i < 40; ++i) released += advance(st, ring.log(), true, 0.1).gate_releases;
+  }
+  CHECK(released == 1);
+  CHECK(shown_collective(st, ring.log())->key.id == 7 + 6 + 30 + 1);  // the screen stayed with the workers
 }
 
 TEST_CASE("Play in gated mode goes on into the next all-reduce, stopping before its first step like Next") {
