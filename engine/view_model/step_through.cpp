@@ -291,7 +291,6 @@ void begin_run(StepThrough& st) {
   st.kept.reset();
   st.follow_next = false;
   st.to_workers = false;
-  st.early_presses = 0;
   st.position = st.target = 0;
   st.progress = 0;
   st.hold_s = 0;

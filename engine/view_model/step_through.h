@@ -35,7 +35,9 @@ struct StepThrough {
   // newest all-reduce, so it is the one the workers are held in once the gate has reached them
   // (they go on for a few dozen fast all-reduces before it does), not one left far behind.
   bool to_workers = false;
-  int early_presses = 0;           // gated: Next pressed before the first all-reduce was recorded
+  // Gated: Next pressed before the first all-reduce was recorded. begin_run keeps them: F5 and
+  // Right in one frame press Next before the run the F5 asked for is started.
+  int early_presses = 0;
   bool from_start = false;         // Play was pressed: an all-reduce shown to its end starts over
   bool held_at_end = false;        // follow: paused by the run ending, not by Pause: a new run plays
   // A copy of the all-reduce on screen. The log keeps the newest few hundred, which a fast run

@@ -264,13 +264,14 @@ TEST_CASE("Next pressed before the next all-reduce is recorded shows it before i
 }
 
 TEST_CASE("Next pressed before the workers' first all-reduce is recorded is not lost") {
-  // F5 then Right at once: the press comes before the workers have reported anything.
+  // F5 then Right at once: the press comes before the workers have reported anything, and in
+  // the same frame as F5 it comes even before the run is started (begin_run).
   StepThrough st;
   st.mode = RingMode::Gated;
   st.playing = false;
-  begin_run(st);
   const CollectiveLog nothing_yet;
-  CHECK(step_forward(st, nothing_yet, true).gate_releases == 0);
+  CHECK(step_forward(st, nothing_yet, false).gate_releases == 0);
+  begin_run(st);
   CHECK(advance(st, nothing_yet, true, 0.1).gate_releases == 0);
   GatedRing ring(4, 7);  // the workers begin their first all-reduce and wait at its gate
   const int released = advance(st, ring.log(), true, 0.1).gate_releases;
