@@ -26,6 +26,11 @@
 #     compute): the app says it reused them, and on the screen mid-run their first rows (titles,
 #     check boxes, legends) are the very pixels of the same rows drawn afresh after Stop (flow 3):
 #     in place, the right way up, not a pixel off. The status shows the last second's step time.
+# 15. F5 and Right in one xdotool call (often one frame): that first Next counts, and the workers
+#     take exactly one ring step.
+# 16. A run held at the gate, then followed live, then switched back to step-through mid-run: the
+#     screen is on the all-reduce the workers are held in, not the dozens of fast all-reduces
+#     behind it that they ran before the gate reached them, and three Rights step there.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -82,6 +87,7 @@ for key in "$@"; do
     click:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click --repeat 2 1; sleep 0.3 ;;
     tap:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click 1; sleep 0.3 ;;
     type:*) xdotool type -- "${key#type:}"; sleep 0.3 ;;
+    together:*) k=${key#together:}; xdotool key ${k//,/ }; sleep 0.3 ;;  # together:F5,Right: one call, keys ms apart
     *) xdotool key "$key"; sleep 0.3 ;;
   esac
 done
@@ -270,6 +276,39 @@ assert s["run_phase"] == "finished", (s["run_phase"], s["run_message"])
 assert st["mode"] == "follow" and not st["gated"], st
 # Following: the new run's all-reduces play (or the last one is shown done), never held before step 1.
 assert ring is not None and (ring["done"] or st["playing"] is True), (st, ring and ring["on_screen"])
+PY
+fi
+if drive together step-through-four-ranks together:F5,Right wait-workers pause; then
+  python3 - "$WORK/together.json" << 'PY' && ok "F5 and Right at once: the Next counts, one step taken (classroom-together.png)" || bad "a Next pressed with F5"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, ring = s["step_through"], s["ring"]
+assert st["mode"] == "gated", st
+assert ring is not None, "no all-reduce on screen"
+assert ring["position"] == 1, ("position", ring["position"], st)
+assert ring["on_screen"] == "After ring step 1 of 6 (reduce-scatter 1 of 3)", ring["on_screen"]
+assert ring["total_steps"] == 1, ("the workers took", ring["total_steps"], "steps")
+PY
+fi
+cat > "$WORK/longgated.json" << 'JSON'
+{"title": {"en": "A long run to step through"}, "description": {"en": "Four ranks on gloo for many epochs, held at the gate."},
+ "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 100000}, "gated": true}
+JSON
+# "Follow live" and "Step-through (gated)" are the Step-through pane's first two modes, at 24,474
+# and 24,499 (see classroom-regate.png).
+if drive regate "$WORK/longgated.json" F5 wait-workers tap:24:474 pause pause tap:24:499 pause Right pause Right pause Right pause; then
+  python3 - "$WORK/regate.json" << 'PY' && ok "followed live, then step-through again: the screen is where the workers are held (classroom-regate.png)" || bad "step-through switched on mid-run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, ring = s["step_through"], s["ring"]
+assert st["mode"] == "gated" and st["gated"], st
+assert ring is not None, "no all-reduce on screen"
+# Trained live for seconds: thousands of steps, not the demo all-reduce.
+assert s["latest_step"] > 100, s["latest_step"]
+# The all-reduce of training step k is #k+2 (the demo all-reduce and the first broadcast come
+# first): the screen is on the one the workers are in, not dozens behind it.
+assert st["collective_id"] >= s["latest_step"], ("on screen", st["collective_id"], "workers at step", s["latest_step"])
+assert ring["position"] >= 1, ("Right x3 did not step", ring["position"], ring["on_screen"])
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
