@@ -117,12 +117,12 @@ bool ControllerWatch::requested() const { return value_.load() != 0; }
 bool ControllerWatch::for_change() const { return value_.load() == store_keys::kStopForChange; }
 bool ControllerWatch::gate_closed() const { return gate_closed_.load(); }
 
-// The controller sets the mode before it starts the workers and never removes it, so once the
-// key is there one request a look is enough (get waits for a key that is not).
-void ControllerWatch::read_gate() {
-  if (!gate_key_seen_) gate_key_seen_ = store_->check({store_keys::kGateMode});
-  gate_closed_ = gate_key_seen_ && store_->get(store_keys::kGateMode) == std::vector<uint8_t>{1};
+bool GateModeReader::closed(StoreClient& store) {
+  if (!key_seen_) key_seen_ = store.check({store_keys::kGateMode});
+  return key_seen_ && store.get(store_keys::kGateMode) == std::vector<uint8_t>{1};
 }
+
+void ControllerWatch::read_gate() { gate_closed_ = gate_reader_.closed(*store_); }
 
 void ControllerWatch::loop() {
   try {

@@ -93,6 +93,17 @@ class StepVotes {
 
 class StoreClient;
 
+// Reads the step-through gate's mode (store_keys::kGateMode): true while it holds the ranks. The
+// controller sets the mode before it starts the workers and never removes it, so once the key is
+// there one request a read is enough (get waits for a key that is not).
+class GateModeReader {
+ public:
+  bool closed(StoreClient& store);
+
+ private:
+  bool key_seen_ = false;
+};
+
 // Watches the controller's keys in the store on a thread of its own, with a connection of its
 // own, so that a controller that does not answer holds up this thread and nothing else: the stop
 // key (store_keys::kStop) and, for a run driven by the app, the step-through gate's mode
@@ -118,7 +129,7 @@ class ControllerWatch {
 
   std::unique_ptr<StoreClient> store_;
   const bool watch_gate_;
-  bool gate_key_seen_ = false;
+  GateModeReader gate_reader_;
   std::atomic<uint8_t> value_{0};  // the stop key's value once set: see store_keys::kStop
   std::atomic<bool> gate_closed_{false};
   std::mutex mutex_;

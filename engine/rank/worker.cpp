@@ -106,7 +106,7 @@ class Gate {
     const int64_t now = now_ns();
     if (fresh || now - checked_ns_ > 20'000'000) {
       checked_ns_ = now;
-      closed_ = store_.check({store_keys::kGateMode}) && store_.get(store_keys::kGateMode) == std::vector<uint8_t>{1};
+      closed_ = mode_.closed(store_);
     }
     return closed_;
   }
@@ -115,6 +115,7 @@ class Gate {
   int rank_;
   EventSink& events_;
   const StepVotes* votes_;
+  GateModeReader mode_;
   bool active_ = false, closed_ = false, passed_any_ = false;
   int64_t base_ = 0, taken_ = 0, checked_ns_ = 0;
   int64_t held_ns_ = 0;
