@@ -38,6 +38,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["us_per_step"] = model.us_per_step();  // the workers' step time (not shown when "stepped")
   j["live_us_per_step"] = model.live_us_per_step();  // the status's "≈ ... (the last second)" while running
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
+  j["said"] = {{"status", state.said.status}, {"pace", state.said.pace}, {"ring_next", state.said.ring_next},
+               {"next_enabled", state.said.next_enabled}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"side_panes_reused", state.side_panes_reused}, {"open_s", state.window_open_s}};
   // Where each pane of the last frame was (logical pixels), and which was the big one.

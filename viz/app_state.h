@@ -158,6 +158,15 @@ struct PaneDrawn {
   bool every_frame = false;
 };
 
+// Words the last frame put on screen where a class reads what the run is doing, for
+// --state-json (the classroom tests read them as a person reads the window).
+struct SaidOnScreen {
+  std::string status;     // the run's phase, under Start / Stop
+  std::string pace;       // the step time's line ("" when none is shown)
+  std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
+  bool next_enabled = true;  // the step-through's Next button
+};
+
 struct AppState {
   Language language = Language::English;
   ThemeKind theme = ThemeKind::Light;
@@ -192,6 +201,7 @@ struct AppState {
   int64_t frames_drawn = 0;      // since the window opened (--state-json: how often it drew)
   int64_t frames_unchanged = 0;  // of those, laid out the same as the one before: not presented
   double window_open_s = 0.0;    // how long the window has been open
+  SaidOnScreen said;
   std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
 

@@ -212,7 +212,12 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
   const uint32_t color = state.run.phase == RunPhase::Failed ? p.bad : state.run.phase == RunPhase::Running ? p.ok : p.text_dim;
   ImGui::PushFont(fonts().bold);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", phase_text(state.run.phase));
+  // Held between the class's Next presses, the workers are not training on their own.
+  const bool at_gate = state.run.phase == RunPhase::Running && state.gated;
+  state.said.status = at_gate ? tr("step-through: held at the gate") : phase_text(state.run.phase);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", state.said.status.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
   if (state.run.sequence_length > 1) {
     const std::string run = trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length);
@@ -226,15 +231,24 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
   }
   if (model.latest_step() >= 0) {
     const int world = model.world_size();
-    std::string line = trf("{} rank{} · step {} · epoch {}", world, world == 1 ? "" : "s", model.latest_step() + 1,
+    // A count of the steps done, and the epoch as the course's script prints it (from 1): the
+    // ring and the timeline name one step by its index, from 0 ("training step 0" is the first).
+    const int64_t done = model.latest_step() + 1;
+    std::string line = trf("{} rank{} · {} step{} done · epoch {}", world, world == 1 ? "" : "s", done, done == 1 ? "" : "s",
                            model.latest_epoch() + 1);
     ImGui::TextWrapped("%s", line.c_str());
-    if (state.run.stepped) ImGui::TextWrapped("%s", tr("stepped through at the gate: no µs per step"));
-    else if (model.us_per_step() > 0) ImGui::TextWrapped("%s", trf("{:.0f} µs per step", model.us_per_step()).c_str());
-    else if (state.run.phase == RunPhase::Running && model.live_us_per_step() > 0)  // paused: no pace to show
-      ImGui::TextWrapped("%s", trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step()).c_str());
+    const bool live = state.run.phase == RunPhase::Running && model.live_us_per_step() > 0;  // paused: no pace to show
+    std::string& pace = state.said.pace;
+    if (live && !state.gated)  // following again after a stretch at the gate: the last second's pace is real
+      pace = trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step());
+    else if (state.run.stepped) pace = tr("stepped through at the gate: no µs per step");
+    else if (model.us_per_step() > 0) pace = trf("{:.0f} µs per step", model.us_per_step());
+    else if (live) pace = trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step());
+    else pace.clear();
+    if (!pace.empty()) ImGui::TextWrapped("%s", pace.c_str());
     else ImGui::NewLine();  // the step time's line, kept from the first step on: nothing below moves after it
   } else {
+    state.said.pace.clear();
     // The same line before the first step, so that the controls below do not move down under
     // a hand about to click them when the run's first step arrives. (One line only: at
     // 1280x720 a second would push the Samples field out of the pane.)

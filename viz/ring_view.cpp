@@ -425,6 +425,12 @@ std::string next_step_of(const RingFrame& f) {
   return trf("Next: {}", trf(phase, f.active_step_in_phase, f.steps_in_phase));
 }
 
+// A run stopped inside the all-reduce on screen, shown up to the last step its ranks took.
+std::string ended_text(const RingFrame& f) {
+  if (f.total_steps == 0) return tr("The run ended before this all-reduce's first step");
+  return trf("The run ended here: no rank took step {}", f.total_steps + 1);
+}
+
 std::string explanation_of(const RingFrame& f) {
   if (f.done || f.expected_steps == 0) return "";
   if (f.active_phase == RingPhase::ReduceScatter)
@@ -628,11 +634,12 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
               nullptr, banner_w);
   const float banner_h = big->CalcTextSizeA(big->FontSize, FLT_MAX, banner_w, banner.c_str()).y;
   float y = min.y + fs * 0.6f + banner_h;
+  state.said.ring_next.clear();
   if (rec) {
     std::string sub = trf("all-reduce #{} · {} · {} floats", rec->key.id,
                           rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
                           frame.elements);
-    if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);
+    if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);  // counted from 0, as the timeline and the failure lab count
     // Beside the pills (and their phase labels) it wraps rather than running under them.
     const float sub_w = y < min.y + fs * 2.6f ? banner_w : size.x - 2 * fs;
     if (!compact && n <= 8) {
@@ -643,7 +650,17 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     }
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
     y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
-    const std::string next = next_step_of(frame);
+    // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
+    const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+    const bool cut_short = !live && !frame.done && frame.expected_steps > 0 && state.step.position >= frame.total_steps;
+    const std::string next = cut_short ? "" : next_step_of(frame);
+    state.said.ring_next = failure.failed ? "" : cut_short ? ended_text(frame) : next;
+    if (cut_short && !failure.failed) {
+      const std::string ended = ended_text(frame);
+      const float line_w = max.x - min.x - 2 * fs;
+      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.text_dim, ended.c_str(), nullptr, line_w);
+      y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, ended.c_str()).y + fs * 0.3f;
+    }
     if (!next.empty() && !failure.failed) {
       std::string why = compact ? "" : " — " + explanation_of(frame);
       const float line_w = max.x - min.x - 2 * fs;
@@ -657,13 +674,19 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, line_w - next_w);
       y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
     }
-    const std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
-                                 ? gate_hint(model.collectives(), *rec, frame, state.step)
-                                 : "";
+    std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
+                           ? gate_hint(model.collectives(), *rec, frame, state.step)
+                           : "";
+    // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
+    const bool behind = state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running && rec->step >= 0 &&
+                        model.latest_step() > rec->step && !compact;
+    if (behind)
+      gate = trf("Shown slowly: the workers are already {} training steps further on", model.latest_step() - rec->step);
     if (!gate.empty()) {
       const float wrap = max.x - min.x - 2 * fs;
-      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, gate.c_str(), nullptr, wrap);
-      y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, wrap, gate.c_str()).y + fs * 0.3f;
+      ImFont* font = behind ? fonts().regular : fonts().bold;
+      dl->AddText(font, fs, ImVec2(min.x + fs, y), behind ? p.text_dim : p.accent, gate.c_str(), nullptr, wrap);
+      y += font->CalcTextSizeA(fs, FLT_MAX, wrap, gate.c_str()).y + fs * 0.3f;
     }
   }
   // Under the ring: the footer's lines, and the legend beside them where they fit in one line each.

@@ -79,7 +79,14 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   grid.place(1);
   if (ImGui::Button(label(play, "play").c_str(), ImVec2(grid.width, 0))) TogglePlay(state);
   grid.place(2);
+  const bool can_next = view_model::can_step_forward(st, model.collectives(), running(state));
+  state.said.next_enabled = can_next;
+  ImGui::BeginDisabled(!can_next);
   if (ImGui::Button(label("Next →", "next").c_str(), ImVec2(grid.width, 0))) StepForward(model, state);
+  ImGui::EndDisabled();
+  if (!can_next && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", tr(state.run.phase == RunPhase::Paused ? "Paused: Resume lets the workers take their next step."
+                                                                    : "Nothing further was recorded: the run is over."));
 
   float speed = static_cast<float>(st.speed);
   FormLabel(tr("Speed"), 0.3f);

@@ -317,6 +317,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const float label_limit = notes[rank].left(plot_max.x);
     dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
     float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
+    std::vector<std::pair<float, float>> held;  // this lane's waits at the gate, from x to x
     tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
                         [&](const TimelineSpan& s) {
       float x0 = x_of(s.t_begin_ns / 1e6), x1 = x_of(s.t_end_ns / 1e6);
@@ -356,6 +357,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
         return;
       }
       const uint32_t color = color_of(s);
+      if (s.kind == SpanKind::GateWait) held.emplace_back(x0, x1);
       // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
       if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes) && x1 - x0 >= 3.0f)
@@ -375,6 +377,13 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
         hit_rank = rank;
       }
     });
+    // Held at the gate, a rank computes nothing: over the forward or backward bar it waited
+    // inside (a bucket's all-reduce runs in backward) the gate shows, not a minute of "backward".
+    const float row0 = top + lane_h * 0.06f;
+    for (const auto& [x0, x1] : held) {
+      dl->AddRectFilled(ImVec2(x0, row0), ImVec2(x1, row0 + row_h), p.canvas);
+      dl->AddRectFilled(ImVec2(x0, row0), ImVec2(x1, row0 + row_h), with_alpha(p.gate, 0.6f));
+    }
   }
   // A gated run that has not failed holds its ranks at the gate between the teacher's presses
   // (and a Stop leaves them there).
@@ -402,6 +411,10 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const int64_t last = hit->kind == SpanKind::Collective ? tl.last_arrival_ns(hit->collective_id) : -1;
     if (last > hit->t_begin_ns)
       text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6));
+    if (hit->kind != SpanKind::GateWait && hit->kind != SpanKind::BucketReady) {
+      const int64_t held = tl.gate_wait_within(hit_rank, hit->t_begin_ns, hit->t_end_ns);
+      if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", duration_text(static_cast<double>(held))));
+    }
     if (hit->unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
     ImGui::SetTooltip("%s", text.c_str());
   }

@@ -266,6 +266,18 @@ StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running
   return {1, std::nullopt};
 }
 
+bool can_step_forward(const StepThrough& st, const CollectiveLog& log, bool running) {
+  if (st.mode == RingMode::Follow) return true;  // Next stops following: the screen holds this all-reduce
+  const CollectiveRecord* shown = shown_collective(st, log);
+  if (!shown) return st.mode == RingMode::Gated;  // an early press, taken at the next run's first all-reduce
+  const bool next_recorded = neighbour_ring(log, shown->key, +1) != nullptr;
+  if (st.mode == RingMode::Replay)
+    return st.position < recorded_steps(*shown) || (st.position >= expected_steps(*shown) && next_recorded);
+  if (st.target < recorded_steps(*shown)) return true;
+  if (st.target >= expected_steps(*shown)) return next_recorded || running;
+  return running;
+}
+
 void step_back(StepThrough& st, const CollectiveLog& log) {
   if (st.mode == RingMode::Follow) st.mode = RingMode::Replay;
   st.playing = false;

@@ -68,6 +68,10 @@ int expected_steps(const CollectiveRecord& record);
 // One frame of `dt_s` seconds; `running`: the workers are alive and can be released.
 StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, double dt_s);
 StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running);  // Next
+// Whether Next would move anything: the screen, or the workers. Not once a stopped or finished
+// run's recording has been shown to its end (an all-reduce it left half-done included: no rank
+// will take its next step), nor, gated, while Pause holds the workers and the screen has caught up.
+bool can_step_forward(const StepThrough& st, const CollectiveLog& log, bool running);
 void step_back(StepThrough& st, const CollectiveLog& log);                        // Previous
 void toggle_play(StepThrough& st);
 // A new run starts (Start, Start again): nothing of the last one stays on screen (a new run's

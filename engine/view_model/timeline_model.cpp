@@ -175,6 +175,14 @@ int64_t TimelineModel::last_arrival_ns(int64_t collective_id) const {
 
 // A rank's new process (a restart, a live change) will never end the old one's collectives:
 // they are kept as unfinished spans up to the moment the old set failed or stopped.
+int64_t TimelineModel::gate_wait_within(int rank, int64_t t0, int64_t t1) const {
+  int64_t held = 0;
+  for_each_visible(rank, t0, t1, [&](const TimelineSpan& s) {
+    if (s.kind == SpanKind::GateWait) held += std::max<int64_t>(0, std::min(s.t_end_ns, t1) - std::max(s.t_begin_ns, t0));
+  });
+  return held;
+}
+
 void TimelineModel::close_open_collectives(int rank) {
   for (auto it = open_.begin(); it != open_.end();) {
     if (it->first.first != rank) {

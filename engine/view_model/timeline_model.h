@@ -74,6 +74,10 @@ class TimelineModel {
     return visited;
   }
 
+  // How long `rank` was held at the step-through gate within [t0, t1] (relative ns): a backward
+  // pass or an all-reduce that the gate held for a minute is a minute long, nearly all of it waiting.
+  int64_t gate_wait_within(int rank, int64_t t0, int64_t t1) const;
+
   // When the last rank began collective `id` (relative ns), once every rank of the current set
   // has begun it; -1 before. Until then the earlier ranks could only wait: with a straggler, the
   // part of each collective before this moment is the others' waiting for it.

@@ -31,6 +31,10 @@
 # 16. A run held at the gate, then followed live, then switched back to step-through mid-run: the
 #     screen is on the all-reduce the workers are held in, not the dozens of fast all-reduces
 #     behind it that they ran before the gate reached them, and three Rights step there.
+# 17. Stop while the workers are held at the gate, two steps into an all-reduce: the ring says the
+#     run ended before the third step, and Next is greyed out instead of promising it.
+# 18. Held at the gate, then followed live: the status says training again, with the last
+#     second's step time, not "held at the gate" or "no µs per step".
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -134,6 +138,10 @@ assert max(counts) == 3, counts
 assert not s["failure_shown"], s
 # The workers were held at the gate: the status gives no µs per step for such a run.
 assert s["stepped"] is True, s["stepped"]
+assert s["said"]["pace"] == "", s["said"]  # still in the demo all-reduce: no training step, no step time
+assert s["said"]["status"] == "step-through: held at the gate", s["said"]
+assert s["said"]["next_enabled"] is True, s["said"]
+assert s["said"]["ring_next"] == "Next: Reduce-scatter, step 3 of 3", s["said"]
 PY
 }
 
@@ -309,6 +317,28 @@ assert s["latest_step"] > 100, s["latest_step"]
 # first): the screen is on the one the workers are in, not dozens behind it.
 assert st["collective_id"] >= s["latest_step"], ("on screen", st["collective_id"], "workers at step", s["latest_step"])
 assert ring["position"] >= 1, ("Right x3 did not step", ring["position"], ring["on_screen"])
+PY
+fi
+if drive gatedstop step-through-four-ranks F5 wait-workers Right pause Right pause shift+F5 pause; then
+  python3 - "$WORK/gatedstop.json" << 'PY' && ok "held at the gate, then Stop: the ring says the run ended there, Next is off (classroom-gatedstop.png)" || bad "Stop at the gate"
+import json, sys
+s = json.load(open(sys.argv[1]))
+said, ring = s["said"], s["ring"]
+assert s["run_phase"] == "stopped" and said["status"] == "stopped by you", (s["run_phase"], said, s["run_message"])
+assert ring is not None and ring["total_steps"] == 2 and ring["position"] == 2, ring and (ring["total_steps"], ring["position"])
+assert said["ring_next"] == "The run ended here: no rank took step 3", said
+assert said["next_enabled"] is False, said
+PY
+fi
+if drive followed "$WORK/longgated.json" F5 wait-workers Right pause tap:24:474 pause pause pause; then
+  python3 - "$WORK/followed.json" << 'PY' && ok "held at the gate, then Follow live: training, with the last second's step time (classroom-followed.png)" || bad "following after the gate"
+import json, sys
+s = json.load(open(sys.argv[1]))
+said = s["said"]
+assert s["step_through"]["mode"] == "follow" and not s["step_through"]["gated"], s["step_through"]
+assert said["status"] == "training", said
+assert said["pace"].startswith("≈ ") and said["pace"].endswith("µs per step (the last second)"), said
+assert s["stepped"] is True, "the run was held at the gate for a while: its overall step time means nothing"
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then

@@ -374,6 +374,40 @@ TEST_CASE("a stopped run releases nobody: Next only catches the view up") {
   CHECK(c.ring.steps_taken() == 1);
 }
 
+TEST_CASE("a stopped run's half-done all-reduce: Next is offered while there is something to catch up, then not") {
+  Classroom c(4);
+  c.next();  // the workers take step 1 of 6
+  c.previous();
+  CHECK(can_step_forward(c.st, c.ring.log(), false));  // step 1 is recorded: Next shows it
+  step_forward(c.st, c.ring.log(), false);
+  c.frames(40);  // the packets of step 1 arrive on screen (no release: Play is off)
+  CHECK(c.ring.steps_taken() == 1);
+  CHECK_FALSE(can_step_forward(c.st, c.ring.log(), false));  // no rank will take step 2
+  CHECK(can_step_forward(c.st, c.ring.log(), true));          // a live run would let them
+  set_mode(c.st, RingMode::Replay);
+  CHECK_FALSE(can_step_forward(c.st, c.ring.log(), false));  // Replay: the same end of the recording
+  step_back(c.st, c.ring.log());
+  CHECK(can_step_forward(c.st, c.ring.log(), false));
+}
+
+TEST_CASE("Replay: Next is offered up to the newest all-reduce's end, and on into the next one before that") {
+  GatedRing ring(3, 7);
+  ring.release(4);
+  ring.finish_next(1);  // #8
+  StepThrough st;
+  set_mode(st, RingMode::Replay);
+  show_collective(st, ring.log().at(0));
+  int presses = 0;
+  while (can_step_forward(st, ring.log(), false) && presses < 20) {
+    step_forward(st, ring.log(), false);
+    ++presses;
+  }
+  CHECK(presses == 9);  // #7 at 0..4, then #8 at 0..4
+  CHECK(st.selected.id == 8);
+  CHECK(st.position == 4);
+  CHECK(can_step_forward(StepThrough{}, ring.log(), false));  // following: Next stops it on the one shown
+}
+
 TEST_CASE("switching modes asks for the gate to be switched, and only when it changes") {
   StepThrough st;
   CHECK_FALSE(set_mode(st, RingMode::Replay).set_gated.has_value());

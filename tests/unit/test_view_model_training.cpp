@@ -218,3 +218,19 @@ TEST_CASE("timeline: a live window ends where every rank of the set has been hea
   t.consume(span(EventKind::Backward, 1, 4000, 5500));  // rank 1 catches up
   CHECK(t.reported_ns(1'000'000) == 4500);
 }
+
+TEST_CASE("timeline: the time a backward pass was held at the gate is told apart from its compute") {
+  TimelineModel t;
+  t.consume(span(EventKind::Forward, 0, 1000, 2000));
+  // A short wait, then a minute-long one, both inside one backward pass (its bucket's all-reduce
+  // runs there): the gate's events arrive first, the backward's when it ends.
+  t.consume(span(EventKind::GateWait, 0, 2500, 3000));
+  t.consume(span(EventKind::GateWait, 0, 4000, 60'000'004'000));
+  t.consume(span(EventKind::Backward, 0, 2000, 60'000'005'000));
+  t.consume(span(EventKind::GateWait, 1, 2500, 3000));  // another rank's: not this one's
+  // Relative to the first event (1000): backward 1000..60,000,004,000, held 500 + 60,000,000,000.
+  CHECK(t.gate_wait_within(0, 1000, 60'000'004'000) == 60'000'000'500);
+  CHECK(t.gate_wait_within(0, 0, 1000) == 0);              // the forward pass: never held
+  CHECK(t.gate_wait_within(0, 1700, 1800) == 100);         // a window inside the first wait
+  CHECK(t.gate_wait_within(1, 1000, 60'000'004'000) == 500);
+}
