@@ -205,11 +205,13 @@ void RunSession::finish(const RunResult& result) {
 
 void RunSession::update() {
   const int64_t deadline = now_ns() + (feed_.queued() > kBacklog ? kBacklogBudgetNs : kIngestBudgetNs);
+  const int64_t timeline_was = model_.timeline().latest_ns();
   do {
     batch_.clear();
     if (feed_.drain(batch_, kIngestBatch) == 0) break;
     for (const Event& e : batch_) model_.consume(e);
   } while (now_ns() < deadline);
+  if (model_.timeline().latest_ns() != timeline_was) state_.run.timeline_heard_at_ns = now_ns();
   if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;
   note_switch_landed();
   state_.run.events_lost = feed_.overflowed();

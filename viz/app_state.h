@@ -59,6 +59,7 @@ struct TimelineViewState {
   bool follow = true;
   double window_ms = 0.0;  // 0: fit the last few steps
   double end_ms = 0.0;     // right edge when not following
+  double drawn_end_ms = 0.0, drawn_window_ms = 0.0;  // the last frame's: Follow unticked stays there
 };
 
 // The Scale view's what-if: the controls only; the curves are computed from these (and cached).
@@ -116,6 +117,9 @@ struct RunStatus {
   // The workers were held at the step-through gate during this run: a step's time then holds
   // the ranks' wait for each other to see each release, so µs per step is no training speed.
   bool stepped = false;
+  // When (now_ns) the timeline's latest event time last moved: held at the gate, the timeline's
+  // window goes on from there with the clock.
+  int64_t timeline_heard_at_ns = 0;
 };
 
 // A value typed into a job field that was refused, kept on screen with the reason.

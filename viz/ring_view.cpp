@@ -669,7 +669,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       if (line_w - next_w < line_w * 0.55f) {  // too little room beside it: the explanation goes below
         y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, next.c_str()).y;
         next_w = 0;
-        if (!why.empty()) why.erase(0, 1);
+        if (!why.empty()) why = explanation_of(frame);  // on a line of its own: no dash before it
       }
       dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, line_w - next_w);
       y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;

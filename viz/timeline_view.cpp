@@ -12,6 +12,7 @@
 #include <vector>
 #include <fmt/core.h>
 
+#include "engine/core/clock.h"
 #include "engine/view_model/node_layout.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
@@ -82,7 +83,8 @@ std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
     text.append("\n").append(trf("{}, step {} · chunk {} · rank {} → rank {}",
                                   s.phase == 0 ? tr("reduce-scatter") : tr("all-gather"), s.ring_step + 1, s.chunk,
                                   s.src, s.dst));
-  if (s.kind == SpanKind::GateWait) text.append("\n").append(trf("before ring step {}", s.ring_step + 1));
+  if (s.kind == SpanKind::GateWait)
+    text.append("\n").append(trf(s.phase == 0 ? "before reduce-scatter step {}" : "before all-gather step {}", s.ring_step + 1));
   if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes))
     text.append("\n").append(trf("over the network: node {} → node {}", nodes.node_of(s.src), nodes.node_of(s.dst)));
   return text;
@@ -204,7 +206,10 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   TimelineViewState& v = state.timeline;
   const float fs = ImGui::GetFontSize();
 
-  if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow) && v.follow) v.window_ms = 0;
+  if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
+    v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
+    v.end_ms = v.drawn_end_ms;
+  }
   ImGui::SameLine(0, fs);
   legend_item(tr("forward"), p.forward);
   legend_item(tr("backward"), p.backward);
@@ -237,7 +242,12 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   // has been heard from: the ranks' events arrive a few milliseconds apart, and past that point
   // the ones heard from last would look idle, or waiting in an all-reduce long since done.
   const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
-  const double latest_ms = (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6;
+  // Held at the gate (step-through, or Pause), the ranks report nothing until the next release:
+  // the window goes on with the clock, so the wait shows as it happens, not only once it ends.
+  const bool held_now = live && (state.gated || state.run.phase == RunPhase::Paused) && state.run.timeline_heard_at_ns > 0;
+  const double held_until_ms =
+      held_now ? (tl.latest_ns() + std::max<int64_t>(0, now_ns() - state.run.timeline_heard_at_ns)) / 1e6 : 0.0;
+  const double latest_ms = std::max(held_until_ms, (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6);
   double window = v.window_ms;
   if (window <= 0) {
     const double begin = tl.recent_steps_begin(3, static_cast<int64_t>(latest_ms * 1e6)) / 1e6;
@@ -277,6 +287,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     v.window_ms = 0;
   }
   const double begin = end - window;
+  v.drawn_end_ms = end;
+  v.drawn_window_ms = window;
   // The ranks of the current set, and ranks that are gone while their spans are in view.
   const int lanes = std::max(std::min(model.world_size(), all_lanes),
                              tl.lanes_in(static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6)));
@@ -317,7 +329,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const float label_limit = notes[rank].left(plot_max.x);
     dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
     float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
-    std::vector<std::pair<float, float>> held;  // this lane's waits at the gate, from x to x
+    std::vector<std::pair<const TimelineSpan*, std::pair<float, float>>> held;  // this lane's waits at the gate
     tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
                         [&](const TimelineSpan& s) {
       float x0 = x_of(s.t_begin_ns / 1e6), x1 = x_of(s.t_end_ns / 1e6);
@@ -357,7 +369,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
         return;
       }
       const uint32_t color = color_of(s);
-      if (s.kind == SpanKind::GateWait) held.emplace_back(x0, x1);
+      if (s.kind == SpanKind::GateWait) held.push_back({&s, {x0, x1}});
       // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
       if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes) && x1 - x0 >= 3.0f)
@@ -380,9 +392,15 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     // Held at the gate, a rank computes nothing: over the forward or backward bar it waited
     // inside (a bucket's all-reduce runs in backward) the gate shows, not a minute of "backward".
     const float row0 = top + lane_h * 0.06f;
-    for (const auto& [x0, x1] : held) {
-      dl->AddRectFilled(ImVec2(x0, row0), ImVec2(x1, row0 + row_h), p.canvas);
-      dl->AddRectFilled(ImVec2(x0, row0), ImVec2(x1, row0 + row_h), with_alpha(p.gate, 0.6f));
+    for (const auto& [span, x] : held) {
+      dl->AddRectFilled(ImVec2(x.first, row0), ImVec2(x.second, row0 + row_h), p.canvas);
+      dl->AddRectFilled(ImVec2(x.first, row0), ImVec2(x.second, row0 + row_h), with_alpha(p.gate, 0.6f));
+      // Outside any forward or backward bar (the [1, 2, 3] demo's gates) the band is the wait's own.
+      if (!hit && hovered && io.MousePos.x >= x.first && io.MousePos.x <= x.second && io.MousePos.y >= row0 &&
+          io.MousePos.y <= row0 + row_h) {
+        hit = span;
+        hit_rank = rank;
+      }
     }
   }
   // A gated run that has not failed holds its ranks at the gate between the teacher's presses
@@ -395,7 +413,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
     const float label_limit = notes[rank].left(plot_max.x);
     tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
-      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(s.t_end_ns / 1e6), y0, y0 + row_h * 0.62f, plot_min.x, label_limit,
+      const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);
+      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(until_ms), y0, y0 + row_h * 0.62f, plot_min.x, label_limit,
                       at_gate);
     });
     if (failure.failed) {

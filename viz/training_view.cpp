@@ -208,8 +208,12 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     ImDrawList* dl = plot.draw_list();
     dl->AddLine(ImVec2(plot.mouse().x, plot.inner_min().y), ImVec2(plot.mouse().x, plot.inner_max().y), pal.axis, 1.0f);
     std::string tip = by_epoch ? trf("epoch {:.2f}", x) : trf("step {:.0f}", x);
+    const double slack = std::fabs(plot.x_at(plot.mouse().x + 4) - x);  // a few pixels either side
     for (const Curve& c : curves) {
-      if (c.legend < 0) continue;
+      if (c.legend < 0 || c.points.empty()) continue;
+      // A shorter run (an earlier one, a rank gone after a live change) says nothing past its end.
+      const auto at = [&](double step) { return by_epoch ? c.series->epoch_of_step(step) : step; };
+      if (x < at(c.points.front().step) - slack || x > at(c.points.back().step) + slack) continue;
       LossPoint p;
       if (by_epoch) {
         // Find the step whose epoch position is nearest: epochs grow with steps, so bisect.

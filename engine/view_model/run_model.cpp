@@ -25,6 +25,7 @@ void RunModel::clear() {
   logs_.clear();
   run_ended_ = false;
   us_per_step_ = 0.0;
+  allreduces_held_ = 0;
   step_rate_.clear();
   events_seen_ = 0;
   store_cursor_ = 0;
@@ -146,6 +147,9 @@ void RunModel::consume(const Event& event) {
       break;
     case EventKind::Log:
       keep(logs_, "rank " + std::to_string(event.rank) + ": " + event.text);
+      break;
+    case EventKind::GateWait:  // the first gate of an all-reduce, before reduce-scatter step 1
+      if (event.rank == 0 && event.phase == 0 && event.ring_step == 0) ++allreduces_held_;
       break;
     case EventKind::RunEnd: {
       rank.ended = true;

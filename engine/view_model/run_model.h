@@ -71,6 +71,9 @@ class RunModel {
   bool trained_to_the_end() const;
   double us_per_step() const { return us_per_step_; }  // the workers' own, when the run ends
   double live_us_per_step() const { return step_rate_.us_per_step(); }  // the last second's
+  // All-reduces rank 0 was held in at the step-through gate (or by Pause): the workers take the
+  // gate's waits out of their step time, but not the ranks' waits for each other to see a release.
+  int64_t allreduces_held() const { return allreduces_held_; }
   uint64_t events_seen() const { return events_seen_; }
   uint64_t version() const { return events_seen_; }  // changes whenever anything was consumed
 
@@ -106,6 +109,7 @@ class RunModel {
   bool run_ended_ = false;
   bool label_set_ = false;
   double us_per_step_ = 0.0;
+  int64_t allreduces_held_ = 0;
   StepRate step_rate_;  // rank 0's, of the current generation
   uint64_t events_seen_ = 0;
   size_t store_cursor_ = 0;

@@ -35,6 +35,8 @@
 #     run ended before the third step, and Next is greyed out instead of promising it.
 # 18. Held at the gate, then followed live: the status says training again, with the last
 #     second's step time, not "held at the gate" or "no µs per step".
+# 19. The same run stopped after it followed live again: the status gives the run's step time,
+#     saying how many all-reduces were held at the gate and how much they can have added.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -339,6 +341,17 @@ assert s["step_through"]["mode"] == "follow" and not s["step_through"]["gated"],
 assert said["status"] == "training", said
 assert said["pace"].startswith("≈ ") and said["pace"].endswith("µs per step (the last second)"), said
 assert s["stepped"] is True, "the run was held at the gate for a while: its overall step time means nothing"
+PY
+fi
+if drive followedstop "$WORK/longgated.json" F5 wait-workers Right pause tap:24:474 pause pause shift+F5 pause; then
+  python3 - "$WORK/followedstop.json" << 'PY' && ok "held at the gate a moment, followed, stopped: the run's step time, the held all-reduce named (classroom-followedstop.png)" || bad "step time after a short stretch at the gate"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+said = s["said"]
+assert s["run_phase"] == "stopped", s["run_phase"]
+m = re.fullmatch(r"(\d+) µs per step, counting (\d+) all-reduces? held at the gate \(at most ([\d.]+)% more\)", said["pace"])
+assert m, said
+assert int(m.group(1)) == round(s["us_per_step"]) and int(m.group(2)) >= 1 and float(m.group(3)) <= 5, (said, s["us_per_step"])
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
