@@ -75,6 +75,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["menu_open"] = state.menu_open;
   j["about_open"] = state.about_open;
   j["start_asked_bytes"] = state.pending_start.bytes;  // a Start waiting for the person's yes (0: none)
+  j["restart_asked"] = state.pending_restart.asked;    // a run's restart waiting for the person's yes
+  j["job_set_epoch"] = state.job.set_epoch;            // what the next Start (or restart) trains with
   const char* const modes[] = {"follow", "gated", "replay"};
   j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown
   j["fields"] = nlohmann::json::object();  // where a click goes into each number field (for tests that click)

@@ -219,6 +219,12 @@ struct AppState {
     std::string breakdown;
     bool restart = false;
   } pending_start;
+  // A setting that needs new workers (set_epoch) changed while a run goes on: the person is asked
+  // before that run is stopped and started again; `set_epoch_before` comes back on Keep.
+  struct PendingRestart {
+    bool asked = false;
+    bool set_epoch_before = true;
+  } pending_restart;
 };
 
 }  // namespace ringlab::viz

@@ -90,11 +90,12 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   // Controls: the forget-set_epoch switch, follow, and the epoch scrubber.
   bool forget = !state.job.set_epoch;
   if (FlowCheckbox(label("Forget set_epoch", "forget_set_epoch"), &forget, true)) {
+    if (state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused)
+      state.pending_restart = {true, state.job.set_epoch};  // the run starts again only if the person says so
     state.job.set_epoch = !forget;
-    if (state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused) state.requests.restart = true;
   }
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing this restarts the run."));
+    ImGui::SetTooltip("%s", tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing it during a run asks to start the run again."));
   FlowCheckbox(label("Newest epoch", "follow_epoch"), &state.sampler.follow);
   FlowCheckbox(label("Show order", "label_order"), &state.sampler.label_order);
   if (epochs.empty()) {

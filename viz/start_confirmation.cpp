@@ -35,7 +35,50 @@ void RequestStart(AppState& state, bool restart) {
   state.pending_start = {f.total_bytes, f.worker_breakdown, restart};
 }
 
+namespace {
+
+constexpr const char* kRestartDialog = "###restart_confirmation";
+
+// set_epoch changes every epoch's order from the first: a run cannot take it on half-way.
+void draw_restart_confirmation(AppState& state) {
+  AppState::PendingRestart& p = state.pending_restart;
+  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  if (!p.asked) return;
+  if (!live) {  // the run ended while the question was open: the change waits for the next Start
+    p = {};
+    return;
+  }
+  if (!ImGui::IsPopupOpen(kRestartDialog)) ImGui::OpenPopup(kRestartDialog);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0));
+  const std::string title = std::string(tr("Start the run again?")) + kRestartDialog;
+  if (!ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(state.job.set_epoch
+                             ? tr("With set_epoch called, every epoch is shuffled afresh from the first one on: the workers start again from step 0.")
+                             : tr("Without set_epoch, every epoch repeats epoch 0's order from the first one on: the workers start again from step 0."));
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("The run on screen stops where it is."));
+  ImGui::PopTextWrapPos();
+  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  if (ImGui::Button(label("Start again", "confirm_restart").c_str(), ImVec2(w, 0))) {
+    p = {};
+    ImGui::CloseCurrentPopup();
+    RequestStart(state, true);
+  }
+  ImGui::SameLine();
+  if (ImGui::Button(label("Keep this run", "cancel_restart").c_str(), ImVec2(w, 0)) || state.escape_pressed) {
+    state.job.set_epoch = p.set_epoch_before;
+    p = {};
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
+}  // namespace
+
 void DrawStartConfirmation(AppState& state) {
+  draw_restart_confirmation(state);
   AppState::PendingStart& p = state.pending_start;
   if (p.bytes == 0) return;
   if (!ImGui::IsPopupOpen(kDialog)) ImGui::OpenPopup(kDialog);

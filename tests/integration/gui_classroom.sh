@@ -37,6 +37,8 @@
 #     second's step time, not "held at the gate" or "no µs per step".
 # 19. The same run stopped after it followed live again: the status gives the run's step time,
 #     saying how many all-reduces were held at the gate and how much they can have added.
+# 20. "Forget set_epoch" ticked during a long run: the app asks before it starts the run again;
+#     Escape keeps the run going and the setting as it was.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -352,6 +354,24 @@ assert s["run_phase"] == "stopped", s["run_phase"]
 m = re.fullmatch(r"(\d+) µs per step, counting (\d+) all-reduces? held at the gate \(at most ([\d.]+)% more\)", said["pace"])
 assert m, said
 assert int(m.group(1)) == round(s["us_per_step"]) and int(m.group(2)) >= 1 and float(m.group(3)) <= 5, (said, s["us_per_step"])
+PY
+fi
+# "Forget set_epoch" is the Sampler pane's first check box, at 899,281 (see classroom-forget.png).
+if drive forget "$WORK/long.json" F5 wait-workers pause tap:899:281 pause; then
+  python3 - "$WORK/forget.json" << 'PY' && ok "Forget set_epoch mid-run: asked first, the run goes on meanwhile (classroom-forget.png)" || bad "Forget set_epoch mid-run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["restart_asked"] is True, "the run was restarted (or nothing happened) without asking"
+assert s["job_set_epoch"] is False, s["job_set_epoch"]
+assert s["run_phase"] == "running" and s["latest_step"] > 100, (s["run_phase"], s["latest_step"])
+PY
+fi
+if drive forgetkeep "$WORK/long.json" F5 wait-workers pause tap:899:281 pause Escape pause; then
+  python3 - "$WORK/forgetkeep.json" << 'PY' && ok "Forget set_epoch, then Escape: the run and set_epoch kept (classroom-forgetkeep.png)" || bad "Escape on the restart question"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["restart_asked"] is False and s["job_set_epoch"] is True, (s["restart_asked"], s["job_set_epoch"])
+assert s["run_phase"] == "running" and s["latest_step"] > 100, (s["run_phase"], s["latest_step"])
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
