@@ -161,6 +161,26 @@ void scale_layout(const view_model::RunModel& model, AppState& state, ImVec2 mai
   else pane(model, state, Focus::Training, ImVec2(0, 0), false);
 }
 
+// The timeline's lanes run left to right: enlarged, it takes the whole top row (in the big pane
+// it would be narrower than in its usual place below), and the other views share the row below.
+void timeline_layout(const view_model::RunModel& model, AppState& state, ImVec2 main) {
+  const float top_h = std::floor(main.y * 0.63f);
+  pane(model, state, Focus::Timeline, ImVec2(0, top_h), true);
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  if (FailureLabPaneShown(model, state)) {
+    pane(model, state, Focus::Ring, ImVec2(std::floor((main.x - gap) / 2), 0), false);
+    ImGui::SameLine();
+    failure_pane(model, state, ImVec2(0, 0));
+    return;
+  }
+  const float third = std::floor((main.x - 2 * gap) / 3);
+  pane(model, state, Focus::Ring, ImVec2(third, 0), false);
+  ImGui::SameLine();
+  pane(model, state, Focus::Training, ImVec2(third, 0), false);
+  ImGui::SameLine();
+  pane(model, state, Focus::Sampler, ImVec2(0, 0), false);
+}
+
 // The focused view in the big pane, two views to its right and one below. While the failure lab
 // has something to say it takes the right-hand column: the big pane and the timeline, which mark
 // the failed rank, stay in view.
@@ -315,6 +335,7 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
   const ImVec2 main = ImGui::GetContentRegionAvail();
   if (one_view_at_a_time(main)) tabbed_layout(model, state);
   else if (state.focus == Focus::Scale) scale_layout(model, state, main);
+  else if (state.focus == Focus::Timeline) timeline_layout(model, state, main);
   else focus_layout(model, state, main);
   ImGui::EndChild();
   ImGui::End();
