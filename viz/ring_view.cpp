@@ -537,7 +537,7 @@ void draw_step_pills(ImDrawList* dl, ImVec2 right_top, const RingFrame& f, float
 
 // The legend's lines: a fourth for the dashed links when the ring spans several nodes.
 std::vector<const char*> legend_lines(bool nodes) {
-  std::vector<const char*> lines = {"fully reduced", "colours: ranks summed in", "dotted: arriving in this step"};
+  std::vector<const char*> lines = {"fully reduced", "colours: ranks summed in", "dotted: arriving in the next step"};
   if (nodes) lines.push_back("dashed: between nodes, over the network");
   return lines;
 }
@@ -555,7 +555,7 @@ void draw_legend(ImDrawList* dl, ImVec2 at, bool nodes) {
   dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("colours: ranks summed in"));
   at.y += fs * 1.25f;
   dashed_line(dl, ImVec2(at.x, at.y + s * 0.6f), ImVec2(at.x + s, at.y + s * 0.6f), p.text, 2.0f, 3.0f);
-  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("dotted: arriving in this step"));
+  dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("dotted: arriving in the next step"));
   if (!nodes) return;
   at.y += fs * 1.25f;
   dashed_line(dl, ImVec2(at.x, at.y + s * 0.6f), ImVec2(at.x + s, at.y + s * 0.6f), p.network, 3.0f, s * 0.3f);
