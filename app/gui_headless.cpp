@@ -41,6 +41,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["said"] = {{"status", state.said.status}, {"pace", state.said.pace}, {"ring_next", state.said.ring_next},
                {"next_enabled", state.said.next_enabled}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
+                 {"largest_frame_vertices", state.largest_frame_vertices},
                  {"side_panes_reused", state.side_panes_reused}, {"open_s", state.window_open_s}};
   // Where each pane of the last frame was (logical pixels), and which was the big one.
   j["panes"] = nlohmann::json::array();

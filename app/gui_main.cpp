@@ -371,6 +371,7 @@ int run_gui(const GuiOptions& options) {
       ++frames;
       state.frames_drawn = frames;
       state.frames_unchanged = frames_unchanged;
+      state.largest_frame_vertices = std::max<int64_t>(state.largest_frame_vertices, ImGui::GetDrawData()->TotalVtxCount);
       state.window_open_s = static_cast<double>(now_ns() - window_opened_ns) / 1e9;
       if (!headless) wait_for_next_frame(pacer, session, state, window_events_drawn);
       if (headless && frames >= options.frames) {

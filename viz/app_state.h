@@ -204,6 +204,7 @@ struct AppState {
   double frame_dt_s = 0.0;
   int64_t frames_drawn = 0;      // since the window opened (--state-json: how often it drew)
   int64_t frames_unchanged = 0;  // of those, laid out the same as the one before: not presented
+  int64_t largest_frame_vertices = 0;  // the most any frame's draw data held (bounded by the screen, not the run)
   double window_open_s = 0.0;    // how long the window has been open
   SaidOnScreen said;
   std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)

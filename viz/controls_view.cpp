@@ -289,7 +289,7 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
   if (state.run.events_lost > 0) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s",
-                       trf("{} events were dropped: this machine is too busy for the app to keep up", state.run.events_lost).c_str());
+                       trf("{} events were dropped: the workers report faster than the app takes them in, so the views skip some (the training itself is unaffected)", state.run.events_lost).c_str());
     ImGui::PopTextWrapPos();
   }
   if (failed || model.failure().failed) return;  // the errors are in the failure report

@@ -1,6 +1,8 @@
 // Start asks first when the run needs much memory: the estimate that `ringlab run` checks before
 // it starts any process (engine/control/run_limits.h), said in a dialog with Start and Cancel.
 // A run that cannot fit at all is not asked about: Start is refused with the same message.
+// The same kind of question comes before a live run is started again for a setting it cannot
+// take on half-way (set_epoch, from the Sampler pane).
 #include <imgui.h>
 
 #include <algorithm>
@@ -17,27 +19,18 @@ namespace {
 constexpr uint64_t kAskAboveBytes = uint64_t{1} << 30;
 
 constexpr const char* kDialog = "###start_confirmation";
-
-}  // namespace
-
-bool HasRefusedField(const AppState& state) {
-  return std::any_of(state.field_edits.begin(), state.field_edits.end(), [](const auto& f) { return f.second.refused; });
-}
-
-void RequestStart(AppState& state, bool restart) {
-  if (HasRefusedField(state)) return;
-  const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});
-  if (f.total_bytes < kAskAboveBytes) {
-    state.requests.start = true;
-    state.requests.restart = restart;
-    return;
-  }
-  state.pending_start = {f.total_bytes, f.worker_breakdown, restart};
-}
-
-namespace {
-
 constexpr const char* kRestartDialog = "###restart_confirmation";
+
+// A question in the middle of the window, which nothing else can be clicked past; false while
+// it is not shown (the caller then draws nothing of it).
+bool begin_question(const char* id, const char* title) {
+  if (!ImGui::IsPopupOpen(id)) ImGui::OpenPopup(id);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0));
+  const std::string titled = std::string(title) + id;
+  return ImGui::BeginPopupModal(titled.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove);
+}
 
 // set_epoch changes every epoch's order from the first: a run cannot take it on half-way.
 void draw_restart_confirmation(AppState& state) {
@@ -48,12 +41,7 @@ void draw_restart_confirmation(AppState& state) {
     p = {};
     return;
   }
-  if (!ImGui::IsPopupOpen(kRestartDialog)) ImGui::OpenPopup(kRestartDialog);
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(vp->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0));
-  const std::string title = std::string(tr("Start the run again?")) + kRestartDialog;
-  if (!ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
+  if (!begin_question(kRestartDialog, tr("Start the run again?"))) return;
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(state.job.set_epoch
                              ? tr("With set_epoch called, every epoch is shuffled afresh from the first one on: the workers start again from step 0.")
@@ -77,16 +65,26 @@ void draw_restart_confirmation(AppState& state) {
 
 }  // namespace
 
+bool HasRefusedField(const AppState& state) {
+  return std::any_of(state.field_edits.begin(), state.field_edits.end(), [](const auto& f) { return f.second.refused; });
+}
+
+void RequestStart(AppState& state, bool restart) {
+  if (HasRefusedField(state)) return;
+  const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});
+  if (f.total_bytes < kAskAboveBytes) {
+    state.requests.start = true;
+    state.requests.restart = restart;
+    return;
+  }
+  state.pending_start = {f.total_bytes, f.worker_breakdown, restart};
+}
+
 void DrawStartConfirmation(AppState& state) {
   draw_restart_confirmation(state);
   AppState::PendingStart& p = state.pending_start;
   if (p.bytes == 0) return;
-  if (!ImGui::IsPopupOpen(kDialog)) ImGui::OpenPopup(kDialog);
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(vp->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
-  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 30, 0));
-  const std::string title = std::string(tr("This run needs much memory")) + kDialog;
-  if (!ImGui::BeginPopupModal(title.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) return;
+  if (!begin_question(kDialog, tr("This run needs much memory"))) return;
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(trf("About {} of memory for {} worker processes and the app.", describe_bytes(p.bytes),
                              state.job.world_size).c_str());

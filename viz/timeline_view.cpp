@@ -91,11 +91,17 @@ std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
 }
 
 // Diagonal stripes over a rectangle: what never finished, or a rank that is gone.
+// Only the part on screen is drawn: a rank left waiting for an hour, zoomed in to microseconds,
+// spans millions of pixels, and a stripe for each would fill memory (and a float x stepped by a
+// few pixels stops moving at all far from 0). The stripes keep their places as the view moves.
 void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float spacing) {
-  if (b.x <= a.x || b.y <= a.y) return;
-  dl->PushClipRect(a, b, true);
   const float h = b.y - a.y;
-  for (float x = a.x - h; x < b.x; x += spacing) dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), color, 1.5f);
+  const double from = std::max<double>(a.x, dl->GetClipRectMin().x - h), to = std::min<double>(b.x, dl->GetClipRectMax().x);
+  if (to <= from || b.y <= a.y || spacing <= 0) return;
+  dl->PushClipRect(ImVec2(static_cast<float>(from), a.y), ImVec2(static_cast<float>(to), b.y), true);
+  const double first = a.x - h + spacing * std::floor((from - a.x) / spacing);
+  for (double x = first; x < to; x += spacing)
+    dl->AddLine(ImVec2(static_cast<float>(x), b.y), ImVec2(static_cast<float>(x + h), a.y), color, 1.5f);
   dl->PopClipRect();
 }
 

@@ -1,6 +1,7 @@
 #include "engine/view_model/timeline_model.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "engine/job/job_config.h"
 
@@ -122,6 +123,7 @@ void TimelineModel::consume(const Event& event) {
     }
     case EventKind::CollectiveEnd: {
       span.kind = SpanKind::Collective;
+      forget_older_open(event.rank, event.collective_id);
       auto it = open_.find({event.rank, event.collective_id});
       if (it != open_.end()) {
         if (span.bucket < 0) span.bucket = it->second.bucket;
@@ -181,6 +183,13 @@ int64_t TimelineModel::gate_wait_within(int rank, int64_t t0, int64_t t1) const 
     if (s.kind == SpanKind::GateWait) held += std::max<int64_t>(0, std::min(s.t_end_ns, t1) - std::max(s.t_begin_ns, t0));
   });
   return held;
+}
+
+// A rank's collectives end in the order they began. One still open when a later one ends lost
+// its end (the app fell behind and dropped events): it is not a rank waiting, so it goes.
+void TimelineModel::forget_older_open(int rank, int64_t collective_id) {
+  for (auto it = open_.lower_bound({rank, INT64_MIN}); it != open_.end() && it->first.first == rank && it->first.second < collective_id;)
+    it = open_.erase(it);
 }
 
 void TimelineModel::close_open_collectives(int rank) {

@@ -121,6 +121,7 @@ class TimelineModel {
   };
   void add(int rank, TimelineSpan span);
   void close_open_collectives(int rank);
+  void forget_older_open(int rank, int64_t collective_id);
 
   struct Arrival {
     int ranks = 0;

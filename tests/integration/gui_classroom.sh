@@ -39,6 +39,9 @@
 #     saying how many all-reduces were held at the gate and how much they can have added.
 # 20. "Forget set_epoch" ticked during a long run: the app asks before it starts the run again;
 #     Escape keeps the run going and the setting as it was.
+# 21. Two ranks on MPI, whose steps outrun the app's intake (it drops events, and says so): the
+#     window goes on drawing, and no frame's draw data grows with the run (a collective whose
+#     end was dropped once filled memory with the stripes of a bar millions of pixels long).
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -372,6 +375,20 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["restart_asked"] is False and s["job_set_epoch"] is True, (s["restart_asked"], s["job_set_epoch"])
 assert s["run_phase"] == "running" and s["latest_step"] > 100, (s["run_phase"], s["latest_step"])
+PY
+fi
+cat > "$WORK/mpi-scenario.json" << 'JSON'
+{"title": {"en": "Two ranks on MPI for long"}, "description": {"en": "Steps of tens of microseconds."},
+ "job": {"world_size": 2, "backend": "mpi", "algorithm": "ring", "epochs": 100000}}
+JSON
+if drive longmpi "$WORK/mpi-scenario.json" F5 pause pause pause pause pause pause shift+F5 pause; then
+  python3 - "$WORK/longmpi.json" << 'PY' && ok "two ranks on MPI: the window keeps drawing, its frames bounded (classroom-longmpi.png)" || bad "a fast MPI run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+w = s["window"]
+assert s["latest_step"] > 1000, s["latest_step"]
+assert w["largest_frame_vertices"] < 1_000_000, w
+assert s["run_phase"] == "stopped", (s["run_phase"], s["run_message"])
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then

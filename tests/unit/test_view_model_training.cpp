@@ -234,3 +234,22 @@ TEST_CASE("timeline: the time a backward pass was held at the gate is told apart
   CHECK(t.gate_wait_within(0, 1700, 1800) == 100);         // a window inside the first wait
   CHECK(t.gate_wait_within(1, 1000, 60'000'004'000) == 500);
 }
+
+TEST_CASE("timeline: a collective whose end was dropped is not shown as a rank still waiting in it") {
+  TimelineModel t;
+  Event begin = span(EventKind::CollectiveBegin, 0, 1000, 1000);
+  begin.collective_id = 5;
+  t.consume(begin);  // its CollectiveEnd never arrives: the app fell behind and dropped it
+  begin.collective_id = 6;
+  begin.t_begin_ns = begin.t_end_ns = 2000;
+  t.consume(begin);
+  int open = 0;
+  t.for_each_open_collective(0, [&](const TimelineSpan&) { ++open; });
+  CHECK(open == 2);  // until a later one ends, either may still be running
+  Event end = span(EventKind::CollectiveEnd, 0, 2000, 3000);
+  end.collective_id = 6;
+  t.consume(end);
+  open = 0;
+  t.for_each_open_collective(0, [&](const TimelineSpan&) { ++open; });
+  CHECK(open == 0);  // #6 ended, so #5, begun before it on the same rank, has too
+}
