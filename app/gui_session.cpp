@@ -125,6 +125,7 @@ void RunSession::launch(const PlannedRun& run) {
   state_.run.message.clear();
   stopping_ = false;
   switch_from_generation_ = -1;
+  switch_changes_before_ = 0;
   try {
     job.validate();
     require_backend(job.backend);
@@ -232,7 +233,8 @@ void RunSession::note_switch_landed() {
   const view_model::Generation* now = model_.current_generation();
   if (switch_from_generation_ < 0 || !now || now->index <= switch_from_generation_) return;
   const auto& changes = model_.loss().changes;
-  if (changes.empty()) return;  // its first step has not been reported yet
+  // Its first step has not been reported yet: the last change marked is an earlier one's.
+  if (changes.size() <= switch_changes_before_) return;
   const view_model::WorldChange& c = changes.back();
   state_.run.message = viz::trf("{} rank{}, {} since step {:.0f}", c.world_size, c.world_size == 1 ? "" : "s",
                                 c.backend, c.step);
@@ -320,6 +322,7 @@ void RunSession::apply_requests() {
                                     state_.job.world_size == 1 ? "" : "s", state_.job.backend);
       const view_model::Generation* now = model_.current_generation();
       switch_from_generation_ = now ? now->index : 0;
+      switch_changes_before_ = model_.loss().changes.size();
     } catch (const Error& e) {
       state_.run.message = e.what();
     }
