@@ -122,6 +122,7 @@ void RunSession::launch(const PlannedRun& run) {
   feed_.discard_queued();
   model_.clear();
   view_model::begin_run(state_.step);
+  state_.timeline = {};  // a view pinned in the last run's time would show the new one empty
   state_.run.message.clear();
   stopping_ = false;
   switch_from_generation_ = -1;
@@ -305,6 +306,7 @@ void RunSession::apply_requests() {
   if (r.set_gated && controller_ && !run_over()) {
     controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
     state_.run.stepped = state_.run.stepped || r.gated_value;
+    if (!r.gated_value) model_.forget_live_pace();
   }
   if (r.pause_toggle && controller_ && !run_over()) {
     const bool pause = state_.run.phase == viz::RunPhase::Running;

@@ -229,7 +229,9 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
   ImGui::PushFont(fonts().bold);
   // Held between the class's Next presses, the workers are not training on their own.
   const bool at_gate = state.run.phase == RunPhase::Running && state.gated;
-  state.said.status = at_gate ? tr("step-through: held at the gate") : phase_text(state.run.phase);
+  state.said.status = !at_gate            ? phase_text(state.run.phase)
+                      : state.step.playing ? tr("step-through: Play lets one ring step through at a time")
+                                           : tr("step-through: held at the gate");
   ImGui::PushTextWrapPos(0);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", state.said.status.c_str());
   ImGui::PopTextWrapPos();
@@ -258,8 +260,8 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
       pace = trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step());
     else if (state.run.phase == RunPhase::Running && state.gated) pace = tr("no step time while the gate holds the workers");
     else if (state.run.stepped && stepping_barely_counts(model))
-      pace = trf("{:.0f} µs per step, counting {} all-reduce{} held at the gate (at most {:.1f}% more)", model.us_per_step(),
-                 model.allreduces_held(), model.allreduces_held() == 1 ? "" : "s", 100 * held_share(model));
+      pace = trf("{:.0f} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",
+                 model.us_per_step(), model.allreduces_held(), model.allreduces_held() == 1 ? "" : "s", 100 * held_share(model));
     else if (state.run.stepped) pace = tr("stepped through at the gate: no µs per step");
     else if (model.us_per_step() > 0) pace = trf("{:.0f} µs per step", model.us_per_step());
     else if (live) pace = trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step());

@@ -46,7 +46,7 @@ void draw_restart_confirmation(AppState& state) {
   ImGui::TextUnformatted(state.job.set_epoch
                              ? tr("With set_epoch called, every epoch is shuffled afresh from the first one on: the workers start again from step 0.")
                              : tr("Without set_epoch, every epoch repeats epoch 0's order from the first one on: the workers start again from step 0."));
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("The run on screen stops where it is."));
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("Until you answer, the run goes on; Start again stops it where it is then."));
   ImGui::PopTextWrapPos();
   const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
   if (ImGui::Button(label("Start again", "confirm_restart").c_str(), ImVec2(w, 0))) {

@@ -71,6 +71,8 @@ class RunModel {
   bool trained_to_the_end() const;
   double us_per_step() const { return us_per_step_; }  // the workers' own, when the run ends
   double live_us_per_step() const { return step_rate_.us_per_step(); }  // the last second's
+  // The gate (or Pause) let the workers go: the last second's pace would count the hold.
+  void forget_live_pace() { step_rate_.clear(); }
   // All-reduces rank 0 was held in at the step-through gate (or by Pause): the workers take the
   // gate's waits out of their step time, but not the ranks' waits for each other to see a release.
   int64_t allreduces_held() const { return allreduces_held_; }

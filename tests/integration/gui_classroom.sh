@@ -354,7 +354,7 @@ import json, re, sys
 s = json.load(open(sys.argv[1]))
 said = s["said"]
 assert s["run_phase"] == "stopped", s["run_phase"]
-m = re.fullmatch(r"(\d+) µs per step, counting (\d+) all-reduces? held at the gate \(at most ([\d.]+)% more\)", said["pace"])
+m = re.fullmatch(r"(\d+) µs per step, the waits at the gate left out \((\d+) all-reduces? held there add at most ([\d.]+)%\)", said["pace"])
 assert m, said
 assert int(m.group(1)) == round(s["us_per_step"]) and int(m.group(2)) >= 1 and float(m.group(3)) <= 5, (said, s["us_per_step"])
 PY
