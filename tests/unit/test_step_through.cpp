@@ -114,6 +114,22 @@ Event collective_begin(int rank, int64_t id, const char* algorithm) {
   return b;
 }
 
+// Two finished 3-rank all-reduces, #7 and #8, as a run leaves them.
+GatedRing two_finished_rings() {
+  GatedRing ring(3, 7);
+  ring.release(4);
+  ring.finish_next(1);  // #8
+  return ring;
+}
+
+// Replay, on the first of them, before its first step.
+StepThrough replaying_first(const GatedRing& ring) {
+  StepThrough st;
+  set_mode(st, RingMode::Replay);
+  show_collective(st, ring.log().at(0));
+  return st;
+}
+
 // A class at the projector: presses a key, then lets the animation run for a few seconds,
 // while the gate's releases reach the workers.
 struct Classroom {
@@ -391,12 +407,8 @@ TEST_CASE("a stopped run's half-done all-reduce: Next is offered while there is 
 }
 
 TEST_CASE("Replay: Next is offered up to the newest all-reduce's end, and on into the next one before that") {
-  GatedRing ring(3, 7);
-  ring.release(4);
-  ring.finish_next(1);  // #8
-  StepThrough st;
-  set_mode(st, RingMode::Replay);
-  show_collective(st, ring.log().at(0));
+  GatedRing ring = two_finished_rings();
+  StepThrough st = replaying_first(ring);
   int presses = 0;
   while (can_step_forward(st, ring.log(), false) && presses < 20) {
     step_forward(st, ring.log(), false);
@@ -594,12 +606,8 @@ TEST_CASE("at the gate, with the released steps shown and Play off, nothing move
 }
 
 TEST_CASE("Replay: Right goes through every position and on into the next all-reduce, Left back over the same") {
-  GatedRing ring(3, 7);
-  ring.release(4);
-  ring.finish_next(1);  // #8
-  StepThrough st;
-  set_mode(st, RingMode::Replay);
-  show_collective(st, ring.log().at(0));
+  GatedRing ring = two_finished_rings();
+  StepThrough st = replaying_first(ring);
   std::vector<std::pair<int64_t, int>> forward;
   for (int press = 0; press < 10; ++press) {
     forward.emplace_back(st.selected.id, st.position);
