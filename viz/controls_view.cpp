@@ -264,7 +264,6 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
                  model.us_per_step(), model.allreduces_held(), model.allreduces_held() == 1 ? "" : "s", 100 * held_share(model));
     else if (state.run.stepped) pace = tr("stepped through at the gate: no µs per step");
     else if (model.us_per_step() > 0) pace = trf("{:.0f} µs per step", model.us_per_step());
-    else if (live) pace = trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step());
     else pace.clear();
     if (!pace.empty()) ImGui::TextWrapped("%s", pace.c_str());
     else ImGui::NewLine();  // the step time's line, kept from the first step on: nothing below moves after it

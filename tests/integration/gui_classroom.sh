@@ -42,6 +42,7 @@
 # 21. Two ranks on MPI, whose steps outrun the app's intake (it drops events, and says so): the
 #     window goes on drawing, and no frame's draw data grows with the run (a collective whose
 #     end was dropped once filled memory with the stripes of a bar millions of pixels long).
+# 22. Play at the gate: the status says Play lets one ring step through at a time, not "held".
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -389,6 +390,14 @@ w = s["window"]
 assert s["latest_step"] > 1000, s["latest_step"]
 assert w["largest_frame_vertices"] < 1_000_000, w
 assert s["run_phase"] == "stopped", (s["run_phase"], s["run_message"])
+PY
+fi
+if drive gatedplay step-through-four-ranks F5 wait-workers Right pause space pause; then
+  python3 - "$WORK/gatedplay.json" << 'PY' && ok "Play at the gate: the status says the workers are let through step by step (classroom-gatedplay.png)" || bad "the status under gated Play"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["step_through"]["mode"] == "gated" and s["step_through"]["playing"] is True, s["step_through"]
+assert s["said"]["status"] == "step-through: Play lets one ring step through at a time", s["said"]
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
