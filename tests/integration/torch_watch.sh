@@ -20,12 +20,21 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 ok() { echo "ok   $*"; }
 script=$src/examples/ddp_cpu.py
 
+# A failed run's whole account: the controller's message names the failure first and lists where
+# every rank was after it; the script's own output shows how far it got.
+show_failure() {
+  sed -n '1,60p' "$1.err" | sed 's/^/     /'
+  echo "     the script's last lines:"; tail -5 "$1.out" | sed 's/^/     /'
+}
+
 for n in 2 4; do
+  # ringlab's own run first: the teaching-mode check below compares against it even when the
+  # script's run at this world size failed.
+  "$ringlab" run -q -n $n --report "$work/r$n.json" 2> "$work/r$n.err" || { fail "world size $n: ringlab's own run failed: $(head -5 "$work/r$n.err")"; continue; }
   if ! "$ringlab" run --torch "$script" -n $n --report "$work/t$n.json" --trace "$work/t$n.trace" \
        > "$work/t$n.out" 2> "$work/t$n.err"; then
-    fail "world size $n: ringlab run --torch failed: $(tail -3 "$work/t$n.err")"; continue
+    fail "world size $n: ringlab run --torch failed:"; show_failure "$work/t$n"; continue
   fi
-  "$ringlab" run -q -n $n --report "$work/r$n.json" 2> "$work/r$n.err" || { fail "world size $n: ringlab's own run failed"; continue; }
   if $py - "$work/t$n.json" "$work/r$n.json" "$work/t$n.out" "$work/t$n.trace" $n > "$work/cmp" 2>&1 <<'EOF'
 import json, re, sys
 torch_run, own_run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -56,7 +65,7 @@ done
 # Teaching mode, asked for by ringlab (--algorithm ring): every bucket as a ring of isend/irecv,
 # every chunk reported.
 if "$ringlab" run --torch "$script" -n 4 --algorithm ring --report "$work/teach.json" --trace "$work/teach.trace" \
-     > /dev/null 2> "$work/teach.err" && $py - "$work/teach.trace" "$work/teach.json" "$work/r4.json" > "$work/cmp" 2>&1 <<'EOF'
+     > "$work/teach.out" 2> "$work/teach.err" && $py - "$work/teach.trace" "$work/teach.json" "$work/r4.json" > "$work/cmp" 2>&1 <<'EOF'
 import json, sys
 trace = json.load(open(sys.argv[1]))["traceEvents"]
 teach, own = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
@@ -69,7 +78,7 @@ assert all(abs(a - b) <= 1e-5 for a, b in zip(teach["epoch_mse"], own["epoch_mse
 print(f"{len(chunks)} ring chunks over {teach['steps']} steps")
 EOF
 then ok "teaching mode (--algorithm ring), 4 ranks: $(tail -1 "$work/cmp"), the same MSE as ringlab's run"
-else fail "teaching mode: $(cat "$work/cmp" "$work/teach.err" | tail -4)"; fi
+else fail "teaching mode:"; cat "$work/cmp" | sed 's/^/     /'; sed -n '1,60p' "$work/teach.err" | sed 's/^/     /'; fi
 
 # The app, headless: the script's ring, sampler and loss; side by side, the two runs coincide.
 if command -v xvfb-run > /dev/null; then
