@@ -18,6 +18,7 @@ namespace ringlab::viz {
 namespace {
 
 using view_model::LossPoint;
+using view_model::CurveShape;
 using view_model::LossSeries;
 
 // "4 ranks, gloo, ring, lr 0.03", in the app's language when the series knows its job.
@@ -41,47 +42,8 @@ struct Curve {
 // Line widths are whole pixels: Dear ImGui then draws anti-aliased lines from a texture with
 // two triangles per segment instead of building the fringe out of many more.
 //
-// A long run has hundreds of thousands of points per curve; drawing reduces them to each pixel
-// column's range, drawn as a band (view_model::column_ranges says why). That reduction is kept
-// and redone only when the curve has grown by 1% (at most 128 points) or the axis changed;
-// points that arrived since are drawn as a line from the last point reduced.
-struct Reduced {
-  const LossPoint* data = nullptr;
-  size_t size = 0;
-  double x0 = 0, x1 = 0;
-  int buckets = 0;
-  std::vector<view_model::LossRange> columns;  // empty when the curve is not dense: `line` is all of it
-  std::vector<LossPoint> line;
-};
-std::vector<Reduced> g_reduced;
-
-// What to draw of one curve: a band through `columns`, then `line`.
-struct CurveShape {
-  std::vector<view_model::LossRange> columns;
-  std::vector<LossPoint> line;
-};
-
-CurveShape reduced_shape(size_t slot, std::span<const LossPoint> points, double x0, double x1, int buckets) {
-  if (g_reduced.size() <= slot) g_reduced.resize(slot + 1);
-  Reduced& r = g_reduced[slot];
-  const double tolerance = (x1 - x0) * 0.01;
-  const bool stale = r.data != points.data() || points.size() < r.size || points.size() > r.size + std::min<size_t>(r.size / 100, 128) + 8 ||
-                     std::fabs(r.x0 - x0) > tolerance || std::fabs(r.x1 - x1) > tolerance || r.buckets != buckets;
-  if (stale) {
-    r.data = points.data();
-    r.size = points.size();
-    r.x0 = x0;
-    r.x1 = x1;
-    r.buckets = buckets;
-    const bool dense = view_model::dense_in(points, x0, x1, buckets);
-    r.columns = dense ? view_model::column_ranges(points, x0, x1, buckets) : std::vector<view_model::LossRange>{};
-    r.line = dense ? std::vector<LossPoint>{} : view_model::decimate(points, x0, x1, buckets);
-  }
-  CurveShape out{r.columns, r.line};
-  const auto tail_from = r.columns.empty() || r.size == 0 ? r.size : r.size - 1;
-  out.line.insert(out.line.end(), points.begin() + static_cast<ptrdiff_t>(tail_from), points.end());
-  return out;
-}
+// Each curve's reduction to pixel columns (view_model::CurveReduction), kept between frames.
+std::vector<view_model::CurveReduction> g_reduced;
 
 }  // namespace
 
@@ -192,7 +154,8 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   const int buckets = std::max(16, static_cast<int>(size.x));
   for (size_t i = 0; i < curves.size(); ++i) {
     const Curve& c = curves[i];
-    const CurveShape shape = to_axis(c, reduced_shape(i, c.points, extent.x0, x_hi, buckets));
+    if (g_reduced.size() <= i) g_reduced.resize(i + 1);
+    const CurveShape shape = to_axis(c, g_reduced[i].shape(c.points, extent.x0, x_hi, buckets));
     plot.band(shape.columns, c.color, c.thickness);
     if (shape.columns.empty() || shape.line.size() >= 2) plot.line(shape.line, c.color, c.thickness);
     if (c.dots && c.points.size() <= 40) plot.dots(shape.line, c.color, std::min(c.thickness + 1.5f, 6.0f));

@@ -183,6 +183,35 @@ std::vector<LossRange> column_ranges(std::span<const LossPoint> points, double x
   return out;
 }
 
+CurveShape CurveReduction::shape(std::span<const LossPoint> points, double x0, double x1, int buckets) {
+  const double tolerance = (x1 - x0) * 0.01;
+  const size_t grown_enough = size_ + std::min<size_t>(size_ / 100, 128) + 8;
+  const bool stale = data_ != points.data() || points.size() < size_ || points.size() > grown_enough ||
+                     std::fabs(x0_ - x0) > tolerance || std::fabs(x1_ - x1) > tolerance || buckets_ != buckets;
+  if (stale) {
+    data_ = points.data();
+    size_ = points.size();
+    x0_ = x0;
+    x1_ = x1;
+    buckets_ = buckets;
+    const bool is_dense = dense_in(points, x0, x1, buckets);
+    columns_ = is_dense ? column_ranges(points, x0, x1, buckets) : std::vector<LossRange>{};
+    line_ = is_dense ? std::vector<LossPoint>{} : decimate(points, x0, x1, buckets);
+  }
+  CurveShape out{columns_, line_};
+  const std::span<const LossPoint> since = points.subspan(size_);
+  if (columns_.empty()) {
+    out.line.insert(out.line.end(), since.begin(), since.end());
+    return out;
+  }
+  // The points since, reduced the same way. Drawn as a line they would zigzag up and down within
+  // a pixel or two, and a thick line's joins at such turns reach far above and below the curve:
+  // at the live edge, a spike that is not in the data.
+  const std::vector<LossRange> more = column_ranges(since, x0, x1, buckets);
+  out.columns.insert(out.columns.end(), more.begin(), more.end());
+  return out;
+}
+
 bool nearest_point(std::span<const LossPoint> points, double x, LossPoint& out) {
   if (points.empty()) return false;
   auto it = std::lower_bound(points.begin(), points.end(), x,

@@ -105,6 +105,29 @@ std::vector<LossRange> column_ranges(std::span<const LossPoint> points, double x
 // would fill columns rather than trace a line.
 bool dense_in(std::span<const LossPoint> points, double x0, double x1, int buckets);
 
+// What to draw of one curve: a band through `columns`, then a line through `line`.
+struct CurveShape {
+  std::vector<LossRange> columns;
+  std::vector<LossPoint> line;
+};
+
+// One curve's reduction to pixel columns, kept from frame to frame. A long run has hundreds of
+// thousands of points per curve; the reduction is redone only when the curve has grown by 1% (at
+// most 128 points) or the axis has changed, and the points that arrived since are reduced on
+// their own. A curve that is not dense is a line through its points.
+class CurveReduction {
+ public:
+  CurveShape shape(std::span<const LossPoint> points, double x0, double x1, int buckets);
+
+ private:
+  const LossPoint* data_ = nullptr;
+  size_t size_ = 0;
+  double x0_ = 0, x1_ = 0;
+  int buckets_ = 0;
+  std::vector<LossRange> columns_;  // empty when the curve is not dense: `line_` is all of it
+  std::vector<LossPoint> line_;
+};
+
 // The value of a series at step x (the nearest point), for hover read-outs; false when empty.
 bool nearest_point(std::span<const LossPoint> points, double x, LossPoint& out);
 

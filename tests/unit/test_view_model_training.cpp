@@ -124,6 +124,38 @@ TEST_CASE("a dense curve becomes each column's range; a sparse one is not dense"
   CHECK(d[1].hi == 3);
 }
 
+TEST_CASE("a curve's reduction: the points that arrive after it are columns too, never a zigzag line") {
+  // An MSE that wobbles from epoch to epoch, 10,000 points over 500 pixel columns: dense.
+  std::vector<LossPoint> pts;
+  auto wobble = [](int i) { return 0.006 + (i % 2 ? 0.0003 : -0.0002); };
+  pts.reserve(10200);
+  for (int i = 0; i < 10000; ++i) pts.push_back({double(i), wobble(i)});
+  CurveReduction reduction;
+  const CurveShape first = reduction.shape(pts, 0, 10000, 500);
+  CHECK(first.line.empty());
+  REQUIRE_FALSE(first.columns.empty());
+  // 60 more, fewer than the 1% that redoes the reduction: reduced on their own.
+  for (int i = 10000; i < 10060; ++i) pts.push_back({double(i), wobble(i)});
+  const CurveShape later = reduction.shape(pts, 0, 10060, 500);
+  // A thick line through them would turn back on itself at every point, and its joins reach
+  // far above and below the curve (a spike at the live edge).
+  CHECK(later.line.empty());
+  CHECK(later.columns.size() > first.columns.size());
+  CHECK(later.columns.back().step1 == 10059);  // the band reaches the newest point
+  for (const LossRange& c : later.columns) {
+    CHECK(c.lo >= 0.0058 - 1e-12);
+    CHECK(c.hi <= 0.0063 + 1e-12);
+  }
+  // A curve that is not dense stays a line through every point, the new ones included.
+  std::vector<LossPoint> sparse = {{0, 1}, {10, 2}, {20, 1.5}};
+  CurveReduction line;
+  CHECK(line.shape(sparse, 0, 20, 500).line.size() == 3);
+  sparse.push_back({30, 1.2});
+  const CurveShape grown = line.shape(sparse, 0, 30, 500);
+  CHECK(grown.columns.empty());
+  CHECK(grown.line.size() == 4);
+}
+
 TEST_CASE("nearest point for hover read-outs") {
   std::vector<LossPoint> pts = {{0, 1}, {10, 2}, {20, 3}};
   LossPoint p;
