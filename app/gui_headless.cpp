@@ -42,6 +42,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                {"next_enabled", state.said.next_enabled}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"largest_frame_vertices", state.largest_frame_vertices},
+                 {"world_slider_moved_px", state.controls_moved.world_slider_moved()},  // while this run trained
                  {"side_panes_reused", state.side_panes_reused}, {"open_s", state.window_open_s}};
   // Where each pane of the last frame was (logical pixels), and which was the big one.
   j["panes"] = nlohmann::json::array();
@@ -82,7 +83,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown
   j["fields"] = nlohmann::json::object();  // where a click goes into each number field (for tests that click)
   for (const auto& [id, edit] : state.field_edits) {
-    if (edit.refused) j["refused_fields"][id] = {{"typed", edit.typed}, {"reason", edit.reason}};
+    if (edit.refused)
+      j["refused_fields"][id] = {{"typed", edit.typed}, {"reason", edit.reason}, {"reason_in_view", edit.reason_seen}};
     j["fields"][id] = {{"x", edit.x}, {"y", edit.y}};
   }
   j["step_through"] = {{"mode", modes[static_cast<int>(state.step.mode)]}, {"position", state.step.position},

@@ -123,6 +123,7 @@ void RunSession::launch(const PlannedRun& run) {
   model_.clear();
   view_model::begin_run(state_.step);
   state_.timeline = {};  // a view pinned in the last run's time would show the new one empty
+  state_.controls_moved = {};
   state_.run.message.clear();
   stopping_ = false;
   switch_from_generation_ = -1;

@@ -2,6 +2,7 @@
 // Everything the views remember between frames, in one struct. The views read the run's
 // model (engine/replay) and this state; what they want done (start, stop, release the gate,
 // change the world) they write into `requests`, and the app acts on it after the frame.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -132,6 +133,8 @@ struct FieldEdit {
   bool has_before = false;
   int64_t before = 0;
   float x = 0, y = 0;  // where a click goes into the field (its text, not its -/+), last frame
+  bool reveal = false;  // a refusal just made: scroll its reason into view if the pane cut it off
+  bool reason_seen = false;  // the reason's line lay inside the pane in the last frame (--state-json)
 };
 
 // A PyTorch script run in place of ringlab's engine (`ringlab gui --torch SCRIPT`, or the
@@ -171,6 +174,19 @@ struct SaidOnScreen {
   bool next_enabled = true;  // the step-through's Next button
 };
 
+// Where the World size slider was while a run trained (screen y, logical pixels): a hand about
+// to drag it, to grow the world live, must find it where it was a moment ago. Reset at each run.
+struct ControlsSteadiness {
+  bool seen = false;
+  float world_slider_lowest_y = 0, world_slider_highest_y = 0;
+  void saw_world_slider_at(float y) {
+    world_slider_lowest_y = seen ? std::min(world_slider_lowest_y, y) : y;
+    world_slider_highest_y = seen ? std::max(world_slider_highest_y, y) : y;
+    seen = true;
+  }
+  float world_slider_moved() const { return world_slider_highest_y - world_slider_lowest_y; }
+};
+
 struct AppState {
   Language language = Language::English;
   ThemeKind theme = ThemeKind::Light;
@@ -207,6 +223,7 @@ struct AppState {
   int64_t largest_frame_vertices = 0;  // the most any frame's draw data held (bounded by the screen, not the run)
   double window_open_s = 0.0;    // how long the window has been open
   SaidOnScreen said;
+  ControlsSteadiness controls_moved;  // this run's (--state-json)
   std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
 

@@ -54,7 +54,8 @@ void draw_backend_choice(AppState& state) {
   for (const char* name : {"gloo", "mpi", "nccl"}) {
     const BackendInfo* info = backend_info(state, name);
     const bool available = info && info->available;
-    ImGui::SameLine();
+    // At a large text size the three do not fit beside the label: they flow onto the next row.
+    SameLineIfFits(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(name).x);
     ImGui::BeginDisabled(!available);
     if (ImGui::RadioButton(name, state.job.backend == name) && state.job.backend != name) {
       state.job.backend = name;
@@ -119,6 +120,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     }
     if (!refusal.empty()) {
       edit.refused = true;
+      edit.reveal = true;
       edit.typed = value;
       edit.reason = refusal;
       if (edit.has_before) state.job.*member = static_cast<T>(edit.before);
@@ -139,6 +141,12 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", edit.reason.c_str());
     ImGui::PopTextWrapPos();
+    // At 1280x720 the lower fields sit at the pane's bottom edge, and the reason would be drawn
+    // under it, out of sight: the pane scrolls once to show it, while the field is still typed in.
+    const float pane_bottom = ImGui::GetWindowPos().y + ImGui::GetWindowHeight() - ImGui::GetStyle().WindowPadding.y;
+    edit.reason_seen = ImGui::GetItemRectMax().y <= pane_bottom + 0.5f;
+    if (edit.reveal && !edit.reason_seen) ImGui::SetScrollHereY(1.0f);
+    edit.reveal = false;
   }
 }
 
@@ -223,18 +231,41 @@ bool stepping_barely_counts(const view_model::RunModel& model) {
   return model.us_per_step() > 0 && model.allreduces_held() > 0 && held_share(model) <= 0.05;
 }
 
-void draw_status(const view_model::RunModel& model, AppState& state) {
+// The step time's row, in its fullest form and shorter ones for a narrow pane (the fullest
+// stays in the tooltip). Empty when there is none to show.
+std::vector<std::string> pace_forms(const view_model::RunModel& model, const AppState& state) {
+  const bool running = state.run.phase == RunPhase::Running;
+  if (running && !state.gated && model.live_us_per_step() > 0) {  // paused: no pace to show
+    // following again after a stretch at the gate: the last second's pace is real
+    const double us = model.live_us_per_step();
+    return {trf("≈ {:.0f} µs per step (the last second)", us), trf("≈ {:.0f} µs per step", us)};
+  }
+  if (running && state.gated) return {tr("no step time while the gate holds the workers"), tr("no step time while held")};
+  if (state.run.stepped && stepping_barely_counts(model)) {
+    const int64_t held = model.allreduces_held();
+    return {trf("{:.0f} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",
+                model.us_per_step(), held, held == 1 ? "" : "s", 100 * held_share(model)),
+            trf("{:.0f} µs per step, gate waits left out", model.us_per_step())};
+  }
+  if (state.run.stepped) return {tr("stepped through at the gate: no µs per step"), tr("stepped through: no µs per step")};
+  if (model.us_per_step() > 0) return {trf("{:.0f} µs per step", model.us_per_step())};
+  return {};
+}
+
+// Three rows of one line each, the same from Start to the run's end: what the run is doing, how
+// far it got, how fast. Their numbers lengthen as the run goes on; the rows do not grow with
+// them (FittedLine), so the World size slider under them never moves while a class drags it.
+void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
   const uint32_t color = state.run.phase == RunPhase::Failed ? p.bad : state.run.phase == RunPhase::Running ? p.ok : p.text_dim;
-  ImGui::PushFont(fonts().bold);
   // Held between the class's Next presses, the workers are not training on their own.
   const bool at_gate = state.run.phase == RunPhase::Running && state.gated;
-  state.said.status = !at_gate            ? phase_text(state.run.phase)
-                      : state.step.playing ? tr("step-through: Play lets one ring step through at a time")
-                                           : tr("step-through: held at the gate");
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", state.said.status.c_str());
-  ImGui::PopTextWrapPos();
+  std::vector<std::string> status = {phase_text(state.run.phase)};
+  if (at_gate && state.step.playing) status = {tr("step-through: Play lets one ring step through at a time"), tr("step-through: playing")};
+  else if (at_gate) status = {tr("step-through: held at the gate"), tr("step-through: held")};
+  state.said.status = status.front();
+  ImGui::PushFont(fonts().bold);
+  FittedLine(status, color);
   ImGui::PopFont();
   if (state.run.sequence_length > 1) {
     const std::string run = trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length);
@@ -242,42 +273,44 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
     ImGui::TextUnformatted(run.c_str());
   }
   if (state.torch.live) {  // whose run this is: the views look the same for both
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(trf("PyTorch script: {}", state.torch.script_name()).c_str());
-    ImGui::PopTextWrapPos();
+    const std::string name = state.torch.script_name();
+    FittedLine({trf("PyTorch script: {}", name), name}, p.text);
   }
-  if (model.latest_step() >= 0) {
-    const int world = model.world_size();
-    // A count of the steps done, and the epoch as the course's script prints it (from 1): the
-    // ring and the timeline name one step by its index, from 0 ("training step 0" is the first).
-    const int64_t done = model.latest_step() + 1;
-    std::string line = trf("{} rank{} · {} step{} done · epoch {}", world, world == 1 ? "" : "s", done, done == 1 ? "" : "s",
-                           model.latest_epoch() + 1);
-    ImGui::TextWrapped("%s", line.c_str());
-    const bool live = state.run.phase == RunPhase::Running && model.live_us_per_step() > 0;  // paused: no pace to show
-    std::string& pace = state.said.pace;
-    if (live && !state.gated)  // following again after a stretch at the gate: the last second's pace is real
-      pace = trf("≈ {:.0f} µs per step (the last second)", model.live_us_per_step());
-    else if (state.run.phase == RunPhase::Running && state.gated) pace = tr("no step time while the gate holds the workers");
-    else if (state.run.stepped && stepping_barely_counts(model))
-      pace = trf("{:.0f} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",
-                 model.us_per_step(), model.allreduces_held(), model.allreduces_held() == 1 ? "" : "s", 100 * held_share(model));
-    else if (state.run.stepped) pace = tr("stepped through at the gate: no µs per step");
-    else if (model.us_per_step() > 0) pace = trf("{:.0f} µs per step", model.us_per_step());
-    else pace.clear();
-    if (!pace.empty()) ImGui::TextWrapped("%s", pace.c_str());
-    else ImGui::NewLine();  // the step time's line, kept from the first step on: nothing below moves after it
-  } else {
-    state.said.pace.clear();
-    // The same line before the first step, so that the controls below do not move down under
-    // a hand about to click them when the run's first step arrives. (One line only: at
-    // 1280x720 a second would push the Samples field out of the pane.)
+  if (model.latest_step() < 0) {
     const int world = state.job.world_size;
-    ImGui::TextDisabled("%s", trf("{} rank{} · no step yet", world, world == 1 ? "" : "s").c_str());
+    FittedLine({trf("{} rank{} · no step yet", world, world == 1 ? "" : "s")}, p.text_dim);
+    state.said.pace.clear();
+    // The step time's row is kept from Start on: the controls move once, at the press, not under
+    // a hand on its way to them. Before any run the pane keeps the line for its fields (at
+    // 1280x720 it decides whether Samples shows without scrolling).
+    if (state.run.phase != RunPhase::Idle) ImGui::NewLine();
+    return;
   }
+  const int world = model.world_size();
+  // A count of the steps done, and the epoch as the course's script prints it (from 1): the
+  // ring and the timeline name one step by its index, from 0 ("training step 0" is the first).
+  const int64_t done = model.latest_step() + 1;
+  const int epoch = model.latest_epoch() + 1;
+  const char* steps = done == 1 ? "" : "s";
+  FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, world == 1 ? "" : "s", done, steps, epoch),
+              trf("{} step{} done · epoch {}", done, steps, epoch), trf("step {} · epoch {}", done, epoch)},
+             p.text);
+  const std::vector<std::string> pace = pace_forms(model, state);
+  state.said.pace = pace.empty() ? "" : pace.front();
+  if (!pace.empty()) FittedLine(pace, p.text);
+  else ImGui::NewLine();
+}
+
+// What happened to the run, under the world's controls: a failure's headline, the controller's
+// message, dropped events, the ranks' errors. These come and go with the run, so they sit where
+// their lines move nothing a live run lets a hand change.
+void draw_run_notices(const view_model::RunModel& model, AppState& state) {
+  const Palette& p = palette();
   // A failure's full report is in the failure lab's pane; here its headline, the same words
   // (the same rank) the report and the ring give, or the controller's first line without one.
   const bool failed = state.run.phase == RunPhase::Failed;
+  const bool errors_here = !failed && !model.failure().failed && !model.errors().empty();
+  if (!state.run.message.empty() || state.run.events_lost > 0 || errors_here) ImGui::Separator();
   if (!state.run.message.empty()) {
     const std::string& m = state.run.message;
     const std::string line = !failed ? m : model.failure().failed ? FailureHeadline(model.failure()) : m.substr(0, m.find('\n'));
@@ -293,7 +326,7 @@ void draw_status(const view_model::RunModel& model, AppState& state) {
                        trf("{} events were dropped: the workers report faster than the app takes them in, so the views skip some (the training itself is unaffected)", state.run.events_lost).c_str());
     ImGui::PopTextWrapPos();
   }
-  if (failed || model.failure().failed) return;  // the errors are in the failure report
+  if (!errors_here) return;  // a failure's errors are in its report
   for (const auto& e : model.errors()) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s", e.c_str());
@@ -314,11 +347,12 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   }
 
   draw_buttons(state);
-  draw_status(model, state);  // right under the buttons: what Start or Stop just did is seen at once
+  draw_status_rows(model, state);  // right under the buttons: what Start or Stop just did is seen at once
   ImGui::Separator();
 
   int world = state.job.world_size;
   FormLabel(tr("World size"));
+  if (state.run.phase == RunPhase::Running) state.controls_moved.saw_world_slider_at(ImGui::GetCursorScreenPos().y);
   const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, 16, fmt::format("{}", world));
   if (world != state.job.world_size) {
     state.job.world_size = world;
@@ -340,6 +374,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
                                .c_str());
     ImGui::PopTextWrapPos();
   }
+  draw_run_notices(model, state);
   draw_job_fields(state);
   DrawFailureLabControls(model, state);
   DrawTorchScriptControls(state);

@@ -131,4 +131,42 @@ void DimWrapped(const char* text) {
   ImGui::PopStyleColor();
 }
 
+namespace {
+
+// The longest start of `text`, cut at a character's boundary, that fits `width` with "…" after it.
+std::string cut_to_width(const std::string& text, float width) {
+  const char* ellipsis = "…";
+  const float room = width - ImGui::CalcTextSize(ellipsis).x;
+  size_t keep = 0;
+  for (size_t next = 0; next < text.size(); keep = next) {
+    ++next;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;  // UTF-8 continuation
+    if (ImGui::CalcTextSize(text.data(), text.data() + next).x > room) break;
+  }
+  return text.substr(0, keep) + ellipsis;
+}
+
+}  // namespace
+
+std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
+  if (forms.empty()) return "";
+  const float width = ImGui::GetContentRegionAvail().x;
+  std::string shown;
+  for (const std::string& form : forms)
+    if (ImGui::CalcTextSize(form.c_str()).x <= width) {
+      shown = form;
+      break;
+    }
+  if (shown.empty()) shown = cut_to_width(forms.back(), width);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", shown.c_str());
+  if (shown != forms.front() && ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+    ImGui::TextUnformatted(forms.front().c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  return shown;
+}
+
 }  // namespace ringlab::viz

@@ -1,5 +1,6 @@
 #pragma once
 // Small layout helpers shared by the views.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,12 @@ float DrawRankLabel(ImDrawList* dl, const ImVec2& at, int rank, const std::strin
 
 // A hint in the dim text colour, wrapped at the pane's edge.
 void DimWrapped(const char* text);
+
+// One line that never wraps: the first of `forms` (the fullest first) that fits the rest of the
+// row, else the last one cut short with "…". When a shorter form is shown, hovering it shows the
+// first. A status whose numbers lengthen keeps its height this way, and the controls under it
+// stay where a hand is about to click. Returns the text shown.
+std::string FittedLine(const std::vector<std::string>& forms, uint32_t color);
 
 // Buttons that share a row: how many of them fit in one row of the pane, each as wide as the
 // widest needs (`labels` are the texts on screen), and each button's width at that count.

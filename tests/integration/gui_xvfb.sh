@@ -174,4 +174,20 @@ render about --scenario seed-one-rank --frames 20 --lang id --theme dark --width
 changed=$(python3 "$WORK/png.py" diff "$WORK/small.png" "$WORK/about.png")
 python3 -c "import sys; sys.exit(0 if float('$changed') > 0.08 else 1)" ||
   fail "--about: no About window over the views, only $changed of the pixels differ"
+# 6. A long run (10,000 steps) at a projector's 1280x720, and again at 1.6x text in Indonesian:
+#    the status's numbers lengthen (steps to five digits, the last second's pace appears) and the
+#    World size slider under them, which a class drags to grow the world live, never moves.
+printf '%s' '{"title": {"en": "A long run"}, "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 5000}}' >"$WORK/long.json"
+render long --scenario "$WORK/long.json" --frames 30 --wait-run --width 1280 --height 720 --state-json "$WORK/long_state.json"
+render long_big --scenario "$WORK/long.json" --frames 30 --wait-run --width 1280 --height 720 --ui-scale 1.6 --lang id \
+  --state-json "$WORK/long_big_state.json" --layout-audit "$WORK/long_big_audit.json"
+python3 - "$WORK/long_state.json" "$WORK/long_big_state.json" "$WORK/long_big_audit.json" <<'PY' || fail "the World size slider moved during a long run"
+import json, sys
+for path in sys.argv[1:3]:
+    s = json.load(open(path))
+    assert s["run_phase"] == "finished" and s["latest_step"] == 9999, (path, s["run_phase"], s["latest_step"])
+    assert s["window"]["world_slider_moved_px"] == 0, (path, s["window"])
+assert json.load(open(sys.argv[3]))["flaws"] == [], "text cut or overlapping at 1.6x"
+PY
+
 echo "PASS: gui under Xvfb"
