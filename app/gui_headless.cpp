@@ -63,6 +63,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                    {"loss_points", h.loss_points}, {"sampler_indices", h.sampler_indices},
                    {"events_seen", model.events_seen()}, {"feed_queued", session.feed().queued()},
                    {"events_lost", session.feed().overflowed()}};
+  j["timeline"] = {{"follow", state.timeline.follow}, {"begin_ms", state.timeline.drawn_end_ms - state.timeline.drawn_window_ms},
+                   {"end_ms", state.timeline.drawn_end_ms}, {"let_go_shown", state.timeline.let_go_shown}};
   j["run_message"] = state.run.message;
   j["torch_live"] = state.torch.live;  // the run on screen is a PyTorch script's
   j["overlays"] = nlohmann::json::array();

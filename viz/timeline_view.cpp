@@ -201,6 +201,37 @@ void draw_node_groups(ImDrawList* dl, const NodeLayout& nodes, int lanes, float 
   }
 }
 
+// 60000 as "60,000".
+std::string grouped(size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// Left of `x_cut` a rank's oldest spans were let go (TimelineModel::complete_from_ns): the part
+// is veiled and says why, so a window scrolled back into a long run does not read as ranks that
+// did nothing.
+void draw_let_go(ImDrawList* dl, float x_cut, ImVec2 plot_min, ImVec2 plot_max, size_t kept_per_rank, bool following) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  x_cut = std::min(x_cut, plot_max.x);
+  if (x_cut <= plot_min.x) return;
+  dl->AddRectFilled(plot_min, ImVec2(x_cut, plot_max.y), with_alpha(p.canvas, 0.75f));
+  dl->AddLine(ImVec2(x_cut, plot_min.y), ImVec2(x_cut, plot_max.y), p.text_dim, 1.0f);
+  const float room = x_cut - plot_min.x - fs;
+  if (room < fs * 8) return;
+  std::string text = trf("Earlier spans were let go: the timeline keeps each rank's newest {}.", grouped(kept_per_rank));
+  if (!following) text += std::string(" ") + tr("Tick Follow, or double-click, to come back to now.");
+  const ImVec2 at(plot_min.x + fs * 0.5f, plot_min.y + fs * 0.5f);
+  const ImVec2 extent = ImGui::CalcTextSize(text.c_str(), nullptr, false, room);
+  dl->AddRectFilled(ImVec2(at.x - fs * 0.25f, at.y - fs * 0.15f), ImVec2(at.x + extent.x + fs * 0.25f, at.y + extent.y + fs * 0.15f),
+                    p.canvas);
+  dl->AddText(ImGui::GetFont(), fs, at, p.text, text.c_str(), nullptr, room);
+}
+
 // A live rank silent for longer than this is shown as it is (stuck, or gone), not waited for.
 constexpr int64_t kMaxEventLagNs = 100'000'000;
 
@@ -273,7 +304,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     // Zoom about the mouse: the time under the cursor stays put.
     const double at = end - window + (io.MousePos.x - plot_min.x) / width * window;
     const double factor = std::pow(0.8, io.MouseWheel);
-    const double new_window = std::clamp(window * factor, 0.001, std::max(latest_ms, 1.0) * 2);
+    // Zoomed all the way out, the window is the whole run: no time before it began.
+    const double new_window = std::clamp(window * factor, 0.001, std::max(latest_ms, 1.0));
     end = at + (end - at) * (new_window / window);
     window = new_window;
     v.window_ms = window;
@@ -291,6 +323,10 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
     v.follow = true;
     v.window_ms = 0;
+  }
+  if (!v.follow && end < window) {  // dragged back to the run's start: it stops there
+    end = window;
+    v.end_ms = end;
   }
   const double begin = end - window;
   v.drawn_end_ms = end;
@@ -429,6 +465,11 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
       draw_failure_lane(dl, failure, rank, notes[rank], x_of(last_ms), ImVec2(plot_min.x, top),
                         ImVec2(plot_max.x, top + lane_h - 1));
     }
+  }
+  v.let_go_shown = tl.complete_from_ns() > 0 && begin < tl.complete_from_ns() / 1e6;
+  if (v.let_go_shown) {
+    draw_let_go(dl, x_of(tl.complete_from_ns() / 1e6), plot_min, plot_max, tl.max_spans_per_lane(), v.follow);
+    if (hovered && io.MousePos.x < x_of(tl.complete_from_ns() / 1e6)) hit = nullptr;  // veiled: no read-out
   }
   dl->PopClipRect();
   if (hit && !dragging) {

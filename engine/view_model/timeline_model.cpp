@@ -31,6 +31,7 @@ void TimelineModel::clear() {
   has_origin_ = false;
   origin_ns_ = 0;
   latest_ns_ = 0;
+  complete_from_ns_ = 0;
   recent_forward_.clear();
   heard_ns_.clear();
 }
@@ -71,8 +72,10 @@ void TimelineModel::add(int rank, TimelineSpan span) {
   list.insert(it, span);
   latest_ns_ = std::max(latest_ns_, span.t_end_ns);
   const size_t cap = &list == &lane.spans ? max_spans_per_lane_ : max_spans_per_lane_ / 16;
-  if (list.size() > cap)  // forget the oldest quarter at once
+  if (list.size() > cap) {  // forget the oldest quarter at once
     list.erase(list.begin(), list.begin() + cap / 4);
+    complete_from_ns_ = std::max(complete_from_ns_, list.front().t_begin_ns);
+  }
 }
 
 void TimelineModel::consume(const Event& event) {

@@ -56,6 +56,10 @@ class TimelineModel {
   // `max_lag_ns` is not waited for (it is stuck, or gone): then latest_ns() - max_lag_ns.
   int64_t reported_ns(int64_t max_lag_ns) const;
   int64_t earliest_ns() const;                       // earliest span still kept, relative
+  // Before this time (relative ns) a rank's oldest spans were let go to bound memory: a window
+  // reaching back there shows part of what ran, or nothing. 0 while every span is kept.
+  int64_t complete_from_ns() const { return complete_from_ns_; }
+  size_t max_spans_per_lane() const { return max_spans_per_lane_; }
   // Where the `steps`-th most recent forward pass of the lowest rank began (relative ns), for
   // a window that shows the last few steps; earliest_ns() when fewer were seen.
   int64_t recent_steps_begin(int steps, int64_t before_ns = INT64_MAX) const;  // forward passes begun before before_ns
@@ -137,6 +141,7 @@ class TimelineModel {
   int64_t origin_ns_ = 0;
   bool has_origin_ = false;
   int64_t latest_ns_ = 0;
+  int64_t complete_from_ns_ = 0;
   std::vector<int64_t> recent_forward_;  // begins of rank 0's last forward passes, oldest first
   std::vector<int64_t> heard_ns_;        // per rank: the latest time any of its events reached
 };

@@ -43,6 +43,9 @@
 #     window goes on drawing, and no frame's draw data grows with the run (a collective whose
 #     end was dropped once filled memory with the stripes of a bar millions of pixels long).
 # 22. Play at the gate: the status says Play lets one ring step through at a time, not "held".
+# 23. A long run in the big Timeline: Follow unticked, the view dragged back and zoomed all the
+#     way out. The stretch whose spans were let go (the timeline keeps each rank's newest) is
+#     veiled and says so, instead of showing ranks that did nothing; the axis starts at 0.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -99,6 +102,11 @@ for key in "$@"; do
     click:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click --repeat 2 1; sleep 0.3 ;;
     tap:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click 1; sleep 0.3 ;;
     type:*) xdotool type -- "${key#type:}"; sleep 0.3 ;;
+    drag:*)  # drag:X0:Y:X1, the left button held, in steps a hand would take
+      IFS=: read -r _ x y x1 <<< "$key"; xdotool mousemove "$x" "$y" mousedown 1; sleep 0.1
+      while [ "$x" -lt "$x1" ]; do x=$((x + 50)); xdotool mousemove "$x" "$y"; sleep 0.05; done
+      xdotool mouseup 1; sleep 0.3 ;;
+    wheel-out:*) IFS=: read -r _ x y n <<< "$key"; xdotool mousemove "$x" "$y"; for _ in $(seq "$n"); do xdotool click 5; sleep 0.03; done; sleep 0.3 ;;
     together:*) k=${key#together:}; xdotool key ${k//,/ }; sleep 0.3 ;;  # together:F5,Right: one call, keys ms apart
     *) xdotool key "$key"; sleep 0.3 ;;
   esac
@@ -400,6 +408,23 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["step_through"]["mode"] == "gated" and s["step_through"]["playing"] is True, s["step_through"]
 assert s["said"]["status"] == "step-through: Play lets one ring step through at a time", s["said"]
+PY
+fi
+cat > "$WORK/timeline-long.json" << 'JSON'
+{"title": {"en": "A long run, its timeline"}, "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 100000},
+ "view": {"focus": "timeline"}}
+JSON
+# Each rank keeps its newest 60,000 spans, about 4,000 steps: by 9 s into the run some are gone.
+if drive letgo "$WORK/timeline-long.json" F5 wait-workers pause pause pause pause pause tap:297:63 drag:600:400:1000 \
+     drag:600:400:1000 wheel-out:800:400:80 pause; then
+  python3 - "$WORK/letgo.json" << 'PY' && ok "a long run's timeline, dragged back and zoomed out: the stretch let go is veiled and says so (classroom-letgo.png)" || bad "the timeline's let-go stretch"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["timeline"]
+assert not t["follow"], t
+assert t["let_go_shown"], t
+assert t["begin_ms"] >= 0, t  # zoomed all the way out: the run, not time before it
+assert s["latest_step"] > 4000, s["latest_step"]
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then

@@ -209,11 +209,23 @@ TEST_CASE("timeline lanes hold spans in time order relative to the first event")
   CHECK(seen[0].kind == SpanKind::Optimizer);
 }
 
-TEST_CASE("timeline memory is bounded per lane") {
+TEST_CASE("timeline memory is bounded per lane, and says from when it is complete") {
   TimelineModel t(100);
-  for (int i = 0; i < 1000; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
+  t.consume(span(EventKind::Forward, 1, 1, 6));  // rank 1 keeps all it did
+  for (int i = 0; i < 99; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
+  CHECK(t.complete_from_ns() == 0);  // nothing let go yet
+  for (int i = 99; i < 1000; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
   CHECK(t.span_count(0) <= 100);
-  CHECK(t.earliest_ns() > 0);
+  CHECK(t.earliest_ns() == 0);  // rank 1's first span
+  // Rank 0 let its oldest go: before its oldest kept span the picture is incomplete.
+  std::vector<int64_t> kept;
+  t.for_each_visible(0, 0, INT64_MAX, [&](const TimelineSpan& s) { kept.push_back(s.t_begin_ns); });
+  REQUIRE_FALSE(kept.empty());
+  CHECK(t.complete_from_ns() == kept.front());
+  CHECK(t.complete_from_ns() == 9000);  // the newest 100 of 1,000 spans, 10 ns apart
+  t.clear();
+  CHECK(t.complete_from_ns() == 0);
+  for (int i = 0; i < 1000; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
   // Long waits at the gate are kept apart and still found.
   t.consume(span(EventKind::GateWait, 0, 5, 5 + 2'000'000'000));
   size_t n = t.for_each_visible(0, 1'000'000'000, 1'000'000'001, [](const TimelineSpan& s) {
