@@ -172,6 +172,7 @@ struct SaidOnScreen {
   std::string status;     // the run's phase, under Start / Stop
   std::string pace;       // the step time's line ("" when none is shown)
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
+  std::string ring_number;  // which all-reduce the ring shows ("all-reduce #3 since the change to 2 ranks")
   bool next_enabled = true;  // the step-through's Next button
 };
 

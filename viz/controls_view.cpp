@@ -248,6 +248,14 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
             trf("{:.0f} µs per step, gate waits left out", model.us_per_step())};
   }
   if (state.run.stepped) return {tr("stepped through at the gate: no µs per step"), tr("stepped through: no µs per step")};
+  if (model.us_per_step() > 0 && model.generations().size() > 1) {
+    // The workers time their own steps, and each world after a live change starts its count
+    // again: the figure is the last world's alone, and says so.
+    const view_model::Generation& last = model.generations().back();
+    const std::string backend = last.has_job ? last.job.backend : state.job.backend;
+    return {trf("{:.0f} µs per step in the last world ({} ranks on {})", model.us_per_step(), last.world_size, backend),
+            trf("{:.0f} µs per step (last world)", model.us_per_step())};
+  }
   if (model.us_per_step() > 0) return {trf("{:.0f} µs per step", model.us_per_step())};
   return {};
 }

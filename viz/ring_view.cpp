@@ -635,8 +635,16 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const float banner_h = big->CalcTextSizeA(big->FontSize, FLT_MAX, banner_w, banner.c_str()).y;
   float y = min.y + fs * 0.6f + banner_h;
   state.said.ring_next.clear();
+  state.said.ring_number.clear();
   if (rec) {
-    std::string sub = trf("all-reduce #{} · {} · {} floats", rec->key.id,
+    // Each world counts its all-reduces from 1: after a live change the count says so, or #1
+    // again would read as the run starting over.
+    const auto& gens = model.generations();
+    const bool after_change = !gens.empty() && rec->key.generation != gens.front().index;
+    const std::string number = after_change ? trf("all-reduce #{} since the change to {} ranks", rec->key.id, n)
+                                            : trf("all-reduce #{}", rec->key.id);
+    state.said.ring_number = number;
+    std::string sub = trf("{} · {} · {} floats", number,
                           rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
                           frame.elements);
     if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);  // counted from 0, as the timeline and the failure lab count

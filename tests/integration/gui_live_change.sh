@@ -37,6 +37,8 @@ assert changes[0]["step"] >= 12, changes
 assert len(state["epoch_mse"]) == 24, len(state["epoch_mse"])
 assert state["epoch_mse"][-1] < state["epoch_mse"][0], state["epoch_mse"]
 assert not state["errors"], state["errors"]
+# The workers' step time is the last world's own: the status says whose it is.
+assert state["said"]["pace"] == "%.0f µs per step in the last world (2 ranks on %s)" % (state["us_per_step"], target), state["said"]
 print("switched to 2 ranks on %s after step %.1f; %d steps in all" % (target, changes[0]["step"], state["latest_step"] + 1))
 PY
 # Growing the world, 4 -> 8 ranks: the ranks the change adds belong to the new world, so the ring
@@ -50,6 +52,8 @@ import json, sys
 state = json.load(open(sys.argv[1]))
 assert [g["world_size"] for g in state["generations"]] == [4, 8], state["generations"]
 assert state["ring"] is not None and state["ring"]["world_size"] == 8, state["ring"]
+# The 8-rank world counts its all-reduces from 1 again, and the ring says since when.
+assert state["said"]["ring_number"].startswith("all-reduce #") and state["said"]["ring_number"].endswith(" since the change to 8 ranks"), state["said"]
 assert state["sampler_newest"]["ranks"] == 8 and state["sampler_newest"]["generation"] == 2, state["sampler_newest"]
 assert not state["errors"], state["errors"]
 print("grew to 8 ranks: ring and sampler show 8")
