@@ -160,6 +160,9 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     ImGui::PopFont();
   }
   ImGui::PopTextWrapPos();
+  // The marks on the cells, said once where the pane has the room (the tooltip says it always).
+  if (ImGui::GetContentRegionAvail().y > fs * 12)
+    DimWrapped(tr("marked: the batch each rank trains on now; crossed out: an index repeated as padding"));
 
   // The grid.
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -229,6 +232,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     std::string tip = owner >= 0 ? trf("index {}: rank {}, position {} of its shard", hovered_index, owner, order[hovered_index])
                                  : trf("index {}: no rank (dropped by drop_last)", hovered_index);
     if (grid.copies[hovered_index] > 1) tip.append("\n").append(trf("handed out {} times: the sampler pads by repeating indices", grid.copies[hovered_index]));
+    if (in_batch[hovered_index]) tip.append("\n").append(trf("marked: in rank {}'s batch of this step", in_batch[hovered_index] - 1));
     if (cells.per_cell > 1) tip.append("\n").append(trf("each cell shows {} indices", cells.per_cell));
     ImGui::SetTooltip("%s", tip.c_str());
   }
