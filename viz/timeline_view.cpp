@@ -40,6 +40,8 @@ uint32_t color_of(const TimelineSpan& s) {
     case SpanKind::Transfer: return s.phase == 0 ? p.reduce_scatter : p.all_gather;
     case SpanKind::GateWait: return p.gate;
     case SpanKind::BucketReady: return p.text;
+    case SpanKind::Evaluation: return p.mse;
+    case SpanKind::StepVote: return with_alpha(p.text_dim, 0.8f);
   }
   return p.text;
 }
@@ -53,6 +55,8 @@ const char* name_of(SpanKind kind) {
     case SpanKind::Transfer: return tr("chunk transfer");
     case SpanKind::GateWait: return tr("waiting at the gate");
     case SpanKind::BucketReady: return tr("bucket ready");
+    case SpanKind::Evaluation: return tr("evaluation");
+    case SpanKind::StepVote: return tr("step vote");
   }
   return "";
 }
@@ -87,6 +91,10 @@ std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
     text.append("\n").append(trf(s.phase == 0 ? "before reduce-scatter step {}" : "before all-gather step {}", s.ring_step + 1));
   if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes))
     text.append("\n").append(trf("over the network: node {} → node {}", nodes.node_of(s.src), nodes.node_of(s.dst)));
+  if (s.kind == SpanKind::Evaluation)
+    text.append("\n").append(tr("rank 0 computes the MSE over the whole dataset; the others go on and wait for it in the next all-reduce"));
+  if (s.kind == SpanKind::StepVote)
+    text.append("\n").append(tr("the ranks agree whether to stop or hold here: ringlab's own control, not part of DDP"));
   return text;
 }
 
@@ -256,6 +264,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.6f));
+  legend_item(tr("evaluation"), p.mse);
+  legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
   const int all_lanes = tl.lanes();
   const view_model::Generation* generation = model.current_generation();
   const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
@@ -380,6 +390,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
       switch (s.kind) {
         case SpanKind::Collective:
         case SpanKind::GateWait:
+        case SpanKind::StepVote:
           row = 1;
           y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
           y1 = y0 + row_h * 0.62f;

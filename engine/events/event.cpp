@@ -28,6 +28,7 @@ const char* to_string(EventKind kind) {
     case EventKind::Restart: return "restart";
     case EventKind::WorldChange: return "world_change";
     case EventKind::CollectiveMismatch: return "collective_mismatch";
+    case EventKind::StepVote: return "step_vote";
   }
   return "unknown";
 }

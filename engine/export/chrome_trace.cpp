@@ -213,7 +213,12 @@ void ChromeTraceWriter::State::compute(const Event& e) {
       if (first_piece(e))
         instant(e.rank, "sampler shard", "data", at, {{"epoch", e.epoch}, {"samples", payload_size(e)}});
       break;
-    case EventKind::EpochEnd: instant(e.rank, "epoch end", "run", at, {{"epoch", e.epoch}, {"mse", e.value}}, 'p'); break;
+    case EventKind::EpochEnd:  // rank 0's evaluation of the whole dataset, then the mark
+      if (event_end_ns(e) > e.t_begin_ns)
+        span(e.rank, tid, "evaluation", "compute", at, event_end_ns(e), {{"epoch", e.epoch}});
+      instant(e.rank, "epoch end", "run", event_end_ns(e), {{"epoch", e.epoch}, {"mse", e.value}}, 'p');
+      break;
+    case EventKind::StepVote: span(e.rank, tid, "step vote", "control", at, event_end_ns(e), {{"step", e.step}}); break;
     case EventKind::RunBegin: instant(e.rank, "run begin", "run", at, {{"world_size", e.value}}, 'p'); break;
     case EventKind::RunEnd: instant(e.rank, "run end", "run", at, {{"us_per_step", e.value}}, 'p'); break;
     case EventKind::Error: instant(e.rank, "error", "run", at, {{"message", e.text}}, 'p'); break;

@@ -74,6 +74,7 @@ class StepVotes {
   // before the first vote and without a gate_closed hook on rank 0).
   bool gate_closed() const { return gate_closed_; }
   bool voted() const { return next_vote_ >= 0; }  // a first vote has been taken
+  bool due(int64_t step) const { return next_vote_ < 0 || step >= next_vote_; }  // stop_here(step) votes
 
  private:
   int64_t next_gap(int64_t step);    // rank 0: steps until the vote after this one

@@ -210,9 +210,11 @@ class RankLoop {
       replica_.broadcast_parameters(faults_.longest_rank());
     }
     if (rank_ != 0) return;
+    const int64_t t0 = now_ns();
     const double mse = replica_.dataset_mse();
     out.epoch_mse.push_back(mse);
     Event e = make_event(EventKind::EpochEnd, rank_, step_, epoch);
+    e.t_begin_ns = t0;  // the evaluation's span: the others wait for rank 0 in the next all-reduce meanwhile
     e.value = mse;
     events_.emit(std::move(e));
     // The epoch's MSE is on its way before the checkpoint says the epoch is done: a restart from

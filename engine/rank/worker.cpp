@@ -384,7 +384,16 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
       hooks.before_ring_step = [&](RingPhase p, int s) { gate.before_step(p, s); };
       hooks.held_ns = [&] { return gate.held_ns(); };
     }
-    if (votes) hooks.stop_at_step_boundary = [&](int64_t step) { return votes->stop_here(step); };
+    if (votes)
+      hooks.stop_at_step_boundary = [&](int64_t step) {
+        if (!votes->due(step)) return false;
+        // The vote is ringlab's own collective between steps, not DDP's: recorded, so that the
+        // timeline shows what the pause between two steps is.
+        const int64_t t0 = now_ns();
+        const bool stop = votes->stop_here(step);
+        emit_span(*events, EventKind::StepVote, env.rank, step, -1, t0);
+        return stop;
+      };
 
     emit_run_begin(*events, env.rank, job);
     RankOutcome out = train_on_backend(job, *group, *events, hooks, resume ? &*resume : nullptr);

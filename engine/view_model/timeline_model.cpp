@@ -16,6 +16,8 @@ const char* to_string(SpanKind kind) {
     case SpanKind::Transfer: return "chunk transfer";
     case SpanKind::GateWait: return "gate wait";
     case SpanKind::BucketReady: return "bucket ready";
+    case SpanKind::Evaluation: return "evaluation";
+    case SpanKind::StepVote: return "step vote";
   }
   return "span";
 }
@@ -104,6 +106,11 @@ void TimelineModel::consume(const Event& event) {
       break;
     case EventKind::Backward: span.kind = SpanKind::Backward; break;
     case EventKind::OptimizerStep: span.kind = SpanKind::Optimizer; break;
+    case EventKind::EpochEnd:  // a PyTorch script's reports only the moment: nothing to draw
+      if (span.t_end_ns <= span.t_begin_ns) return;
+      span.kind = SpanKind::Evaluation;
+      break;
+    case EventKind::StepVote: span.kind = SpanKind::StepVote; break;
     case EventKind::GateWait:
       span.kind = SpanKind::GateWait;
       span.ring_step = event.ring_step;

@@ -15,7 +15,9 @@
 
 namespace ringlab::view_model {
 
-enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady };
+// Evaluation: rank 0's whole-dataset MSE at an epoch's end. StepVote: the ranks' vote between
+// steps (stop, hold at the gate), ringlab's own collective, drawn so the pause it makes is named.
+enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady, Evaluation, StepVote };
 
 const char* to_string(SpanKind kind);
 

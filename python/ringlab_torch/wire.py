@@ -68,6 +68,7 @@ class EventKind(enum.IntEnum):
     RESTART = 21
     WORLD_CHANGE = 22
     COLLECTIVE_MISMATCH = 23
+    STEP_VOTE = 24
 
 
 class ErrorCode(enum.IntEnum):

@@ -86,6 +86,7 @@ class EventBytes(unittest.TestCase):
         self.assertEqual(wire.EventKind.RUN_END, 15)
         self.assertEqual(wire.EventKind.FINAL_PARAMETERS, 18)
         self.assertEqual(wire.EventKind.COLLECTIVE_MISMATCH, 23)
+        self.assertEqual(wire.EventKind.STEP_VOTE, 24)
 
 
 class ClockOffset(unittest.TestCase):

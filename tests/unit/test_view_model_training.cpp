@@ -209,6 +209,31 @@ TEST_CASE("timeline lanes hold spans in time order relative to the first event")
   CHECK(seen[0].kind == SpanKind::Optimizer);
 }
 
+TEST_CASE("timeline: the pauses between steps are named: rank 0's evaluation, the ranks' step vote") {
+  TimelineModel t;
+  t.consume(span(EventKind::Forward, 0, 1000, 2000));
+  Event evaluation = span(EventKind::EpochEnd, 0, 3000, 3500);  // the MSE's computation
+  evaluation.epoch = 0;
+  t.consume(evaluation);
+  Event script_epoch_end = span(EventKind::EpochEnd, 1, 3600, 3600);  // a PyTorch script reports the moment only
+  script_epoch_end.epoch = 0;
+  t.consume(script_epoch_end);
+  Event vote = span(EventKind::StepVote, 1, 4000, 4200);
+  vote.step = 2;
+  t.consume(vote);
+  std::vector<TimelineSpan> rank0, rank1;
+  t.for_each_visible(0, 0, 10000, [&](const TimelineSpan& s) { rank0.push_back(s); });
+  t.for_each_visible(1, 0, 10000, [&](const TimelineSpan& s) { rank1.push_back(s); });
+  REQUIRE(rank0.size() == 2);
+  CHECK(rank0[1].kind == SpanKind::Evaluation);
+  CHECK(rank0[1].t_begin_ns == 2000);  // relative to the first event (1000)
+  CHECK(rank0[1].t_end_ns == 2500);
+  REQUIRE(rank1.size() == 1);  // the script's epoch end is no span
+  CHECK(rank1[0].kind == SpanKind::StepVote);
+  CHECK(rank1[0].step == 2);
+  CHECK(rank1[0].t_end_ns - rank1[0].t_begin_ns == 200);
+}
+
 TEST_CASE("timeline memory is bounded per lane, and says from when it is complete") {
   TimelineModel t(100);
   t.consume(span(EventKind::Forward, 1, 1, 6));  // rank 1 keeps all it did
