@@ -404,7 +404,10 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
           const float y = top + lane_h * 0.06f + row_h;
           dl->AddTriangleFilled(ImVec2(x0, y - fs * 0.1f), ImVec2(x0 - fs * 0.3f, y + fs * 0.4f),
                                 ImVec2(x0 + fs * 0.3f, y + fs * 0.4f), p.text);
-          if (hovered && std::fabs(io.MousePos.x - x0) < fs * 0.3f && io.MousePos.y > y - fs * 0.2f && io.MousePos.y < y + fs * 0.5f) {
+          // Only the triangle itself: it sits on the all-reduce's bar, which a small pane makes
+          // hardly taller than it, and a wider zone read the bar's pointer as "bucket ready".
+          const float down = io.MousePos.y - (y - fs * 0.1f);  // 0 at the apex, 0.5 fs at the base
+          if (hovered && down >= 0 && down <= fs * 0.5f && std::fabs(io.MousePos.x - x0) <= down * 0.6f) {
             hit = &s;
             hit_rank = rank;
           }
