@@ -69,14 +69,6 @@ void draw_backend_choice(AppState& state) {
 
 // "from 1 to 100,000,000", or "0 or more" when the top is the type's own limit.
 std::string range_text(int64_t lo, int64_t hi) {
-  const auto grouped = [](int64_t v) {
-    std::string digits = std::to_string(v < 0 ? -v : v), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-      if (i && (digits.size() - i) % 3 == 0) out += ',';
-      out += digits[i];
-    }
-    return (v < 0 ? "-" : "") + out;
-  };
   if (hi == std::numeric_limits<int64_t>::max()) return trf("{} or more", grouped(lo));
   return trf("from {} to {}", grouped(lo), grouped(hi));
 }

@@ -55,4 +55,14 @@ const char* tr(const char* english) {
 
 std::string label(const char* english, const char* id) { return std::string(tr(english)) + "###" + id; }
 
+std::string grouped(int64_t value) {
+  const std::string digits = std::to_string(value < 0 ? -static_cast<uint64_t>(value) : static_cast<uint64_t>(value));
+  std::string out = value < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace ringlab::viz

@@ -3,6 +3,7 @@
 // Indonesia is a table. A missing translation falls back to English.
 #include <fmt/core.h>
 
+#include <cstdint>
 #include <string>
 
 #include "viz/app_state.h"
@@ -23,5 +24,8 @@ std::string trf(const char* english, Args&&... args) {
 
 // "Translated###id": the label changes with the language, the widget's identity does not.
 std::string label(const char* english, const char* id);
+
+// A whole number with its thousands grouped: 100000000 -> "100,000,000".
+std::string grouped(int64_t value);
 
 }  // namespace ringlab::viz

@@ -209,16 +209,6 @@ void draw_node_groups(ImDrawList* dl, const NodeLayout& nodes, int lanes, float 
   }
 }
 
-// 60000 as "60,000".
-std::string grouped(size_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // Left of `x_cut` a rank's oldest spans were let go (TimelineModel::complete_from_ns): the part
 // is veiled and says why, so a window scrolled back into a long run does not read as ranks that
 // did nothing.
@@ -231,7 +221,7 @@ void draw_let_go(ImDrawList* dl, float x_cut, ImVec2 plot_min, ImVec2 plot_max, 
   dl->AddLine(ImVec2(x_cut, plot_min.y), ImVec2(x_cut, plot_max.y), p.text_dim, 1.0f);
   const float room = x_cut - plot_min.x - fs;
   if (room < fs * 8) return;
-  std::string text = trf("Earlier spans were let go: the timeline keeps each rank's newest {}.", grouped(kept_per_rank));
+  std::string text = trf("Earlier spans were let go: the timeline keeps each rank's newest {}.", grouped(static_cast<int64_t>(kept_per_rank)));
   if (!following) text += std::string(" ") + tr("Tick Follow, or double-click, to come back to now.");
   const ImVec2 at(plot_min.x + fs * 0.5f, plot_min.y + fs * 0.5f);
   const ImVec2 extent = ImGui::CalcTextSize(text.c_str(), nullptr, false, room);
