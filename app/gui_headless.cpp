@@ -80,6 +80,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["menu_open"] = state.menu_open;
   j["about_open"] = state.about_open;
   j["start_asked_bytes"] = state.pending_start.bytes;  // a Start waiting for the person's yes (0: none)
+  j["start_waits_for_field"] = state.start_waits_for_field;  // Start pressed over a refused field: the controls say why
   j["restart_asked"] = state.pending_restart.asked;    // a run's restart waiting for the person's yes
   j["job_set_epoch"] = state.job.set_epoch;            // what the next Start (or restart) trains with
   const char* const modes[] = {"follow", "gated", "replay"};

@@ -233,6 +233,9 @@ struct AppState {
   bool about_open = false;  // the About window
   bool menu_open = false;   // a menu of the bar was open in the last frame (for --state-json)
   bool escape_pressed = false;  // Escape was pressed since the last frame (however short the tap)
+  // Start was asked for (F5, or a click on the greyed button) while a field holds a value the job
+  // refused: the controls say why nothing started, until the field is fixed.
+  bool start_waits_for_field = false;
   // A Start waiting for the person's yes: the run's memory estimate (0: none waiting).
   struct PendingStart {
     uint64_t bytes = 0;

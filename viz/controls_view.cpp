@@ -87,7 +87,15 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
   int64_t value = edit.refused ? edit.typed : zero_is_default && in_job == -1 ? 0 : in_job;
   const int64_t step = 1, step_fast = std::max<int64_t>(1, (hi - lo) / 1000);
   FormLabel(tr(english));
+  if (edit.refused) {  // the field itself is marked, not only the reason under it
+    ImGui::PushStyleColor(ImGuiCol_Border, ImGui::ColorConvertU32ToFloat4(palette().bad));
+    ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 2.0f);
+  }
   const bool changed = ImGui::InputScalar(("##" + std::string(id)).c_str(), ImGuiDataType_S64, &value, &step, &step_fast);
+  if (edit.refused) {
+    ImGui::PopStyleVar();
+    ImGui::PopStyleColor();
+  }
   edit.x = ImGui::GetItemRectMin().x + ImGui::GetFontSize();
   edit.y = (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) / 2;
   if (ImGui::IsItemActivated() && !edit.refused) {
@@ -191,8 +199,10 @@ void draw_buttons(AppState& state) {
   ImGui::BeginDisabled(live || refused);
   if (ImGui::Button(label("▶ Start", "start").c_str(), size)) RequestStart(state);
   ImGui::EndDisabled();
-  if (refused && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+  if (refused && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
     ImGui::SetTooltip("%s", tr("A field below holds a value the job refused: fix it (its range is under it) to start."));
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) RequestStart(state);  // greyed, but the press is answered
+  }
   grid.place(1);
   ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");
   if (ImGui::Button(label(pause, "pause").c_str(), size)) state.requests.pause_toggle = true;
@@ -246,7 +256,7 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
     const view_model::Generation& last = model.generations().back();
     const std::string backend = last.has_job ? last.job.backend : state.job.backend;
     return {trf("{:.0f} µs per step in the last world ({} ranks on {})", model.us_per_step(), last.world_size, backend),
-            trf("{:.0f} µs per step (last world)", model.us_per_step())};
+            trf("{:.0f} µs per step ({} ranks)", model.us_per_step(), last.world_size)};
   }
   if (model.us_per_step() > 0) return {trf("{:.0f} µs per step", model.us_per_step())};
   return {};
@@ -292,8 +302,12 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   const int64_t done = model.latest_step() + 1;
   const int epoch = model.latest_epoch() + 1;
   const char* steps = done == 1 ? "" : "s";
-  FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, world == 1 ? "" : "s", done, steps, epoch),
-              trf("{} step{} done · epoch {}", done, steps, epoch), trf("step {} · epoch {}", done, epoch)},
+  // The shorter forms keep the world size: after a live change it is the only place the status
+  // names the world its figures belong to.
+  const char* ranks = world == 1 ? "" : "s";
+  FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, done, steps, epoch),
+              trf("{} rank{} · {} step{} · epoch {}", world, ranks, done, steps, epoch),
+              trf("{} rank{} · step {}", world, ranks, done)},
              p.text);
   const std::vector<std::string> pace = pace_forms(model, state);
   state.said.pace = pace.empty() ? "" : pace.front();
@@ -310,7 +324,18 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   // (the same rank) the report and the ring give, or the controller's first line without one.
   const bool failed = state.run.phase == RunPhase::Failed;
   const bool errors_here = !failed && !model.failure().failed && !model.errors().empty();
-  if (!state.run.message.empty() || state.run.events_lost > 0 || errors_here) ImGui::Separator();
+  if (!HasRefusedField(state)) state.start_waits_for_field = false;
+  const bool start_waits = state.start_waits_for_field && !running(state);
+  if (!state.run.message.empty() || state.run.events_lost > 0 || errors_here || start_waits) ImGui::Separator();
+  if (start_waits) {
+    std::string refused;
+    for (const auto& [id, edit] : state.field_edits)
+      if (edit.refused) refused += (refused.empty() ? "" : "; ") + edit.reason;
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s",
+                       trf("Start waits for a field the job refused ({}): fix it, or Reset.", refused).c_str());
+    ImGui::PopTextWrapPos();
+  }
   if (!state.run.message.empty()) {
     const std::string& m = state.run.message;
     const std::string line = !failed ? m : model.failure().failed ? FailureHeadline(model.failure()) : m.substr(0, m.find('\n'));

@@ -644,7 +644,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     const std::string number = after_change ? trf("all-reduce #{} since the change to {} ranks", rec->key.id, n)
                                             : trf("all-reduce #{}", rec->key.id);
     state.said.ring_number = number;
-    std::string sub = trf("{} · {} · {} floats", number,
+    std::string sub = trf("{} · {} · {} floats", number,  // a no-break space: the number stays with its unit when the line wraps
                           rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
                           frame.elements);
     if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);  // counted from 0, as the timeline and the failure lab count

@@ -70,7 +70,12 @@ bool HasRefusedField(const AppState& state) {
 }
 
 void RequestStart(AppState& state, bool restart) {
-  if (HasRefusedField(state)) return;
+  if (HasRefusedField(state)) {  // nothing starts; the controls say why, and show the field
+    state.start_waits_for_field = true;
+    for (auto& [id, edit] : state.field_edits)
+      if (edit.refused) edit.reveal = true;
+    return;
+  }
   const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});
   if (f.total_bytes < kAskAboveBytes) {
     state.requests.start = true;

@@ -24,7 +24,8 @@ SliderOutcome slider_beside(const std::string& shown, Slide slide) {
   SliderOutcome out;
   out.changed = slide();
   out.released = ImGui::IsItemDeactivatedAfterEdit();
-  out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled);
+  // Not while it is dragged: a tip then covers the controls beside it, the backend's among them.
+  out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !ImGui::IsItemActive();
   if (beside) ImGui::SameLine(0, style.ItemInnerSpacing.x);
   ImGui::TextUnformatted(shown.c_str());
   return out;

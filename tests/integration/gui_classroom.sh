@@ -210,6 +210,8 @@ assert "samples" in refused, refused
 assert refused["samples"]["typed"] == -5 and refused["samples"]["reason"] == "Samples: from 1 to 100,000,000", refused
 # At 1280x720 the field sits at the pane's bottom edge: the pane scrolled to show the reason.
 assert refused["samples"]["reason_in_view"], refused
+# F5 started nothing, and the controls say why (not only the greyed Start's tooltip).
+assert s["start_waits_for_field"], s
 assert s["run_phase"] == "idle", s["run_phase"]
 PY
 fi
