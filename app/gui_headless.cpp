@@ -65,7 +65,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                    {"events_seen", model.events_seen()}, {"feed_queued", session.feed().queued()},
                    {"events_lost", session.feed().overflowed()}};
   j["timeline"] = {{"follow", state.timeline.follow}, {"begin_ms", state.timeline.drawn_end_ms - state.timeline.drawn_window_ms},
-                   {"end_ms", state.timeline.drawn_end_ms}, {"let_go_shown", state.timeline.let_go_shown}};
+                   {"end_ms", state.timeline.drawn_end_ms}, {"let_go_shown", state.timeline.let_go_shown},
+                   {"spans_shown", state.timeline.spans_shown}};
   j["run_message"] = state.run.message;
   j["torch_live"] = state.torch.live;  // the run on screen is a PyTorch script's
   j["overlays"] = nlohmann::json::array();

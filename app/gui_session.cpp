@@ -209,6 +209,11 @@ void RunSession::finish(const RunResult& result) {
 void RunSession::update() {
   const int64_t deadline = now_ns() + (feed_.queued() > kBacklog ? kBacklogBudgetNs : kIngestBudgetNs);
   const int64_t timeline_was = model_.timeline().latest_ns();
+  // A timeline held still keeps what it shows while new spans push old ones out.
+  const viz::TimelineViewState& tv = state_.timeline;
+  if (tv.follow) model_.hold_timeline_window(0, -1);
+  else model_.hold_timeline_window(static_cast<int64_t>((tv.drawn_end_ms - tv.drawn_window_ms) * 1e6),
+                                   static_cast<int64_t>(tv.drawn_end_ms * 1e6));
   do {
     batch_.clear();
     if (feed_.drain(batch_, kIngestBatch) == 0) break;

@@ -62,6 +62,7 @@ struct TimelineViewState {
   double end_ms = 0.0;     // right edge when not following
   double drawn_end_ms = 0.0, drawn_window_ms = 0.0;  // the last frame's: Follow unticked stays there
   bool let_go_shown = false;  // the last frame veiled a stretch whose spans were let go (--state-json)
+  size_t spans_shown = 0;     // spans the last frame drew, or found too narrow to draw (--state-json)
 };
 
 // The Scale view's what-if: the controls only; the curves are computed from these (and cached).

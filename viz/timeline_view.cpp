@@ -209,21 +209,24 @@ void draw_node_groups(ImDrawList* dl, const NodeLayout& nodes, int lanes, float 
   }
 }
 
-// Left of `x_cut` a rank's oldest spans were let go (TimelineModel::complete_from_ns): the part
-// is veiled and says why, so a window scrolled back into a long run does not read as ranks that
+// Where a rank's spans were let go (TimelineModel::let_go), the lanes are veiled, and the widest
+// such stretch on screen says why, so a window over a long run's past does not read as ranks that
 // did nothing.
-void draw_let_go(ImDrawList* dl, float x_cut, ImVec2 plot_min, ImVec2 plot_max, size_t kept_per_rank, bool following) {
+void draw_let_go(ImDrawList* dl, float x0, float x1, ImVec2 plot_min, ImVec2 plot_max, size_t kept_per_rank,
+                 bool following, bool with_note) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
-  x_cut = std::min(x_cut, plot_max.x);
-  if (x_cut <= plot_min.x) return;
-  dl->AddRectFilled(plot_min, ImVec2(x_cut, plot_max.y), with_alpha(p.canvas, 0.75f));
-  dl->AddLine(ImVec2(x_cut, plot_min.y), ImVec2(x_cut, plot_max.y), p.text_dim, 1.0f);
-  const float room = x_cut - plot_min.x - fs;
-  if (room < fs * 8) return;
+  x0 = std::max(x0, plot_min.x);
+  x1 = std::min(x1, plot_max.x);
+  if (x1 <= x0) return;
+  dl->AddRectFilled(ImVec2(x0, plot_min.y), ImVec2(x1, plot_max.y), with_alpha(p.canvas, 0.75f));
+  for (float x : {x0, x1})
+    if (x > plot_min.x && x < plot_max.x) dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.text_dim, 1.0f);
+  const float room = x1 - x0 - fs;
+  if (!with_note || room < fs * 8) return;
   std::string text = trf("Earlier spans were let go: the timeline keeps each rank's newest {}.", grouped(static_cast<int64_t>(kept_per_rank)));
   if (!following) text += std::string(" ") + tr("Tick Follow, or double-click, to come back to now.");
-  const ImVec2 at(plot_min.x + fs * 0.5f, plot_min.y + fs * 0.5f);
+  const ImVec2 at(x0 + fs * 0.5f, plot_min.y + fs * 0.5f);
   const ImVec2 extent = ImGui::CalcTextSize(text.c_str(), nullptr, false, room);
   dl->AddRectFilled(ImVec2(at.x - fs * 0.25f, at.y - fs * 0.15f), ImVec2(at.x + extent.x + fs * 0.25f, at.y + extent.y + fs * 0.15f),
                     p.canvas);
@@ -366,13 +369,14 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   if (failure.failed)
     for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
   dl->PushClipRect(plot_min, plot_max, true);
+  v.spans_shown = 0;
   for (int rank = 0; rank < lanes; ++rank) {
     const float top = plot_min.y + rank * lane_h;
     const float label_limit = notes[rank].left(plot_max.x);
     dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
     float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
     std::vector<std::pair<const TimelineSpan*, std::pair<float, float>>> held;  // this lane's waits at the gate
-    tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
+    v.spans_shown += tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
                         [&](const TimelineSpan& s) {
       float x0 = x_of(s.t_begin_ns / 1e6), x1 = x_of(s.t_end_ns / 1e6);
       int row = 0;
@@ -470,10 +474,19 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                         ImVec2(plot_max.x, top + lane_h - 1));
     }
   }
-  v.let_go_shown = tl.complete_from_ns() > 0 && begin < tl.complete_from_ns() / 1e6;
-  if (v.let_go_shown) {
-    draw_let_go(dl, x_of(tl.complete_from_ns() / 1e6), plot_min, plot_max, tl.max_spans_per_lane(), v.follow);
-    if (hovered && io.MousePos.x < x_of(tl.complete_from_ns() / 1e6)) hit = nullptr;  // veiled: no read-out
+  // The stretches let go that the window reaches into; the widest one on screen carries the note.
+  v.let_go_shown = false;
+  float widest = 0;
+  for (const auto& [from, to] : tl.let_go())
+    if (from / 1e6 < end && to / 1e6 > begin) widest = std::max(widest, std::min(x_of(to / 1e6), plot_max.x) - std::max(x_of(from / 1e6), plot_min.x));
+  for (const auto& [from, to] : tl.let_go()) {
+    if (from / 1e6 >= end || to / 1e6 <= begin) continue;
+    v.let_go_shown = true;
+    const float x0 = x_of(from / 1e6), x1 = x_of(to / 1e6);
+    const bool widest_here = std::min(x1, plot_max.x) - std::max(x0, plot_min.x) >= widest;
+    draw_let_go(dl, x0, x1, plot_min, plot_max, tl.max_spans_per_lane(), v.follow, widest_here);
+    if (hovered && io.MousePos.x >= x0 && io.MousePos.x < x1) hit = nullptr;  // veiled: no read-out
+    widest = widest_here ? 1e30f : widest;  // one note
   }
   dl->PopClipRect();
   if (hit && !dragging) {

@@ -50,6 +50,8 @@ class RunModel {
   const LossSeries& loss() const { return loss_.series(); }
   const SamplerHistory& sampler() const { return sampler_; }
   const TimelineModel& timeline() const { return timeline_; }
+  // The timeline's window that the view holds still (TimelineModel::hold_window).
+  void hold_timeline_window(int64_t t0_ns, int64_t t1_ns) { timeline_.hold_window(t0_ns, t1_ns); }
   const std::vector<Generation>& generations() const { return generations_; }
   const Generation* current_generation() const;
   const std::vector<RankProgress>& ranks() const { return ranks_; }

@@ -33,7 +33,7 @@ void TimelineModel::clear() {
   has_origin_ = false;
   origin_ns_ = 0;
   latest_ns_ = 0;
-  complete_from_ns_ = 0;
+  let_go_.clear();
   recent_forward_.clear();
   heard_ns_.clear();
 }
@@ -74,10 +74,47 @@ void TimelineModel::add(int rank, TimelineSpan span) {
   list.insert(it, span);
   latest_ns_ = std::max(latest_ns_, span.t_end_ns);
   const size_t cap = &list == &lane.spans ? max_spans_per_lane_ : max_spans_per_lane_ / 16;
-  if (list.size() > cap) {  // forget the oldest quarter at once
-    list.erase(list.begin(), list.begin() + cap / 4);
-    complete_from_ns_ = std::max(complete_from_ns_, list.front().t_begin_ns);
+  if (list.size() > cap) forget_oldest(list, cap / 4);  // a quarter at once
+}
+
+void TimelineModel::forget_oldest(std::vector<TimelineSpan>& list, size_t count) {
+  const auto begins_before = [&](int64_t t) {
+    return static_cast<size_t>(std::lower_bound(list.begin(), list.end(), t, [](const TimelineSpan& s, int64_t v) {
+                                 return s.t_begin_ns < v;
+                               }) - list.begin());
+  };
+  // The held window's spans, [p0, p1): a span in `list` is at most kLongSpanNs long, so one that
+  // reaches into the window began at most that long before it.
+  const bool held = held_t1_ >= held_t0_;
+  const size_t p0 = held ? begins_before(held_t0_ - kLongSpanNs) : 0;
+  const size_t p1 = held ? begins_before(held_t1_ + 1) : 0;
+  const bool spare = held && p0 < count && p1 > p0 && p1 - p0 <= max_spans_per_lane_ / 2 && p1 < list.size();
+  if (!spare) {
+    note_let_go(0, list[count].t_begin_ns);
+    list.erase(list.begin(), list.begin() + static_cast<ptrdiff_t>(count));
+    return;
   }
+  // The oldest after the window, then everything before it.
+  const size_t after = std::min(count - p0, list.size() - p1 - 1);
+  note_let_go(list[p1].t_begin_ns, list[p1 + after].t_begin_ns);
+  list.erase(list.begin() + static_cast<ptrdiff_t>(p1), list.begin() + static_cast<ptrdiff_t>(p1 + after));
+  if (p0 > 0) {
+    note_let_go(0, list[p0].t_begin_ns);
+    list.erase(list.begin(), list.begin() + static_cast<ptrdiff_t>(p0));
+  }
+}
+
+// Kept as few stretches as possible: overlapping or touching ones are one.
+void TimelineModel::note_let_go(int64_t from, int64_t to) {
+  if (to <= from) return;
+  let_go_.emplace_back(from, to);
+  std::sort(let_go_.begin(), let_go_.end());
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (const auto& s : let_go_) {
+    if (!merged.empty() && s.first <= merged.back().second) merged.back().second = std::max(merged.back().second, s.second);
+    else merged.push_back(s);
+  }
+  let_go_ = std::move(merged);
 }
 
 void TimelineModel::consume(const Event& event) {

@@ -58,10 +58,17 @@ class TimelineModel {
   // `max_lag_ns` is not waited for (it is stuck, or gone): then latest_ns() - max_lag_ns.
   int64_t reported_ns(int64_t max_lag_ns) const;
   int64_t earliest_ns() const;                       // earliest span still kept, relative
-  // Before this time (relative ns) a rank's oldest spans were let go to bound memory: a window
-  // reaching back there shows part of what ran, or nothing. 0 while every span is kept.
-  int64_t complete_from_ns() const { return complete_from_ns_; }
+  // Stretches (relative ns, [first, second), in time order) where some rank's spans were let go
+  // to bound memory: a window there shows part of what ran, or nothing. Empty while all is kept.
+  const std::vector<std::pair<int64_t, int64_t>>& let_go() const { return let_go_; }
   size_t max_spans_per_lane() const { return max_spans_per_lane_; }
+  // A window the view holds still (its Follow unticked), relative ns; t1 < t0 for none. Letting
+  // go of old spans then spares the ones in it, while they take at most half a lane's room: the
+  // spans before it go first, then the oldest after it, so what the class is looking at stays.
+  void hold_window(int64_t t0, int64_t t1) {
+    held_t0_ = t0;
+    held_t1_ = t1;
+  }
   // Where the `steps`-th most recent forward pass of the lowest rank began (relative ns), for
   // a window that shows the last few steps; earliest_ns() when fewer were seen.
   int64_t recent_steps_begin(int steps, int64_t before_ns = INT64_MAX) const;  // forward passes begun before before_ns
@@ -118,6 +125,8 @@ class TimelineModel {
     std::vector<TimelineSpan> long_spans;
   };
   static size_t first_visible(const Lane& lane, int64_t t0);
+  void forget_oldest(std::vector<TimelineSpan>& list, size_t count);
+  void note_let_go(int64_t from, int64_t to);
   struct OpenCollective {
     int32_t bucket = -1;
     int64_t bytes = 0;
@@ -143,7 +152,8 @@ class TimelineModel {
   int64_t origin_ns_ = 0;
   bool has_origin_ = false;
   int64_t latest_ns_ = 0;
-  int64_t complete_from_ns_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> let_go_;
+  int64_t held_t0_ = 0, held_t1_ = -1;
   std::vector<int64_t> recent_forward_;  // begins of rank 0's last forward passes, oldest first
   std::vector<int64_t> heard_ns_;        // per rank: the latest time any of its events reached
 };

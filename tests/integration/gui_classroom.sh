@@ -46,6 +46,8 @@
 # 23. A long run in the big Timeline: Follow unticked, the view dragged back and zoomed all the
 #     way out. The stretch whose spans were let go (the timeline keeps each rank's newest) is
 #     veiled and says so, instead of showing ranks that did nothing; the axis starts at 0.
+# 24. The same run's timeline with Follow unticked and left alone for 7 s, while the run's new
+#     spans push the old ones out: the moment the class froze stays on screen.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -427,6 +429,17 @@ assert not t["follow"], t
 assert t["let_go_shown"], t
 assert t["begin_ms"] >= 0, t  # zoomed all the way out: the run, not time before it
 assert s["latest_step"] > 4000, s["latest_step"]
+PY
+fi
+if drive held "$WORK/timeline-long.json" F5 wait-workers pause tap:297:63 pause pause pause pause pause; then
+  python3 - "$WORK/held.json" << 'PY' && ok "a timeline held still through 7 s of a long run: what it showed is still there (classroom-held.png)" || bad "the held timeline"
+import json, sys
+s = json.load(open(sys.argv[1]))
+t = s["timeline"]
+assert not t["follow"], t
+assert t["spans_shown"] > 0 and not t["let_go_shown"], t
+assert s["holdings"]["timeline_spans"] <= 4 * 70000, s["holdings"]  # still bounded
+assert s["latest_step"] > 4000, s["latest_step"]  # long enough for spans to be let go
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then

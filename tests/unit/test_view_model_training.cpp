@@ -234,11 +234,11 @@ TEST_CASE("timeline: the pauses between steps are named: rank 0's evaluation, th
   CHECK(rank1[0].t_end_ns - rank1[0].t_begin_ns == 200);
 }
 
-TEST_CASE("timeline memory is bounded per lane, and says from when it is complete") {
+TEST_CASE("timeline memory is bounded per lane, and says what it let go") {
   TimelineModel t(100);
   t.consume(span(EventKind::Forward, 1, 1, 6));  // rank 1 keeps all it did
   for (int i = 0; i < 99; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
-  CHECK(t.complete_from_ns() == 0);  // nothing let go yet
+  CHECK(t.let_go().empty());  // nothing let go yet
   for (int i = 99; i < 1000; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
   CHECK(t.span_count(0) <= 100);
   CHECK(t.earliest_ns() == 0);  // rank 1's first span
@@ -246,10 +246,11 @@ TEST_CASE("timeline memory is bounded per lane, and says from when it is complet
   std::vector<int64_t> kept;
   t.for_each_visible(0, 0, INT64_MAX, [&](const TimelineSpan& s) { kept.push_back(s.t_begin_ns); });
   REQUIRE_FALSE(kept.empty());
-  CHECK(t.complete_from_ns() == kept.front());
-  CHECK(t.complete_from_ns() == 9000);  // the newest 100 of 1,000 spans, 10 ns apart
+  REQUIRE(t.let_go().size() == 1);
+  CHECK(t.let_go()[0] == std::pair<int64_t, int64_t>{0, kept.front()});
+  CHECK(kept.front() == 9000);  // the newest 100 of 1,000 spans, 10 ns apart
   t.clear();
-  CHECK(t.complete_from_ns() == 0);
+  CHECK(t.let_go().empty());
   for (int i = 0; i < 1000; ++i) t.consume(span(EventKind::Forward, 0, 1 + i * 10, 1 + i * 10 + 5));
   // Long waits at the gate are kept apart and still found.
   t.consume(span(EventKind::GateWait, 0, 5, 5 + 2'000'000'000));
@@ -257,6 +258,34 @@ TEST_CASE("timeline memory is bounded per lane, and says from when it is complet
     CHECK(s.kind == SpanKind::GateWait);
   });
   CHECK(n == 1);
+}
+
+TEST_CASE("timeline: a window held still keeps its spans while newer ones push the others out") {
+  // A 1 ms span every 100 ms (spans are short next to the 50 ms a span may reach back).
+  constexpr int64_t kMs = 1'000'000;
+  auto at = [&](int i) { return span(EventKind::Forward, 0, 1 + i * 100 * kMs, 1 + i * 100 * kMs + kMs); };
+  TimelineModel t(100);
+  for (int i = 0; i < 60; ++i) t.consume(at(i));  // relative time = i * 100 ms
+  // The class looks at spans 40-45 and holds the view there.
+  const int64_t from = 4000 * kMs, to = 4501 * kMs;
+  t.hold_window(from, to);
+  for (int i = 60; i < 2000; ++i) t.consume(at(i));
+  CHECK(t.span_count(0) <= 100);
+  CHECK(t.for_each_visible(0, from, to, [](const TimelineSpan&) {}) == 6);  // all six still there
+  // What went: everything before the window, and a stretch after it up to the newest kept.
+  REQUIRE(t.let_go().size() == 2);
+  CHECK(t.let_go()[0] == std::pair<int64_t, int64_t>{0, from});
+  CHECK(t.let_go()[1].first == 4600 * kMs);
+  std::vector<int64_t> newest;
+  t.for_each_visible(0, to + 1, INT64_MAX, [&](const TimelineSpan& s) { newest.push_back(s.t_begin_ns); });
+  REQUIRE_FALSE(newest.empty());
+  CHECK(t.let_go()[1].second == newest.front());
+  CHECK(newest.back() == 1999 * 100 * kMs);
+  // Let go of the window, and it goes like any other.
+  t.hold_window(0, -1);
+  for (int i = 2000; i < 2200; ++i) t.consume(at(i));
+  CHECK(t.for_each_visible(0, from, to, [](const TimelineSpan&) {}) == 0);
+  CHECK(t.let_go().size() == 1);  // one stretch from the start again
 }
 
 TEST_CASE("after the world shrinks, the ranks that are gone keep their rows only while their spans are in view") {
