@@ -249,6 +249,9 @@ struct AppState {
     bool asked = false;
     bool set_epoch_before = true;
   } pending_restart;
+  // Reset pressed (or Ctrl+R) while a run trains: it would end the run and forget it, so the
+  // person is asked first; the run goes on meanwhile.
+  bool pending_reset = false;
 };
 
 }  // namespace ringlab::viz

@@ -214,7 +214,7 @@ void draw_buttons(AppState& state) {
   if (ImGui::Button(label("■ Stop", "stop").c_str(), size)) state.requests.stop = true;
   ImGui::EndDisabled();
   grid.place(3);
-  if (ImGui::Button(label("Reset", "reset").c_str(), size)) state.requests.reset = true;
+  if (ImGui::Button(label("Reset", "reset").c_str(), size)) RequestReset(state);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("Stop, forget this run and go back to the scenario's settings."));
 }
 

@@ -62,6 +62,18 @@ std::string format_number(double v) {
   return fmt::format("{:.1e}", v);
 }
 
+// One unit for all of an axis's numbers: 5k, 10k, 15k, never 5000 beside 10k.
+std::vector<std::string> format_axis(const std::vector<double>& values) {
+  double largest = 0;
+  for (double v : values) largest = std::max(largest, std::fabs(v));
+  const double unit = largest >= 1e6 ? 1e6 : largest >= 1e4 ? 1e3 : 1;
+  const char* suffix = unit == 1e6 ? "M" : "k";
+  std::vector<std::string> out;
+  for (double v : values)
+    out.push_back(unit == 1 ? format_number(v) : v == 0 ? std::string("0") : fmt::format("{:.3g}{}", v / unit, suffix));
+  return out;
+}
+
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash) {
   const float dx = b.x - a.x, dy = b.y - a.y;
   const float length = std::sqrt(dx * dx + dy * dy);
@@ -119,8 +131,9 @@ Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::strin
   // Grid, ticks and their labels.
   const float plot_w = max_.x - min_.x, plot_h = max_.y - min_.y;
   std::vector<AxisTick> xt, yt;
-  for (double t : nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6)))))
-    xt.push_back({sx(t), format_number(t)});
+  const std::vector<double> x_values = nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6))));
+  const std::vector<std::string> x_texts = format_axis(x_values);
+  for (size_t i = 0; i < x_values.size(); ++i) xt.push_back({sx(x_values[i]), x_texts[i]});
   const std::vector<double> y_values = y_.log ? log_ticks(std::pow(10.0, y_.min), std::pow(10.0, y_.max))
                                               : nice_ticks(y_.min, y_.max, std::max(2, static_cast<int>(plot_h / (fs * 2.5f))));
   for (double t : y_values) yt.push_back({sy(y_.log ? std::log10(t) : t), format_number(t)});

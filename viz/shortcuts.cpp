@@ -41,7 +41,9 @@ void apply(const KeyPress& press, const view_model::RunModel& model, AppState& s
       else RequestStart(state);
       break;
     case GLFW_KEY_F11: state.requests.toggle_fullscreen = true; break;
-    case GLFW_KEY_R: state.requests.reset |= ctrl; break;
+    case GLFW_KEY_R:
+      if (ctrl) RequestReset(state);
+      break;
     case GLFW_KEY_Q: state.requests.quit |= ctrl; break;
     case GLFW_KEY_EQUAL:
     case GLFW_KEY_KP_ADD: state.requests.zoom_steps += ctrl ? 1 : 0; break;

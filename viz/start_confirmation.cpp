@@ -20,6 +20,7 @@ constexpr uint64_t kAskAboveBytes = uint64_t{1} << 30;
 
 constexpr const char* kDialog = "###start_confirmation";
 constexpr const char* kRestartDialog = "###restart_confirmation";
+constexpr const char* kResetDialog = "###reset_confirmation";
 
 // A question in the middle of the window, which nothing else can be clicked past; false while
 // it is not shown (the caller then draws nothing of it).
@@ -63,7 +64,43 @@ void draw_restart_confirmation(AppState& state) {
   ImGui::EndPopup();
 }
 
+bool run_live(const AppState& state) {
+  return state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+}
+
+// Reset ends the run and forgets it (it is not kept as an earlier run): asked first.
+void draw_reset_confirmation(AppState& state) {
+  if (!state.pending_reset) return;
+  if (!run_live(state)) {  // the run ended while the question was open: nothing to lose now
+    state.pending_reset = false;
+    state.requests.reset = true;
+    return;
+  }
+  if (!begin_question(kResetDialog, tr("Reset this run?"))) return;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(tr("Reset stops the workers, forgets this run (its curves are not kept as an earlier run) and brings back the scenario's settings."));
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("Until you answer, the run goes on."));
+  ImGui::PopTextWrapPos();
+  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  if (ImGui::Button(label("Reset", "confirm_reset").c_str(), ImVec2(w, 0))) {
+    state.pending_reset = false;
+    state.requests.reset = true;
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button(label("Keep this run", "cancel_reset").c_str(), ImVec2(w, 0)) || state.escape_pressed) {
+    state.pending_reset = false;
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::EndPopup();
+}
+
 }  // namespace
+
+void RequestReset(AppState& state) {
+  if (run_live(state)) state.pending_reset = true;
+  else state.requests.reset = true;
+}
 
 bool HasRefusedField(const AppState& state) {
   return std::any_of(state.field_edits.begin(), state.field_edits.end(), [](const auto& f) { return f.second.refused; });
@@ -87,6 +124,7 @@ void RequestStart(AppState& state, bool restart) {
 
 void DrawStartConfirmation(AppState& state) {
   draw_restart_confirmation(state);
+  draw_reset_confirmation(state);
   AppState::PendingStart& p = state.pending_start;
   if (p.bytes == 0) return;
   if (!begin_question(kDialog, tr("This run needs much memory"))) return;

@@ -224,7 +224,8 @@ void draw_let_go(ImDrawList* dl, float x0, float x1, ImVec2 plot_min, ImVec2 plo
     if (x > plot_min.x && x < plot_max.x) dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.text_dim, 1.0f);
   const float room = x1 - x0 - fs;
   if (!with_note || room < fs * 8) return;
-  std::string text = trf("Earlier spans were let go: the timeline keeps each rank's newest {}.", grouped(static_cast<int64_t>(kept_per_rank)));
+  std::string text = trf("The spans here were let go: the timeline keeps each rank's newest {}, and what a view held still shows.",
+                         grouped(static_cast<int64_t>(kept_per_rank)));
   if (!following) text += std::string(" ") + tr("Tick Follow, or double-click, to come back to now.");
   const ImVec2 at(x0 + fs * 0.5f, plot_min.y + fs * 0.5f);
   const ImVec2 extent = ImGui::CalcTextSize(text.c_str(), nullptr, false, room);
@@ -232,6 +233,21 @@ void draw_let_go(ImDrawList* dl, float x0, float x1, ImVec2 plot_min, ImVec2 plo
                     p.canvas);
   dl->AddText(ImGui::GetFont(), fs, at, p.text, text.c_str(), nullptr, room);
 }
+
+// The spans of one row that fall within one pixel column, by colour, and the longest of them
+// (whose read-out the pixel gives).
+struct PixelColumn {
+  float x = -1e9f, y0 = 0, y1 = 0;
+  std::vector<std::pair<uint32_t, int64_t>> time_by_color;
+  const TimelineSpan* longest = nullptr;
+  void add(uint32_t color, const TimelineSpan* s) {
+    const int64_t ns = std::max<int64_t>(s->t_end_ns - s->t_begin_ns, 1);
+    auto it = std::find_if(time_by_color.begin(), time_by_color.end(), [&](const auto& c) { return c.first == color; });
+    if (it == time_by_color.end()) time_by_color.emplace_back(color, ns);
+    else it->second += ns;
+    if (!longest || ns > longest->t_end_ns - longest->t_begin_ns) longest = s;
+  }
+};
 
 // A live rank silent for longer than this is shown as it is (stuck, or gone), not waited for.
 constexpr int64_t kMaxEventLagNs = 100'000'000;
@@ -327,8 +343,10 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     v.follow = true;
     v.window_ms = 0;
   }
-  if (!v.follow && end < window) {  // dragged back to the run's start: it stops there
-    end = window;
+  // Held still, the window stays within the run: a drag stops at its start, a zoom at its
+  // latest event (not in time that has not happened).
+  if (!v.follow && (end < window || end > std::max(latest_ms, window))) {
+    end = std::clamp(end, window, std::max(latest_ms, window));
     v.end_ms = end;
   }
   const double begin = end - window;
@@ -374,7 +392,21 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const float top = plot_min.y + rank * lane_h;
     const float label_limit = notes[rank].left(plot_max.x);
     dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
-    float last_px[3] = {-1e9f, -1e9f, -1e9f};  // per row: where the last drawn span ended
+    PixelColumn columns[3];  // per row: the pixel column whose narrow spans are being gathered
+    float last_mark = -1e9f;  // where the last bucket-ready mark was drawn
+    // Spans narrower than a pixel: one pixel per column, in the colour of the kind that took most
+    // of its time (zoomed out, backward, not the first sliver of optimizer step that begins there).
+    const auto flush = [&](PixelColumn& c) {
+      if (c.time_by_color.empty()) return;
+      const auto most = std::max_element(c.time_by_color.begin(), c.time_by_color.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      dl->AddRectFilled(ImVec2(c.x, c.y0), ImVec2(c.x + 1.0f, c.y1), most->first);
+      if (hovered && io.MousePos.x >= c.x && io.MousePos.x < c.x + 1.0f && io.MousePos.y >= c.y0 && io.MousePos.y <= c.y1) {
+        hit = c.longest;
+        hit_rank = rank;
+      }
+      c = PixelColumn{};
+    };
     std::vector<std::pair<const TimelineSpan*, std::pair<float, float>>> held;  // this lane's waits at the gate
     v.spans_shown += tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
                         [&](const TimelineSpan& s) {
@@ -395,6 +427,9 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
           y1 = y0 + row_h * 0.34f;
           break;
         case SpanKind::BucketReady: {
+          // Zoomed out, marks a few pixels apart would merge into a black band: one per width.
+          if (x0 < last_mark + fs * 0.8f) return;
+          last_mark = x0;
           const float y = top + lane_h * 0.06f + row_h;
           dl->AddTriangleFilled(ImVec2(x0, y - fs * 0.1f), ImVec2(x0 - fs * 0.3f, y + fs * 0.4f),
                                 ImVec2(x0 + fs * 0.3f, y + fs * 0.4f), p.text);
@@ -409,11 +444,19 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
         }
         default: break;
       }
-      if (x1 - x0 < 1.0f) {  // too narrow to see: one pixel, once per pixel column
-        if (x0 < last_px[row] + 1.0f) return;
-        x1 = x0 + 1.0f;
+      PixelColumn& column = columns[row];
+      if (x1 - x0 < 1.0f && !s.unfinished) {
+        const float at = std::floor(x0);
+        if (at != column.x) {
+          flush(column);
+          column.x = at;
+          column.y0 = y0;
+          column.y1 = y1;
+        }
+        column.add(s.kind == SpanKind::GateWait ? with_alpha(color_of(s), 0.6f) : color_of(s), &s);
+        return;
       }
-      last_px[row] = x1;
+      flush(column);
       if (s.unfinished) {
         draw_unfinished(dl, x0, x1, y0, y1, plot_min.x, label_limit, false);
         return;
@@ -439,6 +482,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
         hit_rank = rank;
       }
     });
+    for (PixelColumn& c : columns) flush(c);
     // Held at the gate, a rank computes nothing: over the forward or backward bar it waited
     // inside (a bucket's all-reduce runs in backward) the gate shows, not a minute of "backward".
     const float row0 = top + lane_h * 0.06f;

@@ -39,6 +39,8 @@ void DrawAboutWindow(AppState& state);
 // Nothing starts while a field holds a refused value (the Start button is disabled and says why).
 bool HasRefusedField(const AppState& state);
 void RequestStart(AppState& state, bool restart = false);
+// Reset: at once when no run trains, after a question when one does.
+void RequestReset(AppState& state);
 void DrawStartConfirmation(AppState& state);
 
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).

@@ -48,6 +48,8 @@
 #     veiled and says so, instead of showing ranks that did nothing; the axis starts at 0.
 # 24. The same run's timeline with Follow unticked and left alone for 7 s, while the run's new
 #     spans push the old ones out: the moment the class froze stays on screen.
+# 25. Ctrl+R (Reset) during a long run: the app asks first, the run goes on meanwhile; Escape
+#     keeps it.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -440,6 +442,20 @@ assert not t["follow"], t
 assert t["spans_shown"] > 0 and not t["let_go_shown"], t
 assert s["holdings"]["timeline_spans"] <= 4 * 70000, s["holdings"]  # still bounded
 assert s["latest_step"] > 4000, s["latest_step"]  # long enough for spans to be let go
+PY
+fi
+if drive resetask "$WORK/long.json" F5 wait-workers pause ctrl+r pause; then
+  python3 - "$WORK/resetask.json" << 'PY' && ok "Ctrl+R during a run: asked first, the run goes on (classroom-resetask.png)" || bad "Reset during a run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["reset_asked"] and s["run_phase"] == "running", (s["reset_asked"], s["run_phase"])
+PY
+fi
+if drive resetkeep "$WORK/long.json" F5 wait-workers pause ctrl+r pause Escape pause; then
+  python3 - "$WORK/resetkeep.json" << 'PY' && ok "Ctrl+R, then Escape: the run kept (classroom-resetkeep.png)" || bad "Reset, then Escape"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert not s["reset_asked"] and s["run_phase"] == "running" and s["latest_step"] > 0, (s["reset_asked"], s["run_phase"])
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
