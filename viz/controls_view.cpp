@@ -267,10 +267,17 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
 // them (FittedLine), so the World size slider under them never moves while a class drags it.
 void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   const Palette& p = palette();
-  const uint32_t color = state.run.phase == RunPhase::Failed ? p.bad : state.run.phase == RunPhase::Running ? p.ok : p.text_dim;
+  // Before a run, a refused field keeps Start from starting: the status says so, in red, right
+  // under Start (a row, not a message that would push the field out of the pane).
+  if (!HasRefusedField(state)) state.start_waits_for_field = false;
+  const bool not_ready = !running(state) && HasRefusedField(state);
+  const uint32_t color = state.run.phase == RunPhase::Failed || not_ready ? p.bad
+                         : state.run.phase == RunPhase::Running           ? p.ok
+                                                                          : p.text_dim;
   // Held between the class's Next presses, the workers are not training on their own.
   const bool at_gate = state.run.phase == RunPhase::Running && state.gated;
   std::vector<std::string> status = {phase_text(state.run.phase)};
+  if (not_ready) status = {tr("not ready: a field holds a value the job refuses (its reason is under it)"), tr("not ready: fix the red field")};
   if (at_gate && state.step.playing) status = {tr("step-through: Play lets one ring step through at a time"), tr("step-through: playing")};
   else if (at_gate) status = {tr("step-through: held at the gate"), tr("step-through: held")};
   state.said.status = status.front();
@@ -324,18 +331,7 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   // (the same rank) the report and the ring give, or the controller's first line without one.
   const bool failed = state.run.phase == RunPhase::Failed;
   const bool errors_here = !failed && !model.failure().failed && !model.errors().empty();
-  if (!HasRefusedField(state)) state.start_waits_for_field = false;
-  const bool start_waits = state.start_waits_for_field && !running(state);
-  if (!state.run.message.empty() || state.run.events_lost > 0 || errors_here || start_waits) ImGui::Separator();
-  if (start_waits) {
-    std::string refused;
-    for (const auto& [id, edit] : state.field_edits)
-      if (edit.refused) refused += (refused.empty() ? "" : "; ") + edit.reason;
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s",
-                       trf("Start waits for a field the job refused ({}): fix it, or Reset.", refused).c_str());
-    ImGui::PopTextWrapPos();
-  }
+  if (!state.run.message.empty() || state.run.events_lost > 0 || errors_here) ImGui::Separator();
   if (!state.run.message.empty()) {
     const std::string& m = state.run.message;
     const std::string line = !failed ? m : model.failure().failed ? FailureHeadline(model.failure()) : m.substr(0, m.find('\n'));

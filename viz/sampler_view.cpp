@@ -234,7 +234,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     if (grid.copies[hovered_index] > 1) tip.append("\n").append(trf("handed out {} times: the sampler pads by repeating indices", grid.copies[hovered_index]));
     if (in_batch[hovered_index]) tip.append("\n").append(trf("marked: in rank {}'s batch of this step", in_batch[hovered_index] - 1));
     if (cells.per_cell > 1) tip.append("\n").append(trf("each cell shows {} indices", cells.per_cell));
-    ImGui::SetTooltip("%s", tip.c_str());
+    WrappedTooltip(tip);
   }
   draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid, order_rows);
 }

@@ -78,7 +78,7 @@ void draw_reset_confirmation(AppState& state) {
   }
   if (!begin_question(kResetDialog, tr("Reset this run?"))) return;
   ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(tr("Reset stops the workers, forgets this run (its curves are not kept as an earlier run) and brings back the scenario's settings."));
+  ImGui::TextUnformatted(tr("Reset stops the workers, forgets this run and the earlier runs' curves, and brings back the scenario's settings."));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("Until you answer, the run goes on."));
   ImGui::PopTextWrapPos();
   const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
@@ -107,10 +107,8 @@ bool HasRefusedField(const AppState& state) {
 }
 
 void RequestStart(AppState& state, bool restart) {
-  if (HasRefusedField(state)) {  // nothing starts; the controls say why, and show the field
+  if (HasRefusedField(state)) {  // nothing starts, and the controls say why (they do not scroll: Start stays put)
     state.start_waits_for_field = true;
-    for (auto& [id, edit] : state.field_edits)
-      if (edit.refused) edit.reveal = true;
     return;
   }
   const RunFootprint f = estimate_footprint(state.job, {state.job.world_size, state.lab.settings.max_restarts > 0, false});

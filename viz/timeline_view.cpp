@@ -209,11 +209,11 @@ void draw_node_groups(ImDrawList* dl, const NodeLayout& nodes, int lanes, float 
   }
 }
 
-// Where a rank's spans were let go (TimelineModel::let_go), the lanes are veiled, and the widest
-// such stretch on screen says why, so a window over a long run's past does not read as ranks that
+// Where a rank's spans were let go (TimelineModel::let_go), the lanes are veiled, and each such
+// stretch wide enough says why, so a window over a long run's past does not read as ranks that
 // did nothing.
 void draw_let_go(ImDrawList* dl, float x0, float x1, ImVec2 plot_min, ImVec2 plot_max, size_t kept_per_rank,
-                 bool following, bool with_note) {
+                 bool following) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   x0 = std::max(x0, plot_min.x);
@@ -223,7 +223,7 @@ void draw_let_go(ImDrawList* dl, float x0, float x1, ImVec2 plot_min, ImVec2 plo
   for (float x : {x0, x1})
     if (x > plot_min.x && x < plot_max.x) dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.text_dim, 1.0f);
   const float room = x1 - x0 - fs;
-  if (!with_note || room < fs * 8) return;
+  if (room < fs * 8) return;
   std::string text = trf("The spans here were let go: the timeline keeps each rank's newest {}, and what a view held still shows.",
                          grouped(static_cast<int64_t>(kept_per_rank)));
   if (!following) text += std::string(" ") + tr("Tick Follow, or double-click, to come back to now.");
@@ -518,19 +518,14 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                         ImVec2(plot_max.x, top + lane_h - 1));
     }
   }
-  // The stretches let go that the window reaches into; the widest one on screen carries the note.
+  // The stretches let go that the window reaches into, each veiled with its note where it fits.
   v.let_go_shown = false;
-  float widest = 0;
-  for (const auto& [from, to] : tl.let_go())
-    if (from / 1e6 < end && to / 1e6 > begin) widest = std::max(widest, std::min(x_of(to / 1e6), plot_max.x) - std::max(x_of(from / 1e6), plot_min.x));
   for (const auto& [from, to] : tl.let_go()) {
     if (from / 1e6 >= end || to / 1e6 <= begin) continue;
     v.let_go_shown = true;
     const float x0 = x_of(from / 1e6), x1 = x_of(to / 1e6);
-    const bool widest_here = std::min(x1, plot_max.x) - std::max(x0, plot_min.x) >= widest;
-    draw_let_go(dl, x0, x1, plot_min, plot_max, tl.max_spans_per_lane(), v.follow, widest_here);
+    draw_let_go(dl, x0, x1, plot_min, plot_max, tl.max_spans_per_lane(), v.follow);
     if (hovered && io.MousePos.x >= x0 && io.MousePos.x < x1) hit = nullptr;  // veiled: no read-out
-    widest = widest_here ? 1e30f : widest;  // one note
   }
   dl->PopClipRect();
   if (hit && !dragging) {
@@ -543,7 +538,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
       if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", duration_text(static_cast<double>(held))));
     }
     if (hit->unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
-    ImGui::SetTooltip("%s", text.c_str());
+    WrappedTooltip(text);
   }
 }
 

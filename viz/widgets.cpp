@@ -149,6 +149,14 @@ std::string cut_to_width(const std::string& text, float width) {
 
 }  // namespace
 
+void WrappedTooltip(const std::string& text) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
 std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
   if (forms.empty()) return "";
   const float width = ImGui::GetContentRegionAvail().x;
@@ -160,13 +168,7 @@ std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
     }
   if (shown.empty()) shown = cut_to_width(forms.back(), width);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", shown.c_str());
-  if (shown != forms.front() && ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
-    ImGui::TextUnformatted(forms.front().c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
+  if (shown != forms.front() && ImGui::IsItemHovered()) WrappedTooltip(forms.front());
   return shown;
 }
 

@@ -210,7 +210,14 @@ void TimelineModel::consume(const Event& event) {
 }
 
 void TimelineModel::note_arrival(int64_t collective_id, int64_t t_begin_ns) {
-  if (arrivals_.size() > 16384) arrivals_.erase(arrivals_.begin());  // ids only grow within a set
+  if (arrivals_.size() > 16384) {  // ids only grow within a set: the oldest go, but not a held window's
+    auto oldest = arrivals_.begin();
+    const bool held = held_t1_ >= held_t0_;
+    while (held && oldest != arrivals_.end() && oldest->second.last_ns >= held_t0_ - kLongSpanNs &&
+           oldest->second.last_ns <= held_t1_)
+      ++oldest;
+    if (oldest != arrivals_.end()) arrivals_.erase(oldest);
+  }
   Arrival& a = arrivals_[collective_id];
   ++a.ranks;
   a.last_ns = std::max(a.last_ns, t_begin_ns);

@@ -214,8 +214,9 @@ assert "samples" in refused, refused
 assert refused["samples"]["typed"] == -5 and refused["samples"]["reason"] == "Samples: from 1 to 100,000,000", refused
 # At 1280x720 the field sits at the pane's bottom edge: the pane scrolled to show the reason.
 assert refused["samples"]["reason_in_view"], refused
-# F5 started nothing, and the controls say why (not only the greyed Start's tooltip).
+# F5 started nothing, and the status under Start says why (not only the greyed Start's tooltip).
 assert s["start_waits_for_field"], s
+assert s["said"]["status"].startswith("not ready: a field holds a value the job refuses"), s["said"]
 assert s["run_phase"] == "idle", s["run_phase"]
 PY
 fi

@@ -288,6 +288,26 @@ TEST_CASE("timeline: a window held still keeps its spans while newer ones push t
   CHECK(t.let_go().size() == 1);  // one stretch from the start again
 }
 
+TEST_CASE("timeline: a held window keeps when its collectives' last rank arrived") {
+  constexpr int64_t kMs = 1'000'000;
+  TimelineModel t;
+  auto begin_of = [&](int64_t id, int rank) {
+    Event e = span(EventKind::CollectiveBegin, rank, 1 + id * kMs, 1 + id * kMs);
+    e.collective_id = id;
+    return e;
+  };
+  Event run_begin = span(EventKind::RunBegin, 0, 1, 1);  // a world of one rank
+  run_begin.value = 1;
+  t.consume(run_begin);
+  t.hold_window(100 * kMs, 110 * kMs);  // collectives 100-110
+  for (int64_t id = 0; id < 20000; ++id) t.consume(begin_of(id, 0));
+  // The straggler's hatching needs the arrivals of the collectives on screen: they are kept...
+  CHECK(t.last_arrival_ns(105) >= 0);
+  // ...while the oldest others went, to bound memory.
+  CHECK(t.last_arrival_ns(20) < 0);
+  CHECK(t.last_arrival_ns(19999) >= 0);
+}
+
 TEST_CASE("after the world shrinks, the ranks that are gone keep their rows only while their spans are in view") {
   TimelineModel t;
   for (int rank = 0; rank < 8; ++rank) t.consume(span(EventKind::Forward, rank, 1000, 2000));  // 8 ranks
