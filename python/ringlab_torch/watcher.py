@@ -21,6 +21,7 @@ What is reported, and from where (the same events a ringlab worker sends, engine
 """
 import atexit
 import datetime
+import gc
 import os
 import signal
 import sys
@@ -187,6 +188,20 @@ class Watcher(NullWatcher):
                 client.close(_EXIT_FLUSH_S)
             except ReportingError as e:
                 warn(f"rank {self.rank}: the run's last events may not have reached ringlab: {e}")
+        self._let_go_of_the_script()
+
+    def _let_go_of_the_script(self) -> None:
+        """The run is over: the script's DDP model (which holds the process group), sampler and
+        optimizer are no longer held here. close() runs at exit, and this watcher lives on in
+        atexit's list: holding them, it kept gloo's process group alive into the interpreter's
+        own shutdown, where tearing down its threads can abort the process (SIGABRT, "terminate
+        called without an active exception"), after a run that went well. Freed now, with the
+        interpreter whole, they are torn down as they would be without ringlab."""
+        self.ddp_model = None
+        self.sampler = None
+        self._group = None
+        self._job_inputs = None
+        gc.collect()  # DDP's hooks make cycles: free them now, not at shutdown
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc is not None:
