@@ -4,9 +4,11 @@ and, beside it, the same model under plain DDP (no hook) in the same process gro
 what it saw to $RESULT_PATH: its shards, its losses, and both models' gradients at every step."""
 import argparse
 import copy
+import gc
 import json
 import os
 import sys
+import weakref
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 
@@ -72,6 +74,13 @@ def main():
             with torch.no_grad():
                 watcher.epoch_end(float(((model(X) - Y) ** 2).mean()))
     seen["final"] = [float(v) for p in model.parameters() for v in p.detach().reshape(-1).tolist()]
+    # What atexit would do, then: once the script lets go of its DDP model, nothing of ringlab's
+    # keeps it (and the process group it holds) alive into the interpreter's shutdown.
+    watcher.close()
+    ddp_alive = weakref.ref(ddp)
+    del ddp, loss
+    gc.collect()
+    seen["ddp_freed_after_close"] = ddp_alive() is None
     with open(os.environ["RESULT_PATH"], "w") as f:
         json.dump(seen, f)
     dist.destroy_process_group()

@@ -185,6 +185,11 @@ class WatchedDdpJobs(unittest.TestCase):
             self.assertEqual([e.epoch for e in job.events(EventKind.EPOCH_END, 0)], [0, 1])
             self.assertEqual(job.events(EventKind.EPOCH_END, 1), [])
 
+    def test_the_watcher_lets_go_of_the_ddp_model_once_closed(self):
+        # Held past close(), it would keep gloo's process group alive into Python's shutdown.
+        for job in (self.default, self.teaching):
+            self.assertEqual([r["ddp_freed_after_close"] for r in job.results], [True] * WORLD)
+
 
 @unittest.skipUnless(HAVE_TORCH, "PyTorch is not installed (python3-torch)")
 class AFailingRank(unittest.TestCase):
