@@ -210,13 +210,18 @@ void TimelineModel::consume(const Event& event) {
 }
 
 void TimelineModel::note_arrival(int64_t collective_id, int64_t t_begin_ns) {
-  if (arrivals_.size() > 16384) {  // ids only grow within a set: the oldest go, but not a held window's
+  // Ids only grow within a set: the oldest go, but not those of a held window, as long as it
+  // shows few enough all-reduces for their hatching to be seen (a bounded walk per arrival).
+  if (arrivals_.size() > 16384) {
+    constexpr int kMostSpared = 512;
     auto oldest = arrivals_.begin();
-    const bool held = held_t1_ >= held_t0_;
-    while (held && oldest != arrivals_.end() && oldest->second.last_ns >= held_t0_ - kLongSpanNs &&
-           oldest->second.last_ns <= held_t1_)
-      ++oldest;
-    if (oldest != arrivals_.end()) arrivals_.erase(oldest);
+    const auto in_held = [&](const Arrival& a) { return a.last_ns >= held_t0_ - kLongSpanNs && a.last_ns <= held_t1_; };
+    for (int walked = 0; held_t1_ >= held_t0_ && oldest != arrivals_.end() && in_held(oldest->second); ++walked, ++oldest)
+      if (walked == kMostSpared) {
+        oldest = arrivals_.begin();
+        break;
+      }
+    arrivals_.erase(oldest == arrivals_.end() ? arrivals_.begin() : oldest);
   }
   Arrival& a = arrivals_[collective_id];
   ++a.ranks;
