@@ -110,6 +110,7 @@ struct Requests {
 
 struct RunStatus {
   RunPhase phase = RunPhase::Idle;
+  bool live() const { return phase == RunPhase::Running || phase == RunPhase::Paused; }  // workers exist
   std::string message;        // failure text or a note
   int sequence_index = 0;     // which run of a scenario's sequence
   int sequence_length = 1;

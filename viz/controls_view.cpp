@@ -23,8 +23,6 @@
 namespace ringlab::viz {
 namespace {
 
-bool running(const AppState& s) { return s.run.phase == RunPhase::Running || s.run.phase == RunPhase::Paused; }
-
 const BackendInfo* backend_info(const AppState& s, const std::string& name) {
   for (const auto& b : s.backends)
     if (b.name == name) return &b;
@@ -33,7 +31,7 @@ const BackendInfo* backend_info(const AppState& s, const std::string& name) {
 
 // A field that only a fresh run can change is disabled while one runs.
 void restart_tooltip(const AppState& s) {
-  if (running(s) && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+  if (s.run.live() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("%s", tr("Takes effect at the next Start."));
 }
 
@@ -59,7 +57,7 @@ void draw_backend_choice(AppState& state) {
     ImGui::BeginDisabled(!available);
     if (ImGui::RadioButton(name, state.job.backend == name) && state.job.backend != name) {
       state.job.backend = name;
-      if (running(state)) state.requests.change_world = true;
+      if (state.run.live()) state.requests.change_world = true;
     }
     ImGui::EndDisabled();
     if (!available && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -134,7 +132,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::TextUnformatted(range_text(lo, hi).c_str());
     ImGui::EndTooltip();
   } else if (!editing && !ImGui::IsAnyItemActive() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::SetTooltip("%s", running(state) ? tr("Takes effect at the next Start.")
+    ImGui::SetTooltip("%s", state.run.live() ? tr("Takes effect at the next Start.")
                                            : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
   }
   if (edit.refused) {
@@ -152,7 +150,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
 
 void draw_job_fields(AppState& state) {
   JobConfig& job = state.job;
-  ImGui::BeginDisabled(running(state));
+  ImGui::BeginDisabled(state.run.live());
   {
     const char* algorithms[] = {"ring", "native"};
     int algorithm = job.algorithm == "native" ? 1 : 0;
@@ -189,7 +187,7 @@ void draw_job_fields(AppState& state) {
 }
 
 void draw_buttons(AppState& state) {
-  const bool live = running(state);
+  const bool live = state.run.live();
   const char* pause = state.run.phase == RunPhase::Paused ? "Resume" : "‖ Pause";
   const ButtonGrid grid = FitButtons({tr("▶ Start"), tr(pause), tr("■ Stop"), tr("Reset")}, 2);
   const ImVec2 size(grid.width, 0);
@@ -270,7 +268,7 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   // Before a run, a refused field keeps Start from starting: the status says so, in red, right
   // under Start (a row, not a message that would push the field out of the pane).
   if (!HasRefusedField(state)) state.start_waits_for_field = false;
-  const bool not_ready = !running(state) && HasRefusedField(state);
+  const bool not_ready = !state.run.live() && HasRefusedField(state);
   const uint32_t color = state.run.phase == RunPhase::Failed || not_ready ? p.bad
                          : state.run.phase == RunPhase::Running           ? p.ok
                                                                           : p.text_dim;
@@ -381,7 +379,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
     state.job.ranks_per_node = world == state.scenario.job.world_size ? state.scenario.job.ranks_per_node : std::vector<int>{};
   }
   // A live change happens when the slider is let go, not on every value it passes.
-  if (slid.released && running(state)) state.requests.change_world = true;
+  if (slid.released && state.run.live()) state.requests.change_world = true;
   if (slid.hovered)
     ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);

@@ -20,8 +20,6 @@ using view_model::FailureDiagnosis;
 using view_model::LabFault;
 using view_model::RankCause;
 
-bool running(const AppState& s) { return s.run.phase == RunPhase::Running || s.run.phase == RunPhase::Paused; }
-
 bool has_step(LabFault f) {
   return f == LabFault::Kill || f == LabFault::Drop || f == LabFault::Skip || f == LabFault::Extra || f == LabFault::Resize;
 }
@@ -35,13 +33,7 @@ int64_t batches_per_epoch(const JobConfig& job) {
 }
 
 void hint(const char* text) {
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) WrappedTooltip(text, 24);
 }
 
 void draw_fault_fields(AppState& state) {
@@ -103,7 +95,7 @@ void draw_restarts(AppState& state) {
 }
 
 void draw_kill_now(const view_model::RunModel& model, AppState& state) {
-  const bool live = running(state);
+  const bool live = state.run.live();
   const int world = std::max(1, live && model.world_size() > 0 ? model.world_size() : state.job.world_size);
   const bool mpi = (live ? state.run.live_backend : state.job.backend) == "mpi";
   state.lab.kill_rank = std::clamp(state.lab.kill_rank, 0, world - 1);
@@ -257,7 +249,7 @@ void DrawFailureLabControls(const view_model::RunModel& model, AppState& state) 
   // timeout comes back when the lab has no fault.
   view_model::apply_lab(s, state.scenario.job.timeout_s, state.job);
   if (!open) return;
-  const bool live = running(state);
+  const bool live = state.run.live();
   if (s.fault != LabFault::None) {
     ImGui::BeginDisabled(HasRefusedField(state));  // as the Start above: fix the field first
     if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),

@@ -216,13 +216,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     for (const Scenario& s : state.scenarios) {
       if (ImGui::MenuItem(s.title(language_code()).c_str(), nullptr, state.scenario.name == s.name))
         state.requests.load_scenario = s.name;
-      if (ImGui::IsItemHovered() && !s.description_en.empty()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
-        ImGui::TextUnformatted(s.description(language_code()).c_str());
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-      }
+      if (ImGui::IsItemHovered() && !s.description_en.empty()) WrappedTooltip(s.description(language_code()));
     }
     if (state.scenarios.empty()) ImGui::TextDisabled("%s", tr("no scenario folder found"));
     ImGui::Separator();
@@ -290,7 +284,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   }
   // What is running (or, while nothing runs, what Start would run), at the right end of the bar.
   // While nothing runs, the fields: what Start would run.
-  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  const bool live = state.run.live();
   const JobConfig& job = live && model.current_generation() && model.current_generation()->has_job
                              ? model.current_generation()->job
                              : state.job;

@@ -51,26 +51,31 @@ std::string format_tick(double v, double step) {
   return fmt::format("{:.{}f}", v, decimals);
 }
 
-std::string format_number(double v) {
+namespace {
+
+// Large numbers are written in thousands ("k") or millions ("M"), from 10,000 and 1,000,000.
+double unit_for(double largest) { return largest >= 1e6 ? 1e6 : largest >= 1e4 ? 1e3 : 1; }
+
+std::string format_in_unit(double v, double unit) {
   const double a = std::fabs(v);
   if (a == 0) return "0";
-  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
-  if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
+  if (unit > 1) return fmt::format("{:.3g}{}", v / unit, unit == 1e6 ? "M" : "k");
   // A log axis of losses runs 1, 0.1, 0.01, 0.001: decimals down to 0.0001, so one axis does not
   // mix "0.01" with "1.0e-03"; smaller than that, powers of ten.
   if (a >= 1e-4) return fmt::format("{:.4g}", v);
   return fmt::format("{:.1e}", v);
 }
 
+}  // namespace
+
+std::string format_number(double v) { return format_in_unit(v, unit_for(std::fabs(v))); }
+
 // One unit for all of an axis's numbers: 5k, 10k, 15k, never 5000 beside 10k.
 std::vector<std::string> format_axis(const std::vector<double>& values) {
   double largest = 0;
   for (double v : values) largest = std::max(largest, std::fabs(v));
-  const double unit = largest >= 1e6 ? 1e6 : largest >= 1e4 ? 1e3 : 1;
-  const char* suffix = unit == 1e6 ? "M" : "k";
   std::vector<std::string> out;
-  for (double v : values)
-    out.push_back(unit == 1 ? format_number(v) : v == 0 ? std::string("0") : fmt::format("{:.3g}{}", v / unit, suffix));
+  for (double v : values) out.push_back(format_in_unit(v, unit_for(largest)));
   return out;
 }
 

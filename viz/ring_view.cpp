@@ -659,7 +659,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
     y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
     // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
-    const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+    const bool live = state.run.live();
     const bool cut_short = !live && !frame.done && frame.expected_steps > 0 && state.step.position >= frame.total_steps;
     const std::string next = cut_short ? "" : next_step_of(frame);
     state.said.ring_next = failure.failed ? "" : cut_short ? ended_text(frame) : next;

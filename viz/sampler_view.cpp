@@ -90,7 +90,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   // Controls: the forget-set_epoch switch, follow, and the epoch scrubber.
   bool forget = !state.job.set_epoch;
   if (FlowCheckbox(label("Forget set_epoch", "forget_set_epoch"), &forget, true)) {
-    if (state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused)
+    if (state.run.live())
       state.pending_restart = {true, state.job.set_epoch};  // the run starts again only if the person says so
     state.job.set_epoch = !forget;
   }
@@ -111,7 +111,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     const view_model::Generation* g = generation_of(index);
     return !g ? 0 : g->world_size > 0 ? g->world_size : (g->has_job ? g->job.world_size : 0);
   };
-  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  const bool live = state.run.live();
   // Not following: the chosen epoch, or the oldest one still recorded once it has dropped out.
   const auto chosen = std::lower_bound(epochs.begin(), epochs.end(), state.sampler.chosen);
   int slot = state.sampler.follow ? view_model::followed_epoch(history, epochs, world_of(epochs.back().generation), live)

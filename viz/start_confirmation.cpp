@@ -33,12 +33,25 @@ bool begin_question(const char* id, const char* title) {
   return ImGui::BeginPopupModal(titled.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove);
 }
 
+enum class Answer { None, Yes, No };
+
+// A question's two answers side by side (Escape is the second), and the question closed once
+// one is given. The caller acts on the answer, then ends the popup.
+Answer two_answers(const AppState& state, const char* yes, const char* yes_id, const char* no, const char* no_id) {
+  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  Answer answer = ImGui::Button(label(yes, yes_id).c_str(), ImVec2(w, 0)) ? Answer::Yes : Answer::None;
+  ImGui::SameLine();
+  if (ImGui::Button(label(no, no_id).c_str(), ImVec2(w, 0)) || (answer == Answer::None && state.escape_pressed))
+    answer = Answer::No;
+  if (answer != Answer::None) ImGui::CloseCurrentPopup();
+  return answer;
+}
+
 // set_epoch changes every epoch's order from the first: a run cannot take it on half-way.
 void draw_restart_confirmation(AppState& state) {
   AppState::PendingRestart& p = state.pending_restart;
-  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
   if (!p.asked) return;
-  if (!live) {  // the run ended while the question was open: the change waits for the next Start
+  if (!state.run.live()) {  // the run ended while the question was open: the change waits for the next Start
     p = {};
     return;
   }
@@ -49,29 +62,17 @@ void draw_restart_confirmation(AppState& state) {
                              : tr("Without set_epoch, every epoch repeats epoch 0's order from the first one on: the workers start again from step 0."));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("Until you answer, the run goes on; Start again stops it where it is then."));
   ImGui::PopTextWrapPos();
-  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-  if (ImGui::Button(label("Start again", "confirm_restart").c_str(), ImVec2(w, 0))) {
-    p = {};
-    ImGui::CloseCurrentPopup();
-    RequestStart(state, true);
-  }
-  ImGui::SameLine();
-  if (ImGui::Button(label("Keep this run", "cancel_restart").c_str(), ImVec2(w, 0)) || state.escape_pressed) {
-    state.job.set_epoch = p.set_epoch_before;
-    p = {};
-    ImGui::CloseCurrentPopup();
-  }
+  const Answer answer = two_answers(state, "Start again", "confirm_restart", "Keep this run", "cancel_restart");
+  if (answer == Answer::No) state.job.set_epoch = p.set_epoch_before;
+  if (answer != Answer::None) p = {};
+  if (answer == Answer::Yes) RequestStart(state, true);
   ImGui::EndPopup();
-}
-
-bool run_live(const AppState& state) {
-  return state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
 }
 
 // Reset ends the run and forgets it (it is not kept as an earlier run): asked first.
 void draw_reset_confirmation(AppState& state) {
   if (!state.pending_reset) return;
-  if (!run_live(state)) {  // the run ended while the question was open: nothing to lose now
+  if (!state.run.live()) {  // the run ended while the question was open: nothing to lose now
     state.pending_reset = false;
     state.requests.reset = true;
     return;
@@ -81,24 +82,16 @@ void draw_reset_confirmation(AppState& state) {
   ImGui::TextUnformatted(tr("Reset stops the workers, forgets this run and the earlier runs' curves, and brings back the scenario's settings."));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("Until you answer, the run goes on."));
   ImGui::PopTextWrapPos();
-  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-  if (ImGui::Button(label("Reset", "confirm_reset").c_str(), ImVec2(w, 0))) {
-    state.pending_reset = false;
-    state.requests.reset = true;
-    ImGui::CloseCurrentPopup();
-  }
-  ImGui::SameLine();
-  if (ImGui::Button(label("Keep this run", "cancel_reset").c_str(), ImVec2(w, 0)) || state.escape_pressed) {
-    state.pending_reset = false;
-    ImGui::CloseCurrentPopup();
-  }
+  const Answer answer = two_answers(state, "Reset", "confirm_reset", "Keep this run", "cancel_reset");
+  if (answer != Answer::None) state.pending_reset = false;
+  if (answer == Answer::Yes) state.requests.reset = true;
   ImGui::EndPopup();
 }
 
 }  // namespace
 
 void RequestReset(AppState& state) {
-  if (run_live(state)) state.pending_reset = true;
+  if (state.run.live()) state.pending_reset = true;
   else state.requests.reset = true;
 }
 
@@ -133,18 +126,12 @@ void DrawStartConfirmation(AppState& state) {
                      trf("Each worker: {}", p.breakdown).c_str());
   ImGui::TextUnformatted(tr("Fewer samples or ranks need less. Start anyway?"));
   ImGui::PopTextWrapPos();
-  const float w = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-  if (ImGui::Button(label("▶ Start", "confirm_start").c_str(), ImVec2(w, 0))) {
+  const Answer answer = two_answers(state, "▶ Start", "confirm_start", "Cancel", "cancel_start");
+  if (answer == Answer::Yes) {
     state.requests.start = true;
     state.requests.restart = p.restart;
-    p = {};
-    ImGui::CloseCurrentPopup();
   }
-  ImGui::SameLine();
-  if (ImGui::Button(label("Cancel", "cancel_start").c_str(), ImVec2(w, 0)) || state.escape_pressed) {
-    p = {};
-    ImGui::CloseCurrentPopup();
-  }
+  if (answer != Answer::None) p = {};
   ImGui::EndPopup();
 }
 

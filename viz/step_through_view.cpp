@@ -27,7 +27,6 @@ const char* mode_name(RingMode m) {
 }
 
 bool running(const AppState& state) { return state.run.phase == RunPhase::Running; }
-bool run_live(const AppState& state) { return running(state) || state.run.phase == RunPhase::Paused; }
 
 // Hands what the step-through asked for (open the gate, gate on or off) to the app.
 void apply(const view_model::StepRequest& request, AppState& state) {
@@ -51,7 +50,7 @@ const CollectiveRecord* ShownCollective(const view_model::RunModel& model, const
 void AdvanceStepThrough(const view_model::RunModel& model, AppState& state) {
   if (model.failure().failed) return view_model::show_failed_collective(state.step, model.collectives());
   // Play over a finished run's recording stops at its end, as Replay's does.
-  if (state.step.mode == RingMode::Gated && state.step.playing && !run_live(state) &&
+  if (state.step.mode == RingMode::Gated && state.step.playing && !state.run.live() &&
       !view_model::can_step_forward(state.step, model.collectives(), false) &&
       state.step.position >= state.step.target)
     state.step.playing = false;
@@ -135,7 +134,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
       ImGui::TextUnformatted(tr("Animates a recent all-reduce step by step, then jumps to the newest one, while training runs at full speed."));
       break;
     case RingMode::Gated:
-      ImGui::TextUnformatted(run_live(state) || state.run.phase == RunPhase::Idle
+      ImGui::TextUnformatted(state.run.live() || state.run.phase == RunPhase::Idle
                                  ? tr("The workers really stop before every ring step. Next lets them take one more; Play lets them go at the chosen speed.")
                                  : tr("The run is over: Next and Previous step through what its workers recorded."));
       break;

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 #include <fmt/core.h>
@@ -235,16 +236,19 @@ void draw_let_go(ImDrawList* dl, float x0, float x1, ImVec2 plot_min, ImVec2 plo
 }
 
 // The spans of one row that fall within one pixel column, by colour, and the longest of them
-// (whose read-out the pixel gives).
+// (whose read-out the pixel gives). A few colours share a row; it is filled and emptied once per
+// pixel column of every lane each frame, so it holds them in place, without allocating.
 struct PixelColumn {
   float x = -1e9f, y0 = 0, y1 = 0;
-  std::vector<std::pair<uint32_t, int64_t>> time_by_color;
+  std::array<std::pair<uint32_t, int64_t>, 8> time_by_color{};
+  int colors = 0;
   const TimelineSpan* longest = nullptr;
   void add(uint32_t color, const TimelineSpan* s) {
     const int64_t ns = std::max<int64_t>(s->t_end_ns - s->t_begin_ns, 1);
-    auto it = std::find_if(time_by_color.begin(), time_by_color.end(), [&](const auto& c) { return c.first == color; });
-    if (it == time_by_color.end()) time_by_color.emplace_back(color, ns);
-    else it->second += ns;
+    int i = 0;
+    while (i < colors && time_by_color[i].first != color) ++i;
+    if (i == colors && colors < static_cast<int>(time_by_color.size())) time_by_color[colors++] = {color, 0};
+    if (i < colors) time_by_color[i].second += ns;
     if (!longest || ns > longest->t_end_ns - longest->t_begin_ns) longest = s;
   }
 };
@@ -297,7 +301,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   // The time window, in ms since the run began. Following a live run, it ends where every rank
   // has been heard from: the ranks' events arrive a few milliseconds apart, and past that point
   // the ones heard from last would look idle, or waiting in an all-reduce long since done.
-  const bool live = state.run.phase == RunPhase::Running || state.run.phase == RunPhase::Paused;
+  const bool live = state.run.live();
   // Held at the gate (step-through, or Pause), the ranks report nothing until the next release:
   // the window goes on with the clock, so the wait shows as it happens, not only once it ends.
   const bool held_now = live && (state.gated || state.run.phase == RunPhase::Paused) && state.run.timeline_heard_at_ns > 0;
@@ -397,8 +401,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     // Spans narrower than a pixel: one pixel per column, in the colour of the kind that took most
     // of its time (zoomed out, backward, not the first sliver of optimizer step that begins there).
     const auto flush = [&](PixelColumn& c) {
-      if (c.time_by_color.empty()) return;
-      const auto most = std::max_element(c.time_by_color.begin(), c.time_by_color.end(),
+      if (c.colors == 0) return;
+      const auto most = std::max_element(c.time_by_color.begin(), c.time_by_color.begin() + c.colors,
                                          [](const auto& a, const auto& b) { return a.second < b.second; });
       dl->AddRectFilled(ImVec2(c.x, c.y0), ImVec2(c.x + 1.0f, c.y1), most->first);
       if (hovered && io.MousePos.x >= c.x && io.MousePos.x < c.x + 1.0f && io.MousePos.y >= c.y0 && io.MousePos.y <= c.y1) {

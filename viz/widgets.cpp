@@ -149,9 +149,9 @@ std::string cut_to_width(const std::string& text, float width) {
 
 }  // namespace
 
-void WrappedTooltip(const std::string& text) {
+void WrappedTooltip(const std::string& text, float width) {
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * width);
   ImGui::TextUnformatted(text.c_str());
   ImGui::PopTextWrapPos();
   ImGui::EndTooltip();

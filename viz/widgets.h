@@ -20,8 +20,8 @@ float DrawRankLabel(ImDrawList* dl, const ImVec2& at, int rank, const std::strin
 // A hint in the dim text colour, wrapped at the pane's edge.
 void DimWrapped(const char* text);
 
-// A tooltip whose lines wrap at about 30 text widths, so that none runs off the window.
-void WrappedTooltip(const std::string& text);
+// A tooltip whose lines wrap at `width` text heights, so that none runs off the window.
+void WrappedTooltip(const std::string& text, float width = 30);
 
 // One line that never wraps: the first of `forms` (the fullest first) that fits the rest of the
 // row, else the last one cut short with "…". When a shorter form is shown, hovering it shows the

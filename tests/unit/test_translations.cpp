@@ -77,7 +77,8 @@ std::vector<std::vector<std::string>> call_arguments(const std::string& text, si
 
 // Which arguments of which function are English the app translates.
 const std::map<std::string, std::vector<size_t>> kTranslated = {
-    {"tr", {0}}, {"trf", {0}}, {"label", {0}}, {"view_button", {0}}, {"job_int_field", {1, 6}}};
+    {"tr", {0}}, {"trf", {0}}, {"label", {0}}, {"view_button", {0}}, {"job_int_field", {1, 6}},
+    {"two_answers", {1, 3}}};
 
 // The arguments a format string uses: "{}" numbered in order, "{2:.0f}" by its index, "{rank}"
 // by name. A translation may reorder them or leave one out (Indonesian has no plural "s", so
@@ -99,7 +100,7 @@ TEST_CASE("every translatable string has its translation, with the same placehol
   REQUIRE(table.is_object());
 
   std::set<std::string> used;
-  const std::regex call(R"(\b(tr|trf|label|view_button|job_int_field)\s*\()");
+  const std::regex call(R"(\b(tr|trf|label|view_button|job_int_field|two_answers)\s*\()");
   for (const char* folder : {"viz", "app"}) {
     for (const auto& entry : fs::directory_iterator(root / folder)) {
       const std::string text = read(entry.path());
