@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fmt/core.h>
 #include <numbers>
@@ -18,6 +19,7 @@
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/plot.h"
+#include "viz/ring_geometry.h"
 #include "viz/rank_colors.h"
 #include "viz/theme.h"
 #include "viz/views.h"
@@ -33,26 +35,6 @@ using view_model::RingFrame;
 constexpr float kPi = std::numbers::pi_v<float>;
 constexpr int kMaxValuesShown = 3;  // per chunk; more than that shows colours only
 
-// Ranks sit on an ellipse that fills the pane; angle 0 is the top, clockwise.
-struct Geometry {
-  ImVec2 center;
-  float rx = 0, ry = 0;   // the ring's radii
-  ImVec2 card;            // card size
-  float cell_w = 0, cell_h = 0, header_h = 0;
-  int values_per_cell = 0;  // rows of numbers in a chunk cell
-  float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
-};
-
-// Two ranks sit side by side (left, right); more start at the top and go clockwise.
-float angle_of(int rank, int n) {
-  if (n == 2) return kPi + kPi * rank;
-  return -kPi / 2 + 2 * kPi * rank / std::max(n, 1);
-}
-
-ImVec2 on_ring(const Geometry& g, float angle) {
-  return ImVec2(g.center.x + g.rx * std::cos(angle), g.center.y + g.ry * std::sin(angle));
-}
-
 std::string human_bytes(double bytes) {
   if (bytes >= 1 << 20) return fmt::format("{:.1f} MiB", bytes / (1 << 20));
   if (bytes >= 1024) return fmt::format("{:.1f} KiB", bytes / 1024);
@@ -66,13 +48,13 @@ std::string short_value(float v) {
 
 // The smallest angle past a card's centre at which a packet of `packet` size no longer
 // overlaps the card (the worst case over the ring's positions), found by bisection.
-float exit_angle(const Geometry& g, int n, ImVec2 packet) {
+float exit_angle(const RingGeometry& g, int n, ImVec2 packet) {
   float worst = 0;
   for (int r = 0; r < n; ++r) {
-    const float a = angle_of(r, n);
-    const ImVec2 c = on_ring(g, a);
+    const float a = ring_angle(r, n);
+    const ImVec2 c = ring_point(g, a);
     auto clear = [&](float d) {
-      const ImVec2 p = on_ring(g, a + d);
+      const ImVec2 p = ring_point(g, a + d);
       return std::fabs(p.x - c.x) > (g.card.x + packet.x) / 2 || std::fabs(p.y - c.y) > (g.card.y + packet.y) / 2;
     };
     float lo = 0, hi = kPi / std::max(n, 1);
@@ -87,38 +69,6 @@ float exit_angle(const Geometry& g, int n, ImVec2 packet) {
     worst = std::max(worst, hi);
   }
   return worst;
-}
-
-Geometry layout(ImVec2 min, ImVec2 max, int n, int values_per_cell, bool compact) {
-  Geometry g;
-  const float fs = ImGui::GetFontSize();
-  const float w = max.x - min.x, h = max.y - min.y;
-  g.center = ImVec2((min.x + max.x) / 2, (min.y + max.y) / 2);
-  g.header_h = compact ? fs * 1.1f : fs * 1.35f;
-  if (compact) values_per_cell = 0;
-  const float number_rows = static_cast<float>(std::max(values_per_cell, 1));
-  float rx = w * 0.36f, ry = h * 0.36f;
-  for (int pass = 0; pass < 3; ++pass) {
-    // Cards share the ring: each gets a good part of its arc, capped for few ranks.
-    const float perimeter = 2 * kPi * std::sqrt((rx * rx + ry * ry) / 2);
-    const float arc = n > 1 ? perimeter / n : w;
-    g.card.x = std::clamp(arc * (n > 4 ? 0.62f : n > 2 ? 0.72f : 0.45f), fs * 4.0f, fs * 17.0f);
-    // Neighbouring cards must clear each other: the side ones sit rx from the centre.
-    if (n >= 3) g.card.x = std::max(fs * 3.0f, std::min(g.card.x, w / 3.1f));
-    g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
-    const bool numbers = values_per_cell > 0 && g.cell_w > fs * 1.6f;
-    g.values_per_cell = numbers ? values_per_cell : 0;
-    g.cell_h = numbers  ? std::max(fs * 1.3f * number_rows + fs * 0.5f, std::min(g.cell_w * 0.55f, fs * 2.6f))
-               : compact ? fs * 0.9f
-                         : std::clamp(g.cell_w * 0.6f, fs * 1.3f, fs * 2.2f);
-    g.card.y = g.header_h + g.cell_h + fs * 0.6f;
-    rx = std::max(fs * 3.0f, (w - g.card.x) / 2 * 0.96f);
-    // Top and bottom cards must not meet: at least half a card (and a little) from the centre.
-    ry = std::max(g.card.y * 0.55f, (h - g.card.y) / 2 * 0.94f);
-  }
-  g.rx = n == 1 ? 0 : rx;
-  g.ry = n == 1 ? 0 : ry;
-  return g;
 }
 
 // A chunk's contributors as horizontal bands in rank colours: the more ranks summed in, the
@@ -139,7 +89,7 @@ void draw_bands(ImDrawList* dl, ImVec2 a, ImVec2 b, uint64_t contributors, int n
   }
 }
 
-void draw_chunk(ImDrawList* dl, const Geometry& g, ImVec2 a, const ChunkState& chunk, int n, bool receiving,
+void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkState& chunk, int n, bool receiving,
                 bool empty) {
   const Palette& p = palette();
   const ImVec2 b(a.x + g.cell_w - 2, a.y + g.cell_h);
@@ -169,10 +119,17 @@ void draw_chunk(ImDrawList* dl, const Geometry& g, ImVec2 a, const ChunkState& c
   }
 }
 
-void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* frame, int n,
+// The widest label a card of an `n`-rank ring carries (DrawRankLabel's: its colour, then the words).
+float rank_label_width(int n) {
+  const float fs = ImGui::GetFontSize();
+  const std::string widest = trf("rank {}", std::max(n - 1, 0));
+  return fs * 1.0f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, widest.c_str()).x + 8;
+}
+
+void draw_card(ImDrawList* dl, const RingGeometry& g, int rank, const RingFrame* frame, int n,
                const std::vector<char>& receiving) {
   const Palette& p = palette();
-  const ImVec2 c = on_ring(g, angle_of(rank, n));
+  const ImVec2 c = ring_point(g, ring_angle(rank, n));
   const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
   dl->AddRectFilled(a, b, p.card, 8);
   dl->AddRect(a, b, rank_color(rank), 8, 0, 3.0f);
@@ -192,39 +149,71 @@ void draw_card(ImDrawList* dl, const Geometry& g, int rank, const RingFrame* fra
 
 // The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
 // has carried in the steps on screen (the legend says so).
-bool under_a_card(const Geometry& g, int n, ImVec2 a, ImVec2 b) {
+bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
   for (int r = 0; r < n; ++r) {
-    const ImVec2 c = on_ring(g, angle_of(r, n));
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
     if (a.x < c.x + g.card.x / 2 && b.x > c.x - g.card.x / 2 && a.y < c.y + g.card.y / 2 && b.y > c.y - g.card.y / 2)
       return true;
   }
   return false;
 }
 
+// The angle halfway along the longest stretch of the link from angle a0 to a1 that no card
+// covers (by length along the track, a margin of `margin` pixels kept from the cards): on a
+// squarer track the link's middle angle can fall under a card, which would hide its arrow.
+float visible_middle(const RingGeometry& g, int n, float a0, float a1, float margin) {
+  constexpr int kSamples = 128;
+  float best_len = 0, best_mid = (a0 + a1) / 2, run_len = 0;
+  std::array<std::pair<float, float>, kSamples + 1> run;  // (angle, length from the run's start)
+  size_t in_run = 0;
+  for (int i = 0; i <= kSamples; ++i) {
+    const float a = a0 + (a1 - a0) * static_cast<float>(i) / kSamples;
+    const ImVec2 p = ring_point(g, a);
+    if (under_a_card(g, n, ImVec2(p.x - margin, p.y - margin), ImVec2(p.x + margin, p.y + margin))) {
+      in_run = 0;
+      run_len = 0;
+      continue;
+    }
+    if (in_run > 0) {
+      const ImVec2 q = ring_point(g, run[in_run - 1].first);
+      run_len += std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y));
+    }
+    run[in_run++] = {a, run_len};
+    if (run_len > best_len) {
+      best_len = run_len;
+      const auto half = std::lower_bound(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(in_run), run_len / 2,
+                                         [](const auto& point, float l) { return point.second < l; });
+      best_mid = half->first;
+    }
+  }
+  return best_mid;
+}
+
 // Link labels are written only where all of their text is inside `area` (the ring's own part of
 // the pane) and clear of the cards: otherwise they would run into the words around the ring.
 // A link between two nodes is dashed in the network's colour: its bytes leave the machine.
-void draw_links(ImDrawList* dl, const Geometry& g, int n, const RingFrame* frame, const NodeLayout& nodes, bool labels,
+void draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* frame, const NodeLayout& nodes, bool labels,
                 ImVec2 area_min, ImVec2 area_max) {
   if (n < 2) return;
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   for (int r = 0; r < n; ++r) {
-    const float a0 = angle_of(r, n), a1 = angle_of(r + 1, n);
+    const float a0 = ring_angle(r, n), a1 = ring_angle(r + 1, n);
     std::vector<ImVec2> arc;
-    for (int i = 0; i <= 24; ++i) arc.push_back(on_ring(g, a0 + (a1 - a0) * i / 24.0f));
+    for (int i = 0; i <= 24; ++i) arc.push_back(ring_point(g, a0 + (a1 - a0) * i / 24.0f));
     const bool network = nodes.ring_link_crosses(r);
     const uint32_t color = network ? p.network : p.edge;
     if (network) dashed_polyline(dl, arc, color, 3.0f, fs * 0.45f);
     else dl->AddPolyline(arc.data(), static_cast<int>(arc.size()), color, 0, 3.0f);
-    // An arrow head halfway, pointing along the ring.
-    const float mid = (a0 + a1) / 2;
-    const ImVec2 m = on_ring(g, mid);
-    ImVec2 dir(-g.rx * std::sin(mid), g.ry * std::cos(mid));
+    // An arrow head halfway along the part of the link the cards leave in view, pointing along the ring.
+    const float s = fs * 0.55f;
+    const float mid = visible_middle(g, n, a0, a1, fs * 0.15f);
+    const ImVec2 m = ring_point(g, mid);
+    const ImVec2 ahead = ring_point(g, mid + 0.01f), behind = ring_point(g, mid - 0.01f);
+    ImVec2 dir(ahead.x - behind.x, ahead.y - behind.y);
     const float len = std::sqrt(dir.x * dir.x + dir.y * dir.y) + 1e-6f;
     dir = ImVec2(dir.x / len, dir.y / len);
     const ImVec2 out(dir.y, -dir.x);  // outward normal of a clockwise ring
-    const float s = fs * 0.55f;
     dl->AddTriangleFilled(ImVec2(m.x + dir.x * s, m.y + dir.y * s),
                           ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
                           ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), color);
@@ -253,23 +242,19 @@ struct NodeBand {
   ImVec2 inner, outer;   // the two ellipses' radii
 };
 
-NodeBand node_band(const Geometry& g, const view_model::NodeGroup& node, int n) {
+NodeBand node_band(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
   const float fs = ImGui::GetFontSize();
   const float step = 2 * kPi / n, gap = std::min(step * 0.08f, fs * 0.3f / std::max(g.rx, 1.0f));
   NodeBand band;
-  band.a0 = angle_of(node.first_rank, n) - step / 2 + gap;
-  band.a1 = angle_of(node.last_rank(), n) + step / 2 - gap;
+  band.a0 = ring_angle(node.first_rank, n) - step / 2 + gap;
+  band.a1 = ring_angle(node.last_rank(), n) + step / 2 - gap;
   const float dx = g.card.x / 2 + fs * 0.5f, dy = g.card.y / 2 + fs * 0.5f;
   band.inner = ImVec2(std::max(g.rx - dx, 0.0f), std::max(g.ry - dy, 0.0f));
   band.outer = ImVec2(g.rx + dx, g.ry + dy);
   return band;
 }
 
-ImVec2 on_ellipse(const Geometry& g, ImVec2 radii, float angle) {
-  return ImVec2(g.center.x + radii.x * std::cos(angle), g.center.y + radii.y * std::sin(angle));
-}
-
-void draw_node_bands(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes, int n) {
+void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n) {
   const Palette& p = palette();
   for (const auto& node : nodes.nodes) {
     const NodeBand band = node_band(g, node, n);
@@ -277,8 +262,8 @@ void draw_node_bands(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes,
     const int slices = 8 * std::max(node.ranks, 1);
     for (int i = 0; i < slices; ++i) {
       const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
-      dl->AddQuadFilled(on_ellipse(g, band.outer, t0), on_ellipse(g, band.outer, t1), on_ellipse(g, band.inner, t1),
-                        on_ellipse(g, band.inner, t0), fill);
+      dl->AddQuadFilled(track_point(g, band.outer, t0), track_point(g, band.outer, t1), track_point(g, band.inner, t1),
+                        track_point(g, band.inner, t0), fill);
     }
   }
 }
@@ -286,7 +271,7 @@ void draw_node_bands(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes,
 // "node 0" inside the ring, by the middle of its band, where it clears the cards, the other
 // labels and the ring's part of the pane; a label that fits nowhere is left out (the legend
 // and the note under the ring say what the bands are).
-void draw_node_labels(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes, int n, ImVec2 area_min, ImVec2 area_max) {
+void draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n, ImVec2 area_min, ImVec2 area_max) {
   const Palette& p = palette();
   std::vector<std::pair<ImVec2, ImVec2>> placed;
   for (const auto& node : nodes.nodes) {
@@ -296,7 +281,7 @@ void draw_node_labels(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes
     const ImVec2 ts = fonts().bold->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, text.c_str());
     // Just inside the band's inner edge, as close to the node's cards as the label allows.
     const float pad = ImGui::GetFontSize() * 0.3f;
-    const ImVec2 c = on_ellipse(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
+    const ImVec2 c = track_point(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
     const ImVec2 a(c.x - ts.x / 2, c.y - ts.y / 2), b(c.x + ts.x / 2, c.y + ts.y / 2);
     const bool inside = a.x >= area_min.x && a.y >= area_min.y && b.x <= area_max.x && b.y <= area_max.y;
     const bool clear = std::none_of(placed.begin(), placed.end(), [&](const auto& o) {
@@ -311,7 +296,7 @@ void draw_node_labels(ImDrawList* dl, const Geometry& g, const NodeLayout& nodes
 
 // Packets are drawn before the cards: one that leaves or reaches a card slides out from under it
 // (in a compact ring the path runs close to the cards) and never hides a card's name or numbers.
-void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, float progress) {
+void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame, float progress) {
   const Palette& p = palette();
   const int n = frame.world_size;
   const float fs = ImGui::GetFontSize();
@@ -320,10 +305,10 @@ void draw_packets(ImDrawList* dl, const Geometry& g, const RingFrame& frame, flo
   const float w = std::max(g.cell_w * 1.2f, fs * 1.8f), h = fs * 1.5f;
   for (const auto& packet : frame.packets) {
     // From the edge of the sender's card to the edge of the receiver's.
-    const float a0 = angle_of(packet.src, n) + g.exit_angle;
-    float a1 = angle_of(packet.dst, n) - g.exit_angle;
+    const float a0 = ring_angle(packet.src, n) + g.exit_angle;
+    float a1 = ring_angle(packet.dst, n) - g.exit_angle;
     if (a1 < a0) a1 += 2 * kPi;
-    const ImVec2 c = on_ring(g, a0 + (a1 - a0) * t);
+    const ImVec2 c = ring_point(g, a0 + (a1 - a0) * t);
     const ImVec2 a(c.x - w / 2, c.y - h / 2), b(c.x + w / 2, c.y + h / 2);
     dl->AddRectFilled(ImVec2(a.x + 3, a.y + 4), ImVec2(b.x + 3, b.y + 4), with_alpha(0xFF000000, 0.25f), 4);
     draw_bands(dl, a, b, packet.contributors, n, 1.0f);
@@ -345,10 +330,10 @@ struct CardNote {
 };
 
 // A note in a pill under (or, for the lower half of the ring, over) a rank's card, kept inside the pane.
-CardNote place_card_note(const Geometry& g, int rank, int n, ImVec2 pane_min, ImVec2 pane_max, const std::string& text,
+CardNote place_card_note(const RingGeometry& g, int rank, int n, ImVec2 pane_min, ImVec2 pane_max, const std::string& text,
                          ImFont* font) {
   const float fs = ImGui::GetFontSize();
-  const ImVec2 c = on_ring(g, angle_of(rank, n));
+  const ImVec2 c = ring_point(g, ring_angle(rank, n));
   // No wider than the card and a little: notes of neighbouring cards must not run into each other.
   const float wrap = std::max(g.card.x + fs * 1.5f, fs * 8.0f);
   const ImVec2 ts = font->CalcTextSizeA(fs, FLT_MAX, wrap, text.c_str());
@@ -374,14 +359,14 @@ bool overlaps(const CardNote& x, const CardNote& y) {
 // The failure lab's highlight: the rank that broke the run in the warning colour with what
 // happened to it; the ranks it left waiting get a quieter note of where they wait, where it does
 // not run into another note (the failure lab's table has every rank's).
-void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const view_model::FailureDiagnosis& f, ImVec2 pane_min,
+void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view_model::FailureDiagnosis& f, ImVec2 pane_min,
                         ImVec2 pane_max, bool compact) {
   const Palette& p = palette();
   std::vector<std::pair<CardNote, std::string>> culprit_notes;
   std::vector<CardNote> placed;
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
     if (!f.is_culprit(r)) continue;
-    const ImVec2 c = on_ring(g, angle_of(r, n));
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
     const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
     dl->AddRectFilled(a, b, with_alpha(p.bad, 0.22f), 8);
     dl->AddRect(ImVec2(a.x - 4, a.y - 4), ImVec2(b.x + 4, b.y + 4), p.bad, 10, 0, 5.0f);
@@ -393,7 +378,7 @@ void draw_failure_marks(ImDrawList* dl, const Geometry& g, int n, const view_mod
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
     const view_model::RankDiagnosis& d = f.ranks[r];
     if (f.is_culprit(r) || d.cause != view_model::RankCause::Waiting || compact || n > 8) continue;
-    const ImVec2 c = on_ring(g, angle_of(r, n));
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
     const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
     dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
     const std::string text = RankFailureLabel(d, f);
@@ -715,11 +700,12 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   held.heading_bottom = std::max(held.heading_bottom, y - min.y);
   y = min.y + held.heading_bottom;
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer - note_h);
-  Geometry g = layout(ring_min, ring_max, n, values_rows, compact);
+  RingRoom room{ring_min, ring_max, fs, rank_label_width(n), values_rows, compact};
+  RingGeometry g = ring_geometry(room, n);
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
-    compact = true;
-    g = layout(ring_min, ring_max, n, values_rows, compact);
+    compact = room.compact = true;
+    g = ring_geometry(room, n);
   }
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
 

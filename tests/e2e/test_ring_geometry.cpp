@@ -1,0 +1,92 @@
+// The ring view's cards never cover each other where the pane has room for them: every world
+// size from 2 to 8 in the rooms the app gives the ring (the big pane, and the small one at a
+// projector's 1280x720, where six ranks once stacked their side cards half over each other),
+// at the text sizes a class uses. Pure geometry: nothing is drawn.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "viz/ring_geometry.h"
+
+using ringlab::viz::cards_overlap;
+using ringlab::viz::ring_angle;
+using ringlab::viz::ring_geometry;
+using ringlab::viz::ring_point;
+using ringlab::viz::RingGeometry;
+using ringlab::viz::RingRoom;
+
+namespace {
+
+// The ring's room in the app's panes at 1280x720 (logical pixels, under the pane's words): the
+// small pane beside the big Timeline, and the big pane.
+constexpr float kSmallW = 300, kSmallH = 92, kBigW = 560, kBigH = 250;
+
+RingRoom room(float w, float h, float font, int n, bool compact) {
+  RingRoom r;
+  r.min = ImVec2(100, 50);
+  r.max = ImVec2(100 + w, 50 + h);
+  r.font_size = font;
+  r.label_w = font * (1.0f + 0.6f * static_cast<float>(std::string("rank ").size() + (n > 10 ? 2 : 1))) + 8;
+  r.compact = compact;
+  return r;
+}
+
+bool inside(const RingGeometry& g, int n, const RingRoom& r) {
+  for (int k = 0; k < n; ++k) {
+    const ImVec2 c = ring_point(g, ring_angle(k, n));
+    if (c.x - g.card.x / 2 < r.min.x - 1 || c.x + g.card.x / 2 > r.max.x + 1) return false;
+    if (c.y - g.card.y / 2 < r.min.y - 1 || c.y + g.card.y / 2 > r.max.y + 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("cards clear each other in the small pane at 1280x720, up to six ranks") {
+  for (int n = 2; n <= 6; ++n) {
+    CAPTURE(n);
+    const RingRoom r = room(kSmallW, kSmallH, 13, n, true);
+    const RingGeometry g = ring_geometry(r, n);
+    CHECK_FALSE(cards_overlap(g, n, 13 * 0.3f));
+    CHECK(inside(g, n, r));
+    CHECK(g.card.x >= r.label_w);  // the label stays on its card
+    CHECK(g.cell_h >= 13 * 0.5f);  // the chunks are still there to see
+  }
+}
+
+TEST_CASE("six ranks in the small pane go round a squarer track, in two rows") {
+  const RingRoom r = room(kSmallW, kSmallH, 13, 6, true);
+  const RingGeometry g = ring_geometry(r, 6);
+  CHECK(g.exponent > 2);
+  // Ranks 5, 0, 1 along the top and 4, 3, 2 along the bottom: the side pairs one above the other.
+  const float top = ring_point(g, ring_angle(0, 6)).y, bottom = ring_point(g, ring_angle(3, 6)).y;
+  for (int k : {1, 5}) CHECK(ring_point(g, ring_angle(k, 6)).y < (top + bottom) / 2);
+  for (int k : {2, 4}) CHECK(ring_point(g, ring_angle(k, 6)).y > (top + bottom) / 2);
+}
+
+TEST_CASE("the big pane keeps an ellipse with room to spare, at 1x and 1.5x text") {
+  for (const float font : {13.0f, 19.5f})
+    for (int n = 2; n <= 8; ++n) {
+      CAPTURE(font);
+      CAPTURE(n);
+      const RingRoom r = room(kBigW, kBigH, font, n, false);
+      const RingGeometry g = ring_geometry(r, n);
+      CHECK_FALSE(cards_overlap(g, n, font * 0.3f));
+      CHECK(inside(g, n, r));
+      if (font == 13.0f) CHECK(g.exponent == 2);
+    }
+}
+
+TEST_CASE("one rank sits in the middle; two side by side") {
+  const RingRoom r = room(kBigW, kBigH, 13, 2, false);
+  const RingGeometry one = ring_geometry(r, 1);
+  CHECK(ring_point(one, ring_angle(0, 1)).x == doctest::Approx(100 + kBigW / 2));
+  const RingGeometry two = ring_geometry(r, 2);
+  CHECK(ring_point(two, ring_angle(0, 2)).x < ring_point(two, ring_angle(1, 2)).x);
+  CHECK(ring_point(two, ring_angle(0, 2)).y == doctest::Approx(ring_point(two, ring_angle(1, 2)).y));
+}
+
+TEST_CASE("a room too small for eight cards says so rather than claim they clear") {
+  const RingRoom r = room(200, 50, 13, 8, true);
+  CHECK(cards_overlap(ring_geometry(r, 8), 8, 13 * 0.3f));
+}

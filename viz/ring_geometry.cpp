@@ -1,0 +1,155 @@
+#include "viz/ring_geometry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace ringlab::viz {
+namespace {
+
+constexpr float kPi = std::numbers::pi_v<float>;
+
+// Chunk cells: one per rank across the card, tall enough for their numbers where they show any.
+void size_cells(RingGeometry& g, const RingRoom& room, int n) {
+  const float fs = room.font_size;
+  const float number_rows = static_cast<float>(std::max(room.values_per_cell, 1));
+  g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
+  const bool numbers = !room.compact && room.values_per_cell > 0 && g.cell_w > fs * 1.6f;
+  g.values_per_cell = numbers ? room.values_per_cell : 0;
+  g.cell_h = numbers        ? std::max(fs * 1.3f * number_rows + fs * 0.5f, std::min(g.cell_w * 0.55f, fs * 2.6f))
+             : room.compact ? fs * 0.9f
+                            : std::clamp(g.cell_w * 0.6f, fs * 1.3f, fs * 2.2f);
+  g.card.y = g.header_h + g.cell_h + fs * 0.6f;
+}
+
+// The ring as wide and as tall as the room leaves once a card's half sticks out on each side.
+void set_radii(RingGeometry& g, const RingRoom& room) {
+  const float fs = room.font_size;
+  const float w = room.max.x - room.min.x, h = room.max.y - room.min.y;
+  g.rx = std::max(fs * 3.0f, (w - g.card.x) / 2 * 0.96f);
+  // Top and bottom cards must not meet: at least half a card (and a little) from the centre.
+  g.ry = std::max(g.card.y * 0.55f, (h - g.card.y) / 2 * 0.94f);
+}
+
+// The first two cards (in rank order) that overlap or come within `gap` in both x and y, as the
+// distance between their centres; false when every pair clears.
+bool closest_pair(const RingGeometry& g, int n, float gap, ImVec2& apart) {
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      const ImVec2 pa = ring_point(g, ring_angle(a, n)), pb = ring_point(g, ring_angle(b, n));
+      const ImVec2 d(std::fabs(pa.x - pb.x), std::fabs(pa.y - pb.y));
+      if (d.x < g.card.x + gap && d.y < g.card.y + gap) {
+        apart = d;
+        return true;
+      }
+    }
+  return false;
+}
+
+// A card's width that holds its label (the colour, "rank 7") and a margin on each side.
+float label_room(const RingRoom& room) { return std::max(room.font_size * 3.0f, room.label_w + room.font_size * 0.8f); }
+
+// Six ranks or more in a small pane stack the side cards one above the other, closer than a
+// card is high. Each overlapping pair is cleared where it costs the card least: in y by lower
+// chunk cells (down to a strip, numbers dropped), in x by narrower cells (down to the label's
+// width); the ring grows into the room the smaller cards leave, which helps the next pair.
+void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
+  const float fs = room.font_size, gap = fs * 0.3f;
+  const float min_w = label_room(room);
+  const float min_cell_h = fs * 0.5f, min_pad = fs * 0.3f;
+  const float min_h = g.header_h + min_cell_h + min_pad;
+  ImVec2 apart;
+  for (int pass = 0; pass < 4 * n && closest_pair(g, n, gap, apart); ++pass) {
+    const float want_w = apart.x - gap, want_h = apart.y - gap;
+    const bool by_width = want_w >= min_w && (want_h < min_h || want_w / g.card.x >= want_h / g.card.y);
+    if (by_width) {
+      g.card.x = want_w;
+      const float card_h = g.card.y;
+      size_cells(g, room, n);
+      if (g.card.y > card_h) {  // numbers no longer fit the narrower cells: keep the height it had
+        g.cell_h = std::max(min_cell_h, card_h - g.header_h - fs * 0.6f);
+        g.card.y = card_h;
+      }
+    } else if (g.card.y > min_h) {
+      g.card.y = std::max(min_h, want_h);
+      g.cell_h = std::max(min_cell_h, std::min(g.cell_h, g.card.y - g.header_h - fs * 0.6f));
+      g.card.y = std::max(g.card.y, g.header_h + g.cell_h + min_pad);
+      // A cell too low for its numbers shows colours only.
+      if (g.values_per_cell > 0 && g.cell_h < fs * 1.3f * static_cast<float>(g.values_per_cell)) g.values_per_cell = 0;
+    } else {
+      return;  // the smallest cards still meet: the room is too small for this many
+    }
+    set_radii(g, room);
+  }
+}
+
+}  // namespace
+
+float ring_angle(int rank, int n) {
+  if (n == 2) return kPi + kPi * static_cast<float>(rank);
+  return -kPi / 2 + 2 * kPi * static_cast<float>(rank) / static_cast<float>(std::max(n, 1));
+}
+
+ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
+  // A superellipse |x/rx|^e + |y/ry|^e = 1, walked by the angle of the circle it stretches.
+  const auto stretch = [e = g.exponent](float v) { return e == 2 ? v : std::copysign(std::pow(std::fabs(v), 2 / e), v); };
+  return ImVec2(g.center.x + radii.x * stretch(std::cos(angle)), g.center.y + radii.y * stretch(std::sin(angle)));
+}
+
+ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, ImVec2(g.rx, g.ry), angle); }
+
+namespace {
+
+RingGeometry on_track(const RingRoom& room, int n, float exponent) {
+  RingGeometry g;
+  const float fs = room.font_size;
+  const float w = room.max.x - room.min.x, h = room.max.y - room.min.y;
+  g.center = ImVec2((room.min.x + room.max.x) / 2, (room.min.y + room.max.y) / 2);
+  g.exponent = exponent;
+  g.header_h = room.compact ? fs * 1.1f : fs * 1.35f;
+  g.rx = w * 0.36f;
+  g.ry = h * 0.36f;
+  for (int pass = 0; pass < 3; ++pass) {
+    // Cards share the ring: each gets a good part of its arc, capped for few ranks.
+    const float perimeter = 2 * kPi * std::sqrt((g.rx * g.rx + g.ry * g.ry) / 2);
+    const float arc = n > 1 ? perimeter / static_cast<float>(n) : w;
+    g.card.x = std::clamp(arc * (n > 4 ? 0.62f : n > 2 ? 0.72f : 0.45f), fs * 4.0f, fs * 17.0f);
+    // Neighbouring cards must clear each other: the side ones sit rx from the centre.
+    if (n >= 3) g.card.x = std::max(fs * 3.0f, std::min(g.card.x, w / 3.1f));
+    // And wide enough for its label, where the room allows (fit_cards_apart narrows it no further).
+    g.card.x = std::max(g.card.x, std::min(label_room(room), w / 3.1f));
+    size_cells(g, room, n);
+    set_radii(g, room);
+  }
+  if (n > 1) fit_cards_apart(g, room, n);
+  if (n == 1) g.rx = g.ry = 0;
+  return g;
+}
+
+}  // namespace
+
+RingGeometry ring_geometry(const RingRoom& room, int n) {
+  // Six ranks on an ellipse stack two cards one above the other at each side; a squarer track
+  // puts them in a row along the top and one along the bottom, which a short pane has room for.
+  // Of the tracks whose cards clear each other, the one with the largest cards (the ellipse
+  // where it does as well as a squarer one).
+  RingGeometry best;
+  bool best_clear = false;
+  for (const float exponent : {2.0f, 4.0f, 8.0f}) {
+    const RingGeometry g = on_track(room, n, exponent);
+    const bool clear = !cards_overlap(g, n, room.font_size * 0.3f);
+    const bool larger = g.card.x * g.card.y > best.card.x * best.card.y * 1.01f;
+    if (exponent == 2.0f || (clear && (!best_clear || larger)) || (!clear && !best_clear)) {
+      best = g;
+      best_clear = clear;
+    }
+  }
+  return best;
+}
+
+bool cards_overlap(const RingGeometry& g, int n, float gap) {
+  ImVec2 apart;
+  return closest_pair(g, n, gap, apart);
+}
+
+}  // namespace ringlab::viz

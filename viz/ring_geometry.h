@@ -1,0 +1,46 @@
+#pragma once
+// Where the ring view puts its rank cards: on an ellipse that fills the room it is given, each
+// card as large as its share of the ring allows and no larger than keeps it clear of every
+// other card. Pure arithmetic on sizes in pixels (the font size is a parameter), so that it can
+// be checked for every world size and pane without drawing anything.
+#include <imgui.h>
+
+namespace ringlab::viz {
+
+// Ranks sit on an ellipse, or where that leaves no room between the cards on a squarer track
+// (a superellipse, which gathers the cards into rows along the top and bottom); angle 0 is the
+// top, clockwise.
+struct RingGeometry {
+  ImVec2 center;
+  float rx = 0, ry = 0;     // the ring's radii
+  float exponent = 2;       // the track's: 2 an ellipse, larger nearer a rectangle with round corners
+  ImVec2 card;              // card size
+  float cell_w = 0, cell_h = 0, header_h = 0;
+  int values_per_cell = 0;  // rows of numbers in a chunk cell (0: colours only)
+  float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
+};
+
+struct RingRoom {
+  ImVec2 min, max;             // the ring's part of the pane
+  float font_size = 13;        // the text's, in pixels
+  float label_w = 0;           // the widest rank label a card carries ("rank 7" and its colour)
+  int values_per_cell = 0;     // rows of numbers a chunk cell would like to show
+  bool compact = false;        // a small pane: a lower header, no numbers
+};
+
+// The angle of rank `rank`'s card: two ranks side by side, more from the top, clockwise.
+float ring_angle(int rank, int n);
+// The point of the ring at `angle`.
+ImVec2 ring_point(const RingGeometry& g, float angle);
+// The point at `angle` of a track of the ring's shape and centre with other radii (a band
+// around the ring).
+ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle);
+// The card of each rank of an `n`-rank ring in `room`. Cards shrink (lower chunk cells, then
+// narrower ones, never narrower than their label) until no two of them overlap, and where the
+// smallest still would, the track squares up; only a room too small for that leaves cards
+// touching (cards_overlap then says so).
+RingGeometry ring_geometry(const RingRoom& room, int n);
+// Whether any two cards of `g` overlap, or come closer than `gap` pixels in both x and y.
+bool cards_overlap(const RingGeometry& g, int n, float gap = 0);
+
+}  // namespace ringlab::viz
