@@ -14,13 +14,16 @@
 // as long as the controller's patience allows, instead of by one rank inside a collective
 // while its peers give up on it after the run's timeout.
 //
-// The workers space their votes, `ringlab run`'s to about one per 50 ms of training and the
-// app's to one per 5 ms: each vote also carries the number of steps until the next one, which
-// rank 0 picks from how long the steps since the last took, so a seed-sized step does not pay
-// for a vote, and a stop or a live change still lands within that much training. (A vote at
-// every step cost the app's 4-rank gloo run three times its step time; EveryStep is left for
-// tests that want the boundary exactly.) On host memory a vote is ringlab's ring over the
-// group's point-to-point, the check riding on its first message, as every all-reduce's does.
+// The workers space their votes to about one per 50 ms of training, in the app's runs as in
+// `ringlab run`'s: each vote also carries the number of steps until the next one, which rank 0
+// picks from how long the steps since the last took, so a seed-sized step does not pay for a
+// vote, and a stop, a live change or the gate closing still lands within that much training,
+// well under what a person can tell from at once. A vote costs about as much as a step's
+// all-reduce (a ring of small messages): at a vote every step the app's 4-rank gloo run took
+// three times its step time, and at one every 5 ms of training its votes still took a tenth to
+// a quarter of its training time (docs/speed.md). EveryStep is left for tests that want the
+// boundary exactly. On host memory a vote is ringlab's ring over the group's point-to-point,
+// the check riding on its first message, as every all-reduce's does.
 //
 // In the app's runs the votes also carry the step-through gate's mode, as rank 0's watcher last
 // read it, so every rank knows whether to stop at the gate without asking the controller. A rank
@@ -62,9 +65,6 @@ class StepVotes {
   // stopped reading at a vote before any of them blocks on a full queue inside a collective.
   static constexpr int64_t kMaxGap = 256;
   static constexpr std::chrono::milliseconds kSpacing{50};
-  // The app's: a live change or a stop lands within a few ms of training, even in a run of a
-  // few dozen steps, for a vote that costs two messages per rank (the ring, below).
-  static constexpr std::chrono::milliseconds kAppSpacing{5};
 
   StepVotes(ProcessGroup& group, Cadence cadence, bool check_collectives, StepVoteHooks hooks,
             std::chrono::milliseconds spacing = kSpacing);

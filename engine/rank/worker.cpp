@@ -333,8 +333,7 @@ std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const Worker
       // Not all taken yet: the next vote says whether to wait again.
     }
   };
-  return std::make_unique<StepVotes>(group, StepVotes::Cadence::Spaced, job.check_collectives, std::move(hooks),
-                                     options.interactive ? StepVotes::kAppSpacing : StepVotes::kSpacing);
+  return std::make_unique<StepVotes>(group, StepVotes::Cadence::Spaced, job.check_collectives, std::move(hooks));
 }
 
 }  // namespace
