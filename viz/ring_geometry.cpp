@@ -22,6 +22,25 @@ void size_cells(RingGeometry& g, const RingRoom& room, int n) {
   g.card.y = g.header_h + g.cell_h + fs * 0.6f;
 }
 
+// The unit superellipse |x|^e + |y|^e = 1 at angle `theta` of the circle it stretches.
+ImVec2 unit_superellipse(float e, float theta) {
+  const auto stretch = [e](float v) { return e == 2 ? v : std::copysign(std::pow(std::fabs(v), 2 / e), v); };
+  return ImVec2(stretch(std::cos(theta)), stretch(std::sin(theta)));
+}
+
+// A squarer track bunches equal angles into its corners (and its flat sides take angles near
+// the top and the sides in big leaps): its points and lengths at many angles let track_point
+// space places by length along it instead.
+void measure_track(RingGeometry& g) {
+  g.track_length[0] = 0;
+  for (int k = 0; k <= RingGeometry::kTrackSamples; ++k) {
+    g.track_unit[k] = unit_superellipse(g.exponent, -kPi / 2 + 2 * kPi * static_cast<float>(k) / RingGeometry::kTrackSamples);
+    if (k == 0) continue;
+    const ImVec2 a = g.track_unit[k - 1], b = g.track_unit[k];
+    g.track_length[k] = g.track_length[k - 1] + std::hypot((b.x - a.x) * g.rx, (b.y - a.y) * g.ry);
+  }
+}
+
 // The ring as wide and as tall as the room leaves once a card's half sticks out on each side.
 void set_radii(RingGeometry& g, const RingRoom& room) {
   const float fs = room.font_size;
@@ -29,6 +48,7 @@ void set_radii(RingGeometry& g, const RingRoom& room) {
   g.rx = std::max(fs * 3.0f, (w - g.card.x) / 2 * 0.96f);
   // Top and bottom cards must not meet: at least half a card (and a little) from the centre.
   g.ry = std::max(g.card.y * 0.55f, (h - g.card.y) / 2 * 0.94f);
+  if (g.exponent != 2) measure_track(g);
 }
 
 // The first two cards (in rank order) that overlap or come within `gap` in both x and y, as the
@@ -53,11 +73,26 @@ float label_room(const RingRoom& room) { return std::max(room.font_size * 3.0f, 
 // card is high. Each overlapping pair is cleared where it costs the card least: in y by lower
 // chunk cells (down to a strip, numbers dropped), in x by narrower cells (down to the label's
 // width); the ring grows into the room the smaller cards leave, which helps the next pair.
+// The cards at height `h`, as far as the smallest allows: lower chunk cells (no lower than a
+// strip, and none taller than `cells` would have them), then less margin under them; numbers
+// only where a cell still holds them.
+struct Cells {
+  float h = 0;
+  int values = 0;
+};
+void set_card_height(RingGeometry& g, const RingRoom& room, float h, Cells natural) {
+  const float fs = room.font_size;
+  g.cell_h = std::clamp(h - g.header_h - fs * 0.6f, fs * 0.5f, std::max(natural.h, fs * 0.5f));
+  g.card.y = std::max(h, g.header_h + g.cell_h + fs * 0.3f);
+  g.values_per_cell = g.cell_h >= fs * 1.3f * static_cast<float>(natural.values) ? natural.values : 0;
+}
+
 void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
   const float fs = room.font_size, gap = fs * 0.3f;
   const float min_w = label_room(room);
-  const float min_cell_h = fs * 0.5f, min_pad = fs * 0.3f;
-  const float min_h = g.header_h + min_cell_h + min_pad;
+  const float min_h = g.header_h + fs * 0.5f + fs * 0.3f;
+  Cells natural{g.cell_h, g.values_per_cell};
+  float natural_h = g.card.y;
   ImVec2 apart;
   for (int pass = 0; pass < 4 * n && closest_pair(g, n, gap, apart); ++pass) {
     const float want_w = apart.x - gap, want_h = apart.y - gap;
@@ -65,21 +100,33 @@ void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
     if (by_width) {
       g.card.x = want_w;
       const float card_h = g.card.y;
-      size_cells(g, room, n);
-      if (g.card.y > card_h) {  // numbers no longer fit the narrower cells: keep the height it had
-        g.cell_h = std::max(min_cell_h, card_h - g.header_h - fs * 0.6f);
-        g.card.y = card_h;
-      }
+      size_cells(g, room, n);  // narrower cells may want another height (and hold no numbers)
+      natural = {g.cell_h, g.values_per_cell};
+      natural_h = g.card.y;
+      set_card_height(g, room, std::min(card_h, natural_h), natural);
     } else if (g.card.y > min_h) {
-      g.card.y = std::max(min_h, want_h);
-      g.cell_h = std::max(min_cell_h, std::min(g.cell_h, g.card.y - g.header_h - fs * 0.6f));
-      g.card.y = std::max(g.card.y, g.header_h + g.cell_h + min_pad);
-      // A cell too low for its numbers shows colours only.
-      if (g.values_per_cell > 0 && g.cell_h < fs * 1.3f * static_cast<float>(g.values_per_cell)) g.values_per_cell = 0;
+      set_card_height(g, room, std::max(min_h, want_h), natural);
     } else {
       return;  // the smallest cards still meet: the room is too small for this many
     }
     set_radii(g, room);
+  }
+  // A pair cleared by a lower card early on may have needed only the narrower one that came
+  // after it: give the cards back as much of their height as still clears.
+  if (g.card.y >= natural_h || closest_pair(g, n, gap, apart)) return;
+  float low = g.card.y, high = natural_h;
+  for (int i = 0; i < 12; ++i) {
+    const float h = i == 0 ? high : (low + high) / 2;
+    RingGeometry trial = g;
+    set_card_height(trial, room, h, natural);
+    set_radii(trial, room);
+    if (closest_pair(trial, n, gap, apart)) {
+      high = h;
+    } else {
+      low = h;
+      g = trial;
+      if (i == 0) return;
+    }
   }
 }
 
@@ -91,9 +138,18 @@ float ring_angle(int rank, int n) {
 }
 
 ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
-  // A superellipse |x/rx|^e + |y/ry|^e = 1, walked by the angle of the circle it stretches.
-  const auto stretch = [e = g.exponent](float v) { return e == 2 ? v : std::copysign(std::pow(std::fabs(v), 2 / e), v); };
-  return ImVec2(g.center.x + radii.x * stretch(std::cos(angle)), g.center.y + radii.y * stretch(std::sin(angle)));
+  if (g.exponent == 2) return ImVec2(g.center.x + radii.x * std::cos(angle), g.center.y + radii.y * std::sin(angle));
+  // The same fraction of the track's length as `angle` is of a turn.
+  const auto& length = g.track_length;
+  float turn = (angle + kPi / 2) / (2 * kPi);
+  turn -= std::floor(turn);
+  const float target = turn * length.back();
+  const auto after = std::upper_bound(length.begin() + 1, length.end() - 1, target);
+  const int k = static_cast<int>(after - length.begin()) - 1;
+  const float span = length[k + 1] - length[k];
+  const float within = span > 0 ? (target - length[k]) / span : 0;
+  const ImVec2 a = g.track_unit[k], b = g.track_unit[k + 1];
+  return ImVec2(g.center.x + radii.x * (a.x + (b.x - a.x) * within), g.center.y + radii.y * (a.y + (b.y - a.y) * within));
 }
 
 ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, ImVec2(g.rx, g.ry), angle); }
@@ -106,7 +162,7 @@ RingGeometry on_track(const RingRoom& room, int n, float exponent) {
   const float w = room.max.x - room.min.x, h = room.max.y - room.min.y;
   g.center = ImVec2((room.min.x + room.max.x) / 2, (room.min.y + room.max.y) / 2);
   g.exponent = exponent;
-  g.header_h = room.compact ? fs * 1.1f : fs * 1.35f;
+  g.header_h = room.compact ? fs * 1.25f : fs * 1.35f;
   g.rx = w * 0.36f;
   g.ry = h * 0.36f;
   for (int pass = 0; pass < 3; ++pass) {
@@ -135,7 +191,7 @@ RingGeometry ring_geometry(const RingRoom& room, int n) {
   // where it does as well as a squarer one).
   RingGeometry best;
   bool best_clear = false;
-  for (const float exponent : {2.0f, 4.0f, 8.0f}) {
+  for (const float exponent : {2.0f, 3.0f, 4.0f, 6.0f, 8.0f}) {
     const RingGeometry g = on_track(room, n, exponent);
     const bool clear = !cards_overlap(g, n, room.font_size * 0.3f);
     const bool larger = g.card.x * g.card.y > best.card.x * best.card.y * 1.01f;
@@ -144,6 +200,13 @@ RingGeometry ring_geometry(const RingRoom& room, int n) {
       best_clear = clear;
     }
   }
+  if (best_clear || room.short_label_w <= 0 || room.short_label_w >= room.label_w) return best;
+  // Still too many for the room: the cards may be as narrow as their number.
+  RingRoom narrow = room;
+  narrow.label_w = room.short_label_w;
+  narrow.short_label_w = 0;
+  best = ring_geometry(narrow, n);
+  best.short_labels = true;
   return best;
 }
 

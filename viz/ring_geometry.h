@@ -5,25 +5,35 @@
 // be checked for every world size and pane without drawing anything.
 #include <imgui.h>
 
+#include <array>
+
 namespace ringlab::viz {
 
 // Ranks sit on an ellipse, or where that leaves no room between the cards on a squarer track
-// (a superellipse, which gathers the cards into rows along the top and bottom); angle 0 is the
-// top, clockwise.
+// (a superellipse: rows of cards along the top and the bottom). Places on the ring are named by
+// an angle, 0 at the top, clockwise: on the ellipse the angle itself, on a squarer track the
+// same fraction of the way round (so evenly spaced angles are evenly spaced cards there too).
 struct RingGeometry {
+  static constexpr int kTrackSamples = 256;
   ImVec2 center;
   float rx = 0, ry = 0;     // the ring's radii
   float exponent = 2;       // the track's: 2 an ellipse, larger nearer a rectangle with round corners
+  // A squarer track at kTrackSamples + 1 evenly spaced angles from the top: its points (as a
+  // fraction of the radii, from the centre) and its length up to each.
+  std::array<ImVec2, kTrackSamples + 1> track_unit{};
+  std::array<float, kTrackSamples + 1> track_length{};
   ImVec2 card;              // card size
   float cell_w = 0, cell_h = 0, header_h = 0;
   int values_per_cell = 0;  // rows of numbers in a chunk cell (0: colours only)
   float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
+  bool short_labels = false;  // cards too narrow for "rank 7" carry "7" (and the rank's colour)
 };
 
 struct RingRoom {
   ImVec2 min, max;             // the ring's part of the pane
   float font_size = 13;        // the text's, in pixels
   float label_w = 0;           // the widest rank label a card carries ("rank 7" and its colour)
+  float short_label_w = 0;     // the same with the number alone ("7"); 0: never shortened
   int values_per_cell = 0;     // rows of numbers a chunk cell would like to show
   bool compact = false;        // a small pane: a lower header, no numbers
 };
@@ -37,8 +47,8 @@ ImVec2 ring_point(const RingGeometry& g, float angle);
 ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle);
 // The card of each rank of an `n`-rank ring in `room`. Cards shrink (lower chunk cells, then
 // narrower ones, never narrower than their label) until no two of them overlap, and where the
-// smallest still would, the track squares up; only a room too small for that leaves cards
-// touching (cards_overlap then says so).
+// smallest still would, the track squares up, and then the labels lose their word ("7" for
+// "rank 7"); only a room too small for that leaves cards touching (cards_overlap then says so).
 RingGeometry ring_geometry(const RingRoom& room, int n);
 // Whether any two cards of `g` overlap, or come closer than `gap` pixels in both x and y.
 bool cards_overlap(const RingGeometry& g, int n, float gap = 0);

@@ -119,10 +119,17 @@ void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkStat
   }
 }
 
+// A card's label: "rank 7", or "7" on cards too narrow for the word (the colour says the rest).
+std::string card_label(const RingGeometry& g, int rank) {
+  return g.short_labels ? fmt::format("{}", rank) : trf("rank {}", rank);
+}
+
 // The widest label a card of an `n`-rank ring carries (DrawRankLabel's: its colour, then the words).
-float rank_label_width(int n) {
+float rank_label_width(int n, bool short_labels) {
   const float fs = ImGui::GetFontSize();
-  const std::string widest = trf("rank {}", std::max(n - 1, 0));
+  RingGeometry g;
+  g.short_labels = short_labels;
+  const std::string widest = card_label(g, std::max(n - 1, 0));
   return fs * 1.0f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, widest.c_str()).x + 8;
 }
 
@@ -133,7 +140,8 @@ void draw_card(ImDrawList* dl, const RingGeometry& g, int rank, const RingFrame*
   const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
   dl->AddRectFilled(a, b, p.card, 8);
   dl->AddRect(a, b, rank_color(rank), 8, 0, 3.0f);
-  DrawRankLabel(dl, ImVec2(a.x + 8, a.y + (g.header_h - ImGui::GetFontSize()) / 2 + 2), rank, trf("rank {}", rank));
+  // The label sits in the header, clear of the chunk cells under it.
+  DrawRankLabel(dl, ImVec2(a.x + 8, a.y + std::max(1.0f, (g.header_h - ImGui::GetFontSize()) / 2)), rank, card_label(g, rank));
   const float fs = ImGui::GetFontSize();
   float x = a.x + fs * 0.3f;
   const float y = a.y + g.header_h;
@@ -700,7 +708,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   held.heading_bottom = std::max(held.heading_bottom, y - min.y);
   y = min.y + held.heading_bottom;
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer - note_h);
-  RingRoom room{ring_min, ring_max, fs, rank_label_width(n), values_rows, compact};
+  RingRoom room{ring_min, ring_max, fs, rank_label_width(n, false), rank_label_width(n, true), values_rows, compact};
   RingGeometry g = ring_geometry(room, n);
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {

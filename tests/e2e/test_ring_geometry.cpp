@@ -26,7 +26,9 @@ RingRoom room(float w, float h, float font, int n, bool compact) {
   r.min = ImVec2(100, 50);
   r.max = ImVec2(100 + w, 50 + h);
   r.font_size = font;
-  r.label_w = font * (1.0f + 0.6f * static_cast<float>(std::string("rank ").size() + (n > 10 ? 2 : 1))) + 8;
+  const float digits = n > 10 ? 2 : 1;  // of the highest rank, n - 1
+  r.label_w = font * (1.0f + 0.6f * (static_cast<float>(std::string("rank ").size()) + digits)) + 8;
+  r.short_label_w = font * (1.0f + 0.6f * digits) + 8;
   r.compact = compact;
   return r;
 }
@@ -51,6 +53,28 @@ TEST_CASE("cards clear each other in the small pane at 1280x720, up to six ranks
     CHECK(inside(g, n, r));
     CHECK(g.card.x >= r.label_w);  // the label stays on its card
     CHECK(g.cell_h >= 13 * 0.5f);  // the chunks are still there to see
+  }
+}
+
+TEST_CASE("seven and eight ranks in the small pane: the cards carry their number alone") {
+  for (int n = 7; n <= 8; ++n) {
+    CAPTURE(n);
+    const RingRoom r = room(kSmallW, kSmallH, 13, n, true);
+    const RingGeometry g = ring_geometry(r, n);
+    CHECK(g.short_labels);
+    CHECK_FALSE(cards_overlap(g, n, 13 * 0.3f));
+    CHECK(inside(g, n, r));
+    CHECK(g.card.x >= r.short_label_w);
+  }
+  // Up to six, the word stays.
+  CHECK_FALSE(ring_geometry(room(kSmallW, kSmallH, 13, 6, true), 6).short_labels);
+}
+
+TEST_CASE("up to sixteen ranks, the world slider's most, in the big pane") {
+  for (int n = 2; n <= 16; ++n) {
+    CAPTURE(n);
+    const RingRoom r = room(kBigW, kBigH, 13, n, false);
+    CHECK_FALSE(cards_overlap(ring_geometry(r, n), n, 13 * 0.3f));
   }
 }
 
