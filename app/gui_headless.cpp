@@ -84,6 +84,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["start_waits_for_field"] = state.start_waits_for_field;  // Start pressed over a refused field: the controls say why
   j["restart_asked"] = state.pending_restart.asked;    // a run's restart waiting for the person's yes
   j["reset_asked"] = state.pending_reset;              // Reset pressed during a run, waiting for the yes
+  j["job_world_size"] = state.job.world_size;
+  j["world_slider"] = {{"x0", state.world_slider_x0}, {"x1", state.world_slider_x1}, {"y", state.world_slider_y}};
   j["job_set_epoch"] = state.job.set_epoch;            // what the next Start (or restart) trains with
   const char* const modes[] = {"follow", "gated", "replay"};
   j["refused_fields"] = nlohmann::json::object();  // typed values the job refused, with the reason shown

@@ -229,6 +229,7 @@ struct AppState {
   SaidOnScreen said;
   ControlsSteadiness controls_moved;  // this run's (--state-json)
   std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)
+  float world_slider_x0 = 0, world_slider_x1 = 0, world_slider_y = 0;  // the World size slider (--state-json: for tests that drag it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
 
   std::string version;      // ringlab's, for Help > About

@@ -353,6 +353,25 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   }
 }
 
+// The description speaks of the scenario's own world; say so once the class has changed it.
+// Under the world's controls (text above them would move the slider under a dragging hand), in
+// a row of its own that is there, one line high, whether or not the world was changed: the
+// fields below stay where they were when the slider moves, or a click meant for Epochs lands in
+// the field that slid under the pointer.
+void draw_world_note(const AppState& state) {
+  const JobConfig& was = state.scenario.job;
+  const int world = state.job.world_size;
+  if (world == was.world_size && state.job.backend == was.backend) {
+    ImGui::NewLine();
+    return;
+  }
+  const char* plural = world == 1 ? "" : "s";
+  FittedLine({trf("Changed here: {} rank{} on {} (the scenario has {} on {})", world, plural, state.job.backend,
+                  was.world_size, was.backend),
+              trf("Changed here: {} rank{} on {}", world, plural, state.job.backend)},
+             palette().text);
+}
+
 }  // namespace
 
 void DrawControlsView(const view_model::RunModel& model, AppState& state) {
@@ -373,6 +392,9 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   FormLabel(tr("World size"));
   if (state.run.phase == RunPhase::Running) state.controls_moved.saw_world_slider_at(ImGui::GetCursorScreenPos().y);
   const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, 16, fmt::format("{}", world));
+  state.world_slider_x0 = slid.x0;
+  state.world_slider_x1 = slid.x1;
+  state.world_slider_y = slid.y;
   if (world != state.job.world_size) {
     state.job.world_size = world;
     // The scenario's node split holds for its own world only; any other world runs on one node.
@@ -383,16 +405,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   if (slid.hovered)
     ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
-  // The description speaks of the scenario's own world; say so once the class has changed it
-  // (under the world's controls: text above them would move the slider under a dragging hand).
-  const JobConfig& was = state.scenario.job;
-  if (state.job.world_size != was.world_size || state.job.backend != was.backend) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(trf("Changed here: {} rank{} on {} (the scenario has {} on {})", state.job.world_size,
-                               state.job.world_size == 1 ? "" : "s", state.job.backend, was.world_size, was.backend)
-                               .c_str());
-    ImGui::PopTextWrapPos();
-  }
+  draw_world_note(state);
   draw_run_notices(model, state);
   draw_job_fields(state);
   DrawFailureLabControls(model, state);

@@ -24,6 +24,9 @@ SliderOutcome slider_beside(const std::string& shown, Slide slide) {
   SliderOutcome out;
   out.changed = slide();
   out.released = ImGui::IsItemDeactivatedAfterEdit();
+  out.x0 = ImGui::GetItemRectMin().x;
+  out.x1 = ImGui::GetItemRectMax().x;
+  out.y = (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) / 2;
   // Not while it is dragged: a tip then covers the controls beside it, the backend's among them.
   out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !ImGui::IsItemActive();
   if (beside) ImGui::SameLine(0, style.ItemInnerSpacing.x);

@@ -57,6 +57,7 @@ struct SliderOutcome {
   bool changed = false;
   bool released = false;  // let go after a change: the moment to act on it
   bool hovered = false;
+  float x0 = 0, x1 = 0, y = 0;  // where the slider itself is on screen: its ends, its middle
 };
 SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags = 0);
 SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi, const std::string& shown, int flags = 0);

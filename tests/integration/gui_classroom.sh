@@ -50,6 +50,9 @@
 #     spans push the old ones out: the moment the class froze stays on screen.
 # 25. Ctrl+R (Reset) during a long run: the app asks first, the run goes on meanwhile; Escape
 #     keeps it.
+# 26. The World size slider dragged before a run: the app says the world was changed here, and
+#     the fields under it stay where they were (the note once pushed them down a row or two,
+#     and a click meant for Epochs typed into the field that slid under the pointer).
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -196,6 +199,19 @@ drive fields four-ranks-gloo pause &&
   samples_at=$(python3 -c 'import json, sys; f = json.load(open(sys.argv[1]))["fields"]["samples"]; print("%d:%d" % (round(f["x"]), round(f["y"])))' "$WORK/fields.json") ||
   bad "the Samples field's place: not in the idle window's state"
 echo "   the Samples field at $samples_at"
+# Flow 26: from the World size slider's place at 4 ranks (of 1 to 16) a hand drags it 50 px right.
+world_drag=$(python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["world_slider"]; x = w["x0"] + (w["x1"] - w["x0"]) * 3 / 15; print("%d:%d:%d" % (round(x), round(w["y"]), round(x) + 50))' "$WORK/fields.json") ||
+  bad "the World size slider's place: not in the idle window's state"
+if drive worldnote four-ranks-gloo drag:$world_drag pause; then
+  python3 - "$WORK/worldnote.json" "$WORK/fields.json" << 'PY' && ok "World size dragged from 4 to more: said, and the fields under it did not move (classroom-worldnote.png)" || bad "the fields moved when the world changed"
+import json, sys
+s, before = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert s["job_world_size"] > 4, ("the drag did not change the world", s["job_world_size"])
+for id, f in before["fields"].items():
+    assert s["fields"][id]["y"] == f["y"], (id, "moved from", f["y"], "to", s["fields"][id]["y"])
+print(f"   4 -> {s['job_world_size']} ranks; {len(before['fields'])} fields in place")
+PY
+fi
 if drive memory four-ranks-gloo click:$samples_at ctrl+a type:10000000 Return pause F5 pause; then
   python3 - "$WORK/memory.json" << 'PY' && ok "10,000,000 samples, F5: asked first, nothing started (classroom-memory.png)" || bad "the memory question"
 import json, sys
