@@ -47,6 +47,23 @@ std::vector<view_model::CurveReduction> g_reduced;
 
 }  // namespace
 
+namespace {
+
+// In a small pane, a legend entry per earlier run filled rows of it after a few runs and left
+// the plot a sliver: there they share one entry, as the ranks do (the hover read-out still
+// names each curve).
+std::vector<LegendEntry> earlier_runs_as_one(const std::vector<LegendEntry>& legend, size_t overlays) {
+  if (overlays < 2 || overlays > legend.size()) return legend;
+  std::vector<LegendEntry> shown;
+  const LegendEntry& newest = legend[overlays - 1];
+  const std::string text = trf("earlier runs 1–{}", overlays);
+  shown.push_back({text, newest.color, newest.thickness, text});
+  shown.insert(shown.end(), legend.begin() + static_cast<std::ptrdiff_t>(overlays), legend.end());
+  return shown;
+}
+
+}  // namespace
+
 void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   const Palette& pal = palette();
   TrainingViewState& v = state.training;
@@ -78,6 +95,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     extent.take(s.extent.x1, s.extent.y0);
     if (s.extent.y0_positive > 0) extent.take(s.extent.x1, s.extent.y0_positive);
   };
+  const size_t overlay_entries = v.show_overlays ? state.overlays.size() : 0;  // the legend's first entries
   if (v.show_overlays)
     for (size_t i = 0; i < state.overlays.size(); ++i) {
       const LossSeries& s = state.overlays[i];
@@ -125,7 +143,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   // The legend goes above the plot whenever the plot keeps some height under it; only in a
   // very small pane does it move into the hover read-out, which names every series anyway.
   const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
-  if (room > fs * 9) LegendRow(legend, room < fs * 16);
+  if (room > fs * 9) LegendRow(room < fs * 16 ? earlier_runs_as_one(legend, overlay_entries) : legend, room < fs * 16);
   const ImVec2 size = ImGui::GetContentRegionAvail();
   const bool by_epoch = v.by_epoch;
   const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;
