@@ -251,6 +251,13 @@ void RunSession::note_switch_landed() {
 void RunSession::load_scenario(const std::string& name) {
   Scenario s = ringlab::load_scenario(name);  // throws InputError naming the file and field
   stop();
+  // The new scenario starts from its own "Press Start": the last run's curves stay as an earlier
+  // run, but its ring, timeline and status spoke of another world and go.
+  keep_as_overlay();
+  feed_.discard_queued();
+  model_.clear();
+  state_.timeline = {};
+  state_.run = viz::RunStatus{};
   state_.scenario = s;
   state_.job = s.job;
   state_.lab.settings = view_model::lab_from_job(s.job);

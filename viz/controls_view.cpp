@@ -283,7 +283,11 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   FittedLine(status, color);
   ImGui::PopFont();
   if (state.run.sequence_length > 1) {
-    const std::string run = trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length);
+    // Which backend this run of the sequence is on: the controls show what the next Start runs.
+    const view_model::Generation* g = model.current_generation();
+    const std::string backend = g && g->has_job ? g->job.backend : "";
+    const std::string run = backend.empty() ? trf("run {} of {}", state.run.sequence_index + 1, state.run.sequence_length)
+                                            : trf("run {} of {} · {}", state.run.sequence_index + 1, state.run.sequence_length, backend);
     SameLineIfFits(ImGui::CalcTextSize(run.c_str()).x);
     ImGui::TextUnformatted(run.c_str());
   }
