@@ -452,7 +452,17 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   const float top = at.y;
-  if (f.duration_s > 0) {
+  const bool gated = std::any_of(rec.ranks.begin(), rec.ranks.end(), [](const auto& r) { return r.gate_wait_ns > 0; });
+  if (f.duration_s > 0 && gated) {
+    // Held at the gate, its time is how fast the class pressed Next (and how soon each rank saw
+    // it), not the network's: no bandwidth from it.
+    const std::string full = trf("{} · stepped through at the gate: its time is the class's, not the network's",
+                                 human_bytes(double(rec.bytes)));
+    const std::string short_line = trf("{} · stepped through at the gate", human_bytes(double(rec.bytes)));
+    const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
+    if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
+    at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
+  } else if (f.duration_s > 0) {
     const std::string full = trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)),
                                  rec.algorithm, f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
     const std::string short_line =
@@ -575,8 +585,9 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
     return trf("The workers are further on, in all-reduce #{}: Next walks forward to them", log.at(rings.back()).key.id);
   if (frame.done) return "";
   if (st.position < frame.total_steps)
-    return trf("The workers have taken {} of these steps: Next catches up, then lets them take the next",
-               frame.total_steps);
+    return trf("The screen is behind the workers, who have taken {} of these steps: Next shows those first, then "
+               "lets them take step {}",
+               frame.total_steps, frame.total_steps + 1);
   if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
   return tr("The workers are waiting at the gate: press Next");
 }
@@ -637,18 +648,15 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     const std::string number = after_change ? trf("all-reduce #{} since the change to {} ranks", rec->key.id, n)
                                             : trf("all-reduce #{}", rec->key.id);
     state.said.ring_number = number;
-    std::string sub = trf("{} · {} · {} floats", number,  // a no-break space: the number stays with its unit when the line wraps
-                          rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
-                          frame.elements);
-    if (rec->step >= 0) sub += " · " + trf("training step {}", rec->step);  // counted from 0, as the timeline and the failure lab count
-    // Beside the pills (and their phase labels) it wraps rather than running under them.
+    std::vector<std::string> parts = {
+        number, rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
+        trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
+    if (rec->step >= 0) parts.push_back(trf("training step {}", rec->step));  // counted from 0, as the timeline and the failure lab count
+    if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
+    // Beside the pills (and their phase labels) it wraps rather than running under them, and
+    // only between its parts: no line starts with a "·".
     const float sub_w = y < min.y + fs * 2.6f ? banner_w : size.x - 2 * fs;
-    if (!compact && n <= 8) {
-      // The links' note goes on a line of its own rather than leave a word of it alone on one.
-      const std::string links = tr("links: bytes sent so far");
-      const std::string joined = sub + " · " + links;
-      sub = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, 0, joined.c_str()).x <= sub_w ? joined : sub + "\n" + links;
-    }
+    const std::string sub = JoinedInLines(parts, sub_w, fs);
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
     y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
     // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
@@ -667,7 +675,10 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       const float line_w = max.x - min.x - 2 * fs;
       dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, next.c_str(), nullptr, line_w);
       float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
-      if (line_w - next_w < line_w * 0.55f) {  // too little room beside it: the explanation goes below
+      // The explanation goes below unless it fits beside in one line: wrapped beside, its second
+      // line would hang under the middle of the first.
+      const float why_w = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, 0, why.c_str()).x;
+      if (why_w > line_w - next_w) {
         y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, next.c_str()).y;
         next_w = 0;
         if (!why.empty()) why = explanation_of(frame);  // on a line of its own: no dash before it

@@ -160,6 +160,24 @@ void WrappedTooltip(const std::string& text, float width) {
   ImGui::EndTooltip();
 }
 
+std::string JoinedInLines(const std::vector<std::string>& parts, float width, float font_size) {
+  const auto width_of = [&](const std::string& text) {
+    return ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str()).x;
+  };
+  std::string text, line;
+  for (const std::string& part : parts) {
+    if (part.empty()) continue;
+    const std::string longer = line.empty() ? part : line + " · " + part;
+    if (line.empty() || width_of(longer) <= width) {
+      line = longer;
+      continue;
+    }
+    text += line + "\n";
+    line = part;
+  }
+  return text + line;
+}
+
 std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
   if (forms.empty()) return "";
   const float width = ImGui::GetContentRegionAvail().x;

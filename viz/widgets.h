@@ -29,6 +29,11 @@ void WrappedTooltip(const std::string& text, float width = 30);
 // stay where a hand is about to click. Returns the text shown.
 std::string FittedLine(const std::vector<std::string>& forms, uint32_t color);
 
+// `parts` joined by " · " into lines no wider than `width` at font size `font_size`, broken only
+// between parts (a part wider than a line gets one of its own and wraps there): no line starts
+// with a "·" cut from the end of the one above.
+std::string JoinedInLines(const std::vector<std::string>& parts, float width, float font_size);
+
 // Buttons that share a row: how many of them fit in one row of the pane, each as wide as the
 // widest needs (`labels` are the texts on screen), and each button's width at that count.
 struct ButtonGrid {
