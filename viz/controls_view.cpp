@@ -260,6 +260,11 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
   return {};
 }
 
+// Whether the next Start's world (its size or backend) is not the scenario's.
+bool world_changed(const AppState& state) {
+  return state.job.world_size != state.scenario.job.world_size || state.job.backend != state.scenario.job.backend;
+}
+
 // Three rows of one line each, the same from Start to the run's end: what the run is doing, how
 // far it got, how fast. Their numbers lengthen as the run goes on; the rows do not grow with
 // them (FittedLine), so the World size slider under them never moves while a class drags it.
@@ -297,7 +302,20 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   }
   if (model.latest_step() < 0) {
     const int world = state.job.world_size;
-    FittedLine({trf("{} rank{} · no step yet", world, world == 1 ? "" : "s")}, p.text_dim);
+    const char* plural = world == 1 ? "" : "s";
+    const JobConfig& was = state.scenario.job;
+    // Before any run this row is the job's, and says where it differs from the scenario's (after
+    // one, that is said in a row of its own under the world's controls: draw_world_note).
+    if (state.run.phase == RunPhase::Idle && world_changed(state))
+      FittedLine({trf("{} rank{} on {} · no step yet · changed here: the scenario has {} on {}", world, plural,
+                      state.job.backend, was.world_size, was.backend),
+                  trf("{} rank{} on {} · changed here (scenario: {} on {})", world, plural, state.job.backend,
+                      was.world_size, was.backend),
+                  trf("{} rank{} · changed here (scenario: {})", world, plural, was.world_size),
+                  trf("{} rank{} · changed here", world, plural)},
+                 p.text);
+    else
+      FittedLine({trf("{} rank{} · no step yet", world, plural)}, p.text_dim);
     state.said.pace.clear();
     // The step time's row is kept from Start on: the controls move once, at the press, not under
     // a hand on its way to them. Before any run the pane keeps the line for its fields (at
@@ -358,14 +376,15 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
 }
 
 // The description speaks of the scenario's own world; say so once the class has changed it.
-// Under the world's controls (text above them would move the slider under a dragging hand), in
-// a row of its own that is there, one line high, whether or not the world was changed: the
+// Before any run, in the status's row of the job's world (draw_status_rows). After one, under
+// the world's controls (text above them would move the slider under a dragging hand), in a row
+// of its own that is there, one line high, whether or not the world was changed. Either way the
 // fields below stay where they were when the slider moves, or a click meant for Epochs lands in
-// the field that slid under the pointer.
+// the field that slid under the pointer; and before a run, at 1280x720, Samples stays in view.
 void draw_world_note(const AppState& state) {
   const JobConfig& was = state.scenario.job;
   const int world = state.job.world_size;
-  if (world == was.world_size && state.job.backend == was.backend) {
+  if (!world_changed(state)) {
     ImGui::NewLine();
     return;
   }
@@ -409,7 +428,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   if (slid.hovered)
     ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
-  draw_world_note(state);
+  if (state.run.phase != RunPhase::Idle) draw_world_note(state);
   draw_run_notices(model, state);
   draw_job_fields(state);
   DrawFailureLabControls(model, state);

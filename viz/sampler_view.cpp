@@ -117,11 +117,18 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   int slot = state.sampler.follow ? view_model::followed_epoch(history, epochs, world_of(epochs.back().generation), live)
                                   : std::min(static_cast<int>(chosen - epochs.begin()), static_cast<int>(epochs.size()) - 1);
   if (state.sampler.follow) state.sampler.chosen = epochs[slot];  // "Newest epoch" unticked: stay on it
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
   const std::string fmt_text = trf("epoch {}", epochs[slot].epoch + 1);
-  if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, fmt_text.c_str())) {
-    state.sampler.follow = false;
-    state.sampler.chosen = epochs[slot];
+  // With one epoch there is nothing to choose, and a slider over one value is all grab: its
+  // words would sit dark on the grab's blue.
+  if (epochs.size() == 1) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(fmt_text.c_str());
+  } else {
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+    if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, fmt_text.c_str())) {
+      state.sampler.follow = false;
+      state.sampler.chosen = epochs[slot];
+    }
   }
   const view_model::EpochKey key = epochs[slot];
   // Every rank of the run, those not heard from this epoch with an empty shard.
