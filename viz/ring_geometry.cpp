@@ -69,10 +69,6 @@ bool closest_pair(const RingGeometry& g, int n, float gap, ImVec2& apart) {
 // A card's width that holds its label (the colour, "rank 7") and a margin on each side.
 float label_room(const RingRoom& room) { return std::max(room.font_size * 3.0f, room.label_w + room.font_size * 0.8f); }
 
-// Six ranks or more in a small pane stack the side cards one above the other, closer than a
-// card is high. Each overlapping pair is cleared where it costs the card least: in y by lower
-// chunk cells (down to a strip, numbers dropped), in x by narrower cells (down to the label's
-// width); the ring grows into the room the smaller cards leave, which helps the next pair.
 // The cards at height `h`, as far as the smallest allows: lower chunk cells (no lower than a
 // strip, and none taller than `cells` would have them), then less margin under them; numbers
 // only where a cell still holds them.
@@ -87,6 +83,10 @@ void set_card_height(RingGeometry& g, const RingRoom& room, float h, Cells natur
   g.values_per_cell = g.cell_h >= fs * 1.3f * static_cast<float>(natural.values) ? natural.values : 0;
 }
 
+// Six ranks or more in a small pane stack the side cards one above the other, closer than a
+// card is high. Each overlapping pair is cleared where it costs the card least: in y by lower
+// chunk cells (down to a strip, numbers dropped), in x by narrower cells (down to the label's
+// width); the ring grows into the room the smaller cards leave, which helps the next pair.
 void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
   const float fs = room.font_size, gap = fs * 0.3f;
   const float min_w = label_room(room);
@@ -130,32 +130,6 @@ void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
   }
 }
 
-}  // namespace
-
-float ring_angle(int rank, int n) {
-  if (n == 2) return kPi + kPi * static_cast<float>(rank);
-  return -kPi / 2 + 2 * kPi * static_cast<float>(rank) / static_cast<float>(std::max(n, 1));
-}
-
-ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
-  if (g.exponent == 2) return ImVec2(g.center.x + radii.x * std::cos(angle), g.center.y + radii.y * std::sin(angle));
-  // The same fraction of the track's length as `angle` is of a turn.
-  const auto& length = g.track_length;
-  float turn = (angle + kPi / 2) / (2 * kPi);
-  turn -= std::floor(turn);
-  const float target = turn * length.back();
-  const auto after = std::upper_bound(length.begin() + 1, length.end() - 1, target);
-  const int k = static_cast<int>(after - length.begin()) - 1;
-  const float span = length[k + 1] - length[k];
-  const float within = span > 0 ? (target - length[k]) / span : 0;
-  const ImVec2 a = g.track_unit[k], b = g.track_unit[k + 1];
-  return ImVec2(g.center.x + radii.x * (a.x + (b.x - a.x) * within), g.center.y + radii.y * (a.y + (b.y - a.y) * within));
-}
-
-ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, ImVec2(g.rx, g.ry), angle); }
-
-namespace {
-
 RingGeometry on_track(const RingRoom& room, int n, float exponent) {
   RingGeometry g;
   const float fs = room.font_size;
@@ -184,11 +158,34 @@ RingGeometry on_track(const RingRoom& room, int n, float exponent) {
 
 }  // namespace
 
+float ring_angle(int rank, int n) {
+  if (n == 2) return kPi + kPi * static_cast<float>(rank);
+  return -kPi / 2 + 2 * kPi * static_cast<float>(rank) / static_cast<float>(std::max(n, 1));
+}
+
+ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
+  if (g.exponent == 2) return ImVec2(g.center.x + radii.x * std::cos(angle), g.center.y + radii.y * std::sin(angle));
+  // The same fraction of the track's length as `angle` is of a turn.
+  const auto& length = g.track_length;
+  float turn = (angle + kPi / 2) / (2 * kPi);
+  turn -= std::floor(turn);
+  const float target = turn * length.back();
+  const auto after = std::upper_bound(length.begin() + 1, length.end() - 1, target);
+  const int k = static_cast<int>(after - length.begin()) - 1;
+  const float span = length[k + 1] - length[k];
+  const float within = span > 0 ? (target - length[k]) / span : 0;
+  const ImVec2 a = g.track_unit[k], b = g.track_unit[k + 1];
+  return ImVec2(g.center.x + radii.x * (a.x + (b.x - a.x) * within), g.center.y + radii.y * (a.y + (b.y - a.y) * within));
+}
+
+ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, ImVec2(g.rx, g.ry), angle); }
+
+
 RingGeometry ring_geometry(const RingRoom& room, int n) {
   // Six ranks on an ellipse stack two cards one above the other at each side; a squarer track
   // puts them in a row along the top and one along the bottom, which a short pane has room for.
   // Of the tracks whose cards clear each other, the one with the largest cards (the ellipse
-  // where it does as well as a squarer one).
+  // where it does as well as a squarer one); where none clears, the squarest.
   RingGeometry best;
   bool best_clear = false;
   for (const float exponent : {2.0f, 3.0f, 4.0f, 6.0f, 8.0f}) {
