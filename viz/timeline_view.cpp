@@ -256,6 +256,19 @@ struct PixelColumn {
 // A live rank silent for longer than this is shown as it is (stuck, or gone), not waited for.
 constexpr int64_t kMaxEventLagNs = 100'000'000;
 
+// The run's last event, after the run: a dashed line with its words beside it where they fit.
+void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  dashed_line(dl, ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.text_dim, 1.5f, fs * 0.35f);
+  const char* text = tr("run ended");
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  if (x + fs * 0.3f + ts.x > plot_max.x) return;
+  dl->AddRectFilled(ImVec2(x + fs * 0.2f, plot_min.y + 1), ImVec2(x + fs * 0.4f + ts.x, plot_min.y + 1 + ts.y),
+                    with_alpha(p.canvas, 0.85f), 3);
+  dl->AddText(ImVec2(x + fs * 0.3f, plot_min.y + 1), p.text_dim, text);
+}
+
 }  // namespace
 
 void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
@@ -313,6 +326,10 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const double begin = tl.recent_steps_begin(3, static_cast<int64_t>(latest_ms * 1e6)) / 1e6;
     window = std::max(latest_ms - begin, 0.05) * 1.05;
   }
+  // After a run, its last event gets a mark and a little room after it: the rank whose last
+  // all-reduce ended last (on a busy machine, a millisecond or more after the others, waiting for
+  // a core) would otherwise run its bar into the pane's edge, as if it were still going.
+  const bool ended = state.run.phase == RunPhase::Finished || state.run.phase == RunPhase::Stopped;
   double end = v.follow ? latest_ms : v.end_ms;
   // The rank labels' column is as wide as the widest of them; bars start after it.
   // Over several nodes, a column of node names comes first.
@@ -323,6 +340,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
               axis_h = fs * 1.5f;
   const ImVec2 plot_min(origin.x + gutter, origin.y + axis_h), plot_max(origin.x + size.x, origin.y + size.y);
   const float width = std::max(plot_max.x - plot_min.x, 1.0f);
+  if (v.follow && ended) end += window * std::min(0.25, static_cast<double>((ImGui::CalcTextSize(tr("run ended")).x + fs) / width));
   if (hovered && io.MouseWheel != 0) {
     // Zoom about the mouse: the time under the cursor stays put.
     const double at = end - window + (io.MousePos.x - plot_min.x) / width * window;
@@ -531,6 +549,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     draw_let_go(dl, x0, x1, plot_min, plot_max, tl.max_spans_per_lane(), v.follow);
     if (hovered && io.MousePos.x >= x0 && io.MousePos.x < x1) hit = nullptr;  // veiled: no read-out
   }
+  if (ended && latest_ms > begin && latest_ms < end) draw_run_end(dl, x_of(latest_ms), plot_min, plot_max);
   dl->PopClipRect();
   if (hit && !dragging) {
     std::string text = describe(*hit, hit_rank, nodes);
