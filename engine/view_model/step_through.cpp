@@ -336,7 +336,9 @@ StepRequest set_mode(StepThrough& st, RingMode mode) {
   st.early_presses = 0;
   StepRequest request;
   if (mode == RingMode::Gated) {
+    // Held there by the class, not by a followed run's end: the next Start waits at the gate.
     st.playing = false;
+    st.held_at_end = false;
     st.has_selection = false;  // show the all-reduce the workers are in
     st.to_workers = true;
     request.set_gated = true;
@@ -347,7 +349,10 @@ StepRequest set_mode(StepThrough& st, RingMode mode) {
     st.playing = true;
     st.has_selection = false;
   }
-  if (mode == RingMode::Replay) st.playing = false;
+  if (mode == RingMode::Replay) {
+    st.playing = false;
+    st.held_at_end = false;
+  }
   return request;
 }
 

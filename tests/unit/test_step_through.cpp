@@ -513,6 +513,18 @@ TEST_CASE("the next run is followed again after a run ended and held its last al
   CHECK(st.position < 6);                                 // and it moves through its steps
 }
 
+TEST_CASE("a run followed to its end, then Step-through (gated) and Start: the new run waits at the gate") {
+  GatedRing ring(4, 7);
+  ring.release(6);
+  StepThrough st;
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);  // the run ended: held at the end
+  REQUIRE(st.held_at_end);
+  set_mode(st, RingMode::Gated);
+  begin_run(st);  // Start
+  CHECK_FALSE(st.playing);  // it played the new run at the chosen speed, gate or no gate
+  CHECK_FALSE(st.held_at_end);
+}
+
 TEST_CASE("following a fast run: the all-reduce on screen plays through its steps after the log forgets it") {
   GatedRing ring(4, 7);
   ring.release(6);
