@@ -85,6 +85,9 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["restart_asked"] = state.pending_restart.asked;    // a run's restart waiting for the person's yes
   j["reset_asked"] = state.pending_reset;              // Reset pressed during a run, waiting for the yes
   j["job_world_size"] = state.job.world_size;
+  const viz::RingViewState::Cards& cards = state.ring_view.cards;
+  j["ring_cards"] = {{"ranks", cards.ranks}, {"room_w", cards.room_w}, {"room_h", cards.room_h}, {"clear", cards.clear},
+                     {"short_labels", cards.short_labels}, {"cells", cards.cells}, {"exponent", cards.exponent}};
   j["world_slider"] = {{"x0", state.world_slider_x0}, {"x1", state.world_slider_x1}, {"y", state.world_slider_y}};
   j["job_set_epoch"] = state.job.set_epoch;            // what the next Start (or restart) trains with
   const char* const modes[] = {"follow", "gated", "replay"};

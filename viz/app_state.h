@@ -47,6 +47,14 @@ struct SamplerViewState {
 struct RingViewState {
   float heading_bottom = 0;  // below the pane's top, in pixels
   float pane_w = 0, pane_h = 0, font_px = 0;
+  // How the last frame laid out the cards (--state-json: tests check that they clear).
+  struct Cards {
+    int ranks = 0;
+    float room_w = 0, room_h = 0;  // the ring's part of the pane
+    bool clear = true;             // no two cards overlap
+    bool short_labels = false, cells = true;
+    float exponent = 2;
+  } cards;
 };
 
 struct TrainingViewState {

@@ -12,6 +12,14 @@ constexpr float kPi = std::numbers::pi_v<float>;
 // Chunk cells: one per rank across the card, tall enough for their numbers where they show any.
 void size_cells(RingGeometry& g, const RingRoom& room, int n) {
   const float fs = room.font_size;
+  if (room.chips) {
+    g.cells = false;
+    g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
+    g.cell_h = 0;
+    g.values_per_cell = 0;
+    g.card.y = g.header_h + fs * 0.1f;
+    return;
+  }
   const float number_rows = static_cast<float>(std::max(room.values_per_cell, 1));
   g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
   const bool numbers = !room.compact && room.values_per_cell > 0 && g.cell_w > fs * 1.6f;
@@ -67,7 +75,10 @@ bool closest_pair(const RingGeometry& g, int n, float gap, ImVec2& apart) {
 }
 
 // A card's width that holds its label (the colour, "rank 7") and a margin on each side.
-float label_room(const RingRoom& room) { return std::max(room.font_size * 3.0f, room.label_w + room.font_size * 0.8f); }
+float label_room(const RingRoom& room) {
+  if (room.chips) return std::max(room.font_size * 2.0f, room.label_w + room.font_size * 0.15f);  // the label, snug
+  return std::max(room.font_size * 3.0f, room.label_w + room.font_size * 0.8f);
+}
 
 // The cards at height `h`, as far as the smallest allows: lower chunk cells (no lower than a
 // strip, and none taller than `cells` would have them), then less margin under them; numbers
@@ -77,6 +88,7 @@ struct Cells {
   int values = 0;
 };
 void set_card_height(RingGeometry& g, const RingRoom& room, float h, Cells natural) {
+  if (room.chips) return;  // a label's height, no lower
   const float fs = room.font_size;
   g.cell_h = std::clamp(h - g.header_h - fs * 0.6f, fs * 0.5f, std::max(natural.h, fs * 0.5f));
   g.card.y = std::max(h, g.header_h + g.cell_h + fs * 0.3f);
@@ -90,7 +102,7 @@ void set_card_height(RingGeometry& g, const RingRoom& room, float h, Cells natur
 void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
   const float fs = room.font_size, gap = fs * 0.3f;
   const float min_w = label_room(room);
-  const float min_h = g.header_h + fs * 0.5f + fs * 0.3f;
+  const float min_h = room.chips ? g.card.y : g.header_h + fs * 0.5f + fs * 0.3f;
   Cells natural{g.cell_h, g.values_per_cell};
   float natural_h = g.card.y;
   ImVec2 apart;
@@ -197,14 +209,22 @@ RingGeometry ring_geometry(const RingRoom& room, int n) {
       best_clear = clear;
     }
   }
-  if (best_clear || room.short_label_w <= 0 || room.short_label_w >= room.label_w) return best;
-  // Still too many for the room: the cards may be as narrow as their number.
-  RingRoom narrow = room;
-  narrow.label_w = room.short_label_w;
-  narrow.short_label_w = 0;
-  best = ring_geometry(narrow, n);
-  best.short_labels = true;
-  return best;
+  if (best_clear) return best;
+  // Still too many for the room: the cards may be as narrow as their number, and then they may
+  // be their labels alone (the class enlarges the pane to see the chunks).
+  RingRoom smaller = room;
+  if (room.short_label_w > 0 && room.short_label_w < room.label_w) {
+    smaller.label_w = room.short_label_w;
+    smaller.short_label_w = 0;
+  } else if (!room.chips) {
+    smaller.chips = true;
+  } else {
+    return best;
+  }
+  const bool shorter = smaller.label_w < room.label_w;
+  RingGeometry fitted = ring_geometry(smaller, n);
+  fitted.short_labels = fitted.short_labels || shorter;
+  return fitted;
 }
 
 bool cards_overlap(const RingGeometry& g, int n, float gap) {

@@ -27,6 +27,7 @@ struct RingGeometry {
   int values_per_cell = 0;  // rows of numbers in a chunk cell (0: colours only)
   float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
   bool short_labels = false;  // cards too narrow for "rank 7" carry "7" (and the rank's colour)
+  bool cells = true;          // false: a room too small for chunk cells, the cards are their labels alone
 };
 
 struct RingRoom {
@@ -36,6 +37,7 @@ struct RingRoom {
   float short_label_w = 0;     // the same with the number alone ("7"); 0: never shortened
   int values_per_cell = 0;     // rows of numbers a chunk cell would like to show
   bool compact = false;        // a small pane: a lower header, no numbers
+  bool chips = false;          // cards without chunk cells: their labels alone
 };
 
 // The angle of rank `rank`'s card: two ranks side by side, more from the top, clockwise.
@@ -47,8 +49,9 @@ ImVec2 ring_point(const RingGeometry& g, float angle);
 ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle);
 // The card of each rank of an `n`-rank ring in `room`. Cards shrink (lower chunk cells, then
 // narrower ones, never narrower than their label) until no two of them overlap, and where the
-// smallest still would, the track squares up, and then the labels lose their word ("7" for
-// "rank 7"); only a room too small for that leaves cards touching (cards_overlap then says so).
+// smallest still would, the track squares up, then the labels lose their word ("7" for "rank
+// 7"), and last the cards lose their chunk cells; only a room too small even for that leaves
+// cards touching (cards_overlap then says so).
 RingGeometry ring_geometry(const RingRoom& room, int n);
 // Whether any two cards of `g` overlap, or come closer than `gap` pixels in both x and y.
 bool cards_overlap(const RingGeometry& g, int n, float gap = 0);

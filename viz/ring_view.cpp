@@ -145,7 +145,7 @@ void draw_card(ImDrawList* dl, const RingGeometry& g, int rank, const RingFrame*
   const float fs = ImGui::GetFontSize();
   float x = a.x + fs * 0.3f;
   const float y = a.y + g.header_h;
-  for (int chunk = 0; chunk < n; ++chunk) {
+  for (int chunk = 0; chunk < n && g.cells; ++chunk) {
     ChunkState own;  // before any all-reduce: each rank holds only its own gradient
     own.contributors = uint64_t{1} << (rank % 64);
     const ChunkState& state = frame ? frame->chunks[rank][chunk] : own;
@@ -727,6 +727,8 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     g = ring_geometry(room, n);
   }
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
+  state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),
+                           g.short_labels, g.cells, g.exponent};
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
   if (rec)
