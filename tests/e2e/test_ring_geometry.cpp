@@ -110,7 +110,18 @@ TEST_CASE("one rank sits in the middle; two side by side") {
   CHECK(ring_point(two, ring_angle(0, 2)).y == doctest::Approx(ring_point(two, ring_angle(1, 2)).y));
 }
 
+TEST_CASE("twelve ranks in the small pane: cards as their labels alone, clear of each other") {
+  const RingRoom r = room(kSmallW, kSmallH, 14, 12, true);
+  const RingGeometry g = ring_geometry(r, 12);
+  CHECK_FALSE(g.cells);
+  CHECK(g.short_labels);
+  CHECK_FALSE(cards_overlap(g, 12, 14 * 0.3f));
+  CHECK(inside(g, 12, r));
+  // Eight keep their chunk cells there.
+  CHECK(ring_geometry(room(kSmallW, kSmallH, 14, 8, true), 8).cells);
+}
+
 TEST_CASE("a room too small for eight cards says so rather than claim they clear") {
-  const RingRoom r = room(200, 50, 13, 8, true);
+  const RingRoom r = room(120, 40, 13, 8, true);
   CHECK(cards_overlap(ring_geometry(r, 8), 8, 13 * 0.3f));
 }
