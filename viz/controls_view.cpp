@@ -124,7 +124,9 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
       if (edit.has_before) state.job.*member = static_cast<T>(edit.before);
     }
   }
-  const bool editing = ImGui::IsItemActive();
+  // Typing in it, where it is in view: a field still active once the pane scrolled it away (or a
+  // run started and disabled it) left its range on screen, pinned over whatever came there.
+  const bool editing = ImGui::IsItemActive() && ImGui::IsItemVisible() && !state.run.live();
   if (editing && !edit.refused) {
     // Under the field, over what follows: the layout must not move while someone types.
     ImGui::SetNextWindowPos(ImVec2(ImGui::GetItemRectMin().x, ImGui::GetItemRectMax().y));
