@@ -89,25 +89,30 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     }
     curves.push_back({pts, &s, color, thickness, dots, entry});
   };
-  auto take_extent = [&](const LossSeries& s) {
+  // The live run sets how far the steps axis reaches once it has a loss: an earlier run of
+  // 200,000 steps would squeeze a short one now into the plot's first pixels. The earlier runs
+  // are drawn as far as the live one has come.
+  auto take_extent = [&](const LossSeries& s, const view_model::LossExtent* within) {
     if (!s.extent.any) return;
-    extent.take(s.extent.x0, s.extent.y1);
-    extent.take(s.extent.x1, s.extent.y0);
-    if (s.extent.y0_positive > 0) extent.take(s.extent.x1, s.extent.y0_positive);
+    const auto x = [&](double v) { return within ? std::clamp(v, within->x0, within->x1) : v; };
+    extent.take(x(s.extent.x0), s.extent.y1);
+    extent.take(x(s.extent.x1), s.extent.y0);
+    if (s.extent.y0_positive > 0) extent.take(x(s.extent.x1), s.extent.y0_positive);
   };
+  const view_model::LossExtent* live_steps = model.loss().extent.any ? &model.loss().extent : nullptr;
   const size_t overlay_entries = v.show_overlays ? state.overlays.size() : 0;  // the legend's first entries
   if (v.show_overlays)
     for (size_t i = 0; i < state.overlays.size(); ++i) {
       const LossSeries& s = state.overlays[i];
       const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
-      take_extent(s);
+      take_extent(s, live_steps);
       if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
       // Wide and pale underneath, so a live curve that matches it exactly still shows it.
       // A named run (a PyTorch script's) keeps its name in the short legend too.
       add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)),
           s.job ? trf("earlier run {}", i + 1) : series_name(s));
     }
-  take_extent(live);
+  take_extent(live, nullptr);
   // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
   const bool many = live.rank_loss.size() > 4;
   if (v.show_ranks)
