@@ -309,12 +309,12 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
     // Before any run this row is the job's, and says where it differs from the scenario's (after
     // one, that is said in a row of its own under the world's controls: draw_world_note).
     if (state.run.phase == RunPhase::Idle && world_changed(state))
-      FittedLine({trf("{} rank{} on {} · no step yet · changed here: the scenario has {} on {}", world, plural,
+      FittedLine({trf("{} rank{} on {} · no step yet · set here: the scenario has {} on {}", world, plural,
                       state.job.backend, was.world_size, was.backend),
-                  trf("{} rank{} on {} · changed here (scenario: {} on {})", world, plural, state.job.backend,
+                  trf("{} rank{} on {} · set here (scenario: {} on {})", world, plural, state.job.backend,
                       was.world_size, was.backend),
-                  trf("{} rank{} · changed here (scenario: {})", world, plural, was.world_size),
-                  trf("{} rank{} · changed here", world, plural)},
+                  trf("{} rank{} · set here (scenario: {})", world, plural, was.world_size),
+                  trf("{} rank{} · set here", world, plural)},
                  p.text);
     else
       FittedLine({trf("{} rank{} · no step yet", world, plural)}, p.text_dim);
@@ -380,20 +380,23 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
 // The description speaks of the scenario's own world; say so once the class has changed it.
 // Before any run, in the status's row of the job's world (draw_status_rows). After one, under
 // the world's controls (text above them would move the slider under a dragging hand), in a row
-// of its own that is there, one line high, whether or not the world was changed. Either way the
+// of its own that is there, one line high, whether or not the world was changed (then it names
+// the scenario's world). Either way the
 // fields below stay where they were when the slider moves, or a click meant for Epochs lands in
 // the field that slid under the pointer; and before a run, at 1280x720, Samples stays in view.
 void draw_world_note(const AppState& state) {
   const JobConfig& was = state.scenario.job;
   const int world = state.job.world_size;
+  const char* plural = world == 1 ? "" : "s";
   if (!world_changed(state)) {
-    ImGui::NewLine();
+    FittedLine({trf("The scenario's world: {} rank{} on {}", world, plural, state.job.backend),
+                trf("{} rank{} on {}, as the scenario", world, plural, state.job.backend)},
+               palette().text_dim);
     return;
   }
-  const char* plural = world == 1 ? "" : "s";
-  FittedLine({trf("Changed here: {} rank{} on {} (the scenario has {} on {})", world, plural, state.job.backend,
+  FittedLine({trf("Set here: {} rank{} on {} (the scenario has {} on {})", world, plural, state.job.backend,
                   was.world_size, was.backend),
-              trf("Changed here: {} rank{} on {}", world, plural, state.job.backend)},
+              trf("Set here: {} rank{} on {}", world, plural, state.job.backend)},
              palette().text);
 }
 

@@ -456,9 +456,9 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
   if (f.duration_s > 0 && gated) {
     // Held at the gate, its time is how fast the class pressed Next (and how soon each rank saw
     // it), not the network's: no bandwidth from it.
-    const std::string full = trf("{} · stepped through at the gate: its time is the class's, not the network's",
+    const std::string full = trf("{} · held at the gate between steps, so its time says nothing of the network",
                                  human_bytes(double(rec.bytes)));
-    const std::string short_line = trf("{} · stepped through at the gate", human_bytes(double(rec.bytes)));
+    const std::string short_line = trf("{} · held at the gate between steps", human_bytes(double(rec.bytes)));
     const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
@@ -582,13 +582,16 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
                       const view_model::RingFrame& frame, const StepThroughState& st) {
   const std::vector<size_t> rings = view_model::steppable_collectives(log);
   if (!rings.empty() && log.at(rings.back()).key.id != shown.key.id)
-    return trf("The workers are further on, in all-reduce #{}: Next walks forward to them", log.at(rings.back()).key.id);
+    return trf("The workers have moved on to all-reduce #{}: Next goes forward to it", log.at(rings.back()).key.id);
   if (frame.done) return "";
+  if (st.playing && st.position < frame.total_steps)
+    return trf("Playing: the screen catches up with the {} steps the workers took, then lets them take one at a time",
+               frame.total_steps);
+  if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
   if (st.position < frame.total_steps)
     return trf("The screen is behind the workers, who have taken {} of these steps: Next shows those first, then "
                "lets them take step {}",
                frame.total_steps, frame.total_steps + 1);
-  if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
   return tr("The workers are waiting at the gate: press Next");
 }
 

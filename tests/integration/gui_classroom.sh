@@ -50,7 +50,7 @@
 #     spans push the old ones out: the moment the class froze stays on screen.
 # 25. Ctrl+R (Reset) during a long run: the app asks first, the run goes on meanwhile; Escape
 #     keeps it.
-# 26. The World size slider dragged before a run: the app says the world was changed here, and
+# 26. The World size slider dragged before a run: the app says the world was set here, and
 #     the fields under it stay where they were (the note once pushed them down a row or two,
 #     and a click meant for Epochs typed into the field that slid under the pointer).
 set -uo pipefail
