@@ -499,11 +499,17 @@ TEST_CASE("following a run that is over: the last all-reduce plays to its end, h
   CHECK_FALSE(animating(st, ring.log()));
 }
 
+// Following a 7-all-reduce run to its end: 20 s after it, the view holds its last all-reduce.
+StepThrough followed_to_the_end(const GatedRing& ring) {
+  StepThrough st;
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);
+  return st;
+}
+
 TEST_CASE("the next run is followed again after a run ended and held its last all-reduce") {
   GatedRing ring(4, 7);
   ring.release(6);
-  StepThrough st;
-  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);  // the run ended: held at the end
+  StepThrough st = followed_to_the_end(ring);
   REQUIRE_FALSE(st.playing);
   ring.finish_next(1);  // Start again: a new all-reduce, running
   for (int i = 0; i < 30; ++i) advance(st, ring.log(), true, 0.1);
@@ -516,8 +522,7 @@ TEST_CASE("the next run is followed again after a run ended and held its last al
 TEST_CASE("a run followed to its end, then Step-through (gated) and Start: the new run waits at the gate") {
   GatedRing ring(4, 7);
   ring.release(6);
-  StepThrough st;
-  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);  // the run ended: held at the end
+  StepThrough st = followed_to_the_end(ring);
   REQUIRE(st.held_at_end);
   set_mode(st, RingMode::Gated);
   begin_run(st);  // Start
