@@ -585,11 +585,12 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
     return trf("The workers have moved on to all-reduce #{}: Next goes forward to it", log.at(rings.back()).key.id);
   if (frame.done) return "";
   if (st.playing && st.position < frame.total_steps)
-    return trf("Playing: the screen catches up with the {} steps the workers took, then lets them take one at a time",
+    return trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step at "
+               "a time",
                frame.total_steps);
   if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
   if (st.position < frame.total_steps)
-    return trf("The screen is behind the workers, who have taken {} of these steps: Next shows those first, then "
+    return trf("The workers are already past ring step {}, ahead of the screen: Next catches the screen up, then "
                "lets them take step {}",
                frame.total_steps, frame.total_steps + 1);
   return tr("The workers are waiting at the gate: press Next");
