@@ -4,6 +4,7 @@
 #include <imgui_internal.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -96,12 +97,28 @@ bool is_quad(const ImDrawIdx* idx) {
 // A filled area: consecutive triangles of one colour (a rectangle, a rounded box's fan), its box.
 // Text sits on the last fill under it; text that reaches that fill's right edge ran out of room
 // (buttons and fields clip their text on the CPU, leaving no glyph across an edge to see).
+// A fill's box is not enough to say what is under the text: a node's band on the ring is an arc
+// whose box holds other things too, so the triangles themselves are kept.
 struct Fill {
   Box box;
   int list;
   int order;  // of its first triangle
   uint32_t color;
+  std::vector<std::array<ImVec2, 3>> triangles;
+
+  bool contains(float x, float y) const;
 };
+
+bool triangle_contains(const std::array<ImVec2, 3>& t, float x, float y) {
+  const auto side = [&](ImVec2 a, ImVec2 b) { return (b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x); };
+  const float s0 = side(t[0], t[1]), s1 = side(t[1], t[2]), s2 = side(t[2], t[0]);
+  return (s0 >= 0 && s1 >= 0 && s2 >= 0) || (s0 <= 0 && s1 <= 0 && s2 <= 0);
+}
+
+bool Fill::contains(float x, float y) const {
+  if (x < box.x0 || x > box.x1 || y < box.y0 || y > box.y1) return false;
+  return std::any_of(triangles.begin(), triangles.end(), [&](const auto& t) { return triangle_contains(t, x, y); });
+}
 
 struct Collected {
   std::vector<Glyph> glyphs;
@@ -125,12 +142,12 @@ void collect_list(const ImDrawList* list, int list_no, const GlyphIndex& index, 
                     std::max({a.pos.x, b.pos.x, c.pos.x}), std::max({a.pos.y, b.pos.y, c.pos.y})};
       const bool one_colour = a.col == b.col && b.col == c.col && a.uv.x == white.x && a.uv.y == white.y;
       if (one_colour && (a.col >> IM_COL32_A_SHIFT & 0xFF) >= 40) {
-        if (!out.fills.empty() && last_fill_order == order - 1 && out.fills.back().color == a.col) {
-          Box& f = out.fills.back().box;
-          f = {std::min(f.x0, box.x0), std::min(f.y0, box.y0), std::max(f.x1, box.x1), std::max(f.y1, box.y1)};
-        } else {
-          out.fills.push_back({box, list_no, order, a.col});
-        }
+        if (out.fills.empty() || last_fill_order != order - 1 || out.fills.back().color != a.col)
+          out.fills.push_back({box, list_no, order, a.col, {}});
+        Fill& fill = out.fills.back();
+        Box& f = fill.box;
+        f = {std::min(f.x0, box.x0), std::min(f.y0, box.y0), std::max(f.x1, box.x1), std::max(f.y1, box.y1)};
+        fill.triangles.push_back({a.pos, b.pos, c.pos});
         last_fill_order = order;
       }
       if (!opaque_white(a) || !opaque_white(b) || !opaque_white(c)) return;
@@ -257,7 +274,7 @@ bool reaches_edge_of_fill(const Collected& all, const Line& line) {
   const float mx = (first.box.x0 + first.box.x1) / 2, my = (first.box.y0 + first.box.y1) / 2;
   for (auto f = all.fills.rbegin(); f != all.fills.rend(); ++f) {
     if (f->list != first.list || f->order > first.order) continue;
-    if (mx < f->box.x0 || mx > f->box.x1 || my < f->box.y0 || my > f->box.y1) continue;
+    if (!f->contains(mx, my)) continue;
     // Text that fits keeps its padding from the edge of what it is written on: a line that
     // starts on the fill and stops right at its edge was stopped there.
     const bool at_edge = last.box.x1 > f->box.x1 - 1.5f * kSlack && last.box.x1 <= f->box.x1 + 0.5f * kSlack;

@@ -84,6 +84,33 @@ TEST_CASE("a button narrower than its text is cut") {
   REQUIRE(of_kind(a, TextFlaw::Kind::Cut).size() == 1);
 }
 
+// A ring's link label can end where a node's band, drawn after the band it sits on, ends: the
+// later band's box holds the label but the band itself does not, so the label is not cut. The
+// same label ending at the edge of a box it is written on is.
+TEST_CASE("a label ending where a later shape's box ends is not cut; one ending at its own box's edge is") {
+  Frame frame;
+  const char* text = "2.7 KiB";
+  const LayoutAudit beside = frame.audit([&] {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float end = at.x + 10 + ImGui::CalcTextSize(text).x;
+    dl->AddRectFilled(ImVec2(at.x, at.y), ImVec2(at.x + 150, at.y + 40), 0xFFE0E0E0);
+    // Its box reaches the label's end and holds the label's start; the triangle stays below-right.
+    dl->AddTriangleFilled(ImVec2(end, at.y), ImVec2(end, at.y + 40), ImVec2(at.x, at.y + 40), 0xFFC0C0F0);
+    dl->AddText(ImVec2(at.x + 10, at.y + 4), 0xFF000000, text);
+  });
+  CHECK(beside.flaws.empty());
+  CHECK(beside.lines == 1);
+  const LayoutAudit on = frame.audit([&] {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(ImVec2(at.x, at.y), ImVec2(at.x + 10 + ImGui::CalcTextSize(text).x, at.y + 40), 0xFFE0E0E0);
+    dl->AddText(ImVec2(at.x + 10, at.y + 4), 0xFF000000, text);
+  });
+  REQUIRE(of_kind(on, TextFlaw::Kind::Cut).size() == 1);
+  CHECK(of_kind(on, TextFlaw::Kind::Cut)[0]->text == text);
+}
+
 TEST_CASE("two lines drawn over each other overlap") {
   Frame frame;
   const LayoutAudit a = frame.audit([] {
