@@ -268,6 +268,8 @@ bool cut_sideways(const Glyph& g, const Window& w) {
 bool cut_vertically(const Glyph& g) { return g.box.y0 < g.clip.y0 - kSlack || g.box.y1 > g.clip.y1 + kSlack; }
 
 // The fill a line of text sits on: the last one drawn before it, by its window, under its first glyph.
+// A surface drawn in pieces (a ring's band, slice by slice) goes on past a piece's edge: text
+// that stops there stopped on the surface, not at its edge.
 bool reaches_edge_of_fill(const Collected& all, const Line& line) {
   const Glyph& first = all.glyphs[line.glyphs.front()];
   const Glyph& last = all.glyphs[line.glyphs.back()];
@@ -278,7 +280,11 @@ bool reaches_edge_of_fill(const Collected& all, const Line& line) {
     // Text that fits keeps its padding from the edge of what it is written on: a line that
     // starts on the fill and stops right at its edge was stopped there.
     const bool at_edge = last.box.x1 > f->box.x1 - 1.5f * kSlack && last.box.x1 <= f->box.x1 + 0.5f * kSlack;
-    return at_edge && first.box.x0 >= f->box.x0 && f->box.x1 < first.clip.x1 - kSlack;
+    if (!at_edge || first.box.x0 < f->box.x0 || f->box.x1 >= first.clip.x1 - kSlack) return false;
+    const float past = f->box.x1 + 2 * kSlack;
+    return std::none_of(all.fills.begin(), all.fills.end(), [&](const Fill& g) {
+      return &g != &*f && g.list == f->list && g.color == f->color && g.contains(past, my);
+    });
   }
   return false;
 }

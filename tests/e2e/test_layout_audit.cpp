@@ -109,6 +109,17 @@ TEST_CASE("a label ending where a later shape's box ends is not cut; one ending 
   });
   REQUIRE(of_kind(on, TextFlaw::Kind::Cut).size() == 1);
   CHECK(of_kind(on, TextFlaw::Kind::Cut)[0]->text == text);
+  // A band drawn slice by slice: the label ends at its slice's edge, and the next slice goes on.
+  const LayoutAudit band = frame.audit([&] {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float end = at.x + 10 + ImGui::CalcTextSize(text).x + 0.5f;  // past the fill's anti-aliased rim
+    dl->AddQuadFilled(ImVec2(at.x, at.y), ImVec2(end, at.y + 2), ImVec2(end, at.y + 38), ImVec2(at.x, at.y + 40), 0xFFE0E0E0);
+    dl->AddQuadFilled(ImVec2(end, at.y + 2), ImVec2(end + 40, at.y + 6), ImVec2(end + 40, at.y + 34), ImVec2(end, at.y + 38),
+                      0xFFE0E0E0);
+    dl->AddText(ImVec2(at.x + 10, at.y + 12), 0xFF000000, text);
+  });
+  CHECK(band.flaws.empty());
 }
 
 TEST_CASE("two lines drawn over each other overlap") {
