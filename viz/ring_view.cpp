@@ -719,7 +719,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const std::string note = nodes.multi_node() && !compact ? node_note(nodes) : "";
   const float note_h = note.empty() ? 0 : ImGui::CalcTextSize(note.c_str(), nullptr, false, text_w).y + fs * 0.3f;
   RingViewState& held = state.ring_view;
-  if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) held = {0, size.x, size.y, fs};
+  if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) held = {0, size.x, size.y, fs, {}};
   held.heading_bottom = std::max(held.heading_bottom, y - min.y);
   y = min.y + held.heading_bottom;
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer - note_h);

@@ -72,6 +72,35 @@ void take_flight_entry(const nlohmann::json& last, RankDiagnosis& d) {
   if (step >= 0) d.step = step;
 }
 
+// A killed rank loses the events it had not sent yet (a worker sends them every few milliseconds),
+// so its own record can lag the others' by dozens of steps. The others bound where it was: none of
+// them can finish a collective it did not join, so it had finished every collective before the
+// earliest one another rank is still in, and it died in that step or just before it. A kill at
+// that step (kill:R@STEP) leaves the others waiting in the same collective.
+void place_killed_ranks(FailureDiagnosis& d) {
+  for (RankDiagnosis& killed : d.ranks) {
+    if (killed.cause != RankCause::Killed) continue;
+    const RankDiagnosis* earliest = nullptr;
+    int64_t finished = 0;
+    for (const RankDiagnosis& o : d.ranks) {
+      if (o.cause == RankCause::Killed || o.collective < 0) continue;
+      const int64_t done = o.collective_done ? o.collective : o.collective - 1;
+      if (!earliest || done < finished) {
+        earliest = &o;
+        finished = done;
+      }
+    }
+    const int64_t own = killed.collective_done ? killed.collective : killed.collective - 1;
+    if (!earliest || own >= finished) continue;  // its own events reach as far as the others' say
+    killed.collective = finished;
+    killed.collective_done = true;
+    killed.ring_step = -1;
+    if (killed.op.empty()) killed.op = "allreduce";
+    killed.step = std::max(killed.step, earliest->step);
+    killed.position_from_peers = true;
+  }
+}
+
 // Who broke the order: the rank among the culprits that the mismatch names; the expected
 // fingerprint is the other side's.
 void orient(FingerprintMismatch& m, const std::vector<int>& culprits) {
@@ -312,6 +341,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     for (int r : d.missing)
       if (!explained && r >= 0 && r < world) d.ranks[r].cause = RankCause::Missing;
   }
+  place_killed_ranks(d);
   if (!d.failed) return d;
 
   for (const RankDiagnosis& rd : d.ranks)

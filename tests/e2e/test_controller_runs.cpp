@@ -82,6 +82,12 @@ TEST_CASE("kill rank now: a real SIGKILL, named in the result and highlighted") 
   CHECK(d.ranks[1].cause == RankCause::Killed);
   CHECK(d.ranks[1].fault == "kill: SIGKILL from the controller");
   CHECK(d.ranks[1].exit == "killed by SIGKILL");
+  // Its last events died with it; the others, waiting for it, place it no earlier than the step
+  // before theirs (the Failure lab's command repeats the kill at that step).
+  const int64_t others = std::min(d.ranks[0].step, d.ranks[2].step);
+  CHECK(others >= 0);
+  CHECK(d.ranks[1].step + 1 >= others);
+  CHECK(d.ranks[1].collective + 1 >= std::min(d.ranks[0].collective, d.ranks[2].collective));
 }
 
 TEST_CASE("kill rank now with a restart: the group resumes and the run completes") {

@@ -518,3 +518,33 @@ TEST_CASE("an error from before the stop still counts") {
   CHECK(d.culprits == std::vector<int>{1});
   CHECK(d.first_error == "rank 1: checkpoint: cannot write");
 }
+
+// The app's kill button: the rank's last few milliseconds of events die with it, so its own
+// record lags. The others, waiting in collective 30 at step 28, place it: it had finished 29.
+TEST_CASE("a killed rank whose last events were lost is placed where the others' waits put it") {
+  FailureTracker tracker;
+  for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+  for (int r = 0; r < 3; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 10, 8));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 10, 8));
+  }
+  for (int r : {0, 2}) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 40, 29, 27));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 41, 29, 27));
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 42, 30, 28));
+  }
+  tracker.consume(fault_event(1, 43, FaultKind::Kill, "kill: SIGKILL from the controller", -1, -1));
+  tracker.consume(error_event(0, 44, ErrorCode::PeerClosed, "recv: gloo: Connection closed by peer"));
+  const FailureDiagnosis d = tracker.diagnose(3);
+  REQUIRE(d.culprits == std::vector<int>{1});
+  const RankDiagnosis& killed = d.ranks[1];
+  CHECK(killed.position_from_peers);
+  CHECK(killed.collective == 29);
+  CHECK(killed.collective_done);
+  CHECK(killed.step == 28);  // the step the others wait in: it died there or just before
+  CHECK(killed.ring_step == -1);
+  // The others keep their own record.
+  CHECK(d.ranks[0].collective == 30);
+  CHECK(!d.ranks[0].position_from_peers);
+  CHECK(d.ranks[0].step == 28);
+}
