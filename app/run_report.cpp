@@ -78,7 +78,7 @@ std::string seed_header(const JobConfig& j, const std::vector<float>& demo_outpu
   out += "\n";
   out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", batches_per_epoch, shard_size,
                      j.world_size > 1 ? " per rank" : "", j.batch_size);
-  if (shard_size > 0) out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first_indices, ", "));
+  if (!first_indices.empty()) out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first_indices, ", "));
   return out;
 }
 
@@ -93,8 +93,10 @@ constexpr size_t kIndicesShown = 8;
 std::string format_seed_report(const RunResult& r) {
   const std::vector<int64_t> shard = r.history ? r.history->first_shard(0) : std::vector<int64_t>{};
   const std::vector<int64_t> first(shard.begin(), shard.begin() + std::min(kIndicesShown, shard.size()));
-  std::string out = seed_header(r.job, r.allreduce_demo_output, r.batches_per_epoch,
-                                static_cast<int64_t>(shard.size()), first);
+  // len(sampler), as the script prints it: from the job, so that a run of no epochs (no shard
+  // drawn) says the same as one of many.
+  const data::DistributedSampler sampler({r.job.samples, r.job.world_size, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
+  std::string out = seed_header(r.job, r.allreduce_demo_output, r.batches_per_epoch, sampler.num_samples(), first);
   for (size_t e = 0; e < r.epoch_mse.size(); ++e) out += epoch_line(e, r.epoch_mse[e]);
   if (r.ok) out += seed_footer();
   return out;

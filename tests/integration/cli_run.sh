@@ -20,6 +20,13 @@ for line in "world_size             : 1" "batches per epoch      : 8 (256 sample
   grep -qF -- "$line" <<<"$out" && ok "prints: $line" || bad "missing: $line"
 done
 
+# A run of no epochs (it starts the workers and connects them, as the tests' backend probes do)
+# prints what the script would: len(sampler) from the job, no epoch lines.
+out=$("$ringlab" run -n 2 --epochs 0 2>&1) || bad "a run of 0 epochs exited non-zero"
+grep -qF "batches per epoch      : 4 (128 samples per rank / 32)" <<<"$out" && ok "0 epochs: batches and samples agree" ||
+  bad "0 epochs: $(grep 'batches per epoch' <<<"$out")"
+! grep -q "^epoch " <<<"$out" && ok "0 epochs: no epoch lines" || bad "0 epochs printed an epoch line"
+
 # 2. The report holds every field, with real values.
 /usr/bin/python3 - "$work/r.json" <<'PY' && ok "report fields" || bad "report fields"
 import json, sys
