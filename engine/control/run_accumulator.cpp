@@ -195,14 +195,26 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
     msg += "\nall errors, in the order they arrived:";
     for (const std::string& e : errors_) msg += "\n  " + e;
   }
-  msg += "\n" + where_ranks_were(flight);
+  msg += "\n" + where_ranks_were(flight, failed && failed->signal != 0 && !failed->terminated ? failed->rank : -1);
   if (msg.front() == '\n') msg.erase(0, 1);
   return msg;
 }
 
-std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight) const {
+// A rank killed by a signal takes the events it had not sent yet with it (they go every few
+// milliseconds): its line is its last report, which can be steps behind the others, who cannot
+// have gone past a collective it never joined.
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, int killed) const {
   std::string msg = "where each rank was:";
-  for (const std::string& line : rank_positions(world_)) msg += "\n  " + line;
+  int64_t others = -1;
+  for (const auto& [rank, p] : positions_)
+    if (rank != killed && p.step >= 0) others = others < 0 ? p.step : std::min(others, p.step);
+  const std::vector<std::string> lines = rank_positions(world_);
+  for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
+    msg += "\n  " + lines[r];
+    const auto it = positions_.find(r);
+    if (r == killed && it != positions_.end() && others > it->second.step + 1)
+      msg += fmt::format(" (its last report: it died later, by step {}, with its unsent events)", others);
+  }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
   return msg;
 }

@@ -56,7 +56,7 @@ class RunAccumulator {
   std::string failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const;
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
-  std::string where_ranks_were(const std::vector<nlohmann::json>& flight) const;
+  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1) const;
 
   RunResult r_;
   std::shared_ptr<RunHistory> history_;

@@ -234,6 +234,34 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
         std::string::npos);
   CHECK(r.failure.find("rank 1: step 7, collective 14 (ring, bucket 0), waiting for its first chunk") !=
         std::string::npos);
+  CHECK(r.failure.find("its last report") == std::string::npos);  // level with the others: nothing to add
+}
+
+// Killed by a signal, a rank takes its unsent events with it: its last report is steps behind
+// the others, who wait for it in step 30; the report says so rather than placing it at step 9.
+TEST_CASE("a killed rank's stale position is marked as its last report") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  const auto in_collective = [&](int rank, int64_t step, int64_t id) {
+    Event begin = make_event(EventKind::CollectiveBegin, rank, step, 0);
+    begin.collective_id = id;
+    begin.bucket = 0;
+    begin.text = "ring";
+    acc.add(begin);
+  };
+  in_collective(1, 9, 10);
+  in_collective(0, 30, 31);
+  in_collective(2, 30, 31);
+  RankExit dead;
+  dead.rank = 1;
+  dead.signal = 9;
+  const RunResult r = acc.finish({dead});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0), waiting for its first chunk (its last report: "
+                       "it died later, by step 30, with its unsent events)") != std::string::npos);
+  CHECK(r.failure.find("rank 0: step 30, collective 31 (ring, bucket 0), waiting for its first chunk\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("when mpirun started the ranks, the one that ended without a word is named first") {
