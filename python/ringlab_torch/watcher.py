@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 from typing import Any, Dict, Optional, Sequence
 
 from . import job as job_module
@@ -40,6 +41,7 @@ from .wire import Event, EventKind
 MAX_RECORDED_VALUES = 64
 _ERROR_FLUSH_S = 2.0
 _EXIT_FLUSH_S = 30.0
+_CALLBACKS_RELEASED_S = 10.0
 
 
 def now_ns() -> int:
@@ -122,6 +124,8 @@ class Watcher(NullWatcher):
         self._shard_epoch = None           # (epoch, steps) of the last shard sent
         self._collective_id = 0
         self._forward_ns = 0
+        # The comm hook's callbacks that a gloo thread may still hold (see _let_go_of_the_script).
+        self._callbacks = weakref.WeakSet()
 
         self._report_setup(ddp_model, demo)
         self._hooks = [ddp_model.register_forward_pre_hook(self._before_forward),
@@ -196,7 +200,20 @@ class Watcher(NullWatcher):
         atexit's list: holding them, it kept gloo's process group alive into the interpreter's
         own shutdown, where tearing down its threads can abort the process (SIGABRT, "terminate
         called without an active exception"), after a run that went well. Freed now, with the
-        interpreter whole, they are torn down as they would be without ringlab."""
+        interpreter whole, they are torn down as they would be without ringlab.
+
+        First the gloo threads must have let go of the comm hook's callbacks. A thread runs a
+        callback when its all-reduce ends, completes DDP's future, and only then drops the
+        callback, for which it needs the GIL. On a busy machine the script can reach its end
+        first; freeing the DDP model here (with the GIL held) joins the process group's threads,
+        and the one waiting for the GIL never ends: the script hangs at exit. Sleeping lets the
+        GIL go until every callback is gone."""
+        deadline = time.monotonic() + _CALLBACKS_RELEASED_S
+        while len(self._callbacks) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        if len(self._callbacks):
+            warn(f"rank {self.rank}: {len(self._callbacks)} all-reduce callbacks were still held by gloo's threads "
+                 f"after {_CALLBACKS_RELEASED_S:g} s; freeing the model anyway")
         self.ddp_model = None
         self.sampler = None
         self._group = None
@@ -477,6 +494,7 @@ class Watcher(NullWatcher):
             reduced = fut.value()[0]
             self._send(self._collective_event(EventKind.COLLECTIVE_END, cid, index, reduced, label, step, t0))
             return reduced
+        self._callbacks.add(done)
         return future.then(done)
 
     def _ring_in_hook(self, buffer, cid, index, label, step, t0):
