@@ -269,7 +269,8 @@ bool cut_vertically(const Glyph& g) { return g.box.y0 < g.clip.y0 - kSlack || g.
 
 // The fill a line of text sits on: the last one drawn before it, by its window, under its first glyph.
 // A surface drawn in pieces (a ring's band, slice by slice) goes on past a piece's edge: text
-// that stops there stopped on the surface, not at its edge.
+// that stops there stopped on the surface, not at its edge. And a slanted piece's box reaches
+// past its rim: text that ends there, above the rim, ended beside the piece.
 bool reaches_edge_of_fill(const Collected& all, const Line& line) {
   const Glyph& first = all.glyphs[line.glyphs.front()];
   const Glyph& last = all.glyphs[line.glyphs.back()];
@@ -281,6 +282,8 @@ bool reaches_edge_of_fill(const Collected& all, const Line& line) {
     // starts on the fill and stops right at its edge was stopped there.
     const bool at_edge = last.box.x1 > f->box.x1 - 1.5f * kSlack && last.box.x1 <= f->box.x1 + 0.5f * kSlack;
     if (!at_edge || first.box.x0 < f->box.x0 || f->box.x1 >= first.clip.x1 - kSlack) return false;
+    // Its end on the fill too: a label that crosses the rim of a slanted shape is not written on it.
+    if (!f->contains(last.box.x1 - 1.5f * kSlack, (last.box.y0 + last.box.y1) / 2)) return false;
     const float past = f->box.x1 + 2 * kSlack;
     return std::none_of(all.fills.begin(), all.fills.end(), [&](const Fill& g) {
       return &g != &*f && g.list == f->list && g.color == f->color && g.contains(past, my);

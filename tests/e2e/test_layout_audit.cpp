@@ -120,6 +120,17 @@ TEST_CASE("a label ending where a later shape's box ends is not cut; one ending 
     dl->AddText(ImVec2(at.x + 10, at.y + 12), 0xFF000000, text);
   });
   CHECK(band.flaws.empty());
+  // A slanted slice of a band: the label's start is on it, its end is above the slice's rim,
+  // where the slice's box (not the slice) reaches.
+  const LayoutAudit rim = frame.audit([&] {
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float end = at.x + 10 + ImGui::CalcTextSize(text).x + 0.5f;
+    dl->AddQuadFilled(ImVec2(at.x, at.y), ImVec2(end, at.y + 14), ImVec2(end - 20, at.y + 60), ImVec2(at.x - 10, at.y + 58),
+                      0xFFE0E0E0);
+    dl->AddText(ImVec2(at.x + 10, at.y + 4), 0xFF000000, text);
+  });
+  CHECK(rim.flaws.empty());
 }
 
 TEST_CASE("two lines drawn over each other overlap") {
