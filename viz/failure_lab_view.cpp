@@ -99,10 +99,8 @@ void draw_kill_now(const view_model::RunModel& model, AppState& state) {
   const int world = std::max(1, live && model.world_size() > 0 ? model.world_size() : state.job.world_size);
   const bool mpi = (live ? state.run.live_backend : state.job.backend) == "mpi";
   state.lab.kill_rank = std::clamp(state.lab.kill_rank, 0, world - 1);
-  const float fs = ImGui::GetFontSize();
-  ImGui::SetNextItemWidth(fs * 4);
-  ImGui::SliderInt("##kill_rank", &state.lab.kill_rank, 0, world - 1, "");  // the button says which
-  ImGui::SameLine();
+  FormLabel(tr("Rank to kill"));
+  SliderIntBeside("##kill_rank", &state.lab.kill_rank, 0, world - 1, std::to_string(state.lab.kill_rank));
   ImGui::BeginDisabled(!live || mpi || world < 2);
   ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(with_alpha(palette().bad, 0.25f)));
   if (ImGui::Button(label(trf("Kill rank {} now", state.lab.kill_rank).c_str(), "kill_now").c_str(),
@@ -124,8 +122,11 @@ void draw_rank_table(const FailureDiagnosis& f) {
                           std::max(ImGui::GetFontSize() * 2.6f, ImGui::CalcTextSize(tr("Rank")).x));
   ImGui::TableSetupColumn(tr("What happened"), ImGuiTableColumnFlags_WidthStretch, 3.0f);
   ImGui::TableSetupColumn(tr("Where it was"), ImGuiTableColumnFlags_WidthStretch, 2.4f);
-  ImGui::TableSetupColumn(tr("Step"), ImGuiTableColumnFlags_WidthFixed,
-                          std::max(ImGui::GetFontSize() * 2.6f, ImGui::CalcTextSize(tr("Step")).x));
+  // As wide as the longest step: a run of a million epochs has seven-digit steps.
+  float step_w = std::max(ImGui::GetFontSize() * 2.6f, ImGui::CalcTextSize(tr("Step")).x);
+  for (const view_model::RankDiagnosis& r : f.ranks)
+    if (r.step >= 0) step_w = std::max(step_w, ImGui::CalcTextSize(std::to_string(r.step).c_str()).x);
+  ImGui::TableSetupColumn(tr("Step"), ImGuiTableColumnFlags_WidthFixed, step_w);
   ImGui::TableHeadersRow();
   for (const view_model::RankDiagnosis& r : f.ranks) {
     ImGui::TableNextRow();
@@ -306,15 +307,13 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
   }
   if (failed && !state.run.message.empty() &&
       ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
-    // A table in columns: it scrolls sideways rather than wrapping mid-row.
+    // Wrapped at the pane's edge: its long lines (the first error, with the library's file and
+    // the peer's address) are the ones worth reading, and a sideways scrollbar below the pane's
+    // fold hid them.
     ImGui::PushFont(fonts().mono);
-    const ImVec2 size = ImGui::CalcTextSize(state.run.message.c_str());
-    const float height = size.y + ImGui::GetStyle().ScrollbarSize + ImGui::GetStyle().WindowPadding.y * 2;
-    // Named by its text: a new run's report opens at its left edge, not where the last one was left.
-    const std::string child = "controller_report_" + std::to_string(std::hash<std::string>{}(state.run.message));
-    ImGui::BeginChild(child.c_str(), ImVec2(0, height), false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(state.run.message.c_str());
-    ImGui::EndChild();
+    ImGui::PopTextWrapPos();
     ImGui::PopFont();
   }
   ImGui::EndChild();

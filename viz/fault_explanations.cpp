@@ -42,6 +42,17 @@ std::string missing_label(const RankDiagnosis& r, const view_model::FailureDiagn
 
 const char* LabFaultTitle(view_model::LabFault fault) { return tr(view_model::lab_fault_title(fault)); }
 
+namespace {
+
+// "ring step 2 of 4" reads as one thing: a wrapped line breaks before it, never inside it.
+std::string unbroken(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == ' ' ? std::string("\u00A0") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
 std::string CollectivePosition(const RankDiagnosis& r, int world) {
   if (r.collective < 0) return tr("no collective yet");
   std::string text = op_name(r.op) + " #" + std::to_string(r.collective);
@@ -49,7 +60,7 @@ std::string CollectivePosition(const RankDiagnosis& r, int world) {
   if (r.position_from_peers) return text + " · " + tr("done, as the others' positions show: its last events died with it");
   if (r.collective_done) return text + " · " + tr("done");
   if (r.op == "allreduce" && steps > 0 && r.ring_step >= 0 && r.ring_step < steps)
-    return text + " · " + trf("ring step {} of {}", r.ring_step + 1, steps);
+    return text + " · " + unbroken(trf("ring step {} of {}", r.ring_step + 1, steps));
   if (r.op == "allreduce") return text + " · " + tr("before its first ring step");
   return text;
 }

@@ -41,6 +41,13 @@ std::string human_bytes(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
+// An all-reduce over MPI on one machine takes tens of microseconds: "0.00 ms" would say nothing.
+std::string duration_text(double seconds) {
+  if (seconds < 10e-6) return fmt::format("{:.1f} µs", seconds * 1e6);
+  if (seconds < 1e-3) return fmt::format("{:.0f} µs", seconds * 1e6);
+  return fmt::format("{:.2f} ms", seconds * 1e3);
+}
+
 std::string short_value(float v) {
   if (v == std::floor(v) && std::fabs(v) < 1e6) return fmt::format("{:.0f}", v);
   return fmt::format("{:.3g}", v);
@@ -456,17 +463,17 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
   if (f.duration_s > 0 && gated) {
     // Held at the gate, its time is how fast the class pressed Next (and how soon each rank saw
     // it), not the network's: no bandwidth from it.
-    const std::string full = trf("{} · held at the gate between steps, so its time says nothing of the network",
+    const std::string full = trf("{} · its ring steps waited at the gate, so its time says nothing of the network",
                                  human_bytes(double(rec.bytes)));
-    const std::string short_line = trf("{} · held at the gate between steps", human_bytes(double(rec.bytes)));
+    const std::string short_line = trf("{} · its ring steps waited at the gate", human_bytes(double(rec.bytes)));
     const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
   } else if (f.duration_s > 0) {
-    const std::string full = trf("{} · {} in {:.2f} ms · algbw {} · busbw {}", human_bytes(double(rec.bytes)),
-                                 rec.algorithm, f.duration_s * 1e3, bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
+    const std::string full = trf("{} · {} in {} · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
+                                 duration_text(f.duration_s), bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
     const std::string short_line =
-        trf("{} in {:.2f} ms · busbw {}", human_bytes(double(rec.bytes)), f.duration_s * 1e3, bandwidth(f.busbw_gbs));
+        trf("{} in {} · busbw {}", human_bytes(double(rec.bytes)), duration_text(f.duration_s), bandwidth(f.busbw_gbs));
     const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
@@ -575,6 +582,25 @@ std::string node_note(const NodeLayout& nodes) {
              nodes.nodes.size(), nodes.crossing_ring_links(), p, 2.0 * (p - 1) / p);
 }
 
+// Each world counts its all-reduces from 1: after a live change the number says what changed, or #1
+// again would read as the run starting over.
+std::string all_reduce_number(const std::vector<view_model::Generation>& gens, const view_model::CollectiveRecord& rec,
+                              int n) {
+  if (gens.empty() || rec.key.generation == gens.front().index) return trf("all-reduce #{}", rec.key.id);
+  const view_model::Generation* now = nullptr;
+  const view_model::Generation* before = nullptr;
+  for (const auto& g : gens) {
+    if (g.index == rec.key.generation) now = &g;
+    if (!now) before = &g;
+  }
+  const bool backend_changed = now && before && now->has_job && before->has_job && now->job.backend != before->job.backend;
+  const bool world_changed = !now || !before || now->world_size != before->world_size;
+  if (backend_changed && world_changed)
+    return trf("all-reduce #{} since the change to {} ranks on {}", rec.key.id, n, now->job.backend);
+  if (backend_changed) return trf("all-reduce #{} since the change to {}", rec.key.id, now->job.backend);
+  return trf("all-reduce #{} since the change to {} ranks", rec.key.id, n);
+}
+
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen
 // can be where they wait, behind them in the same all-reduce (Previous), or in an earlier one;
 // "" for an all-reduce shown done with the workers still in it (the run is ending).
@@ -582,7 +608,8 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
                       const view_model::RingFrame& frame, const StepThroughState& st) {
   const std::vector<size_t> rings = view_model::steppable_collectives(log);
   if (!rings.empty() && log.at(rings.back()).key.id != shown.key.id)
-    return trf("The workers have moved on to all-reduce #{}: Next goes forward to it", log.at(rings.back()).key.id);
+    return st.playing ? trf("Playing: the screen goes on to all-reduce #{}, where the workers are", log.at(rings.back()).key.id)
+                      : trf("The workers have moved on to all-reduce #{}: Next goes forward to it", log.at(rings.back()).key.id);
   if (frame.done) return "";
   if (st.playing && st.position < frame.total_steps)
     return trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step at "
@@ -647,10 +674,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   if (rec) {
     // Each world counts its all-reduces from 1: after a live change the count says so, or #1
     // again would read as the run starting over.
-    const auto& gens = model.generations();
-    const bool after_change = !gens.empty() && rec->key.generation != gens.front().index;
-    const std::string number = after_change ? trf("all-reduce #{} since the change to {} ranks", rec->key.id, n)
-                                            : trf("all-reduce #{}", rec->key.id);
+    const std::string number = all_reduce_number(model.generations(), *rec, n);
     state.said.ring_number = number;
     std::vector<std::string> parts = {
         number, rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),

@@ -33,6 +33,9 @@ assert gens[0]["backend"] == "gloo" and gens[1]["backend"] == target, gens
 changes = state["world_changes"]
 assert len(changes) == 1 and changes[0]["world_size"] == 2 and changes[0]["backend"] == target, changes
 assert changes[0]["step"] >= 12, changes
+# The ring's number says what changed: both the world and (with MPI built in) the backend.
+ending = " since the change to 2 ranks" + (" on mpi" if target == "mpi" else "")
+assert state["said"]["ring_number"].endswith(ending), (state["said"], ending)
 # 4096 samples: 4 ranks take 32 batches of 32 per epoch, 2 ranks take 64; the run goes on to the end.
 assert len(state["epoch_mse"]) == 24, len(state["epoch_mse"])
 assert state["epoch_mse"][-1] < state["epoch_mse"][0], state["epoch_mse"]
@@ -58,4 +61,20 @@ assert state["sampler_newest"]["ranks"] == 8 and state["sampler_newest"]["genera
 assert not state["errors"], state["errors"]
 print("grew to 8 ranks: ring and sampler show 8")
 PY
+# The backend alone, 4 ranks on gloo to 4 on MPI: the ring's number names the backend, not a
+# world size that did not change.
+if [ "$TARGET" = mpi ]; then
+  headless 1280x1024x24 "$WORK/backend.txt" "$RINGLAB" gui --scenario "$WORK/live.json" --frames 10 --wait-run \
+    --switch "12:4:mpi" --state-json "$WORK/backend-state.json" ||
+    { cat "$WORK/backend.txt" >&2; fail "ringlab gui (gloo -> mpi) exited non-zero"; }
+  python3 - "$WORK/backend-state.json" <<'PY' || fail "a backend-only change was not named as one"
+import json, sys
+state = json.load(open(sys.argv[1]))
+assert [(g["world_size"], g["backend"]) for g in state["generations"]] == [(4, "gloo"), (4, "mpi")], state["generations"]
+assert state["said"]["ring_number"].endswith(" since the change to mpi"), state["said"]
+print("gloo -> mpi at 4 ranks:", state["said"]["ring_number"])
+PY
+else
+  echo "SKIP (visible): the backend-only change needs the MPI backend, which this build lacks"
+fi
 echo "PASS: live change of world"
