@@ -79,6 +79,22 @@ std::vector<std::string> format_axis(const std::vector<double>& values) {
   return out;
 }
 
+// Decimals while every tick has them (down to 0.0001); once one is smaller, every tick is a
+// power of ten ("1", "1e-3", "1e-6"): one format down the whole axis, never "0.0001" over "1.0e-05".
+std::vector<std::string> format_log_axis(const std::vector<double>& values) {
+  const bool powers = std::any_of(values.begin(), values.end(), [](double v) { return v > 0 && v < 1e-4; });
+  if (!powers) return format_axis(values);
+  std::vector<std::string> out;
+  for (double v : values) {
+    const double e = std::log10(v);
+    const bool power_of_ten = std::fabs(e - std::round(e)) < 1e-9;
+    if (!power_of_ten) out.push_back(fmt::format("{:.1e}", v));
+    else if (std::lround(e) == 0) out.push_back("1");
+    else out.push_back(fmt::format("1e{}", std::lround(e)));
+  }
+  return out;
+}
+
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash) {
   const float dx = b.x - a.x, dy = b.y - a.y;
   const float length = std::sqrt(dx * dx + dy * dy);
@@ -141,7 +157,9 @@ Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::strin
   for (size_t i = 0; i < x_values.size(); ++i) xt.push_back({sx(x_values[i]), x_texts[i]});
   const std::vector<double> y_values = y_.log ? log_ticks(std::pow(10.0, y_.min), std::pow(10.0, y_.max))
                                               : nice_ticks(y_.min, y_.max, std::max(2, static_cast<int>(plot_h / (fs * 2.5f))));
-  for (double t : y_values) yt.push_back({sy(y_.log ? std::log10(t) : t), format_number(t)});
+  const std::vector<std::string> y_texts = y_.log ? format_log_axis(y_values) : std::vector<std::string>{};
+  for (size_t i = 0; i < y_values.size(); ++i)
+    yt.push_back({sy(y_.log ? std::log10(y_values[i]) : y_values[i]), y_.log ? y_texts[i] : format_number(y_values[i])});
   draw_plot_frame(dl_, origin, min_, max_, xt, yt, x_label, y_label);
 }
 

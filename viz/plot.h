@@ -69,6 +69,7 @@ std::vector<double> nice_ticks(double lo, double hi, int target);
 std::vector<double> log_ticks(double lo, double hi);
 std::string format_number(double v);  // short: 0.05, 0.001, 1.2k, 3.0e-05
 std::vector<std::string> format_axis(const std::vector<double>& values);  // format_number, one unit for all
+std::vector<std::string> format_log_axis(const std::vector<double>& values);  // powers of ten: one format for all
 // A tick label with as many decimals as the tick spacing needs: 11213.5 next to 11214.0.
 std::string format_tick(double v, double step);
 

@@ -213,4 +213,7 @@ TEST_CASE("a log axis of losses is labelled in one format from 1 down to 0.0001"
   CHECK(labels == std::vector<std::string>{"1", "0.1", "0.01", "0.001", "0.0001"});
   CHECK(ringlab::viz::format_number(3e-5) == "3.0e-05");  // below that, powers of ten
   CHECK(ringlab::viz::format_number(25000) == "25k");
+  // An axis that reaches below 0.0001 writes every tick as a power of ten, not 0.0001 over 1.0e-05.
+  CHECK(ringlab::viz::format_log_axis({1.0, 0.01, 0.0001, 1e-6}) == std::vector<std::string>{"1", "1e-2", "1e-4", "1e-6"});
+  CHECK(ringlab::viz::format_log_axis({1.0, 0.1, 0.01}) == std::vector<std::string>{"1", "0.1", "0.01"});
 }
