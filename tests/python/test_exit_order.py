@@ -26,16 +26,22 @@ class Model:
         self.log.append("model freed")
 
 
+def bare_watcher(log):
+    """A watcher with only what _let_go_of_the_script touches."""
+    watcher = Watcher.__new__(Watcher)
+    watcher.rank = 0
+    watcher.ddp_model = Model(log)
+    watcher.sampler = None
+    watcher._group = None
+    watcher._job_inputs = {}
+    watcher._callbacks = weakref.WeakSet()
+    return watcher
+
+
 class FreeingTheModelWaitsForTheCallbacks(unittest.TestCase):
     def test_the_model_is_freed_after_the_last_callback(self):
         log = []
-        watcher = Watcher.__new__(Watcher)  # only what _let_go_of_the_script touches
-        watcher.rank = 0
-        watcher.ddp_model = Model(log)
-        watcher.sampler = None
-        watcher._group = None
-        watcher._job_inputs = {}
-        watcher._callbacks = weakref.WeakSet()
+        watcher = bare_watcher(log)
 
         def callback(fut):
             return fut
@@ -57,13 +63,7 @@ class FreeingTheModelWaitsForTheCallbacks(unittest.TestCase):
 
     def test_no_callbacks_frees_at_once(self):
         log = []
-        watcher = Watcher.__new__(Watcher)
-        watcher.rank = 0
-        watcher.ddp_model = Model(log)
-        watcher.sampler = None
-        watcher._group = None
-        watcher._job_inputs = {}
-        watcher._callbacks = weakref.WeakSet()
+        watcher = bare_watcher(log)
         watcher._let_go_of_the_script()
         self.assertEqual(log, ["model freed"])
 
