@@ -45,6 +45,25 @@ void parse_switch(const std::string& text, GuiOptions& options) {
   }
 }
 
+// "S:R", e.g. "200:1".
+void parse_kill_now(const std::string& text, GuiOptions& options) {
+  const auto bad = [&] {
+    return InputError("--kill-now must be STEP:RANK with RANK 0-15 (like 200:1); got '" + text + "'");
+  };
+  const size_t a = text.find(':');
+  if (a == std::string::npos) throw bad();
+  try {
+    size_t used = 0;
+    options.kill_step = std::stoll(text.substr(0, a), &used);
+    if (used != a || options.kill_step < 0) throw bad();
+    const std::string rank = text.substr(a + 1);
+    options.kill_rank = std::stoi(rank, &used);
+    if (used != rank.size() || options.kill_rank < 0 || options.kill_rank > 15) throw bad();
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+}
+
 }  // namespace
 
 void add_gui_command(CLI::App& root) {
@@ -74,6 +93,8 @@ void add_gui_command(CLI::App& root) {
                   "covered, as JSON");
   cmd->add_option("--switch", options->switch_spec,
                   "with --frames: at training step S change to N ranks (and BACKEND), live: S:N[:BACKEND]");
+  cmd->add_option("--kill-now", options->kill_spec,
+                  "with --frames: at training step S press the Failure lab's Kill rank R now: S:R");
   cmd->add_option("--focus", options->focus, "the view in the big pane")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kViewNames), std::end(kViewNames))));
   cmd->add_option("--torch", options->torch_script,
@@ -90,9 +111,11 @@ void add_gui_command(CLI::App& root) {
   cmd->callback([options] {
     if (options->frames == 0 && (!options->screenshot.empty() || !options->frame_stats.empty() || options->wait_run ||
                                  !options->layout_audit.empty() ||
-                                 !options->switch_spec.empty()))
-      throw InputError("--screenshot, --frame-stats, --layout-audit, --switch and --wait-run need --frames N (headless rendering)");
+                                 !options->switch_spec.empty() || !options->kill_spec.empty()))
+      throw InputError("--screenshot, --frame-stats, --layout-audit, --switch, --kill-now and --wait-run need --frames N "
+                       "(headless rendering)");
     if (!options->switch_spec.empty()) parse_switch(options->switch_spec, *options);
+    if (!options->kill_spec.empty()) parse_kill_now(options->kill_spec, *options);
     // Refused before the window opens and the run starts, like `ringlab run`'s outputs.
     check_output_paths({{options->screenshot, "--screenshot"}, {options->frame_stats, "--frame-stats"},
                         {options->state_json, "--state-json"},

@@ -40,7 +40,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["said"] = {{"status", state.said.status}, {"pace", state.said.pace}, {"ring_next", state.said.ring_next},
                {"ring_number", state.said.ring_number},
-               {"next_enabled", state.said.next_enabled}};
+               {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"largest_frame_vertices", state.largest_frame_vertices},
                  {"world_slider_moved_px", state.controls_moved.world_slider_moved()},  // while this run trained
@@ -78,6 +78,13 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   static const char* const phases[] = {"idle", "running", "paused", "finished", "failed", "stopped"};
   j["run_phase"] = phases[static_cast<int>(state.run.phase)];
   j["failure_shown"] = model.failure().failed;
+  // Who the failure is about and where each rank was, as the Failure lab's table says.
+  const view_model::FailureDiagnosis& failure = model.failure();
+  j["failure"] = {{"culprits", failure.culprits}, {"ranks", nlohmann::json::array()}};
+  for (const view_model::RankDiagnosis& r : failure.ranks)
+    j["failure"]["ranks"].push_back({{"rank", r.rank}, {"cause", view_model::to_string(r.cause)}, {"step", r.step},
+                                     {"collective", r.collective}, {"collective_done", r.collective_done},
+                                     {"position_from_peers", r.position_from_peers}});
   j["menu_open"] = state.menu_open;
   j["about_open"] = state.about_open;
   j["start_asked_bytes"] = state.pending_start.bytes;  // a Start waiting for the person's yes (0: none)
@@ -111,6 +118,13 @@ void maybe_switch(const GuiOptions& o, const RunSession& session, viz::AppState&
   state.job.world_size = o.switch_world;
   if (!o.switch_backend.empty()) state.job.backend = o.switch_backend;
   state.requests.change_world = true;
+  done = true;
+}
+
+void maybe_kill(const GuiOptions& o, const RunSession& session, viz::AppState& state, bool& done) {
+  if (done || o.kill_step < 0 || session.model().latest_step() < o.kill_step) return;
+  if (state.run.phase != viz::RunPhase::Running) return;
+  state.requests.kill_rank = o.kill_rank;
   done = true;
 }
 

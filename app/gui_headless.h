@@ -15,6 +15,8 @@ bool reached_goal(const RunSession& session, const viz::AppState& state);
 
 // --switch: asks for the live change once training has reached the step, as the controls do.
 void maybe_switch(const GuiOptions& options, const RunSession& session, viz::AppState& state, bool& done);
+// --kill-now: presses the Failure lab's kill button once training has reached the step.
+void maybe_kill(const GuiOptions& options, const RunSession& session, viz::AppState& state, bool& done);
 
 // --state-json: the ring's frame, the sets of workers, where the loss curve marks a change of
 // world, how far training got, and how much the models hold. Throws Error naming the path.

@@ -309,7 +309,7 @@ int run_gui(const GuiOptions& options) {
     int frames_unchanged = 0;
     const int64_t window_opened_ns = now_ns();
     uint64_t window_events_drawn = g_window_events;
-    bool switched = false;
+    bool switched = false, killed = false;
     while (!glfwWindowShouldClose(window.handle) && !signals.received()) {
       const int64_t t0 = now_ns();
       const double cpu0 = process_cpu_ms();
@@ -361,6 +361,7 @@ int run_gui(const GuiOptions& options) {
       }
 
       maybe_switch(options, session, state, switched);
+      maybe_kill(options, session, state, killed);
       session.apply_requests();
       if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
       const double frame_cpu_ms = process_cpu_ms() - cpu0;

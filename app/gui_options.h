@@ -23,6 +23,10 @@ struct GuiOptions {
   int64_t switch_step = -1;
   int switch_world = 0;
   std::string switch_backend;
+  // Headless Failure lab: when training reaches `kill_step`, press "Kill rank `kill_rank` now".
+  std::string kill_spec;        // "S:R" as given
+  int64_t kill_step = -1;
+  int kill_rank = -1;
   std::string focus;            // ring | training | sampler | timeline | scale
   bool about = false;           // open Help > About
   std::string lang = "en";

@@ -184,6 +184,7 @@ struct SaidOnScreen {
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
   std::string ring_number;  // which all-reduce the ring shows ("all-reduce #3 since the change to 2 ranks")
   bool next_enabled = true;  // the step-through's Next button
+  std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
 };
 
 // Where the World size slider was while a run trained (screen y, logical pixels): a hand about

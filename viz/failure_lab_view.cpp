@@ -192,7 +192,7 @@ void draw_failure(const FailureDiagnosis& f, const char* title) {
   draw_evidence(f);
 }
 
-void draw_lesson(const view_model::FailureLabSettings& s, const AppState& state, int world) {
+void draw_lesson(const view_model::FailureLabSettings& s, AppState& state, int world) {
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(trf("Why · {}", LabFaultTitle(s.fault)).c_str());
   ImGui::PopFont();
@@ -201,7 +201,8 @@ void draw_lesson(const view_model::FailureLabSettings& s, const AppState& state,
   if (!restart.empty()) ImGui::TextWrapped("%s", restart.c_str());
   ImGui::TextDisabled("%s", tr("The same run from a shell:"));
   ImGui::PushFont(fonts().mono);
-  ImGui::TextWrapped("%s", view_model::lab_command_line(s, state.job).c_str());
+  state.said.lab_command = view_model::lab_command_line(s, state.job);
+  ImGui::TextWrapped("%s", state.said.lab_command.c_str());
   ImGui::PopFont();
   if (HasRefusedField(state)) {
     ImGui::PushTextWrapPos(0);
@@ -271,6 +272,7 @@ bool FailureLabPaneShown(const view_model::RunModel& model, AppState& state) {
   state.lab.newly_shown = failed && !state.lab.was_failed;
   if (state.lab.newly_shown) state.lab.report_open = true;  // a new failure is always shown
   state.lab.was_failed = failed;
+  state.said.lab_command.clear();  // said again by the pane when it is drawn
   const bool armed = state.lab.settings.fault != LabFault::None;
   return state.lab.report_open && (failed || armed || model.restarted_failure().has_value());
 }

@@ -131,4 +131,29 @@ lab kill_id '{"world_size": 3, "backend": "gloo", "epochs": 12, "faults": ["kill
 [ $rc -eq 1 ] || fail "kill (id): expected exit 1, got $rc"
 expect kill_id "ringlab gui: highlight: rank 0 killed"
 echo "ok   kill:0@3 in Bahasa Indonesia: rank 0 highlighted"
+# 7. Kill rank now, pressed at step 300 of a long run (the button's request, --kill-now): a real
+#    SIGKILL whose last events die with the process. The Failure lab places the killed rank
+#    where the others' waits put it, not steps behind them, and its "same run from a shell"
+#    repeats the kill at that step.
+lab killnow '{"world_size": 3, "backend": "gloo", "epochs": 100000, "timeout_s": 20}' --kill-now 300:1
+[ $rc -eq 1 ] || { cat "$WORK/killnow.out" >&2; fail "kill now: expected exit 1 (the run failed), got $rc"; }
+expect killnow "ringlab gui: highlight: rank 1 killed"
+python3 - "$WORK/killnow.state.json" <<'PY' || fail "kill now: the killed rank was not placed where the others put it"
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s["failure"]
+assert f["culprits"] == [1], f
+ranks = {r["rank"]: r for r in f["ranks"]}
+others = min(ranks[r]["step"] for r in (0, 2))
+assert others >= 300, (others, f)
+killed = ranks[1]
+assert killed["cause"] == "killed", killed
+# It died in the step the others wait in, or in the one before (none of them finished a collective it missed).
+assert others - 1 <= killed["step"] <= others, (killed, others)
+assert f"--fault kill:1@{killed['step']}" in s["said"]["lab_command"], (s["said"]["lab_command"], killed)
+print(f"ok   kill rank 1 now at step 300: placed at step {killed['step']} (the others at {others}), "
+      f"{'from their positions' if killed['position_from_peers'] else 'from its own events'}; "
+      f"the shell line repeats it: {s['said']['lab_command']}")
+PY
+
 echo "PASS: failure labs in the app"

@@ -164,6 +164,8 @@ row "run --fault bogus" "--fault bogus: unknown kind 'bogus'" "$bin" run --fault
 row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative integer" "$bin" run --uneven 0:-1
 row "run --max-restarts -1" "--max-restarts must be between 0 and 100, got -1" "$bin" run --max-restarts -1
 row "run --unknown-flag" "The following argument was not expected: --unknown-flag" "$bin" run --unknown-flag
+row "gui --kill-now 3:x" "--kill-now must be STEP:RANK with RANK 0-15 \\(like 200:1\\); got '3:x'" "$bin" gui --frames 1 --kill-now 3:x
+row "gui --kill-now without --frames" "--kill-now and --wait-run need --frames N" "$bin" gui --kill-now 3:1
 
 echo "== flags that do not parse: exit code 2 and the same words as any bad input"
 # They used to end with the argument parser's own codes (104, 105, 109) and, for the app's flags,
