@@ -153,10 +153,19 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 void draw_evidence(const FailureDiagnosis& f) {
   if (f.stuck_collective >= 0) {
-    ImGui::TextWrapped("%s", trf("Flight recorders: {} #{} has ranks {} waiting in it; missing ranks: {}",
-                                 f.stuck_op == "allreduce" ? "all-reduce" : f.stuck_op, f.stuck_collective,
-                                 rank_list(f.waiting), rank_list(f.missing))
-                                 .c_str());
+    // "Missing" from the collective the others wait in: behind it, or already past it (a rank
+    // that finished it before the failure is not what the others wait for).
+    std::vector<int> missing, past;
+    for (int r : f.missing) {
+      const view_model::RankDiagnosis* d = f.rank(r);
+      const bool finished = d && (d->collective > f.stuck_collective || (d->collective == f.stuck_collective && d->collective_done));
+      (finished ? past : missing).push_back(r);
+    }
+    std::string line = trf("Flight recorders: {} #{}: waiting in it: {}; missing from it: {}",
+                           f.stuck_op == "allreduce" ? "all-reduce" : f.stuck_op, f.stuck_collective, rank_list(f.waiting),
+                           rank_list(missing));
+    if (!past.empty()) line += "; " + trf("already past it: {}", rank_list(past));
+    ImGui::TextWrapped("%s", line.c_str());
   }
   if (f.mismatch) {
     const view_model::FingerprintMismatch& m = *f.mismatch;
@@ -192,14 +201,19 @@ void draw_failure(const FailureDiagnosis& f, const char* title) {
   draw_evidence(f);
 }
 
-void draw_lesson(const view_model::FailureLabSettings& s, AppState& state, int world) {
+// `from_button`: the lesson of the app's kill button, whose shell line is the nearest planned kill.
+void draw_lesson(const view_model::FailureLabSettings& s, AppState& state, int world, bool from_button) {
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(trf("Why · {}", LabFaultTitle(s.fault)).c_str());
   ImGui::PopFont();
   ImGui::TextWrapped("%s", LabLesson(s, world).c_str());
   const std::string restart = LabRestartLesson(s, world);
   if (!restart.empty()) ImGui::TextWrapped("%s", restart.c_str());
-  ImGui::TextDisabled("%s", tr("The same run from a shell:"));
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", tr(from_button ? "The nearest run from a shell (a planned kill fires as its step begins; the "
+                                             "button's landed wherever the rank was in it):"
+                                           : "The same run from a shell:"));
+  ImGui::PopTextWrapPos();
   ImGui::PushFont(fonts().mono);
   state.said.lab_command = view_model::lab_command_line(s, state.job);
   ImGui::TextWrapped("%s", state.said.lab_command.c_str());
@@ -216,12 +230,14 @@ bool killed_from_app(const FailureDiagnosis& f) {
   return !f.culprits.empty() && f.ranks[f.culprits.front()].fault_from_controller;
 }
 
-// The app's kill button taught as the kill fault it equals: the same rank, at the step it was in.
-view_model::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, view_model::FailureLabSettings s) {
+// The app's kill button taught as the kill fault it equals: the same rank, at the step it was in,
+// with the timeout the killed run had (the lab's own is for the faults it arms).
+view_model::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, view_model::FailureLabSettings s, double timeout_s) {
   const view_model::RankDiagnosis& r = f.ranks[f.culprits.front()];
   s.fault = LabFault::Kill;
   s.rank = r.rank;
   s.step = std::max<int64_t>(r.step, 0);
+  s.timeout_s = timeout_s;
   return s;
 }
 
@@ -305,7 +321,7 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
                              .c_str());
       ImGui::PopTextWrapPos();
     }
-    draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings), state, world);
+    draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings, state.job.timeout_s), state, world, !armed);
   }
   if (failed && !state.run.message.empty() &&
       ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {

@@ -57,7 +57,9 @@ std::string CollectivePosition(const RankDiagnosis& r, int world) {
   if (r.collective < 0) return tr("no collective yet");
   std::string text = op_name(r.op) + " #" + std::to_string(r.collective);
   const int steps = 2 * (world - 1);
-  if (r.position_from_peers) return text + " · " + tr("done, as the others' positions show: its last events died with it");
+  if (r.position_from_peers)
+    return text + " · " + tr(r.collective_done ? "done, as the others' positions show: its last events died with it"
+                                               : "in it, as the others' positions show: its last events died with it");
   if (r.collective_done) return text + " · " + tr("done");
   if (r.op == "allreduce" && steps > 0 && r.ring_step >= 0 && r.ring_step < steps)
     return text + " · " + unbroken(trf("ring step {} of {}", r.ring_step + 1, steps));

@@ -528,11 +528,15 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const float top = plot_min.y + rank * lane_h;
     const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
     const float label_limit = notes[rank].left(plot_max.x);
-    tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
-      const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);
-      draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(until_ms), y0, y0 + row_h * 0.62f, plot_min.x, label_limit,
-                      at_gate);
-    });
+    // A killed rank was not waiting: its last events died with it, and its red band says so.
+    const view_model::RankDiagnosis* diagnosed = failure.failed ? failure.rank(rank) : nullptr;
+    const bool killed = diagnosed && diagnosed->cause == view_model::RankCause::Killed;
+    if (!killed)
+      tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
+        const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);
+        draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(until_ms), y0, y0 + row_h * 0.62f, plot_min.x, label_limit,
+                        at_gate);
+      });
     if (failure.failed) {
       const view_model::RankDiagnosis* d = failure.rank(rank);
       const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : begin;

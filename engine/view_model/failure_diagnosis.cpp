@@ -73,30 +73,34 @@ void take_flight_entry(const nlohmann::json& last, RankDiagnosis& d) {
 }
 
 // A killed rank loses the events it had not sent yet (a worker sends them every few milliseconds),
-// so its own record can lag the others' by dozens of steps. The others bound where it was: none of
-// them can finish a collective it did not join, so it had finished every collective before the
-// earliest one another rank is still in, and it died in that step or just before it. A kill at
-// that step (kill:R@STEP) leaves the others waiting in the same collective.
+// so its own record can lag the others' by dozens of steps. The others place it: no rank finishes
+// a ring all-reduce without every other rank's chunks, so it took part in the latest collective
+// another rank finished. If some rank is still in that one, waiting, it died inside it, before
+// sending its last chunk; if every other rank is past it, it had finished it.
+int64_t last_finished(const RankDiagnosis& r) { return r.collective_done ? r.collective : r.collective - 1; }
+
 void place_killed_ranks(FailureDiagnosis& d) {
   for (RankDiagnosis& killed : d.ranks) {
     if (killed.cause != RankCause::Killed) continue;
-    const RankDiagnosis* earliest = nullptr;
-    int64_t finished = 0;
-    for (const RankDiagnosis& o : d.ranks) {
-      if (o.cause == RankCause::Killed || o.collective < 0) continue;
-      const int64_t done = o.collective_done ? o.collective : o.collective - 1;
-      if (!earliest || done < finished) {
-        earliest = &o;
-        finished = done;
+    std::vector<const RankDiagnosis*> others;
+    int64_t latest = -1;
+    for (const RankDiagnosis& o : d.ranks)
+      if (o.cause != RankCause::Killed && o.collective >= 0) {
+        others.push_back(&o);
+        latest = std::max(latest, last_finished(o));
       }
+    if (latest < 0 || killed.collective >= latest) continue;  // its own events reach as far
+    const RankDiagnosis* inside = nullptr;  // a rank still waiting in it
+    const RankDiagnosis* past = nullptr;    // the rank past it that is at the earliest step
+    for (const RankDiagnosis* o : others) {
+      if (o->collective == latest && !o->collective_done) inside = o;
+      else if (!past || o->step < past->step) past = o;
     }
-    const int64_t own = killed.collective_done ? killed.collective : killed.collective - 1;
-    if (!earliest || own >= finished) continue;  // its own events reach as far as the others' say
-    killed.collective = finished;
-    killed.collective_done = true;
+    killed.collective = latest;
+    killed.collective_done = inside == nullptr;
     killed.ring_step = -1;
     if (killed.op.empty()) killed.op = "allreduce";
-    killed.step = std::max(killed.step, earliest->step);
+    killed.step = std::max(killed.step, inside ? inside->step : past->step);
     killed.position_from_peers = true;
   }
 }

@@ -40,8 +40,8 @@ struct RankDiagnosis {
   bool collective_done = false;   // it finished that collective
   int ring_step = -1;             // 0 .. 2(N-1)-1: the ring step it was in, -1 before the first
   int64_t numel = -1;             // the collective's size in elements, when known
-  // Killed before it sent its last events: `collective` (done) and `step` are where the other
-  // ranks' positions place it, not what it reported.
+  // Killed before it sent its last events: `collective`, `collective_done` and `step` are where
+  // the other ranks' positions place it, not what it reported.
   bool position_from_peers = false;
   std::string fault;              // what it injected, in words: "kill: SIGKILL" ("" when nothing)
   std::optional<FaultKind> fault_kind;  // the same, typed

@@ -548,3 +548,23 @@ TEST_CASE("a killed rank whose last events were lost is placed where the others'
   CHECK(!d.ranks[0].position_from_peers);
   CHECK(d.ranks[0].step == 28);
 }
+
+// Rank 0 finished collective 30 and waits in 31; rank 2, the killed rank's right neighbour, is
+// still in 30, waiting for its last chunk: the killed rank died inside 30, not before it.
+TEST_CASE("a killed rank that others finished a collective with died inside the one its neighbour waits in") {
+  FailureTracker tracker;
+  for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+  tracker.consume(collective(EventKind::CollectiveBegin, 1, 1, 10, 8));
+  tracker.consume(collective(EventKind::CollectiveBegin, 0, 40, 30, 28));
+  tracker.consume(collective(EventKind::CollectiveEnd, 0, 41, 30, 28));
+  tracker.consume(collective(EventKind::CollectiveBegin, 0, 42, 31, 29));
+  tracker.consume(collective(EventKind::CollectiveBegin, 2, 40, 30, 28));
+  tracker.consume(chunk(2, 41, 30, RingPhase::AllGather, 0));
+  tracker.consume(fault_event(1, 43, FaultKind::Kill, "kill: SIGKILL from the controller", -1, -1));
+  const FailureDiagnosis d = tracker.diagnose(3);
+  const RankDiagnosis& killed = d.ranks[1];
+  CHECK(killed.position_from_peers);
+  CHECK(killed.collective == 30);
+  CHECK(!killed.collective_done);
+  CHECK(killed.step == 28);
+}
