@@ -617,8 +617,8 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
                frame.total_steps);
   if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
   if (st.position < frame.total_steps)
-    return trf("The workers are already past ring step {}, ahead of the screen: Next catches the screen up, then "
-               "lets them take step {}",
+    return trf("The workers are already past ring step {}, ahead of the screen: each Next shows one of their steps; "
+               "once the screen is there, Next lets them take step {}",
                frame.total_steps, frame.total_steps + 1);
   return tr("The workers are waiting at the gate: press Next");
 }
