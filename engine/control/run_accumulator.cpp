@@ -60,7 +60,11 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::StepEnd:
       if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
-      if (e.rank == 0) ++rank0_steps_;
+      if (e.rank == 0) {
+        ++rank0_steps_;
+        ++unreported_steps_;
+        unreported_us_ += static_cast<double>(std::max<int64_t>(e.t_end_ns - e.t_begin_ns, 0)) / 1e3;
+      }
       break;
     case EventKind::EpochEnd:
       if (e.rank == 0) r_.epoch_mse.push_back(e.value);
@@ -69,6 +73,8 @@ void RunAccumulator::add(const Event& e) {
       if (e.rank == 0) {
         r_.steps += e.step;
         rank0_us_ += e.value * static_cast<double>(e.step);
+        unreported_us_ = 0;
+        unreported_steps_ = 0;
       }
       break;
     case EventKind::Error:
@@ -96,6 +102,8 @@ void RunAccumulator::restart_from(const Event& marker) {
   r_.epoch_mse.resize(std::min<size_t>(r_.epoch_mse.size(), static_cast<size_t>(std::max(0, marker.epoch))));
   r_.steps = marker.step;
   rank0_steps_ = marker.step;
+  unreported_us_ = 0;
+  unreported_steps_ = 0;
   errors_.clear();
   first_error_.clear();
   flight_.clear();
@@ -221,10 +229,13 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
 
 RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopInfo& stop) const {
   RunResult r = r_;
-  r.train_seconds = rank0_us_ * 1e-6;
-  r.us_per_step = r.steps > 0 ? rank0_us_ / static_cast<double>(r.steps) : 0.0;
-  // Rank 0 says how many steps it trained in its RunEnd; a rank 0 that died (or was torn down)
-  // never sends one, and its steps are then those it ended (their time per step is unknown).
+  // Rank 0 says how many steps it trained, and in how long, in its RunEnd. A rank 0 that died (or
+  // was torn down) never sends one: its steps after the last RunEnd are those it ended, timed by
+  // their spans (a gate's holds included, which its own count leaves out).
+  const double us = rank0_us_ + unreported_us_;
+  const int64_t timed_steps = r.steps + unreported_steps_;
+  r.train_seconds = us * 1e-6;
+  r.us_per_step = timed_steps > 0 ? us / static_cast<double>(timed_steps) : 0.0;
   r.steps = std::max(r.steps, rank0_steps_);
   data::DistributedSampler sampler({r.job.samples, world_, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
   r.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), r.job.batch_size);

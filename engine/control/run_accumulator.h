@@ -63,6 +63,10 @@ class RunAccumulator {
   int world_;
   double rank0_us_ = 0.0;
   int64_t rank0_steps_ = 0;
+  // Rank 0's steps since its last RunEnd, and their spans: the time of an attempt whose rank 0
+  // died or was torn down before it could report its own.
+  double unreported_us_ = 0.0;
+  int64_t unreported_steps_ = 0;
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   std::vector<std::string> flight_;

@@ -430,3 +430,25 @@ TEST_CASE("a shard and the parameters longer than a frame may carry travel in pi
   CHECK(r.history->first_shard(1) == shard);
   CHECK(r.history->first_shard(0) == std::vector<int64_t>{3, 1, 2});
 }
+
+// Rank 0 died before its RunEnd (a kill, a failure): its steps still took time, timed by their
+// spans, not reported as 0 s (a 37 s failed run's report said train_seconds 0.0).
+TEST_CASE("a failed run whose rank 0 never reported its end is timed by its steps' spans") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  for (int step = 0; step < 3; ++step) {
+    Event end = make_event(EventKind::StepEnd, 0, step, 0);
+    end.t_begin_ns = 1'000'000'000 + step * 1'000'000;
+    end.t_end_ns = end.t_begin_ns + 100'000;  // 100 µs
+    acc.add(end);
+  }
+  RankExit dead;
+  dead.rank = 1;
+  dead.signal = 9;
+  const RunResult r = acc.finish({dead});
+  CHECK_FALSE(r.ok);
+  CHECK(r.steps == 3);
+  CHECK(r.train_seconds == doctest::Approx(300e-6));
+  CHECK(r.us_per_step == doctest::Approx(100.0));
+}
