@@ -29,6 +29,9 @@
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
 #include "engine/control/join_file.h"
+#include "engine/data/data_loader.h"
+#include "engine/data/distributed_sampler.h"
+#include "engine/job/fault_plan.h"
 #include "engine/events/rank_exit.h"
 #include "engine/net/endpoint.h"
 #include "engine/net/socket.h"
@@ -40,6 +43,17 @@
 
 namespace ringlab::app {
 namespace {
+
+// A fault planned for a step the run never reaches does nothing: said before the run, not
+// discovered after it trained normally. (A PyTorch script decides its own steps: not checked.)
+void note_faults_that_never_fire(const JobConfig& job) {
+  const data::DistributedSampler sampler({job.samples, job.world_size, 0, job.shuffle, job.seed, job.drop_last});
+  const int64_t steps = job.epochs * data::batches_per_epoch(sampler.num_samples(), job.batch_size);
+  for (const Fault& f : parse_faults(job))
+    if (f.kind != FaultKind::Delay && f.step >= steps)
+      std::fprintf(stderr, "ringlab run: note: --fault %s never fires: this run's steps are 0 to %lld\n",
+                   to_string(f).c_str(), static_cast<long long>(steps - 1));
+}
 
 struct RunFlags {
   JobFlags job;
@@ -326,6 +340,7 @@ void run(RunFlags& f) {
                      "rank of the run reports to");
   if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
     std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
+  if (options.torch.empty()) note_faults_that_never_fire(options.job);
 
   LiveReport live(options.job);
   // A --torch script prints its own lines; the seed report's would say them a second time.

@@ -27,6 +27,11 @@ grep -qF "batches per epoch      : 4 (128 samples per rank / 32)" <<<"$out" && o
   bad "0 epochs: $(grep 'batches per epoch' <<<"$out")"
 ! grep -q "^epoch " <<<"$out" && ok "0 epochs: no epoch lines" || bad "0 epochs printed an epoch line"
 
+# A fault planned past the run's last step would do nothing: the run says so before it trains.
+out=$("$ringlab" run -q -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "a run with a fault that never fires exited non-zero"
+grep -qF "ringlab run: note: --fault kill:1@999999 never fires: this run's steps are 0 to 3" <<<"$out" &&
+  ok "a fault past the last step is noted" || bad "no note for a fault that never fires: $out"
+
 # 2. The report holds every field, with real values.
 /usr/bin/python3 - "$work/r.json" <<'PY' && ok "report fields" || bad "report fields"
 import json, sys
