@@ -3,6 +3,10 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
+#include <string>
+#include <vector>
 #include <fmt/core.h>
 #include <fmt/format.h>
 
@@ -226,6 +230,41 @@ void draw_lesson(const view_model::FailureLabSettings& s, AppState& state, int w
   }
 }
 
+// The controller's report as `ringlab run` prints it. Its prose lines (the first error, with the
+// library's file and the peer's address) wrap at the pane's edge: a sideways scrollbar below the
+// fold hid them. The flight recorder's table keeps its columns, in a strip that scrolls sideways.
+void draw_controller_report(const std::string& report) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at <= report.size();) {
+    const size_t end = std::min(report.find('\n', at), report.size());
+    lines.push_back(report.substr(at, end - at));
+    at = end + 1;
+  }
+  const auto table_row = [](const std::string& l) {
+    return l.rfind("  rank ", 0) == 0 || (l.size() > 2 && l.rfind("  ", 0) == 0 && std::isdigit(static_cast<unsigned char>(l[2])));
+  };
+  ImGui::PushTextWrapPos(0);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const bool table = i > 0 && lines[i - 1].rfind("flight recorder (", 0) == 0;
+    if (!table) {
+      ImGui::TextUnformatted(lines[i].c_str());
+      continue;
+    }
+    std::string rows;
+    for (; i < lines.size() && table_row(lines[i]); ++i) rows += lines[i] + "\n";
+    --i;
+    rows.pop_back();
+    const float height = ImGui::CalcTextSize(rows.c_str()).y + ImGui::GetStyle().ScrollbarSize +
+                         ImGui::GetStyle().WindowPadding.y;
+    // Named by its rows: a new run's table opens at its left edge, not where the last one was left.
+    ImGui::BeginChild(("flight_table_" + std::to_string(std::hash<std::string>{}(rows))).c_str(), ImVec2(0, height), false,
+                      ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::TextUnformatted(rows.c_str());
+    ImGui::EndChild();
+  }
+  ImGui::PopTextWrapPos();
+}
+
 bool killed_from_app(const FailureDiagnosis& f) {
   return !f.culprits.empty() && f.ranks[f.culprits.front()].fault_from_controller;
 }
@@ -325,13 +364,8 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
   }
   if (failed && !state.run.message.empty() &&
       ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
-    // Wrapped at the pane's edge: its long lines (the first error, with the library's file and
-    // the peer's address) are the ones worth reading, and a sideways scrollbar below the pane's
-    // fold hid them.
     ImGui::PushFont(fonts().mono);
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(state.run.message.c_str());
-    ImGui::PopTextWrapPos();
+    draw_controller_report(state.run.message);
     ImGui::PopFont();
   }
   ImGui::EndChild();
