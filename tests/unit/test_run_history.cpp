@@ -87,6 +87,14 @@ struct Fold : EventSink {
   }
 };
 
+// Rank `rank`'s process, ended by SIGKILL.
+RankExit killed(int rank) {
+  RankExit exit;
+  exit.rank = rank;
+  exit.signal = 9;
+  return exit;
+}
+
 }  // namespace
 
 TEST_CASE("a rank spool keeps each rank's bytes apart, in order, across its memory block") {
@@ -222,10 +230,7 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   Event error = make_event(EventKind::Error, 0, 7, 0);
   error.text = "rank 0: ring_allreduce: timed out after 2 s";
   acc.add(error);
-  RankExit dead;
-  dead.rank = 1;
-  dead.signal = 9;
-  const RunResult r = acc.finish({dead});
+  const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
   CHECK_FALSE(r.ok);
   CHECK(r.failure.find("rank 1 failed") != std::string::npos);
@@ -253,10 +258,7 @@ TEST_CASE("a killed rank's stale position is marked as its last report") {
   in_collective(1, 9, 10);
   in_collective(0, 30, 31);
   in_collective(2, 30, 31);
-  RankExit dead;
-  dead.rank = 1;
-  dead.signal = 9;
-  const RunResult r = acc.finish({dead});
+  const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
   CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0), waiting for its first chunk (its last report: "
                        "it died later, by step 30, with its unsent events)") != std::string::npos);
@@ -443,10 +445,7 @@ TEST_CASE("a failed run whose rank 0 never reported its end is timed by its step
     end.t_end_ns = end.t_begin_ns + 100'000;  // 100 µs
     acc.add(end);
   }
-  RankExit dead;
-  dead.rank = 1;
-  dead.signal = 9;
-  const RunResult r = acc.finish({dead});
+  const RunResult r = acc.finish({killed(1)});
   CHECK_FALSE(r.ok);
   CHECK(r.steps == 3);
   CHECK(r.train_seconds == doctest::Approx(300e-6));
