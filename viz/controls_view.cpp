@@ -334,9 +334,11 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   // The shorter forms keep the world size: after a live change it is the only place the status
   // names the world its figures belong to.
   const char* ranks = world == 1 ? "" : "s";
-  FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, done, steps, epoch),
-              trf("{} rank{} · {} step{} · epoch {}", world, ranks, done, steps, epoch),
-              trf("{} rank{} · step {}", world, ranks, done)},
+  // Grouped in thousands: read from the back of a room, 40,618 is a number and 40618 a code.
+  const std::string n = grouped(done), e = grouped(epoch);
+  FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, n, steps, e),
+              trf("{} rank{} · {} step{} · epoch {}", world, ranks, n, steps, e),
+              trf("{} rank{} · step {}", world, ranks, n)},
              p.text);
   const std::vector<std::string> pace = pace_forms(model, state);
   state.said.pace = pace.empty() ? "" : pace.front();
@@ -366,7 +368,7 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   if (state.run.events_lost > 0) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s",
-                       trf("{} events were dropped: the workers report faster than the app takes them in, so the views skip some (the training itself is unaffected)", state.run.events_lost).c_str());
+                       trf("{} events were dropped: the workers report faster than the app takes them in, so the views skip some (the training itself is unaffected)", grouped(state.run.events_lost)).c_str());
     ImGui::PopTextWrapPos();
   }
   if (!errors_here) return;  // a failure's errors are in its report
