@@ -9,6 +9,7 @@
 #include "engine/data/data_loader.h"
 #include "engine/data/distributed_sampler.h"
 #include "engine/events/flight_recorder.h"
+#include "engine/events/killed_rank_position.h"
 
 namespace ringlab {
 namespace {
@@ -208,20 +209,21 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   return msg;
 }
 
-// A rank killed by a signal takes the events it had not sent yet with it (they go every few
-// milliseconds): its line is its last report, which can be steps behind the others, who cannot
-// have gone past a collective it never joined.
+// A rank killed by a signal takes its unsent events with it: its line is its last report, and
+// the others place it (engine/events/killed_rank_position.h), as the app's Failure lab does.
 std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, int killed) const {
   std::string msg = "where each rank was:";
-  int64_t others = -1;
+  std::vector<PeerPosition> others;
   for (const auto& [rank, p] : positions_)
-    if (rank != killed && p.step >= 0) others = others < 0 ? p.step : std::min(others, p.step);
+    if (rank != killed && p.has_collective) others.push_back({p.collective_id, p.collective_done, p.step});
   const std::vector<std::string> lines = rank_positions(world_);
   for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
     msg += "\n  " + lines[r];
+    if (r != killed) continue;
     const auto it = positions_.find(r);
-    if (r == killed && it != positions_.end() && others > it->second.step + 1)
-      msg += fmt::format(" (its last report: it died later, by step {}, with its unsent events)", others);
+    const int64_t own = it != positions_.end() && it->second.has_collective ? it->second.collective_id : -1;
+    if (const std::optional<KilledRankPosition> placed = place_killed_rank(own, others))
+      msg += fmt::format(" (its last report: it died later, by step {}, with its unsent events)", placed->step);
   }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
   return msg;

@@ -8,6 +8,7 @@
 
 #include "engine/job/fault_plan.h"
 #include "engine/events/flight_recorder.h"
+#include "engine/events/killed_rank_position.h"
 #include "engine/job/job_config.h"
 
 namespace ringlab::view_model {
@@ -72,35 +73,20 @@ void take_flight_entry(const nlohmann::json& last, RankDiagnosis& d) {
   if (step >= 0) d.step = step;
 }
 
-// A killed rank loses the events it had not sent yet (a worker sends them every few milliseconds),
-// so its own record can lag the others' by dozens of steps. The others place it: no rank finishes
-// a ring all-reduce without every other rank's chunks, so it took part in the latest collective
-// another rank finished. If some rank is still in that one, waiting, it died inside it, before
-// sending its last chunk; if every other rank is past it, it had finished it.
-int64_t last_finished(const RankDiagnosis& r) { return r.collective_done ? r.collective : r.collective - 1; }
-
+// A killed rank's own record stops short: the others place it (engine/events/killed_rank_position.h).
 void place_killed_ranks(FailureDiagnosis& d) {
+  std::vector<PeerPosition> others;
+  for (const RankDiagnosis& o : d.ranks)
+    if (o.cause != RankCause::Killed) others.push_back({o.collective, o.collective_done, o.step});
   for (RankDiagnosis& killed : d.ranks) {
     if (killed.cause != RankCause::Killed) continue;
-    std::vector<const RankDiagnosis*> others;
-    int64_t latest = -1;
-    for (const RankDiagnosis& o : d.ranks)
-      if (o.cause != RankCause::Killed && o.collective >= 0) {
-        others.push_back(&o);
-        latest = std::max(latest, last_finished(o));
-      }
-    if (latest < 0 || killed.collective >= latest) continue;  // its own events reach as far
-    const RankDiagnosis* inside = nullptr;  // a rank still waiting in it
-    const RankDiagnosis* past = nullptr;    // the rank past it that is at the earliest step
-    for (const RankDiagnosis* o : others) {
-      if (o->collective == latest && !o->collective_done) inside = o;
-      else if (!past || o->step < past->step) past = o;
-    }
-    killed.collective = latest;
-    killed.collective_done = inside == nullptr;
+    const std::optional<KilledRankPosition> placed = place_killed_rank(killed.collective, others);
+    if (!placed) continue;
+    killed.collective = placed->collective;
+    killed.collective_done = placed->done;
     killed.ring_step = -1;
     if (killed.op.empty()) killed.op = "allreduce";
-    killed.step = std::max(killed.step, inside ? inside->step : past->step);
+    killed.step = std::max(killed.step, placed->step);
     killed.position_from_peers = true;
   }
 }

@@ -1,0 +1,30 @@
+#pragma once
+// Where a rank killed by a signal was when it died. Its own events stop short: a worker sends
+// them every few milliseconds, and the last ones die with the process, so its record can lag the
+// others' by dozens of steps. The others place it. No rank finishes a ring all-reduce without
+// every other rank's chunks, so it took part in the latest collective another rank finished; if
+// some rank still waits in that one, it died inside it, before sending its last chunk; if every
+// other rank is past it, it had finished it. The failure lab's table and the controller's report
+// both say this one answer.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace ringlab {
+
+struct PeerPosition {
+  int64_t collective = -1;  // the collective it is in or last finished; -1: none yet
+  bool done = false;        // it finished that collective
+  int64_t step = -1;
+};
+
+struct KilledRankPosition {
+  int64_t collective = -1;
+  bool done = false;  // finished it; false: died inside it
+  int64_t step = -1;  // the step of the rank nearest it: the one waiting in it, or the earliest past it
+};
+
+// nullopt when the others place it no further than its own record (`own_collective`) does.
+std::optional<KilledRankPosition> place_killed_rank(int64_t own_collective, const std::vector<PeerPosition>& others);
+
+}  // namespace ringlab
