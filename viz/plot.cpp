@@ -70,6 +70,12 @@ std::string format_in_unit(double v, double unit) {
 
 std::string format_number(double v) { return format_in_unit(v, unit_for(std::fabs(v))); }
 
+std::string format_duration(double ns) {
+  if (ns < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
+  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.2f} s", ns / 1e9);
+}
+
 // One unit for all of an axis's numbers: 5k, 10k, 15k, never 5000 beside 10k.
 std::vector<std::string> format_axis(const std::vector<double>& values) {
   double largest = 0;

@@ -68,6 +68,7 @@ void LegendRow(std::span<const LegendEntry> entries, bool prefer_short = false);
 std::vector<double> nice_ticks(double lo, double hi, int target);
 std::vector<double> log_ticks(double lo, double hi);
 std::string format_number(double v);  // short: 0.05, 0.001, 1.2k, 3.0e-05
+std::string format_duration(double ns);  // "812.5 µs", "2.31 ms", "2.06 s": the unit that keeps it short
 std::vector<std::string> format_axis(const std::vector<double>& values);  // format_number, one unit for all
 std::vector<std::string> format_log_axis(const std::vector<double>& values);  // powers of ten: one format for all
 // A tick label with as many decimals as the tick spacing needs: 11213.5 next to 11214.0.

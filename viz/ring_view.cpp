@@ -41,13 +41,6 @@ std::string human_bytes(double bytes) {
   return fmt::format("{:.0f} B", bytes);
 }
 
-// An all-reduce over MPI on one machine takes tens of microseconds: "0.00 ms" would say nothing.
-std::string duration_text(double seconds) {
-  if (seconds < 10e-6) return fmt::format("{:.1f} µs", seconds * 1e6);
-  if (seconds < 1e-3) return fmt::format("{:.0f} µs", seconds * 1e6);
-  return fmt::format("{:.2f} ms", seconds * 1e3);
-}
-
 std::string short_value(float v) {
   if (v == std::floor(v) && std::fabs(v) < 1e6) return fmt::format("{:.0f}", v);
   return fmt::format("{:.3g}", v);
@@ -470,10 +463,11 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
   } else if (f.duration_s > 0) {
+    // In the unit that keeps it short: over MPI on one machine it takes tens of µs, not "0.00 ms".
     const std::string full = trf("{} · {} in {} · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
-                                 duration_text(f.duration_s), bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
+                                 format_duration(f.duration_s * 1e9), bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
     const std::string short_line =
-        trf("{} in {} · busbw {}", human_bytes(double(rec.bytes)), duration_text(f.duration_s), bandwidth(f.busbw_gbs));
+        trf("{} in {} · busbw {}", human_bytes(double(rec.bytes)), format_duration(f.duration_s * 1e9), bandwidth(f.busbw_gbs));
     const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;

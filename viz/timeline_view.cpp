@@ -62,13 +62,6 @@ const char* name_of(SpanKind kind) {
   return "";
 }
 
-// "812.5 µs", "2.31 ms", "2.06 s": a duration in the unit that keeps it short.
-std::string duration_text(double ns) {
-  if (ns < 1e6) return fmt::format("{:.1f} µs", ns / 1e3);
-  if (ns < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
-  return fmt::format("{:.2f} s", ns / 1e9);
-}
-
 // A chunk transfer from a rank of one node to a rank of another: its bytes crossed the network.
 bool crosses_nodes(const TimelineSpan& s, const NodeLayout& nodes) {
   return nodes.multi_node() && nodes.node_of(s.src) != nodes.node_of(s.dst);
@@ -78,8 +71,8 @@ std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
   std::string text = fmt::format("{} · {}", name_of(s.kind), trf("rank {}", rank));
   if (s.step >= 0) text.append("\n").append(trf("training step {}", s.step));
   if (s.kind != SpanKind::BucketReady)
-    text.append("\n").append(trf("{}, from {}", duration_text(static_cast<double>(s.t_end_ns - s.t_begin_ns)),
-                                duration_text(static_cast<double>(s.t_begin_ns))));
+    text.append("\n").append(trf("{}, from {}", format_duration(static_cast<double>(s.t_end_ns - s.t_begin_ns)),
+                                format_duration(static_cast<double>(s.t_begin_ns))));
   if (s.bucket >= 0) text.append("\n").append(trf("bucket {}", s.bucket));
   if (s.bytes > 0) text.append("\n").append(trf("{} bytes", s.bytes));
   if (s.kind == SpanKind::Collective)
@@ -562,7 +555,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
       text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6));
     if (hit->kind != SpanKind::GateWait && hit->kind != SpanKind::BucketReady) {
       const int64_t held = tl.gate_wait_within(hit_rank, hit->t_begin_ns, hit->t_end_ns);
-      if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", duration_text(static_cast<double>(held))));
+      if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", format_duration(static_cast<double>(held))));
     }
     if (hit->unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
     WrappedTooltip(text);
