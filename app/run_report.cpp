@@ -95,8 +95,7 @@ std::string format_seed_report(const RunResult& r) {
   const std::vector<int64_t> first(shard.begin(), shard.begin() + std::min(kIndicesShown, shard.size()));
   // len(sampler), as the script prints it: from the job, so that a run of no epochs (no shard
   // drawn) says the same as one of many.
-  const data::DistributedSampler sampler({r.job.samples, r.job.world_size, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
-  std::string out = seed_header(r.job, r.allreduce_demo_output, r.batches_per_epoch, sampler.num_samples(), first);
+  std::string out = seed_header(r.job, r.allreduce_demo_output, r.batches_per_epoch, r.samples_per_rank, first);
   for (size_t e = 0; e < r.epoch_mse.size(); ++e) out += epoch_line(e, r.epoch_mse[e]);
   if (r.ok) out += seed_footer();
   return out;

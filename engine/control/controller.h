@@ -82,6 +82,7 @@ struct RunResult {
   StopCause stop_cause = StopCause::None;  // who or what stopped the run, if anybody did
   bool interrupted() const { return asked_by_user(stop_cause); }
   JobConfig job;
+  int64_t samples_per_rank = 0;   // len(DistributedSampler): the indices each rank gets an epoch
   int64_t batches_per_epoch = 0;
   std::vector<float> allreduce_demo_input;
   std::vector<float> allreduce_demo_output;

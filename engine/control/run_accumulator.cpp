@@ -240,6 +240,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   r.us_per_step = timed_steps > 0 ? us / static_cast<double>(timed_steps) : 0.0;
   r.steps = std::max(r.steps, rank0_steps_);
   data::DistributedSampler sampler({r.job.samples, world_, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
+  r.samples_per_rank = sampler.num_samples();
   r.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), r.job.batch_size);
 
   std::vector<nlohmann::json> flight;
