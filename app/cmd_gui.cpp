@@ -1,7 +1,10 @@
 // `ringlab gui` (and plain `ringlab`): the desktop app, or N headless frames of it.
 #include <CLI/CLI.hpp>
 
+#include <limits>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "app/commands.h"
 #include "app/gui_options.h"
@@ -20,6 +23,20 @@ int run_gui(const GuiOptions&) {
 
 namespace {
 
+// All of `text` as a whole number in [lo, hi]; nullopt for anything else.
+std::optional<int64_t> whole_number(const std::string& text, int64_t lo, int64_t hi) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    if (used != text.size() || v < lo || v > hi) return std::nullopt;
+    return v;
+  } catch (const std::logic_error&) {
+    return std::nullopt;
+  }
+}
+
+constexpr int64_t kAnyStep = std::numeric_limits<int64_t>::max();
+
 // "S:N[:BACKEND]", e.g. "10:2:mpi".
 void parse_switch(const std::string& text, GuiOptions& options) {
   const auto bad = [&] {
@@ -29,16 +46,11 @@ void parse_switch(const std::string& text, GuiOptions& options) {
   const size_t a = text.find(':');
   if (a == std::string::npos) throw bad();
   const size_t b = text.find(':', a + 1);
-  try {
-    size_t used = 0;
-    options.switch_step = std::stoll(text.substr(0, a), &used);
-    if (used != a || options.switch_step < 0) throw bad();
-    const std::string world = text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
-    options.switch_world = std::stoi(world, &used);
-    if (used != world.size() || options.switch_world < 1 || options.switch_world > 16) throw bad();
-  } catch (const std::logic_error&) {
-    throw bad();
-  }
+  const auto step = whole_number(text.substr(0, a), 0, kAnyStep);
+  const auto world = whole_number(text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1), 1, 16);
+  if (!step || !world) throw bad();
+  options.switch_step = *step;
+  options.switch_world = static_cast<int>(*world);
   if (b != std::string::npos) {
     options.switch_backend = text.substr(b + 1);
     if (options.switch_backend != "gloo" && options.switch_backend != "mpi" && options.switch_backend != "nccl") throw bad();
@@ -47,21 +59,12 @@ void parse_switch(const std::string& text, GuiOptions& options) {
 
 // "S:R", e.g. "200:1".
 void parse_kill_now(const std::string& text, GuiOptions& options) {
-  const auto bad = [&] {
-    return InputError("--kill-now must be STEP:RANK with RANK 0-15 (like 200:1); got '" + text + "'");
-  };
   const size_t a = text.find(':');
-  if (a == std::string::npos) throw bad();
-  try {
-    size_t used = 0;
-    options.kill_step = std::stoll(text.substr(0, a), &used);
-    if (used != a || options.kill_step < 0) throw bad();
-    const std::string rank = text.substr(a + 1);
-    options.kill_rank = std::stoi(rank, &used);
-    if (used != rank.size() || options.kill_rank < 0 || options.kill_rank > 15) throw bad();
-  } catch (const std::logic_error&) {
-    throw bad();
-  }
+  const auto step = a == std::string::npos ? std::nullopt : whole_number(text.substr(0, a), 0, kAnyStep);
+  const auto rank = a == std::string::npos ? std::nullopt : whole_number(text.substr(a + 1), 0, 15);
+  if (!step || !rank) throw InputError("--kill-now must be STEP:RANK with RANK 0-15 (like 200:1); got '" + text + "'");
+  options.kill_step = *step;
+  options.kill_rank = static_cast<int>(*rank);
 }
 
 }  // namespace
