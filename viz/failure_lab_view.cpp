@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include "engine/events/flight_recorder.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -245,7 +246,7 @@ void draw_controller_report(const std::string& report) {
   };
   ImGui::PushTextWrapPos(0);
   for (size_t i = 0; i < lines.size(); ++i) {
-    const bool table = i > 0 && lines[i - 1].rfind("flight recorder (", 0) == 0;
+    const bool table = i > 0 && lines[i - 1] == kFlightReportTitle;
     if (!table) {
       ImGui::TextUnformatted(lines[i].c_str());
       continue;

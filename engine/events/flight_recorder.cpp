@@ -164,7 +164,7 @@ nlohmann::json flight_report_json(const std::vector<nlohmann::json>& reported, i
 std::string format_flight_report(const std::vector<nlohmann::json>& reported, int world) {
   const auto view = line_up(reported, world);
   const nlohmann::json j = flight_report_json(reported, world);
-  std::string out = "flight recorder (last collective of each rank):\n";
+  std::string out = std::string(kFlightReportTitle) + "\n";
   out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6} {:>9}\n", "rank", "seq", "op", "numel", "state", "step",
                      "ring step");
   for (const auto& [rank, v] : view) {

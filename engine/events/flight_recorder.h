@@ -52,7 +52,10 @@ class FlightRecorder {
 const char* to_string(CollectiveState s);
 
 // The controller's view: every rank's recorder (the JSON each rank sent in its FlightRecord
-// event), lined up. Ranks that sent nothing (a killed process) are listed as silent.
+// event), lined up. Ranks that sent nothing (a killed process) are listed as silent. The text
+// opens with kFlightReportTitle's line, then a table: its header and one row per rank, each
+// indented by two spaces (the app lays the table out apart from the prose around it).
+inline constexpr const char* kFlightReportTitle = "flight recorder (last collective of each rank):";
 std::string format_flight_report(const std::vector<nlohmann::json>& reported, int world_size);
 nlohmann::json flight_report_json(const std::vector<nlohmann::json>& reported, int world_size);
 
