@@ -183,6 +183,7 @@ struct SaidOnScreen {
   std::string pace;       // the step time's line ("" when none is shown)
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
   std::string ring_number;  // which all-reduce the ring shows ("all-reduce #3 since the change to 2 ranks")
+  std::string ring_gate;    // step-through: where the workers are against the screen ("" when not said)
   bool next_enabled = true;  // the step-through's Next button
   std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
 };

@@ -665,6 +665,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   float y = min.y + fs * 0.6f + banner_h;
   state.said.ring_next.clear();
   state.said.ring_number.clear();
+  state.said.ring_gate.clear();
   if (rec) {
     // Each world counts its all-reduces from 1: after a live change the count says so, or #1
     // again would read as the run starting over.
@@ -716,6 +717,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
                         model.latest_step() > rec->step && !compact;
     if (behind)
       gate = trf("Shown slowly: the workers are already {} training steps further on", model.latest_step() - rec->step);
+    if (!behind) state.said.ring_gate = gate;
     if (!gate.empty()) {
       const float wrap = max.x - min.x - 2 * fs;
       ImFont* font = behind ? fonts().regular : fonts().bold;

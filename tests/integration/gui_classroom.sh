@@ -165,6 +165,9 @@ assert s["said"]["pace"] == "", s["said"]  # still in the demo all-reduce: no tr
 assert s["said"]["status"] == "step-through: held at the gate", s["said"]
 assert s["said"]["next_enabled"] is True, s["said"]
 assert s["said"]["ring_next"] == "Next: Reduce-scatter, step 3 of 3", s["said"]
+# The workers took step 3 while the screen shows step 2: one Next shows their step, the one after lets them on.
+assert s["said"]["ring_gate"] == ("The workers are already past ring step 3, ahead of the screen: each Next shows one of "
+                                  "their steps; once the screen is there, Next lets them take step 4"), s["said"]
 PY
 }
 
