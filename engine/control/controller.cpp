@@ -64,6 +64,8 @@ namespace {
 // The monitor looks at the workers every 50 ms (Launcher::wait); a longer gap between two looks means
 // the controller's process was suspended meanwhile.
 constexpr int64_t kSuspendedGapNs = 1'000'000'000;
+// Every run's directory of checkpoints is named after it: ringlab-run-<run id>-<controller pid>-XXXXXX.
+constexpr const char* kRunDirectoryFamily = "ringlab-run-";
 
 // Multi-node runs: the monitor asks node 0's store whether another node ended the run every this
 // many looks at the workers (every 200 ms), and gives its workers this long to stop together
@@ -144,8 +146,7 @@ struct Controller::Impl {
       : options(with_placement(std::move(o))),
         events(options.job, options.keep_history, sink),
         token(options.token.empty() ? net::random_token(16) : options.token),
-        run_id(options.run_id.empty() ? net::random_token(6) : options.run_id),
-        checkpoint_path(fmt::format("/tmp/ringlab-{}-{}.ckpt", run_id, ::getpid())) {}
+        run_id(options.run_id.empty() ? net::random_token(6) : options.run_id) {}
 
   // A multi-node run's views draw its node boundaries from the job.
   static ControllerOptions with_placement(ControllerOptions o) {
@@ -256,8 +257,10 @@ struct Controller::Impl {
       if (multi_node())
         publish_run(*store, {run_id, options.nnodes, options.nproc_per_node(), event_server->port(), options.job});
     }
-    checkpoint_dir = std::make_unique<PrivateDirectory>(fmt::format("ringlab-run-{}-{}", run_id, ::getpid()),
-                                                        "the run's checkpoints");
+    // Held: a controller killed by SIGKILL leaves its directory behind, and the next run's
+    // controller on this machine removes it.
+    checkpoint_dir = std::make_unique<PrivateDirectory>(fmt::format("{}{}-{}", kRunDirectoryFamily, run_id, ::getpid()),
+                                                        "the run's checkpoints", kRunDirectoryFamily);
     checkpoint_path = checkpoint_dir->path() + "/run.ckpt";
   }
 
@@ -775,10 +778,10 @@ std::optional<RunResult> Controller::poll() {
 void Controller::request_stop(StopCause cause, std::chrono::milliseconds patience) { impl_->request(cause, patience); }
 
 std::vector<std::string> Controller::scratch_files() const {
+  if (!impl_->checkpoint_dir) return {};  // not started: nothing made yet
   const std::string& p = impl_->checkpoint_path;
-  std::vector<std::string> files{p, p + ".in", p + ".resume", impl_->epoch_checkpoint_path()};
-  if (impl_->checkpoint_dir) files.push_back(impl_->checkpoint_dir->path());  // last: removed once empty
-  return files;
+  return {p, p + ".in", p + ".resume", impl_->epoch_checkpoint_path(), impl_->checkpoint_dir->held_marker(),
+          impl_->checkpoint_dir->path()};  // the directory last: removed once empty
 }
 
 void Controller::set_gated(bool on) {

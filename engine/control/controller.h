@@ -128,6 +128,7 @@ class Controller {
                     std::chrono::milliseconds patience = std::chrono::milliseconds(0));
   // Files the run may leave behind (its checkpoints) if the process ends without stopping it,
   // for a handler that must remove them without the controller's help (see InterruptSignals).
+  // None before start().
   std::vector<std::string> scratch_files() const;
 
   // Step-through: in gated mode every rank's ring waits before each ring step until released.

@@ -760,6 +760,24 @@ check "a restarted run: nothing was left in TMPDIR" grep -qxF "left 0" ckpt-rest
 python3 watch_tmpdir.py ckpt-tmp "$bin" run -q -n 2 --epochs 3 --fault kill:1@5 > ckpt-failed.out
 check "a failed run: exit 1" grep -qxF "exit 1" ckpt-failed.out
 check "a failed run: its directory was removed, nothing left in TMPDIR" grep -qxF "left 0" ckpt-failed.out
+# A controller killed by SIGKILL cannot remove its directory; it leaves it held by nobody, and
+# the next run's controller removes it.
+mkdir -p ckpt-killed
+TMPDIR="$PWD/ckpt-killed" "$bin" run -q -n 2 --epochs 1000000 > /dev/null 2>&1 &
+killed=$!
+killed_dir=""
+for _ in $(seq 600); do
+  killed_dir=$(compgen -G "ckpt-killed/ringlab-run-*-$killed-*/.held" || true)
+  [[ -n "$killed_dir" && -n "$(cat /proc/"$killed"/task/*/children 2> /dev/null)" ]] && break
+  sleep 0.1
+done
+kill -KILL "$killed"
+wait "$killed" 2> /dev/null
+for _ in $(seq 100); do pgrep -f "ringlab worker.*ckpt-killed" > /dev/null || break; sleep 0.1; done
+check "a controller killed by SIGKILL left its directory, marker and all" test -e "$killed_dir"
+python3 watch_tmpdir.py ckpt-killed "$bin" run -q -n 2 --epochs 1 > ckpt-after-kill.out
+check "the next run removed it: exit 0, nothing left in TMPDIR" \
+  bash -c 'grep -qxF "exit 0" ckpt-after-kill.out && grep -qxF "left 0" ckpt-after-kill.out'
 
 accepted "run --master-addr 0.0.0.0 (warns once, naming the interfaces)" \
   "warning: --master-addr 0.0.0.0 listens on every interface: .*127\.0\.0\.1 \(lo\).*the run's token is the only thing" \
