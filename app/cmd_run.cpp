@@ -29,8 +29,7 @@
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
 #include "engine/control/join_file.h"
-#include "engine/data/data_loader.h"
-#include "engine/data/distributed_sampler.h"
+#include "engine/job/epoch_shape.h"
 #include "engine/job/fault_plan.h"
 #include "engine/events/rank_exit.h"
 #include "engine/net/endpoint.h"
@@ -47,8 +46,7 @@ namespace {
 // A fault planned for a step the run never reaches does nothing: said before the run, not
 // discovered after it trained normally. (A PyTorch script decides its own steps: not checked.)
 void note_faults_that_never_fire(const JobConfig& job) {
-  const data::DistributedSampler sampler({job.samples, job.world_size, 0, job.shuffle, job.seed, job.drop_last});
-  const int64_t steps = job.epochs * data::batches_per_epoch(sampler.num_samples(), job.batch_size);
+  const int64_t steps = job.epochs * epoch_shape(job).steps;
   for (const Fault& f : parse_faults(job))
     if (f.kind != FaultKind::Delay && f.step >= steps)
       std::fprintf(stderr, "ringlab run: note: --fault %s never fires: this run's steps are 0 to %lld\n",

@@ -11,8 +11,7 @@
 
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
-#include "engine/data/data_loader.h"
-#include "engine/data/distributed_sampler.h"
+#include "engine/job/epoch_shape.h"
 
 namespace ringlab::app {
 namespace {
@@ -116,9 +115,7 @@ void LiveReport::emit(Event event) {
   }
   if (event.kind != EventKind::EpochEnd) return;
   if (!header_done_) {
-    data::DistributedSampler sampler({job_.samples, job_.world_size, 0, job_.shuffle, job_.seed, job_.drop_last});
-    pending_ += seed_header(job_, demo_output_, data::batches_per_epoch(sampler.num_samples(), job_.batch_size),
-                            shard_size_, first_indices_);
+    pending_ += seed_header(job_, demo_output_, epoch_shape(job_).steps, shard_size_, first_indices_);
     header_done_ = true;
   }
   pending_ += epoch_line(static_cast<size_t>(std::max(0, event.epoch)), event.value);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "engine/events/flight_recorder.h"
+#include "engine/job/epoch_shape.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
@@ -29,13 +30,8 @@ bool has_step(LabFault f) {
   return f == LabFault::Kill || f == LabFault::Drop || f == LabFault::Skip || f == LabFault::Extra || f == LabFault::Resize;
 }
 
-// Batches each rank takes per epoch, as the DistributedSampler pads or drops: the most the
-// uneven lab can take away.
-int64_t batches_per_epoch(const JobConfig& job) {
-  const int64_t world = std::max(job.world_size, 1);
-  const int64_t per_rank = job.drop_last ? job.samples / world : (job.samples + world - 1) / world;
-  return std::max<int64_t>((per_rank + job.batch_size - 1) / std::max<int64_t>(job.batch_size, 1), 1);
-}
+// Batches each rank takes per epoch (at least one): the most the uneven lab can take away.
+int64_t batches_per_epoch(const JobConfig& job) { return std::max<int64_t>(epoch_shape(job).steps, 1); }
 
 void hint(const char* text) {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) WrappedTooltip(text, 24);

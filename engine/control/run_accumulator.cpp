@@ -6,8 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/data/data_loader.h"
-#include "engine/data/distributed_sampler.h"
+#include "engine/job/epoch_shape.h"
 #include "engine/events/flight_recorder.h"
 #include "engine/events/killed_rank_position.h"
 
@@ -239,9 +238,9 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   r.train_seconds = us * 1e-6;
   r.us_per_step = timed_steps > 0 ? us / static_cast<double>(timed_steps) : 0.0;
   r.steps = std::max(r.steps, rank0_steps_);
-  data::DistributedSampler sampler({r.job.samples, world_, 0, r.job.shuffle, r.job.seed, r.job.drop_last});
-  r.samples_per_rank = sampler.num_samples();
-  r.batches_per_epoch = data::batches_per_epoch(sampler.num_samples(), r.job.batch_size);
+  const EpochShape epoch = epoch_shape(r.job, world_);
+  r.samples_per_rank = epoch.samples_per_rank;
+  r.batches_per_epoch = epoch.steps;
 
   std::vector<nlohmann::json> flight;
   for (const std::string& text : flight_) {

@@ -6,6 +6,7 @@
 
 #include "engine/core/error.h"
 #include "engine/control/controller.h"
+#include "engine/job/epoch_shape.h"
 #include "engine/job/job_config.h"
 
 using namespace ringlab;
@@ -82,4 +83,22 @@ TEST_CASE("a run over several nodes needs a port every node can be told") {
   CHECK_NOTHROW(o.validate());
   o.node_rank = 2;
   CHECK_THROWS_WITH_AS(o.validate(), "--node-rank must be in [0, --nnodes=2), got 2", InputError);
+}
+
+TEST_CASE("epoch_shape: a rank's share and steps, as DistributedSampler and DataLoader give them") {
+  ringlab::JobConfig job;  // the seed's: 256 samples, batch 32
+  CHECK(ringlab::epoch_shape(job, 4).samples_per_rank == 64);
+  CHECK(ringlab::epoch_shape(job, 4).steps == 2);
+  CHECK(ringlab::epoch_shape(job, 3).samples_per_rank == 86);  // padded: 258 indices, 2 repeated
+  CHECK(ringlab::epoch_shape(job, 3).steps == 3);              // 32 + 32 + 22
+  job.drop_last = true;
+  CHECK(ringlab::epoch_shape(job, 3).samples_per_rank == 85);  // cut: 255 indices
+  job.world_size = 1;
+  CHECK(ringlab::epoch_shape(job).samples_per_rank == 256);
+  CHECK(ringlab::epoch_shape(job).steps == 8);
+  job.samples = 10;
+  job.batch_size = 3;
+  CHECK(ringlab::epoch_shape(job, 4).samples_per_rank == 2);
+  CHECK(ringlab::epoch_shape(job, 4).steps == 1);
+  CHECK(ringlab::epoch_shape(job, 0).samples_per_rank == 10);  // taken as one rank
 }
