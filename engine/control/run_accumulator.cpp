@@ -194,10 +194,38 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
   return fmt::format("{}{} failed: {}", silent_ranks(starter), starter.program, failed.describe());
 }
 
+// A rank whose script ended normally while another still waited for it in a later collective:
+// the ranks did not call the same collectives. Gloo pairs a rank's Nth all-reduce with the
+// others' Nth whatever step each is at, so a rank that skipped a step, or had fewer batches,
+// goes on unnoticed until it finishes one collective early; the others' error (the peer closed
+// its connection, or a timeout) is only the echo.
+std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& exits) const {
+  std::string out;
+  for (const RankExit& e : exits) {
+    if (!e.ok() || e.rank < 0) continue;
+    const auto own = positions_.find(e.rank);
+    const int64_t last = own != positions_.end() && own->second.has_collective ? own->second.collective_id : -1;
+    std::vector<std::string> waiting;
+    for (const auto& [rank, p] : positions_)
+      if (rank != e.rank && p.has_collective && !p.collective_done && p.collective_id > last)
+        waiting.push_back(fmt::format("rank {} in collective {}", rank, p.collective_id));
+    if (waiting.empty()) continue;
+    out += fmt::format(
+        "\nrank {} ended normally (exit 0) {}, while {} still waited for it: the ranks did not call "
+        "the same collectives. Every rank of a DDP run must take the same steps: one with fewer batches, or one that "
+        "skipped a step or left its loop early, leaves the others waiting (torch's Join context manager is made for "
+        "uneven inputs).",
+        e.rank, last >= 0 ? fmt::format("after collective {}", last) : "before any collective", fmt::join(waiting, ", "));
+  }
+  return out;
+}
+
 // Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
-std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const {
+std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
+                                            const std::vector<nlohmann::json>& flight) const {
   std::string msg;
   if (failed) msg = failed_line(*failed);
+  msg += ranks_that_ended_early(exits);
   if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
   if (errors_.size() > 1) {
     msg += "\nall errors, in the order they arrived:";
@@ -264,9 +292,9 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
       r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
     else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
       r.failure = stop_message(stop, terminated) + "\n" +
-                  failure_details(failed && !failed->terminated ? failed : nullptr, flight);
+                  failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight);
     else
-      r.failure = failure_details(failed, flight);
+      r.failure = failure_details(failed, exits, flight);
   }
   if (!flight.empty()) r.flight_report = flight_report_json(flight, world_).dump(1);
   return r;

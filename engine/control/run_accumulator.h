@@ -53,7 +53,9 @@ class RunAccumulator {
   void restart_from(const Event& marker);
   std::string describe(int rank, int world) const;
   std::string stop_message(const StopInfo& stop, bool terminated) const;
-  std::string failure_details(const RankExit* failed, const std::vector<nlohmann::json>& flight) const;
+  std::string failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
+                              const std::vector<nlohmann::json>& flight) const;
+  std::string ranks_that_ended_early(const std::vector<RankExit>& exits) const;
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1) const;

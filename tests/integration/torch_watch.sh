@@ -6,7 +6,9 @@
 #   - every step's every bucket all-reduce is in the trace; in teaching mode every ring step too;
 #   - the app, headless, draws the script's ring, sampler and loss, and side by side overlays the
 #     script's run on the engine's, and the two coincide;
-#   - a rank of the script killed: the run ends (well before its timeout) and names that rank.
+#   - a rank of the script killed: the run ends (well before its timeout) and names that rank;
+#   - a rank that skips a step ends its script one collective early: the report names it as the
+#     cause, not only the error of the rank it left waiting.
 set -uo pipefail
 ringlab=$(realpath "$1")
 src=$2
@@ -135,6 +137,17 @@ else
   else
     fail "kill: exit $rc after ${took} s: $(head -3 "$work/kill.err")"
   fi
+fi
+
+# Rank 1 leaves out step 3 and so ends one collective early, with exit 0; rank 0 fails in the
+# collective rank 1 never joined ("Connection closed by peer").
+"$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout 120 -- --skip-at-step 3 --fail-rank 1 \
+  > "$work/skip.out" 2> "$work/skip.err"
+rc=$?
+if [ $rc != 0 ] && grep -q "^rank 1 ended normally (exit 0) after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" "$work/skip.err"; then
+  ok "a rank that skipped a step: named as ending one collective early, exit $rc"
+else
+  fail "skip: exit $rc"; show_failure "$work/skip"
 fi
 
 echo "$failures failure(s)"

@@ -95,6 +95,14 @@ RankExit killed(int rank) {
   return exit;
 }
 
+RankExit exited(int rank, int code) {
+  RankExit exit;
+  exit.rank = rank;
+  exit.exited = true;
+  exit.exit_code = code;
+  return exit;
+}
+
 }  // namespace
 
 TEST_CASE("a rank spool keeps each rank's bytes apart, in order, across its memory block") {
@@ -264,6 +272,47 @@ TEST_CASE("a killed rank's stale position is marked as its last report") {
                        "it died later, by step 30, with its unsent events)") != std::string::npos);
   CHECK(r.failure.find("rank 0: step 30, collective 31 (ring, bucket 0), waiting for its first chunk\n") !=
         std::string::npos);
+}
+
+// Gloo pairs each rank's Nth all-reduce with the others' Nth: a rank that skipped a step goes on
+// until it ends one collective early, and the rank left waiting fails on the closed connection.
+TEST_CASE("a rank that ended normally while another waited for it in a later collective is named as the cause") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  const auto collective = [&](int rank, int64_t step, int64_t id, bool done) {
+    Event e = make_event(done ? EventKind::CollectiveEnd : EventKind::CollectiveBegin, rank, step, 0);
+    e.collective_id = id;
+    e.bucket = 0;
+    e.text = "native";
+    acc.add(e);
+  };
+  for (int64_t id = 10; id <= 11; ++id) {
+    for (int rank : {0, 2}) collective(rank, id - 1, id, false), collective(rank, id - 1, id, true);
+    collective(1, id - 2, id, false), collective(1, id - 2, id, true);  // one step behind: it skipped one
+  }
+  collective(0, 11, 12, false);
+  collective(2, 11, 12, false);
+  Event error = make_event(EventKind::Error, 0, 11, 0);
+  error.text = "rank 0: step 11: Connection closed by peer";
+  acc.add(error);
+  RankExit rank0 = exited(0, 1), rank1 = exited(1, 0), rank2 = exited(2, 0);
+  rank2.terminated = true, rank2.exited = false, rank2.signal = 15;  // torn down after rank 0 failed
+  const RunResult r = acc.finish({rank1, rank0, rank2});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 0 failed: exit code 1\nrank 1 ended normally (exit 0) after collective 11, while rank "
+                       "0 in collective 12, rank 2 in collective 12 still waited for it: the ranks did not call the "
+                       "same collectives.") != std::string::npos);
+  CHECK(r.failure.find("first error: rank 0: step 11: Connection closed by peer") != std::string::npos);
+
+  RunAccumulator level(job);  // every rank ended its last collective: nobody was left waiting
+  for (int rank = 0; rank < 3; ++rank)
+    for (EventKind kind : {EventKind::CollectiveBegin, EventKind::CollectiveEnd}) {
+      Event e = make_event(kind, rank, 4, 0);
+      e.collective_id = 5;
+      level.add(e);
+    }
+  CHECK(level.finish({exited(1, 0), exited(0, 3), exited(2, 0)}).failure.find("ended normally") == std::string::npos);
 }
 
 TEST_CASE("when mpirun started the ranks, the one that ended without a word is named first") {
