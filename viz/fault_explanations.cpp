@@ -67,6 +67,18 @@ std::string CollectivePosition(const RankDiagnosis& r, int world) {
   return text;
 }
 
+namespace {
+
+// The collective the others were left in by a rank that ended early: the lowest beyond its last.
+int64_t collective_waited_for(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
+  int64_t lowest = -1;
+  for (const RankDiagnosis& o : f.ranks)
+    if (o.collective > r.collective && !o.collective_done && (lowest < 0 || o.collective < lowest)) lowest = o.collective;
+  return lowest;
+}
+
+}  // namespace
+
 std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
   switch (r.cause) {
     case RankCause::None: return "";
@@ -79,6 +91,10 @@ std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDi
       return r.collective >= 0 ? trf("out of data: it left training and is in {} #{}", op_name(r.op), r.collective)
                                : std::string(tr("out of data: it left training"));
     case RankCause::Failed: return trf("stuck at {}: it raised the first error", CollectivePosition(r, f.world_size));
+    case RankCause::EndedEarly:
+      return r.collective >= 0 ? trf("ended normally (exit 0) after {} #{}: it never joined the next one", op_name(r.op),
+                                     r.collective)
+                               : std::string(tr("ended normally (exit 0) before any collective"));
   }
   return "";
 }
@@ -119,6 +135,9 @@ std::string FailureHeadline(const view_model::FailureDiagnosis& f) {
       return trf("Rank {} fell behind and the run timed out", r.rank);
     case RankCause::OutOfData: return trf("Rank {} ran out of data: the others waited for it until the timeout", r.rank);
     case RankCause::Failed: return trf("Rank {} failed first", r.rank);
+    case RankCause::EndedEarly:
+      return trf("Rank {} ended one collective early: the others waited for it in {} #{}", r.rank, op_name(r.op),
+                 collective_waited_for(r, f));
     case RankCause::None:
     case RankCause::Waiting: break;
   }

@@ -106,6 +106,24 @@ void orient(FingerprintMismatch& m, const std::vector<int>& culprits) {
   }
 }
 
+// A rank whose process ended normally while another still waited in a later collective: it never
+// joined that collective. Gloo pairs each rank's Nth all-reduce with the others' Nth whatever step
+// each is at, so a rank that skipped a batch, or had fewer, goes on unnoticed until it finishes
+// one collective early; the error of the rank it left waiting (a closed connection) is the echo.
+void mark_ended_early(FailureDiagnosis& d, const std::vector<bool>& ended_normally) {
+  const auto explained = [&] {
+    return std::any_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; });
+  };
+  if (explained()) return;
+  for (RankDiagnosis& rd : d.ranks) {
+    if (rd.rank >= static_cast<int>(ended_normally.size()) || !ended_normally[rd.rank]) continue;
+    const bool left_waiting = std::any_of(d.ranks.begin(), d.ranks.end(), [&](const RankDiagnosis& o) {
+      return o.rank != rd.rank && o.collective > rd.collective && !o.collective_done;
+    });
+    if (left_waiting) rd.cause = RankCause::EndedEarly;
+  }
+}
+
 }  // namespace
 
 const char* to_string(RankCause cause) {
@@ -116,6 +134,7 @@ const char* to_string(RankCause cause) {
     case RankCause::Dropped: return "dropped";
     case RankCause::Mismatch: return "mismatch";
     case RankCause::OutOfData: return "out-of-data";
+    case RankCause::EndedEarly: return "ended-early";
     case RankCause::Missing: return "missing";
     case RankCause::Failed: return "failed";
   }
@@ -271,8 +290,10 @@ void FailureTracker::consume(const Event& e) {
 
 void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
   for (const RankExit& x : exits) {
-    if (x.rank < 0 || x.rank >= kMaxWorldSize || x.ok()) continue;
+    if (x.rank < 0 || x.rank >= kMaxWorldSize) continue;
     RankTrack& t = track(x.rank);
+    t.ended_normally = x.ok();
+    if (x.ok()) continue;
     t.exit = x.describe();
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
   }
@@ -313,6 +334,11 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
       std::none_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
     for (int r : out_of_data_)
       if (r < world) d.ranks[r].cause = RankCause::OutOfData;
+  if (d.failed) {
+    std::vector<bool> ended_normally;
+    for (const RankTrack& t : ranks_) ended_normally.push_back(t.ended_normally);
+    mark_ended_early(d, ended_normally);
+  }
   if (!flight_->list.empty() && world > 0) {
     const nlohmann::json j = flight_report_json(flight_->list, world);
     d.stuck_collective = j.value("stuck_seq", int64_t{-1});

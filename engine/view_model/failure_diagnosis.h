@@ -24,6 +24,7 @@ enum class RankCause : uint8_t {
   Dropped,    // closed its connections to the others on purpose
   Mismatch,   // called a collective the others did not (skip, extra) or with another size
   OutOfData,  // uneven inputs without Join: it left the training loop while the others went on
+  EndedEarly, // its process ended normally while others still waited for it in a later collective
   Missing,    // alive, but absent from the collective the others wait in
   Failed,     // raised the run's first error and none of the above explains it
 };
@@ -120,6 +121,7 @@ class FailureTracker {
     std::string error;
     std::optional<ErrorCode> error_code;
     bool stopped = false;  // torn down by the controller with the others (SIGTERM)
+    bool ended_normally = false;  // its process exited 0
     std::string exit;
     bool exit_is_signal = false;
   };

@@ -109,6 +109,19 @@ assert s["torch_live"] and s["run_phase"] == "finished" and s["ring"] and len(s[
 assert s["sampler_newest"]["ranks"] == 4, s["sampler_newest"]' "$work/alone.json" 2> "$work/cmp"
   then ok "app, the script alone: its ring, its 4 ranks' shards and 4 epochs of MSE are drawn"
   else fail "app, the script alone: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  # Rank 1 leaves out a step: the Failure lab blames it, not rank 0's lost connection.
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
+    --world-size 2 --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/skip.json" \
+    -- --skip-at-step 3 --fail-rank 1 > /dev/null 2> "$work/gui.err"
+  if $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s["failure"]
+assert s["run_phase"] == "failed" and f["culprits"] == [1], (s["run_phase"], f)
+assert [(r["rank"], r["cause"], r["collective"]) for r in f["ranks"]] == [(0, "waiting", 6), (1, "ended-early", 5)], f' \
+       "$work/skip.json" 2> "$work/cmp"
+  then ok "app, a rank that skipped a step: the Failure lab blames rank 1, which ended after all-reduce #5"
+  else fail "app, a skipped step: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
 else
   echo "note: no xvfb-run here: the app's checks are not run"
 fi

@@ -488,6 +488,46 @@ TEST_CASE("a failure nothing names highlights the rank of the first error") {
   CHECK(d.ranks[0].cause == RankCause::None);
 }
 
+// Gloo pairs each rank's Nth all-reduce with the others' Nth: rank 1 skipped a batch, went on
+// unnoticed, and its script ended one all-reduce before rank 0's, which lost its connection.
+TEST_CASE("a rank whose script ended normally while another waited for it is the culprit, once the exits are known") {
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  for (int64_t id = 10; id <= 11; ++id)
+    for (int r = 0; r < 2; ++r) {
+      tracker.consume(collective(EventKind::CollectiveBegin, r, id, id, id - 1 - r));
+      tracker.consume(collective(EventKind::CollectiveEnd, r, id, id, id - 1 - r));
+    }
+  tracker.consume(collective(EventKind::CollectiveBegin, 0, 12, 12, 11));
+  tracker.consume(error_event(0, 13, ErrorCode::PeerClosed, "rank 0: step 11: Connection closed by peer"));
+  CHECK(tracker.diagnose(2).culprits == std::vector<int>{0});  // before the exits: the first error's rank
+
+  RankExit failed{0, 100};
+  failed.exited = true;
+  failed.exit_code = 1;
+  RankExit ended{1, 101};
+  ended.exited = true;
+  tracker.note_exits({ended, failed});
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::EndedEarly);
+  CHECK(d.ranks[1].collective == 11);
+  CHECK(d.ranks[1].collective_done);
+  CHECK(d.ranks[0].cause == RankCause::Waiting);
+  CHECK(d.ranks[0].collective == 12);
+
+  FailureTracker level;  // both ranks ended their last collective: a clean exit blames nobody
+  for (int r = 0; r < 2; ++r) {
+    level.consume(run_begin(r, 2));
+    level.consume(collective(EventKind::CollectiveBegin, r, 5, 5, 4));
+    level.consume(collective(EventKind::CollectiveEnd, r, 5, 5, 4));
+  }
+  level.consume(error_event(0, 6, ErrorCode::Other, "rank 0: cannot write the report"));
+  level.note_exits({ended, failed});
+  CHECK(level.diagnose(2).ranks[1].cause == RankCause::None);
+  CHECK(level.diagnose(2).culprits == std::vector<int>{0});
+}
+
 TEST_CASE("a stop that was asked for is not a failure: what the ranks report after it is its teardown") {
   // The user pressed Stop at 30 ms: the controller says so with a typed event, then tears the
   // ranks down; whatever they report from then on (closed connections, flight records, their
