@@ -1,5 +1,8 @@
 #include "viz/fault_explanations.h"
 
+#include <vector>
+
+#include "engine/events/ended_early.h"
 #include "viz/i18n.h"
 
 namespace ringlab::viz {
@@ -71,9 +74,12 @@ namespace {
 
 // The collective the others were left in by a rank that ended early: the lowest beyond its last.
 int64_t collective_waited_for(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
-  int64_t lowest = -1;
+  std::vector<PeerPosition> others;
   for (const RankDiagnosis& o : f.ranks)
-    if (o.collective > r.collective && !o.collective_done && (lowest < 0 || o.collective < lowest)) lowest = o.collective;
+    if (o.rank != r.rank) others.push_back({o.collective, o.collective_done, o.step});
+  int64_t lowest = -1;
+  for (size_t i : left_waiting(r.collective, others))
+    if (lowest < 0 || others[i].collective < lowest) lowest = others[i].collective;
   return lowest;
 }
 

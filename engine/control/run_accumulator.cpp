@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/job/epoch_shape.h"
+#include "engine/events/ended_early.h"
 #include "engine/events/flight_recorder.h"
 #include "engine/events/killed_rank_position.h"
 
@@ -194,21 +195,24 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
   return fmt::format("{}{} failed: {}", silent_ranks(starter), starter.program, failed.describe());
 }
 
-// A rank whose script ended normally while another still waited for it in a later collective:
-// the ranks did not call the same collectives. Gloo pairs a rank's Nth all-reduce with the
-// others' Nth whatever step each is at, so a rank that skipped a step, or had fewer batches,
-// goes on unnoticed until it finishes one collective early; the others' error (the peer closed
-// its connection, or a timeout) is only the echo.
+// A rank that ended normally while others waited for it in a later collective
+// (engine/events/ended_early.h): said before the first error, which is only its echo.
 std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& exits) const {
   std::string out;
   for (const RankExit& e : exits) {
     if (!e.ok() || e.rank < 0) continue;
     const auto own = positions_.find(e.rank);
     const int64_t last = own != positions_.end() && own->second.has_collective ? own->second.collective_id : -1;
-    std::vector<std::string> waiting;
+    std::vector<int> ranks;
+    std::vector<PeerPosition> others;
     for (const auto& [rank, p] : positions_)
-      if (rank != e.rank && p.has_collective && !p.collective_done && p.collective_id > last)
-        waiting.push_back(fmt::format("rank {} in collective {}", rank, p.collective_id));
+      if (rank != e.rank && p.has_collective) {
+        ranks.push_back(rank);
+        others.push_back({p.collective_id, p.collective_done, p.step});
+      }
+    std::vector<std::string> waiting;
+    for (size_t i : left_waiting(last, others))
+      waiting.push_back(fmt::format("rank {} in collective {}", ranks[i], others[i].collective));
     if (waiting.empty()) continue;
     out += fmt::format(
         "\nrank {} ended normally (exit 0) {}, while {} still waited for it: the ranks did not call "

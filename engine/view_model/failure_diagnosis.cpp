@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "engine/job/fault_plan.h"
+#include "engine/events/ended_early.h"
 #include "engine/events/flight_recorder.h"
 #include "engine/events/killed_rank_position.h"
 #include "engine/job/job_config.h"
@@ -106,21 +107,17 @@ void orient(FingerprintMismatch& m, const std::vector<int>& culprits) {
   }
 }
 
-// A rank whose process ended normally while another still waited in a later collective: it never
-// joined that collective. Gloo pairs each rank's Nth all-reduce with the others' Nth whatever step
-// each is at, so a rank that skipped a batch, or had fewer, goes on unnoticed until it finishes
-// one collective early; the error of the rank it left waiting (a closed connection) is the echo.
+// A rank whose process ended normally while another waited for it in a later collective is the
+// culprit (engine/events/ended_early.h), when nothing the ranks injected explains the failure.
 void mark_ended_early(FailureDiagnosis& d, const std::vector<bool>& ended_normally) {
-  const auto explained = [&] {
-    return std::any_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; });
-  };
-  if (explained()) return;
+  if (std::any_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
+    return;
   for (RankDiagnosis& rd : d.ranks) {
     if (rd.rank >= static_cast<int>(ended_normally.size()) || !ended_normally[rd.rank]) continue;
-    const bool left_waiting = std::any_of(d.ranks.begin(), d.ranks.end(), [&](const RankDiagnosis& o) {
-      return o.rank != rd.rank && o.collective > rd.collective && !o.collective_done;
-    });
-    if (left_waiting) rd.cause = RankCause::EndedEarly;
+    std::vector<PeerPosition> others;
+    for (const RankDiagnosis& o : d.ranks)
+      if (o.rank != rd.rank) others.push_back({o.collective, o.collective_done, o.step});
+    if (!left_waiting(rd.collective, others).empty()) rd.cause = RankCause::EndedEarly;
   }
 }
 

@@ -1,0 +1,12 @@
+#include "engine/events/ended_early.h"
+
+namespace ringlab {
+
+std::vector<size_t> left_waiting(int64_t own_collective, const std::vector<PeerPosition>& others) {
+  std::vector<size_t> waiting;
+  for (size_t i = 0; i < others.size(); ++i)
+    if (others[i].collective > own_collective && !others[i].done) waiting.push_back(i);
+  return waiting;
+}
+
+}  // namespace ringlab
