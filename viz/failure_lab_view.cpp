@@ -162,9 +162,13 @@ void draw_evidence(const FailureDiagnosis& f) {
       const bool finished = d && (d->collective > f.stuck_collective || (d->collective == f.stuck_collective && d->collective_done));
       (finished ? past : missing).push_back(r);
     }
-    std::string line = trf("Flight recorders: {} #{}: waiting in it: {}; missing from it: {}",
-                           f.stuck_op == "allreduce" ? "all-reduce" : f.stuck_op, f.stuck_collective, rank_list(f.waiting),
-                           rank_list(missing));
+    const std::string op = f.stuck_op == "allreduce" ? "all-reduce" : f.stuck_op;
+    std::string line =
+        f.stuck_from_last_reports
+            ? trf("The ranks' last reports: {} #{}: waiting in it: {}; missing from it: {}", op, f.stuck_collective,
+                  rank_list(f.waiting), rank_list(missing))
+            : trf("Flight recorders: {} #{}: waiting in it: {}; missing from it: {}", op, f.stuck_collective,
+                  rank_list(f.waiting), rank_list(missing));
     if (!past.empty()) line += "; " + trf("already past it: {}", rank_list(past));
     ImGui::TextWrapped("%s", line.c_str());
   }

@@ -38,6 +38,7 @@ std::string missing_label(const RankDiagnosis& r, const view_model::FailureDiagn
   if (f.stuck_collective < 0) return trf("fell behind: no progress after step {}", r.step);
   const std::string stuck = op_name(f.stuck_op) + " #" + std::to_string(f.stuck_collective);
   if (r.collective < 0) return trf("missing from {}", stuck);
+  if (r.collective_done) return trf("missing from {}: it last finished {} #{}", stuck, op_name(r.op), r.collective);
   return trf("missing from {}: it is in {} #{}", stuck, op_name(r.op), r.collective);
 }
 
@@ -98,9 +99,9 @@ std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDi
                                : std::string(tr("out of data: it left training"));
     case RankCause::Failed: return trf("stuck at {}: it raised the first error", CollectivePosition(r, f.world_size));
     case RankCause::EndedEarly:
-      return r.collective >= 0 ? trf("ended normally (exit 0) after {} #{}: it never joined the next one", op_name(r.op),
+      return r.collective >= 0 ? trf("ended normally after {} #{}: it never joined the next one", op_name(r.op),
                                      r.collective)
-                               : std::string(tr("ended normally (exit 0) before any collective"));
+                               : std::string(tr("ended normally before any collective"));
   }
   return "";
 }

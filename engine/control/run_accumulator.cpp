@@ -9,6 +9,7 @@
 #include "engine/job/epoch_shape.h"
 #include "engine/events/ended_early.h"
 #include "engine/events/flight_recorder.h"
+#include "engine/events/stuck_collective.h"
 #include "engine/events/killed_rank_position.h"
 
 namespace ringlab {
@@ -71,6 +72,7 @@ void RunAccumulator::add(const Event& e) {
       if (e.rank == 0) r_.epoch_mse.push_back(e.value);
       break;
     case EventKind::RunEnd:
+      if (e.text == "done") finished_.insert(e.rank);
       if (e.rank == 0) {
         r_.steps += e.step;
         rank0_us_ += e.value * static_cast<double>(e.step);
@@ -109,6 +111,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   first_error_.clear();
   flight_.clear();
   spoke_at_end_.clear();
+  finished_.clear();
 }
 
 void RunAccumulator::track_position(const Event& e) {
@@ -198,16 +201,20 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
 // A rank that ended normally while others waited for it in a later collective
 // (engine/events/ended_early.h): said before the first error, which is only its echo.
 std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& exits) const {
+  // Its own RunEnd says so too: the controller may have torn it down on its way out, once the
+  // rank it left waiting had failed.
+  std::set<int> ended = finished_;
+  for (const RankExit& e : exits)
+    if (e.ok() && e.rank >= 0) ended.insert(e.rank);
   std::string out;
-  for (const RankExit& e : exits) {
-    if (!e.ok() || e.rank < 0) continue;
-    const auto own = positions_.find(e.rank);
+  for (const int rank : ended) {
+    const auto own = positions_.find(rank);
     const int64_t last = own != positions_.end() && own->second.has_collective ? own->second.collective_id : -1;
     std::vector<int> ranks;
     std::vector<PeerPosition> others;
-    for (const auto& [rank, p] : positions_)
-      if (rank != e.rank && p.has_collective) {
-        ranks.push_back(rank);
+    for (const auto& [other, p] : positions_)
+      if (other != rank && p.has_collective) {
+        ranks.push_back(other);
         others.push_back({p.collective_id, p.collective_done, p.step});
       }
     std::vector<std::string> waiting;
@@ -215,13 +222,28 @@ std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& 
       waiting.push_back(fmt::format("rank {} in collective {}", ranks[i], others[i].collective));
     if (waiting.empty()) continue;
     out += fmt::format(
-        "\nrank {} ended normally (exit 0) {}, while {} still waited for it: the ranks did not call "
+        "\nrank {} ended normally {}, while {} still waited for it: the ranks did not call "
         "the same collectives. Every rank of a DDP run must take the same steps: one with fewer batches, or one that "
         "skipped a step or left its loop early, leaves the others waiting (torch's Join context manager is made for "
         "uneven inputs).",
-        e.rank, last >= 0 ? fmt::format("after collective {}", last) : "before any collective", fmt::join(waiting, ", "));
+        rank, last >= 0 ? fmt::format("after collective {}", last) : "before any collective", fmt::join(waiting, ", "));
   }
   return out;
+}
+
+// Without flight records (a PyTorch script sends none), the ranks' last reported collectives say
+// which one the run is stuck in and who never joined it (engine/events/stuck_collective.h).
+std::string RunAccumulator::stuck_from_last_reports() const {
+  std::vector<PeerPosition> ranks;
+  for (int r = 0; r < world_; ++r) {
+    const auto it = positions_.find(r);
+    const bool known = it != positions_.end() && it->second.has_collective;
+    ranks.push_back({known ? it->second.collective_id : -1, known && it->second.collective_done, -1});
+  }
+  const StuckCollective stuck = stuck_collective(ranks);
+  if (stuck.collective < 0 || stuck.missing.empty()) return "";
+  return fmt::format("\nfrom the ranks' last reports: collective {} has ranks {{{}}} waiting in it; missing ranks: {{{}}}",
+                     stuck.collective, fmt::join(stuck.waiting, ", "), fmt::join(stuck.missing, ", "));
 }
 
 // Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
@@ -257,6 +279,7 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
       msg += fmt::format(" (its last report: it died later, by step {}, with its unsent events)", placed->step);
   }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
+  else msg += stuck_from_last_reports();
   return msg;
 }
 

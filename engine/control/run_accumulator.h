@@ -56,6 +56,7 @@ class RunAccumulator {
   std::string failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
                               const std::vector<nlohmann::json>& flight) const;
   std::string ranks_that_ended_early(const std::vector<RankExit>& exits) const;
+  std::string stuck_from_last_reports() const;
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1) const;
@@ -72,7 +73,8 @@ class RunAccumulator {
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   std::vector<std::string> flight_;
-  std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
+  std::set<int> spoke_at_end_;
+  std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally  // ranks that sent an error, a torn-down notice or their flight record
   std::map<int, RankPosition> positions_;
 };
 

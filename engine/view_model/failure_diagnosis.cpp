@@ -9,6 +9,7 @@
 #include "engine/job/fault_plan.h"
 #include "engine/events/ended_early.h"
 #include "engine/events/flight_recorder.h"
+#include "engine/events/stuck_collective.h"
 #include "engine/events/killed_rank_position.h"
 #include "engine/job/job_config.h"
 
@@ -119,6 +120,22 @@ void mark_ended_early(FailureDiagnosis& d, const std::vector<bool>& ended_normal
       if (o.rank != rd.rank) others.push_back({o.collective, o.collective_done, o.step});
     if (!left_waiting(rd.collective, others).empty()) rd.cause = RankCause::EndedEarly;
   }
+}
+
+// No flight recorders (a PyTorch script sends none): the ranks' last reports line up instead. A
+// rank missing from the collective the others wait in is the culprit when nothing else is.
+void line_up_last_reports(FailureDiagnosis& d) {
+  std::vector<PeerPosition> positions;
+  for (const RankDiagnosis& rd : d.ranks) positions.push_back({rd.collective, rd.collective_done, rd.step});
+  const StuckCollective stuck = stuck_collective(positions);
+  if (stuck.collective < 0 || stuck.missing.empty()) return;
+  d.stuck_collective = stuck.collective;
+  d.stuck_op = d.ranks[stuck.waiting.front()].op;
+  d.stuck_from_last_reports = true;
+  for (size_t i : stuck.waiting) d.waiting.push_back(d.ranks[i].rank);
+  for (size_t i : stuck.missing) d.missing.push_back(d.ranks[i].rank);
+  if (std::none_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
+    for (size_t i : stuck.missing) d.ranks[i].cause = RankCause::Missing;
 }
 
 }  // namespace
@@ -256,6 +273,9 @@ void FailureTracker::consume(const Event& e) {
     case EventKind::CollectiveMismatch:
       if (auto m = mismatch_of(e)) mismatches_.push_back(std::move(*m));
       break;
+    case EventKind::RunEnd:  // its training ended normally, whatever the controller did to it after
+      if (e.text == "done") t.ended_normally = true;
+      break;
     case EventKind::TornDown:  // the controller took the group down: this rank did not fail
       t.stopped = true;
       break;
@@ -289,7 +309,7 @@ void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
   for (const RankExit& x : exits) {
     if (x.rank < 0 || x.rank >= kMaxWorldSize) continue;
     RankTrack& t = track(x.rank);
-    t.ended_normally = x.ok();
+    if (x.ok()) t.ended_normally = true;
     if (x.ok()) continue;
     t.exit = x.describe();
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
@@ -356,6 +376,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
   }
   place_killed_ranks(d);
   if (!d.failed) return d;
+  if (flight_->list.empty()) line_up_last_reports(d);
 
   for (const RankDiagnosis& rd : d.ranks)
     if (rd.cause != RankCause::None) d.culprits.push_back(rd.rank);

@@ -24,7 +24,7 @@ enum class RankCause : uint8_t {
   Dropped,    // closed its connections to the others on purpose
   Mismatch,   // called a collective the others did not (skip, extra) or with another size
   OutOfData,  // uneven inputs without Join: it left the training loop while the others went on
-  EndedEarly, // its process ended normally while others still waited for it in a later collective
+  EndedEarly, // it ended its run normally while others still waited for it in a later collective
   Missing,    // alive, but absent from the collective the others wait in
   Failed,     // raised the run's first error and none of the above explains it
 };
@@ -76,6 +76,9 @@ struct FailureDiagnosis {
   int64_t stuck_collective = -1;
   std::string stuck_op;
   std::vector<int> waiting, missing, silent;
+  // No flight recorder was sent (a PyTorch script): the stuck collective, waiting and missing
+  // come from the ranks' last reported collectives instead (engine/events/stuck_collective.h).
+  bool stuck_from_last_reports = false;
   std::optional<FingerprintMismatch> mismatch;
   std::string first_error;           // "rank 2: ..." the earliest error that was not a teardown
   std::string restart;               // the controller's restart note, when this failure was restarted
@@ -121,7 +124,7 @@ class FailureTracker {
     std::string error;
     std::optional<ErrorCode> error_code;
     bool stopped = false;  // torn down by the controller with the others (SIGTERM)
-    bool ended_normally = false;  // its process exited 0
+    bool ended_normally = false;  // it sent RunEnd "done", or its process exited 0
     std::string exit;
     bool exit_is_signal = false;
   };

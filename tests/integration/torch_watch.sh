@@ -8,7 +8,9 @@
 #     script's run on the engine's, and the two coincide;
 #   - a rank of the script killed: the run ends (well before its timeout) and names that rank;
 #   - a rank that skips a step ends its script one collective early: the report names it as the
-#     cause, not only the error of the rank it left waiting.
+#     cause, not only the error of the rank it left waiting;
+#   - a rank that stalls outside a collective: the watchdog ends the run, and the ranks' last
+#     reports name it missing from the collective the other waits in.
 set -uo pipefail
 ringlab=$(realpath "$1")
 src=$2
@@ -157,10 +159,21 @@ fi
 "$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout 120 -- --skip-at-step 3 --fail-rank 1 \
   > "$work/skip.out" 2> "$work/skip.err"
 rc=$?
-if [ $rc != 0 ] && grep -q "^rank 1 ended normally (exit 0) after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" "$work/skip.err"; then
+if [ $rc != 0 ] && grep -q "^rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" "$work/skip.err"; then
   ok "a rank that skipped a step: named as ending one collective early, exit $rc"
 else
   fail "skip: exit $rc"; show_failure "$work/skip"
+fi
+
+# Rank 1 sleeps before step 3: rank 0 waits in the all-reduce rank 1 never starts, until the
+# watchdog (--timeout 5, so 20 s without progress) ends the run.
+"$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout 5 -- --stall-at-step 3 --fail-rank 1 \
+  > "$work/stall.out" 2> "$work/stall.err"
+rc=$?
+if [ $rc != 0 ] && grep -q "^from the ranks' last reports: collective 4 has ranks {0} waiting in it; missing ranks: {1}" "$work/stall.err"; then
+  ok "a rank that stalled before step 3: the watchdog ended the run, rank 1 missing from collective 4"
+else
+  fail "stall: exit $rc"; show_failure "$work/stall"
 fi
 
 echo "$failures failure(s)"

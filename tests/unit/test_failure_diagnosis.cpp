@@ -491,16 +491,26 @@ TEST_CASE("a failure nothing names highlights the rank of the first error") {
 // Gloo pairs each rank's Nth all-reduce with the others' Nth: rank 1 skipped a batch, went on
 // unnoticed, and its script ended one all-reduce before rank 0's, which lost its connection.
 TEST_CASE("a rank whose script ended normally while another waited for it is the culprit, once the exits are known") {
+  const auto skipped_a_batch = [](FailureTracker& tracker) {
+    for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+    for (int64_t id = 10; id <= 11; ++id)
+      for (int r = 0; r < 2; ++r) {
+        tracker.consume(collective(EventKind::CollectiveBegin, r, id, id, id - 1 - r));
+        tracker.consume(collective(EventKind::CollectiveEnd, r, id, id, id - 1 - r));
+      }
+    tracker.consume(collective(EventKind::CollectiveBegin, 0, 12, 12, 11));
+    tracker.consume(error_event(0, 13, ErrorCode::PeerClosed, "rank 0: step 11: Connection closed by peer"));
+  };
   FailureTracker tracker;
-  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
-  for (int64_t id = 10; id <= 11; ++id)
-    for (int r = 0; r < 2; ++r) {
-      tracker.consume(collective(EventKind::CollectiveBegin, r, id, id, id - 1 - r));
-      tracker.consume(collective(EventKind::CollectiveEnd, r, id, id, id - 1 - r));
-    }
-  tracker.consume(collective(EventKind::CollectiveBegin, 0, 12, 12, 11));
-  tracker.consume(error_event(0, 13, ErrorCode::PeerClosed, "rank 0: step 11: Connection closed by peer"));
-  CHECK(tracker.diagnose(2).culprits == std::vector<int>{0});  // before the exits: the first error's rank
+  skipped_a_batch(tracker);
+  // Before the exits are known, the last reports line up: rank 1 never joined #12.
+  const FailureDiagnosis lined_up = tracker.diagnose(2);
+  CHECK(lined_up.culprits == std::vector<int>{1});
+  CHECK(lined_up.ranks[1].cause == RankCause::Missing);
+  CHECK(lined_up.stuck_from_last_reports);
+  CHECK(lined_up.stuck_collective == 12);
+  CHECK(lined_up.waiting == std::vector<int>{0});
+  CHECK(lined_up.missing == std::vector<int>{1});
 
   RankExit failed{0, 100};
   failed.exited = true;
@@ -515,6 +525,18 @@ TEST_CASE("a rank whose script ended normally while another waited for it is the
   CHECK(d.ranks[1].collective_done);
   CHECK(d.ranks[0].cause == RankCause::Waiting);
   CHECK(d.ranks[0].collective == 12);
+
+  // Torn down by the controller on its way out, once rank 0 had failed: its RunEnd says it ended.
+  FailureTracker torn_down;
+  skipped_a_batch(torn_down);
+  Event done = ev(EventKind::RunEnd, 1, 12, 10);
+  done.text = "done";
+  torn_down.consume(done);
+  RankExit terminated{1, 101};
+  terminated.signal = SIGTERM;
+  terminated.terminated = true;
+  torn_down.note_exits({failed, terminated});
+  CHECK(torn_down.diagnose(2).ranks[1].cause == RankCause::EndedEarly);
 
   FailureTracker level;  // both ranks ended their last collective: a clean exit blames nobody
   for (int r = 0; r < 2; ++r) {

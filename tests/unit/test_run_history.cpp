@@ -300,10 +300,33 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
   rank2.terminated = true, rank2.exited = false, rank2.signal = 15;  // torn down after rank 0 failed
   const RunResult r = acc.finish({rank1, rank0, rank2});
   INFO(r.failure);
-  CHECK(r.failure.find("rank 0 failed: exit code 1\nrank 1 ended normally (exit 0) after collective 11, while rank "
+  CHECK(r.failure.find("rank 0 failed: exit code 1\nrank 1 ended normally after collective 11, while rank "
                        "0 in collective 12, rank 2 in collective 12 still waited for it: the ranks did not call the "
                        "same collectives.") != std::string::npos);
   CHECK(r.failure.find("first error: rank 0: step 11: Connection closed by peer") != std::string::npos);
+  // No flight recorder was sent: the last reports line up.
+  CHECK(r.failure.find("\nfrom the ranks' last reports: collective 12 has ranks {0, 2} waiting in it; missing ranks: {1}") !=
+        std::string::npos);
+
+  // Torn down on its way out, after rank 0 had failed: its RunEnd "done" still says it ended.
+  RunAccumulator torn(job);
+  for (int rank : {0, 2}) {
+    Event e = make_event(EventKind::CollectiveBegin, rank, 11, 0);
+    e.collective_id = 12;
+    torn.add(e);
+  }
+  Event last = make_event(EventKind::CollectiveEnd, 1, 10, 0);
+  last.collective_id = 11;
+  Event begin_last = last;
+  begin_last.kind = EventKind::CollectiveBegin;
+  torn.add(begin_last);
+  torn.add(last);
+  Event done = make_event(EventKind::RunEnd, 1, 10, 0);
+  done.text = "done";
+  torn.add(done);
+  RankExit terminated = exited(1, 0);
+  terminated.exited = false, terminated.signal = 15, terminated.terminated = true;
+  CHECK(torn.finish({rank0, terminated}).failure.find("rank 1 ended normally after collective 11") != std::string::npos);
 
   RunAccumulator level(job);  // every rank ended its last collective: nobody was left waiting
   for (int rank = 0; rank < 3; ++rank)
