@@ -154,27 +154,26 @@ else
   fi
 fi
 
-# Rank 1 leaves out step 3 and so ends one collective early, with exit 0; rank 0 fails in the
-# collective rank 1 never joined ("Connection closed by peer").
-"$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout 120 -- --skip-at-step 3 --fail-rank 1 \
-  > "$work/skip.out" 2> "$work/skip.err"
-rc=$?
-if [ $rc != 0 ] && grep -q "^rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" "$work/skip.err"; then
-  ok "a rank that skipped a step: named as ending one collective early, exit $rc"
-else
-  fail "skip: exit $rc"; show_failure "$work/skip"
-fi
-
+# failing_rank NAME LINE WHAT TIMEOUT ARGS...: tests/python/ddp_rank.py at 2 ranks, with rank 1
+# doing ARGS; the run must fail, and its report have a line starting with LINE.
+failing_rank() {
+  local name=$1 line=$2 what=$3 timeout=$4
+  shift 4
+  "$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout "$timeout" -- "$@" --fail-rank 1 \
+    > "$work/$name.out" 2> "$work/$name.err"
+  local rc=$?
+  if [ $rc != 0 ] && awk -v l="$line" 'index($0, l) == 1 {found = 1} END {exit !found}' "$work/$name.err"; then
+    ok "$what, exit $rc"
+  else fail "$name: exit $rc"; show_failure "$work/$name"; fi
+}
+# Rank 1 leaves out step 3 and so ends one collective early; rank 0 fails in the collective rank
+# 1 never joined ("Connection closed by peer").
+failing_rank skip "rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
+  "a rank that skipped a step: named as ending one collective early" 120 --skip-at-step 3
 # Rank 1 sleeps before step 3: rank 0 waits in the all-reduce rank 1 never starts, until the
 # watchdog (--timeout 5, so 20 s without progress) ends the run.
-"$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 -q --timeout 5 -- --stall-at-step 3 --fail-rank 1 \
-  > "$work/stall.out" 2> "$work/stall.err"
-rc=$?
-if [ $rc != 0 ] && grep -q "^from the ranks' last reports: collective 4 has ranks {0} waiting in it; missing ranks: {1}" "$work/stall.err"; then
-  ok "a rank that stalled before step 3: the watchdog ended the run, rank 1 missing from collective 4"
-else
-  fail "stall: exit $rc"; show_failure "$work/stall"
-fi
+failing_rank stall "from the ranks' last reports: collective 4 has ranks {0} waiting in it; missing ranks: {1}" \
+  "a rank that stalled before step 3: the watchdog ended the run, rank 1 missing from collective 4" 5 --stall-at-step 3
 
 echo "$failures failure(s)"
 [ $failures = 0 ]
