@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "app/gui_options.h"
+#include "app/torch_script.h"
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
 #include "engine/job/scenario.h"
@@ -101,7 +102,8 @@ void add_gui_command(CLI::App& root) {
   cmd->add_option("--focus", options->focus, "the view in the big pane")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kViewNames), std::end(kViewNames))));
   cmd->add_option("--torch", options->torch_script,
-                  "run this PyTorch DDP script (with ringlab_torch's two lines) instead of ringlab's engine");
+                  "run this PyTorch DDP script (with ringlab_torch's two lines) instead of ringlab's engine")
+      ->check(torch_option_problem, "SCRIPT");
   cmd->add_option("script_args", options->torch_args, "the --torch script's arguments (after --)");
   cmd->add_flag("--side-by-side", options->side_by_side,
                 "with --torch: run the script, then ringlab's engine on the same job, overlaid in the Training view");

@@ -415,7 +415,8 @@ void add_run_command(CLI::App& root) {
                   "allocation)")->capture_default_str();
   cmd->add_option("--torch", f->torch_script,
                   "run this PyTorch DDP script once per rank instead of ringlab's workers (torchrun's environment; "
-                  "its ringlab_torch watcher reports to the run); its own arguments go after --");
+                  "its ringlab_torch watcher reports to the run); its own arguments go after --")
+      ->check(torch_option_problem, "SCRIPT");
   cmd->add_option("script_args", f->torch_args, "the --torch script's arguments (after --)");
   cmd->callback([f] { run(*f); });
 }

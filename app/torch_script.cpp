@@ -70,10 +70,17 @@ std::string find_package() {
 
 }  // namespace
 
+std::string torch_option_problem(const std::string& script) {
+  return script.empty() ? "needs a script's path; it was given an empty one" : "";
+}
+
 TorchScript resolve_torch_script(const std::string& script, const std::vector<std::string>& args) {
   std::error_code ec;
-  if (!fs::is_regular_file(script, ec))
-    throw InputError(fmt::format("--torch {}: no such script", script));
+  const fs::file_status status = fs::status(script, ec);
+  if (!fs::exists(status))
+    throw InputError(fmt::format("--torch {}: no such script (a relative path is taken from {})", script,
+                                 fs::current_path(ec).string()));
+  if (!fs::is_regular_file(status)) throw InputError(fmt::format("--torch {}: not a regular file", script));
   if (::access(script.c_str(), R_OK) != 0) throw InputError(fmt::format("--torch {}: cannot be read", script));
   TorchScript t;
   t.python = find_python();

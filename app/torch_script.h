@@ -13,4 +13,8 @@ namespace ringlab::app {
 // Throws InputError naming what is missing: the script, the interpreter, the package.
 TorchScript resolve_torch_script(const std::string& script, const std::vector<std::string>& args);
 
+// For --torch's option: "" for a path, the reason for an empty one (an unset shell variable must
+// not quietly run ringlab's own job instead).
+std::string torch_option_problem(const std::string& script);
+
 }  // namespace ringlab::app
