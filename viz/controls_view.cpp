@@ -10,6 +10,7 @@
 #include <cmath>
 #include <fmt/core.h>
 
+#include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "viz/failure_lab_view.h"
 #include "viz/fault_explanations.h"
@@ -240,6 +241,12 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
   if (running && !state.gated && model.live_us_per_step() > 0) {  // paused: no pace to show
     // following again after a stretch at the gate: the last second's pace is real
     const double us = model.live_us_per_step();
+    // Unless no step has ended for far longer than a step takes (a rank stalled, a hang): the
+    // last second's pace would go on reading as if they trained.
+    const double quiet_s = static_cast<double>(now_ns() - model.last_step_ns()) * 1e-9;
+    if (quiet_s > std::max(2.0, 20 * us * 1e-6))
+      return {trf("no step for {:.0f} s (before that ≈ {:.0f} µs per step)", quiet_s, us),
+              trf("no step for {:.0f} s", quiet_s)};
     return {trf("≈ {:.0f} µs per step (the last second)", us), trf("≈ {:.0f} µs per step", us)};
   }
   if (running && state.gated) return {tr("no step time while the gate holds the workers"), tr("no step time while held")};

@@ -73,6 +73,7 @@ class RunModel {
   bool trained_to_the_end() const;
   double us_per_step() const { return us_per_step_; }  // the workers' own, when the run ends
   double live_us_per_step() const { return step_rate_.us_per_step(); }  // the last second's
+  int64_t last_step_ns() const { return step_rate_.last_step_ns(); }     // when the newest step ended
   // The gate (or Pause) let the workers go: the last second's pace would count the hold.
   void forget_live_pace() { step_rate_.clear(); }
   // All-reduces rank 0 was held in at the step-through gate (or by Pause): the workers take the

@@ -20,6 +20,7 @@ class StepRate {
   void clear() { samples_.clear(); }
   // Microseconds per step over the window; 0 until two steps a known time apart.
   double us_per_step() const;
+  int64_t last_step_ns() const { return samples_.empty() ? -1 : samples_.back().t_ns; }  // -1: none yet
 
  private:
   struct Sample {
