@@ -32,6 +32,7 @@ bool asked_by_user(StopCause cause);
 struct StopInfo {
   StopCause cause = StopCause::None;
   std::string detail;
+  bool script = false;  // the ranks were a PyTorch script's: no stop vote, a stop is SIGTERM
 };
 
 // A PyTorch script run in place of ringlab's own workers (`ringlab run --torch`): started once per

@@ -165,6 +165,12 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
   }
   if (!asked_by_user(stop.cause)) return what;
   if (!stop.detail.empty()) what += " " + stop.detail;  // "on node 1"
+  if (stop.script) {
+    // A script's epochs are its own: the job it announced says 4 unless it told watch() otherwise.
+    what += fmt::format(" at step {}", rank0_steps_);
+    if (!r_.epoch_mse.empty()) what += fmt::format(", after {} epochs", r_.epoch_mse.size());
+    return what + ": the script's processes were sent SIGTERM (a script does not stop together at a step boundary)";
+  }
   what += fmt::format(" at step {}, after {} of {} epochs", rank0_steps_, r_.epoch_mse.size(), r_.job.epochs);
   what += terminated ? ": the workers did not all reach a step boundary in time and were terminated"
                      : ": the workers stopped together at a step boundary";

@@ -523,3 +523,18 @@ TEST_CASE("a failed run whose rank 0 never reported its end is timed by its step
   CHECK(r.train_seconds == doctest::Approx(300e-6));
   CHECK(r.us_per_step == doctest::Approx(100.0));
 }
+
+TEST_CASE("a PyTorch script stopped by Ctrl-C: its processes were sent SIGTERM, its epochs are not ringlab's to count") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  for (int64_t step = 0; step < 13; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
+  RankExit torn = killed(1);
+  torn.signal = 15;
+  torn.terminated = true;
+  const RunResult r = acc.finish({torn}, StopInfo{StopCause::Interrupt, "", true});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("interrupted by SIGINT (Ctrl-C) at step 13: the script's processes were sent SIGTERM (a script "
+                        "does not stop together at a step boundary)", 0) == 0);
+  CHECK(r.failure.find("of 4 epochs") == std::string::npos);  // the job's default, not the script's
+}
