@@ -32,7 +32,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
                  "DDP's first bucket, in KiB: PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES (default 1 MiB)");
   cmd.add_option("--grad-accum", j.grad_accum, "micro-steps per optimizer step (no_sync on the others)")
       ->capture_default_str();
-  cmd.add_option("--timeout", j.timeout_s, "seconds any blocking wait may take")->capture_default_str();
+  cmd.add_option("--timeout", j.timeout_s, "seconds any blocking wait may take (the controller ends a run with no progress for this + 15 s)")->capture_default_str();
   cmd.add_option("--trace-level", j.trace_level, "none | steps | chunks")->capture_default_str();
   cmd.add_option("--fault", j.faults,
                  "inject a fault (repeatable): kill:R@STEP, delay:R:MS, drop:R@STEP, skip:R@STEP, "
