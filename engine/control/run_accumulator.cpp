@@ -35,13 +35,16 @@ RunAccumulator::RunAccumulator(const JobConfig& job, bool keep_history)
 void RunAccumulator::add(const Event& e) {
   if (e.kind == EventKind::RunBegin && e.rank == 0) {
     try {
-      r_.job = nlohmann::json::parse(e.text).get<JobConfig>();
+      const nlohmann::json job = nlohmann::json::parse(e.text);
+      r_.job = job.get<JobConfig>();
+      epochs_announced_ = job.contains("epochs");
       world_ = static_cast<int>(e.value);
     } catch (const nlohmann::json::exception& x) {
       errors_.push_back(fmt::format("rank 0: its run_begin event carries a job that does not parse ({})", x.what()));
     }
   }
   if (e.rank >= r_.rank_count && e.rank < kMaxReportedRank) r_.rank_count = e.rank + 1;
+  if (e.kind == EventKind::StepEnd && e.rank == 0 && e.epoch >= 0) epochs_begun_ = std::max(epochs_begun_, e.epoch + 1);
   track_position(e);
   switch (e.kind) {
     case EventKind::CollectiveBegin:
@@ -299,6 +302,9 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   r.train_seconds = us * 1e-6;
   r.us_per_step = timed_steps > 0 ? us / static_cast<double>(timed_steps) : 0.0;
   r.steps = std::max(r.steps, rank0_steps_);
+  // A PyTorch script that did not tell watch() its epochs: the report says how many it trained
+  // in, not JobConfig's default.
+  if (!epochs_announced_) r.job.epochs = epochs_begun_;
   const EpochShape epoch = epoch_shape(r.job, world_);
   r.samples_per_rank = epoch.samples_per_rank;
   r.batches_per_epoch = epoch.steps;

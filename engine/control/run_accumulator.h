@@ -74,6 +74,8 @@ class RunAccumulator {
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   std::vector<std::string> flight_;
   std::set<int> spoke_at_end_;
+  bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
+  int epochs_begun_ = 0;          // epochs rank 0 took a step in
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally  // ranks that sent an error, a torn-down notice or their flight record
   std::map<int, RankPosition> positions_;
 };

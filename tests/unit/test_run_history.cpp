@@ -538,3 +538,17 @@ TEST_CASE("a PyTorch script stopped by Ctrl-C: its processes were sent SIGTERM, 
                         "does not stop together at a step boundary)", 0) == 0);
   CHECK(r.failure.find("of 4 epochs") == std::string::npos);  // the job's default, not the script's
 }
+
+TEST_CASE("a script that did not announce its epochs is reported with the epochs it trained in") {
+  const auto run = [](const std::string& job_json) {
+    RunAccumulator acc(JobConfig{});
+    Event begin = make_event(EventKind::RunBegin, 0, -1, 0);
+    begin.value = 1;
+    begin.text = job_json;
+    acc.add(begin);
+    for (int64_t step = 0; step < 9; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, static_cast<int>(step / 3)));
+    return acc.finish({});
+  };
+  CHECK(run(R"({"world_size": 1})").job.epochs == 3);              // JobConfig would say 4
+  CHECK(run(R"({"world_size": 1, "epochs": 5})").job.epochs == 5);  // what it announced stands
+}
