@@ -127,16 +127,20 @@ namespace {
 bool wait_for_gate_waits(Controller& controller, EventFeed& feed, int world, size_t each,
                          std::map<int, std::vector<Event>>& gate_waits) {
   std::vector<Event> batch;
-  const int64_t give_up = now_ns() + static_cast<int64_t>(controller.options().job.timeout_s * 1e9);
-  while (now_ns() < give_up) {
+  const auto got_there = [&] {
     batch.clear();
-    feed.drain(batch, 4096);
+    feed.drain(batch, 1 << 20);
     for (Event& e : batch)
       if (e.kind == EventKind::GateWait) gate_waits[e.rank].push_back(std::move(e));
     bool all = static_cast<int>(gate_waits.size()) == world;
     for (const auto& [rank, waits] : gate_waits) all = all && waits.size() >= each;
-    if (all) return true;
-    if (controller.poll()) return false;
+    return all;
+  };
+  const int64_t give_up = now_ns() + static_cast<int64_t>(controller.options().job.timeout_s * 1e9);
+  while (now_ns() < give_up) {
+    if (got_there()) return true;
+    // Ended: its last events are in the feed by now, but may have come after the drain above.
+    if (controller.poll()) return got_there();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return false;
