@@ -22,15 +22,16 @@ constexpr const char* kHeldMarker = ".held";
 
 // The marker appears under its name already locked: it is made under another name, locked, then
 // renamed. A sweep therefore never takes a directory that is still being set up for abandoned.
-int hold(const std::string& dir, const std::string& what) {
+// -1 where it cannot be held (a file system without flock): the directory then works unheld, and
+// no sweep ever takes it.
+int hold(const std::string& dir) {
   std::string making = dir + "/.holding-XXXXXX";
   const int fd = ::mkostemp(making.data(), O_CLOEXEC);  // not inherited by the workers
-  if (fd < 0)
-    throw Error(fmt::format("{}: cannot make the marker that holds {} ({})", what, dir, std::strerror(errno)));
+  if (fd < 0) return -1;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::rename(making.c_str(), (dir + "/" + kHeldMarker).c_str()) != 0) {
-    const int err = errno;
+    ::unlink(making.c_str());
     ::close(fd);
-    throw Error(fmt::format("{}: cannot hold {} ({})", what, dir, std::strerror(err)));
+    return -1;
   }
   return fd;
 }
@@ -81,12 +82,7 @@ PrivateDirectory::PrivateDirectory(const std::string& prefix, const std::string&
 PrivateDirectory::PrivateDirectory(const std::string& prefix, const std::string& what, const std::string& family) {
   remove_abandoned_directories(family);
   path_ = make(prefix, what);
-  try {
-    held_fd_ = hold(path_, what);
-  } catch (...) {
-    remove();
-    throw;
-  }
+  held_fd_ = hold(path_);
 }
 
 PrivateDirectory::~PrivateDirectory() { remove(); }

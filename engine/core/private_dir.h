@@ -26,8 +26,9 @@ class PrivateDirectory {
   // mkdtemp(TMPDIR/PREFIX-XXXXXX), mode 0700. `what` names it in errors ("the run's checkpoints").
   // Throws Error naming the temporary directory and the reason when it cannot be made.
   PrivateDirectory(const std::string& prefix, const std::string& what);
-  // The same, held while this process lives, after removing the abandoned directories of
-  // `family` (which `prefix` starts with).
+  // The same, held while this process lives (where its file system has flock; elsewhere it works
+  // unheld, and is never swept), after removing the abandoned directories of `family` (which
+  // `prefix` starts with).
   PrivateDirectory(const std::string& prefix, const std::string& what, const std::string& family);
   ~PrivateDirectory();  // remove()
   PrivateDirectory(const PrivateDirectory&) = delete;
