@@ -75,12 +75,10 @@ namespace {
 
 // The collective the others were left in by a rank that ended early: the lowest beyond its last.
 int64_t collective_waited_for(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
-  std::vector<PeerPosition> others;
-  for (const RankDiagnosis& o : f.ranks)
-    if (o.rank != r.rank) others.push_back({o.collective, o.collective_done, o.step});
+  const std::vector<PeerPosition> ranks = f.positions();
   int64_t lowest = -1;
-  for (size_t i : left_waiting(r.collective, others))
-    if (lowest < 0 || others[i].collective < lowest) lowest = others[i].collective;
+  for (size_t i : left_waiting(r.collective, ranks))
+    if (lowest < 0 || ranks[i].collective < lowest) lowest = ranks[i].collective;
   return lowest;
 }
 

@@ -216,19 +216,12 @@ std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& 
   for (const RankExit& e : exits)
     if (e.ok() && e.rank >= 0) ended.insert(e.rank);
   std::string out;
+  const std::vector<PeerPosition> ranks = last_positions();
   for (const int rank : ended) {
-    const auto own = positions_.find(rank);
-    const int64_t last = own != positions_.end() && own->second.has_collective ? own->second.collective_id : -1;
-    std::vector<int> ranks;
-    std::vector<PeerPosition> others;
-    for (const auto& [other, p] : positions_)
-      if (other != rank && p.has_collective) {
-        ranks.push_back(other);
-        others.push_back({p.collective_id, p.collective_done, p.step});
-      }
+    if (rank >= static_cast<int>(ranks.size())) continue;
+    const int64_t last = ranks[rank].collective;
     std::vector<std::string> waiting;
-    for (size_t i : left_waiting(last, others))
-      waiting.push_back(fmt::format("rank {} in collective {}", ranks[i], others[i].collective));
+    for (size_t r : left_waiting(last, ranks)) waiting.push_back(fmt::format("rank {} in collective {}", r, ranks[r].collective));
     if (waiting.empty()) continue;
     out += fmt::format(
         "\nrank {} ended normally {}, while {} still waited for it: the ranks did not call "
@@ -242,14 +235,19 @@ std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& 
 
 // Without flight records (a PyTorch script sends none), the ranks' last reported collectives say
 // which one the run is stuck in and who never joined it (engine/events/stuck_collective.h).
-std::string RunAccumulator::stuck_from_last_reports() const {
+std::vector<PeerPosition> RunAccumulator::last_positions() const {
   std::vector<PeerPosition> ranks;
   for (int r = 0; r < world_; ++r) {
     const auto it = positions_.find(r);
     const bool known = it != positions_.end() && it->second.has_collective;
-    ranks.push_back({known ? it->second.collective_id : -1, known && it->second.collective_done, -1});
+    ranks.push_back({known ? it->second.collective_id : -1, known && it->second.collective_done,
+                     known ? it->second.step : -1});
   }
-  const StuckCollective stuck = stuck_collective(ranks);
+  return ranks;
+}
+
+std::string RunAccumulator::stuck_from_last_reports() const {
+  const StuckCollective stuck = stuck_collective(last_positions());
   if (stuck.collective < 0 || stuck.missing.empty()) return "";
   return fmt::format("\nfrom the ranks' last reports: collective {} has ranks {{{}}} waiting in it; missing ranks: {{{}}}",
                      stuck.collective, fmt::join(stuck.waiting, ", "), fmt::join(stuck.missing, ", "));

@@ -14,6 +14,7 @@
 
 #include "engine/control/controller.h"
 #include "engine/events/event.h"
+#include "engine/events/killed_rank_position.h"
 #include "engine/control/launcher.h"
 
 namespace ringlab {
@@ -57,6 +58,7 @@ class RunAccumulator {
                               const std::vector<nlohmann::json>& flight) const;
   std::string ranks_that_ended_early(const std::vector<RankExit>& exits) const;
   std::string stuck_from_last_reports() const;
+  std::vector<PeerPosition> last_positions() const;  // each rank's last collective, by rank
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1) const;
@@ -73,10 +75,10 @@ class RunAccumulator {
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   std::vector<std::string> flight_;
-  std::set<int> spoke_at_end_;
+  std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
+  std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
   int epochs_begun_ = 0;          // epochs rank 0 took a step in
-  std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally  // ranks that sent an error, a torn-down notice or their flight record
   std::map<int, RankPosition> positions_;
 };
 

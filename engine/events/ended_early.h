@@ -13,8 +13,9 @@
 
 namespace ringlab {
 
-// Which of `others` a rank that ended after collective `own_collective` (-1: before any) left
-// waiting: those inside a later collective. Empty when it left nobody waiting.
-std::vector<size_t> left_waiting(int64_t own_collective, const std::vector<PeerPosition>& others);
+// Which of `ranks` a rank that ended after collective `own_collective` (-1: before any) left
+// waiting: those inside a later collective (so never itself, if it is among them). Empty when
+// it left nobody waiting.
+std::vector<size_t> left_waiting(int64_t own_collective, const std::vector<PeerPosition>& ranks);
 
 }  // namespace ringlab

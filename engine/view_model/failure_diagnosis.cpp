@@ -111,30 +111,25 @@ void orient(FingerprintMismatch& m, const std::vector<int>& culprits) {
 // A rank whose process ended normally while another waited for it in a later collective is the
 // culprit (engine/events/ended_early.h), when nothing the ranks injected explains the failure.
 void mark_ended_early(FailureDiagnosis& d, const std::vector<bool>& ended_normally) {
-  if (std::any_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
-    return;
-  for (RankDiagnosis& rd : d.ranks) {
-    if (rd.rank >= static_cast<int>(ended_normally.size()) || !ended_normally[rd.rank]) continue;
-    std::vector<PeerPosition> others;
-    for (const RankDiagnosis& o : d.ranks)
-      if (o.rank != rd.rank) others.push_back({o.collective, o.collective_done, o.step});
-    if (!left_waiting(rd.collective, others).empty()) rd.cause = RankCause::EndedEarly;
-  }
+  if (d.explained()) return;
+  const std::vector<PeerPosition> positions = d.positions();
+  for (RankDiagnosis& rd : d.ranks)
+    if (rd.rank < static_cast<int>(ended_normally.size()) && ended_normally[rd.rank] &&
+        !left_waiting(rd.collective, positions).empty())
+      rd.cause = RankCause::EndedEarly;
 }
 
 // No flight recorders (a PyTorch script sends none): the ranks' last reports line up instead. A
 // rank missing from the collective the others wait in is the culprit when nothing else is.
 void line_up_last_reports(FailureDiagnosis& d) {
-  std::vector<PeerPosition> positions;
-  for (const RankDiagnosis& rd : d.ranks) positions.push_back({rd.collective, rd.collective_done, rd.step});
-  const StuckCollective stuck = stuck_collective(positions);
+  const StuckCollective stuck = stuck_collective(d.positions());
   if (stuck.collective < 0 || stuck.missing.empty()) return;
   d.stuck_collective = stuck.collective;
   d.stuck_op = d.ranks[stuck.waiting.front()].op;
   d.stuck_from_last_reports = true;
   for (size_t i : stuck.waiting) d.waiting.push_back(d.ranks[i].rank);
   for (size_t i : stuck.missing) d.missing.push_back(d.ranks[i].rank);
-  if (std::none_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
+  if (!d.explained())
     for (size_t i : stuck.missing) d.ranks[i].cause = RankCause::Missing;
 }
 
@@ -175,6 +170,16 @@ const RankDiagnosis* FailureDiagnosis::rank(int r) const {
 
 bool FailureDiagnosis::is_culprit(int r) const {
   return std::find(culprits.begin(), culprits.end(), r) != culprits.end();
+}
+
+bool FailureDiagnosis::explained() const {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; });
+}
+
+std::vector<PeerPosition> FailureDiagnosis::positions() const {
+  std::vector<PeerPosition> out;
+  for (const RankDiagnosis& rd : ranks) out.push_back({rd.collective, rd.collective_done, rd.step});
+  return out;
 }
 
 FailureTracker::RankTrack& FailureTracker::track(int rank) {
@@ -309,8 +314,10 @@ void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
   for (const RankExit& x : exits) {
     if (x.rank < 0 || x.rank >= kMaxWorldSize) continue;
     RankTrack& t = track(x.rank);
-    if (x.ok()) t.ended_normally = true;
-    if (x.ok()) continue;
+    if (x.ok()) {
+      t.ended_normally = true;
+      continue;
+    }
     t.exit = x.describe();
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
   }
@@ -347,8 +354,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     if (rd.cause != RankCause::None) d.failed = true;
     d.ranks.push_back(std::move(rd));
   }
-  if (d.failed &&
-      std::none_of(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; }))
+  if (d.failed && !d.explained())
     for (int r : out_of_data_)
       if (r < world) d.ranks[r].cause = RankCause::OutOfData;
   if (d.failed) {
@@ -369,8 +375,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     }
     // Missing from the collective the others wait in names the culprit only when no rank broke
     // the run on purpose: after a kill, a neighbour one ring step behind is a victim too.
-    const bool explained = std::any_of(d.ranks.begin(), d.ranks.end(),
-                                       [](const RankDiagnosis& rd) { return rd.cause != RankCause::None; });
+    const bool explained = d.explained();
     for (int r : d.missing)
       if (!explained && r >= 0 && r < world) d.ranks[r].cause = RankCause::Missing;
   }

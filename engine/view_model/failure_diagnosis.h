@@ -12,6 +12,7 @@
 
 #include "engine/events/collective_fingerprint.h"
 #include "engine/events/event.h"
+#include "engine/events/killed_rank_position.h"
 #include "engine/events/rank_exit.h"
 
 namespace ringlab::view_model {
@@ -87,6 +88,8 @@ struct FailureDiagnosis {
 
   const RankDiagnosis* rank(int r) const;
   bool is_culprit(int r) const;
+  bool explained() const;  // some rank has a cause
+  std::vector<PeerPosition> positions() const;  // each rank's collective, by rank
 };
 
 // Fed every event of a run, in arrival order. Each set of workers (an attempt) is diagnosed on
