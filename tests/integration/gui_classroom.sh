@@ -97,9 +97,17 @@ if [ -z "$wid" ]; then
   grep -q "Failed to open display" "$out/$name.log" && { echo "the app could not open $DISPLAY"; exit 75; }
   echo "no window appeared"; cat "$out/$name.log"; exit 1
 fi
-xdotool windowfocus --sync "$wid"
+# Every wait here has its end: `windowfocus --sync` waits for a window that may have died with
+# the app, and a drive that goes on without the app only types into nothing.
+if ! timeout 10 xdotool windowfocus --sync "$wid" || ! kill -0 $app 2> /dev/null; then
+  kill -0 $app 2> /dev/null && { kill -9 $app; echo "the window did not take the focus in 10 s"; exit 1; }
+  wait $app; echo "the app ended (exit code $?) before its window took the focus:"; tail -20 "$out/$name.log"; exit 1
+fi
 sleep 1  # the first frames
 for key in "$@"; do
+  if ! kill -0 $app 2> /dev/null; then
+    wait $app; echo "the app ended (exit code $?) during the drive, before '$key':"; tail -20 "$out/$name.log"; exit 1
+  fi
   case $key in
     wait-workers)
       for _ in $(seq 600); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 4 ] && break; sleep 0.1; done
