@@ -231,6 +231,13 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
         continue;
       }
       controller.request_stop(stop_cause_for_signal(sig), kStopPatience);
+      // Before every node has joined, no worker has started: there is nothing to wait for.
+      if (controller.options().job.node_count() > 1 && !controller.nodes_met()) {
+        if (!quiet)
+          std::fprintf(stderr, "ringlab run: %s: stopping before any worker started (not every node has joined)\n",
+                       to_string(stop_cause_for_signal(sig)));
+        continue;
+      }
       // How to ask again names what was sent: Ctrl-C at a terminal, the signal's name otherwise.
       const std::string again = sig == SIGINT ? "press Ctrl-C again" : "send " + signal_name(sig) + " again";
       if (!quiet)

@@ -193,6 +193,18 @@ port=$(free_port); node0_bg "$port" 3 "$work/never.join"
 wait $bg
 expect "a node that never comes: node 0 names it within the timeout" "$work/never.join.err" "node 1 never joined within 3 s" $?
 
+# Ctrl-C on node 0 while it waits for node 1: no worker has started, so nothing is said of them.
+port=$(free_port)
+"$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 60 \
+  --join-file "$work/wait.join" > /dev/null 2> "$work/wait.err" &
+waiting=$!
+for i in $(seq 100); do [ -f "$work/wait.join" ] && break; sleep 0.1; done
+kill -INT $waiting; wait $waiting; rc=$?
+if [ $rc = 130 ] && grep -q "stopping before any worker started (not every node has joined)" "$work/wait.err" &&
+   grep -q "stopped while waiting for the other nodes to join" "$work/wait.err" && ! grep -q "step boundary" "$work/wait.err"; then
+  ok "Ctrl-C on node 0 before node 1 joined: exit 130, it says no worker had started"
+else fail "Ctrl-C on node 0 before node 1 joined (exit $rc): $(tail -3 "$work/wait.err")"; fi
+
 [ ! -e "$work/never.join" ] && ok "node 0 removed its join file (it holds the token) when the run ended" \
   || fail "node 0 left its join file behind"
 chmod 644 "$work/never.join.copy"
