@@ -86,7 +86,10 @@ void RunAccumulator::add(const Event& e) {
     case EventKind::Error:
       spoke_at_end_.insert(e.rank);
       errors_.push_back(with_rank(e));
-      if (first_error_.empty()) first_error_ = with_rank(e);
+      if (first_error_.empty()) {
+        first_error_ = with_rank(e);
+        first_error_rank_ = e.rank;
+      }
       break;
     case EventKind::TornDown:  // listed, never the first error
       spoke_at_end_.insert(e.rank);
@@ -112,6 +115,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_steps_ = 0;
   errors_.clear();
   first_error_.clear();
+  first_error_rank_ = -1;
   flight_.clear();
   spoke_at_end_.clear();
   finished_.clear();
@@ -259,19 +263,34 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   std::string msg;
   if (failed) msg = failed_line(*failed);
   msg += ranks_that_ended_early(exits);
-  if (!first_error_.empty()) msg += fmt::format("\nfirst error: {}", first_error_);
+  // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
+  // one is another rank's, which lost its peer mid-collective.
+  const bool echo = failed && ended_without_a_word(*failed) && first_error_rank_ != failed->rank;
+  if (!first_error_.empty() && echo)
+    msg += fmt::format("\nfirst error, from a rank left without its peer (rank {} raised none): {}", failed->rank,
+                       first_error_);
+  else if (!first_error_.empty())
+    msg += fmt::format("\nfirst error: {}", first_error_);
   if (errors_.size() > 1) {
     msg += "\nall errors, in the order they arrived:";
     for (const std::string& e : errors_) msg += "\n  " + e;
   }
-  msg += "\n" + where_ranks_were(flight, failed && failed->signal != 0 && !failed->terminated ? failed->rank : -1);
+  const bool silent = failed && ended_without_a_word(*failed);
+  msg += "\n" + where_ranks_were(flight, silent ? failed->rank : -1, silent && failed->signal != 0);
   if (msg.front() == '\n') msg.erase(0, 1);
   return msg;
 }
 
+// Killed by a signal, or ended with a failing exit code and no error or flight record: its last
+// events may have died with it.
+bool RunAccumulator::ended_without_a_word(const RankExit& e) const {
+  return e.rank >= 0 && !e.ok() && !e.terminated && (e.signal != 0 || !spoke_at_end_.count(e.rank));
+}
+
 // A rank killed by a signal takes its unsent events with it: its line is its last report, and
 // the others place it (engine/events/killed_rank_position.h), as the app's Failure lab does.
-std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, int killed) const {
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, int killed,
+                                             bool killed_by_signal) const {
   std::string msg = "where each rank was:";
   std::vector<PeerPosition> others;
   for (const auto& [rank, p] : positions_)
@@ -283,7 +302,8 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
     const auto it = positions_.find(r);
     const int64_t own = it != positions_.end() && it->second.has_collective ? it->second.collective_id : -1;
     if (const std::optional<KilledRankPosition> placed = place_killed_rank(own, others))
-      msg += fmt::format(" (its last report: it died later, by step {}, with its unsent events)", placed->step);
+      msg += fmt::format(" (its last report: it {} later, by step {}, with its unsent events)",
+                         killed_by_signal ? "died" : "ended", placed->step);
   }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
   else msg += stuck_from_last_reports();

@@ -61,7 +61,9 @@ class RunAccumulator {
   std::vector<PeerPosition> last_positions() const;  // each rank's last collective, by rank
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
-  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1) const;
+  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1,
+                               bool killed_by_signal = true) const;
+  bool ended_without_a_word(const RankExit& e) const;
 
   RunResult r_;
   std::shared_ptr<RunHistory> history_;
@@ -74,6 +76,7 @@ class RunAccumulator {
   int64_t unreported_steps_ = 0;
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
+  int first_error_rank_ = -1;
   std::vector<std::string> flight_;
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally

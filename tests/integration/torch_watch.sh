@@ -170,6 +170,13 @@ failing_rank() {
 # 1 never joined ("Connection closed by peer").
 failing_rank skip "rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
   "a rank that skipped a step: named as ending one collective early" 120 --skip-at-step 3
+# Rank 1 calls os._exit(3) before step 3: no error of its own, its last events unsent. It is
+# named by its exit code, and rank 0's lost connection, if it reports one, is not "first error".
+failing_rank exit "ringlab run: rank 1 failed: exit code 3" \
+  "a rank that called os._exit(3): named by its exit code" 120 --exit-at-step 3
+if grep -q "^first error: " "$work/exit.err"; then
+  fail "exit: a peer's lost connection was given as the first error"; show_failure "$work/exit"
+fi
 # Rank 1 sleeps before step 3: rank 0 waits in the all-reduce rank 1 never starts, until the
 # watchdog (--timeout 5, so 20 s without progress) ends the run.
 failing_rank stall "from the ranks' last reports: collective 4 has ranks {0} waiting in it; missing ranks: {1}" \

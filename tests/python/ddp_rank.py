@@ -29,6 +29,7 @@ def main():
     p.add_argument("--teaching", action="store_true")
     p.add_argument("--fail-at-step", type=int, default=-1)
     p.add_argument("--skip-at-step", type=int, default=-1, help="leave out this step (a batch dropped)")
+    p.add_argument("--exit-at-step", type=int, default=-1, help="os._exit(3) before this step: no error, no last events")
     p.add_argument("--stall-at-step", type=int, default=-1, help="sleep 10 minutes before this step")
     p.add_argument("--fail-rank", type=int, default=-1, help="the rank that fails, skips or stalls (-1: every rank)")
     p.add_argument("--samples", type=int, default=20)
@@ -61,6 +62,8 @@ def main():
         for x, y in loader:
             if step == args.fail_at_step and args.fail_rank in (-1, rank):
                 raise RuntimeError("a failure on purpose")
+            if step == args.exit_at_step and args.fail_rank in (-1, rank):
+                os._exit(3)
             if step == args.stall_at_step and args.fail_rank in (-1, rank):
                 time.sleep(600)
             if step == args.skip_at_step and args.fail_rank in (-1, rank):

@@ -242,7 +242,9 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   INFO(r.failure);
   CHECK_FALSE(r.ok);
   CHECK(r.failure.find("rank 1 failed") != std::string::npos);
-  CHECK(r.failure.find("first error: rank 0: ring_allreduce: timed out after 2 s") != std::string::npos);
+  // Rank 1 raised nothing: rank 0's error is what its death did to the ring, and is said as such.
+  CHECK(r.failure.find("first error, from a rank left without its peer (rank 1 raised none): rank 0: "
+                       "ring_allreduce: timed out after 2 s") != std::string::npos);
   CHECK(r.failure.find("rank 0: step 7, collective 14 (ring, bucket 0), all-gather step 1 of 1 done") !=
         std::string::npos);
   CHECK(r.failure.find("rank 1: step 7, collective 14 (ring, bucket 0), waiting for its first chunk") !=
@@ -272,6 +274,51 @@ TEST_CASE("a killed rank's stale position is marked as its last report") {
                        "it died later, by step 30, with its unsent events)") != std::string::npos);
   CHECK(r.failure.find("rank 0: step 30, collective 31 (ring, bucket 0), waiting for its first chunk\n") !=
         std::string::npos);
+}
+
+// A script's os._exit(3): a failing exit code, no error, and its last events unsent. The others
+// place it, and the first error (a peer's lost connection) is said to be the echo it is; a rank
+// that raised its own error keeps "first error".
+TEST_CASE("a rank that exits failing without a word is placed by the others, and the first error is its echo") {
+  JobConfig job;
+  job.world_size = 3;
+  const auto in_collective = [](RunAccumulator& acc, int rank, int64_t step, int64_t id) {
+    Event begin = make_event(EventKind::CollectiveBegin, rank, step, 0);
+    begin.collective_id = id;
+    begin.bucket = 0;
+    begin.text = "native";
+    acc.add(begin);
+  };
+  const auto error_of = [](int rank, const char* text) {
+    Event e = make_event(EventKind::Error, rank, 6, 0);
+    e.text = text;
+    return e;
+  };
+  {
+    RunAccumulator acc(job);
+    in_collective(acc, 1, 4, 5);
+    in_collective(acc, 0, 6, 7);
+    in_collective(acc, 2, 6, 7);
+    acc.add(error_of(2, "rank 2: step 6: Connection reset by peer"));
+    const RunResult r = acc.finish({exited(1, 3), exited(0, 1), exited(2, 1)});
+    INFO(r.failure);
+    CHECK(r.failure.find("rank 1 failed: exit code 3") == 0);
+    CHECK(r.failure.find("first error, from a rank left without its peer (rank 1 raised none): rank 2: step 6: "
+                         "Connection reset by peer") != std::string::npos);
+    CHECK(r.failure.find("rank 1: step 4, collective 5 (native, bucket 0), waiting for its first chunk (its last "
+                         "report: it ended later, by step 6, with its unsent events)") != std::string::npos);
+  }
+  {
+    RunAccumulator acc(job);
+    in_collective(acc, 1, 6, 7);
+    acc.add(error_of(1, "rank 1: step 6: ValueError: a bad batch"));
+    acc.add(error_of(2, "rank 2: step 6: Connection reset by peer"));
+    const RunResult r = acc.finish({exited(1, 1), exited(0, 1), exited(2, 1)});
+    INFO(r.failure);
+    CHECK(r.failure.find("first error: rank 1: step 6: ValueError: a bad batch") != std::string::npos);
+    CHECK(r.failure.find("left without its peer") == std::string::npos);
+    CHECK(r.failure.find("its last report") == std::string::npos);
+  }
 }
 
 // Gloo pairs each rank's Nth all-reduce with the others' Nth: a rank that skipped a step goes on
