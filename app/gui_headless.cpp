@@ -38,7 +38,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["us_per_step"] = model.us_per_step();  // the workers' step time (not shown when "stepped")
   j["live_us_per_step"] = model.live_us_per_step();  // the status's "≈ ... (the last second)" while running
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
-  j["said"] = {{"status", state.said.status}, {"pace", state.said.pace}, {"ring_next", state.said.ring_next},
+  j["said"] = {{"title", state.said.title}, {"menu_bar", state.said.menu_bar}, {"script_job", state.said.script_job},
+               {"status", state.said.status}, {"pace", state.said.pace}, {"ring_next", state.said.ring_next},
                {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate},
                {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},

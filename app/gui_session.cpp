@@ -206,6 +206,16 @@ void RunSession::finish(const RunResult& result) {
   }
 }
 
+// A script's run names its training in its RunBegin, and its epochs only if the script passed
+// them to watch(): otherwise the count is the epochs it began.
+void RunSession::note_script_job() {
+  const view_model::Generation* g = model_.current_generation();
+  if (!state_.torch.live || !g || !g->has_job) return;
+  state_.torch.announced = g->job;
+  state_.torch.epochs_counted = !g->epochs_announced;
+  if (!g->epochs_announced) state_.torch.announced->epochs = std::max(model_.latest_epoch() + 1, 0);
+}
+
 void RunSession::update() {
   const int64_t deadline = now_ns() + (feed_.queued() > kBacklog ? kBacklogBudgetNs : kIngestBudgetNs);
   const int64_t timeline_was = model_.timeline().latest_ns();
@@ -222,6 +232,7 @@ void RunSession::update() {
   if (model_.timeline().latest_ns() != timeline_was) state_.run.timeline_heard_at_ns = now_ns();
   if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;
   note_switch_landed();
+  note_script_job();
   state_.run.events_lost = feed_.overflowed();
   // Events are allocated on the event server's threads and freed on this one; glibc keeps the
   // freed pages in those threads' arenas, so a long run's memory would creep up. Hand them back.

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -158,7 +159,12 @@ struct TorchState {
   bool use = false;               // the next Start runs the script
   bool side_by_side = false;      // the next Start runs the script, then ringlab's engine
   bool live = false;              // the run on screen is the script's
+  // What the script's last run reported of its training (its RunBegin): the controls show it in
+  // place of the engine's fields, which a script does not read, and the menu bar names its lr.
+  std::optional<JobConfig> announced;
+  bool epochs_counted = false;  // the script did not name its epochs: announced->epochs is what it began
   std::string script() const { return std::string(path.data()); }
+  bool runs_next() const { return !script().empty() && (use || side_by_side); }  // what Start runs
   std::string script_name() const {  // the file's name, without its folders
     const std::string s = script();
     return s.substr(s.find_last_of('/') == std::string::npos ? 0 : s.find_last_of('/') + 1);
@@ -179,6 +185,9 @@ struct PaneDrawn {
 // Words the last frame put on screen where a class reads what the run is doing, for
 // --state-json (the classroom tests read them as a person reads the window).
 struct SaidOnScreen {
+  std::string title;      // the controls' title: the scenario's, or the PyTorch script's
+  std::string menu_bar;   // at the menu bar's right: what runs, or what Start would run
+  std::vector<std::string> script_job;  // a script's training as the controls show it ("Epochs: 3")
   std::string status;     // the run's phase, under Start / Stop
   std::string pace;       // the step time's line ("" when none is shown)
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it

@@ -151,8 +151,38 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
   }
 }
 
+// In place of the engine's training fields while Start runs a PyTorch script: what the script's
+// last run reported (read-only: the script, not this pane, decides them), or that it has not run.
+void draw_script_job(AppState& state) {
+  const TorchState& t = state.torch;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
+                     t.side_by_side ? tr("The PyTorch script decides its training; ringlab's engine then trains what the "
+                                         "script reported. World size, Backend and Algorithm apply to both.")
+                                    : tr("The PyTorch script decides its training; World size, Backend and Algorithm "
+                                         "(ring: its buckets drawn as a ring) apply to it."));
+  ImGui::PopTextWrapPos();
+  if (!t.announced) {
+    DimWrapped(tr("Its learning rate, batch, samples, seed and epochs show here once it has started."));
+    return;
+  }
+  const JobConfig& j = *t.announced;
+  auto row = [&](const char* english, const std::string& value) {
+    FormLabel(tr(english));
+    ImGui::TextUnformatted(value.c_str());
+    state.said.script_job.push_back(fmt::format("{}: {}", tr(english), value));
+  };
+  row("Learning rate", fmt::format("{:.3g}", j.lr));
+  row("Batch per rank", std::to_string(j.batch_size));
+  row("Samples", std::to_string(j.samples));
+  row("Seed", std::to_string(j.seed));
+  row("Epochs", t.epochs_counted ? trf("{} (begun; not given to watch())", j.epochs) : std::to_string(j.epochs));
+  row("Bucket cap KB", j.bucket_cap_kb == -1 ? tr("PyTorch's 25 MiB") : std::to_string(j.bucket_cap_kb));
+}
+
 void draw_job_fields(AppState& state) {
   JobConfig& job = state.job;
+  state.said.script_job.clear();
   ImGui::BeginDisabled(state.run.live());
   {
     const char* algorithms[] = {"ring", "native"};
@@ -160,16 +190,13 @@ void draw_job_fields(AppState& state) {
     FormLabel(tr("Algorithm"));
     if (ImGui::Combo("##algorithm", &algorithm, algorithms, 2)) job.algorithm = algorithms[algorithm];
     restart_tooltip(state);
-    // A PyTorch script decides the training itself: the fields below are for ringlab's engine.
-    const bool script_only = state.torch.use && !state.torch.side_by_side && !state.torch.script().empty();
-    if (script_only) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
-                         tr("The PyTorch script decides the fields below; World size, Backend and Algorithm (ring: "
-                            "its buckets drawn as a ring) apply to it."));
-      ImGui::PopTextWrapPos();
+    // A PyTorch script decides its own training, side by side too (the engine then trains the job
+    // the script reported): the fields below are the engine's, and the script's stand in their place.
+    if (state.torch.runs_next()) {
+      draw_script_job(state);
+      ImGui::EndDisabled();
+      return;
     }
-    ImGui::BeginDisabled(script_only);
     job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
                   "DDP's bucket_cap_mb. 0: PyTorch's 25 MiB.", true);
     float lr = static_cast<float>(job.lr);
@@ -184,7 +211,6 @@ void draw_job_fields(AppState& state) {
     job_int_field(state, "First bucket KB", "first_bucket", &JobConfig::first_bucket_kb, 0, 1'048'576,
                   "PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES. 0: its 1 MiB, which holds the seed's whole model. A few KB here and in the cap split it, from step 2, into buckets that overlap backward.",
                   true);
-    ImGui::EndDisabled();
   }
   ImGui::EndDisabled();
 }
@@ -305,7 +331,9 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
     SameLineIfFits(ImGui::CalcTextSize(run.c_str()).x);
     ImGui::TextUnformatted(run.c_str());
   }
-  if (state.torch.live) {  // whose run this is: the views look the same for both
+  // Whose run this is, side by side (the views look the same for both); a script alone is named
+  // in the title already.
+  if (state.torch.live && state.torch.side_by_side) {
     const std::string name = state.torch.script_name();
     FittedLine({trf("PyTorch script: {}", name), name}, p.text);
   }
@@ -409,17 +437,36 @@ void draw_world_note(const AppState& state) {
              palette().text);
 }
 
+// The scenario's title and what it shows; while Start runs a PyTorch script (or its run is on
+// screen), the script's: the scenario's words speak of ringlab's own job.
+void draw_title(AppState& state) {
+  const TorchState& t = state.torch;
+  const bool script = t.runs_next() || (t.live && !t.script().empty());
+  const std::string title = script ? trf("PyTorch script: {}", t.script_name()) : state.scenario.title(language_code());
+  const std::string about = !script ? state.scenario.description(language_code())
+                            : t.side_by_side
+                                ? tr("Your script runs once per rank with torchrun's environment, then ringlab's engine "
+                                     "trains the job the script reported on the same world. The Training view draws "
+                                     "the two loss curves over each other: where they coincide, the engine ran what "
+                                     "PyTorch ran.")
+                                : tr("Your script runs once per rank with torchrun's environment. Every view draws what "
+                                     "its ringlab_torch watcher reports: its gradient buckets going round the ring, its "
+                                     "DistributedSampler's shards, its steps and its losses.");
+  state.said.title = title;
+  ImGui::PushFont(fonts().bold);
+  ImGui::TextWrapped("%s", title.c_str());
+  ImGui::PopFont();
+  if (about.empty()) return;
+  if (!WrappedHeader(script ? tr("What this shows") : tr("What this scenario shows"), "scenario_description", true)) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
+  ImGui::TextWrapped("%s", about.c_str());
+  ImGui::PopStyleColor();
+}
+
 }  // namespace
 
 void DrawControlsView(const view_model::RunModel& model, AppState& state) {
-  ImGui::PushFont(fonts().bold);
-  ImGui::TextWrapped("%s", state.scenario.title(language_code()).c_str());
-  ImGui::PopFont();
-  if (!state.scenario.description_en.empty() && WrappedHeader(tr("What this scenario shows"), "scenario_description", true)) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
-    ImGui::TextWrapped("%s", state.scenario.description(language_code()).c_str());
-    ImGui::PopStyleColor();
-  }
+  draw_title(state);
 
   draw_buttons(state);
   draw_status_rows(model, state);  // right under the buttons: what Start or Stop just did is seen at once

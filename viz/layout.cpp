@@ -40,6 +40,22 @@ std::string JobSummary(const JobConfig& job) {
              job.algorithm, fmt::format("{:.3g}", job.lr));
 }
 
+// What Start would run. A PyTorch script trains as it decides on the world set here: its lr is
+// known from its last run, not from the engine's fields.
+std::string NextRunSummary(const AppState& state) {
+  const TorchState& t = state.torch;
+  if (!t.runs_next()) return JobSummary(state.job);
+  const JobConfig& j = state.job;
+  if (!t.announced)
+    return trf(j.world_size == 1 ? "{} · {} rank, {}, {}" : "{} · {} ranks, {}, {}", t.script_name(), j.world_size,
+               j.backend, j.algorithm);
+  JobConfig job = *t.announced;
+  job.world_size = j.world_size;
+  job.backend = j.backend;
+  job.algorithm = j.algorithm;
+  return trf("{} · {}", t.script_name(), JobSummary(job));
+}
+
 Focus FocusNamed(const std::string& name) {
   for (const auto& v : kViews)
     if (name == v.id) return v.focus;
@@ -285,10 +301,10 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   // What is running (or, while nothing runs, what Start would run), at the right end of the bar.
   // While nothing runs, the fields: what Start would run.
   const bool live = state.run.live();
-  const JobConfig& job = live && model.current_generation() && model.current_generation()->has_job
-                             ? model.current_generation()->job
-                             : state.job;
-  const std::string status = JobSummary(job);
+  const std::string status = live && model.current_generation() && model.current_generation()->has_job
+                                 ? JobSummary(model.current_generation()->job)
+                                 : NextRunSummary(state);
+  state.said.menu_bar = status;
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
   state.menu_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);

@@ -87,7 +87,9 @@ void RunModel::note_run_begin(const Event& event, int generation) {
     g.world_size = static_cast<int>(event.value);
     try {
       if (!event.text.empty()) {
-        g.job = nlohmann::json::parse(event.text).get<JobConfig>();
+        const nlohmann::json job = nlohmann::json::parse(event.text);
+        g.job = job.get<JobConfig>();
+        g.epochs_announced = job.contains("epochs");
         g.has_job = true;
         if (g.world_size <= 0) g.world_size = g.job.world_size;
       }

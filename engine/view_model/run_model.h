@@ -24,6 +24,7 @@ struct Generation {
   int index = 0;
   bool has_job = false;
   JobConfig job;          // from the workers' RunBegin
+  bool epochs_announced = true;  // the RunBegin named its epochs (a PyTorch script's may not: job.epochs is then JobConfig's default)
   int world_size = 0;
 };
 

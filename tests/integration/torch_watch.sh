@@ -98,6 +98,11 @@ assert len(s["overlays"]) == 1 and s["overlays"][0]["label"].startswith("PyTorch
 script_mse, engine_mse = s["overlays"][0]["epoch_mse"], s["epoch_mse"]
 assert len(script_mse) == len(engine_mse) == 4, (script_mse, engine_mse)
 assert all(abs(a - b) <= 1e-5 for a, b in zip(script_mse, engine_mse)), (script_mse, engine_mse)
+# The controls name the script and show the training it reported, not the scenario's fields.
+said = s["said"]
+assert said["title"] == "PyTorch script: ddp_cpu.py", said
+assert "Epochs: 4" in said["script_job"] and "Learning rate: 0.03" in said["script_job"], said["script_job"]
+assert said["menu_bar"] == "ddp_cpu.py · 4 ranks, gloo, ring, lr 0.03", said["menu_bar"]
 print(f"script {script_mse[-1]:.6f}, engine {engine_mse[-1]:.6f}")
 EOF
   then ok "app, side by side: the script's run overlaid on the engine's, coinciding ($(tail -1 "$work/cmp"))"
@@ -108,8 +113,10 @@ EOF
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["torch_live"] and s["run_phase"] == "finished" and s["ring"] and len(s["epoch_mse"]) == 4, s
-assert s["sampler_newest"]["ranks"] == 4, s["sampler_newest"]' "$work/alone.json" 2> "$work/cmp"
-  then ok "app, the script alone: its ring, its 4 ranks' shards and 4 epochs of MSE are drawn"
+assert s["sampler_newest"]["ranks"] == 4, s["sampler_newest"]
+said = s["said"]
+assert said["title"] == "PyTorch script: ddp_cpu.py" and "Epochs: 4" in said["script_job"], said' "$work/alone.json" 2> "$work/cmp"
+  then ok "app, the script alone: its ring, its 4 ranks' shards and 4 epochs of MSE are drawn, its name and training in the controls"
   else fail "app, the script alone: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
   # Rank 1 leaves out a step: the Failure lab blames it, not rank 0's lost connection.
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
@@ -124,6 +131,18 @@ assert [(r["rank"], r["cause"], r["collective"]) for r in f["ranks"]] == [(0, "w
        "$work/skip.json" 2> "$work/cmp"
   then ok "app, a rank that skipped a step: the Failure lab blames rank 1, which ended after all-reduce #5"
   else fail "app, a skipped step: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  # A script that does not tell watch() its epochs: the controls count the epochs it began,
+  # and say so, rather than show JobConfig's default.
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
+    --world-size 2 --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/unnamed.json" \
+    -- --epochs 3 --unnamed-epochs > /dev/null 2> "$work/gui.err"
+  if $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "finished", s["run_phase"]
+assert "Epochs: 3 (begun; not given to watch())" in s["said"]["script_job"], s["said"]' "$work/unnamed.json" 2> "$work/cmp"
+  then ok "app, a script that does not name its epochs: the controls show the 3 it began"
+  else fail "app, unnamed epochs: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
 else
   echo "note: no xvfb-run here: the app's checks are not run"
 fi

@@ -34,6 +34,7 @@ def main():
     p.add_argument("--fail-rank", type=int, default=-1, help="the rank that fails, skips or stalls (-1: every rank)")
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--unnamed-epochs", action="store_true", help="do not tell watch() how many epochs")
     args = p.parse_args()
     torch.set_num_threads(1)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -51,7 +52,8 @@ def main():
     dataset = TensorDataset(X, Y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=7)
     loader = DataLoader(dataset, batch_size=4, sampler=sampler)
-    watcher = ringlab_torch.watch(ddp, sampler=sampler, optimizer=opt, epochs=args.epochs, seed=3,
+    watcher = ringlab_torch.watch(ddp, sampler=sampler, optimizer=opt, seed=3,
+                                  epochs=None if args.unnamed_epochs else args.epochs,
                                   teaching=args.teaching)
 
     seen = {"shards": [], "losses": [], "grads": [], "plain_grads": [], "final": []}
