@@ -212,6 +212,7 @@ void RunSession::note_script_job() {
   const view_model::Generation* g = model_.current_generation();
   if (!state_.torch.live || !g || !g->has_job) return;
   state_.torch.announced = g->job;
+  state_.torch.announced_by = state_.torch.script();
   state_.torch.epochs_counted = !g->epochs_announced;
   if (!g->epochs_announced) state_.torch.announced->epochs = std::max(model_.latest_epoch() + 1, 0);
 }

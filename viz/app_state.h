@@ -162,8 +162,10 @@ struct TorchState {
   // What the script's last run reported of its training (its RunBegin): the controls show it in
   // place of the engine's fields, which a script does not read, and the menu bar names its lr.
   std::optional<JobConfig> announced;
+  std::string announced_by;     // the script that announced it: another one typed in since knows nothing yet
   bool epochs_counted = false;  // the script did not name its epochs: announced->epochs is what it began
   std::string script() const { return std::string(path.data()); }
+  const JobConfig* announced_job() const { return announced && announced_by == script() ? &*announced : nullptr; }
   bool runs_next() const { return !script().empty() && (use || side_by_side); }  // what Start runs
   std::string script_name() const {  // the file's name, without its folders
     const std::string s = script();
@@ -195,6 +197,7 @@ struct SaidOnScreen {
   std::string ring_gate;    // step-through: where the workers are against the screen ("" when not said)
   bool next_enabled = true;  // the step-through's Next button
   std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
+  std::string curves_agree;  // side by side: how far the engine's MSE is from the script's ("" otherwise)
 };
 
 // Where the World size slider was while a run trained (screen y, logical pixels): a hand about

@@ -162,11 +162,11 @@ void draw_script_job(AppState& state) {
                                     : tr("The PyTorch script decides its training; World size, Backend and Algorithm "
                                          "(ring: its buckets drawn as a ring) apply to it."));
   ImGui::PopTextWrapPos();
-  if (!t.announced) {
+  if (!t.announced_job()) {
     DimWrapped(tr("Its learning rate, batch, samples, seed and epochs show here once it has started."));
     return;
   }
-  const JobConfig& j = *t.announced;
+  const JobConfig& j = *t.announced_job();
   auto row = [&](const char* english, const std::string& value) {
     FormLabel(tr(english));
     ImGui::TextUnformatted(value.c_str());
@@ -176,8 +176,10 @@ void draw_script_job(AppState& state) {
   row("Batch per rank", std::to_string(j.batch_size));
   row("Samples", std::to_string(j.samples));
   row("Seed", std::to_string(j.seed));
-  row("Epochs", t.epochs_counted ? trf("{} (begun; not given to watch())", j.epochs) : std::to_string(j.epochs));
-  row("Bucket cap KB", j.bucket_cap_kb == -1 ? tr("PyTorch's 25 MiB") : std::to_string(j.bucket_cap_kb));
+  row("Epochs", t.epochs_counted ? trf("{} (counted)", j.epochs) : std::to_string(j.epochs));
+  if (t.epochs_counted && ImGui::IsItemHovered())
+    WrappedTooltip(tr("The script did not pass epochs= to watch(): this is how many epochs its run began."));
+  row("Bucket cap KB", j.bucket_cap_kb == -1 ? trf("{} (PyTorch's default)", 25 * 1024) : std::to_string(j.bucket_cap_kb));
 }
 
 void draw_job_fields(AppState& state) {

@@ -192,7 +192,12 @@ void draw_evidence(const FailureDiagnosis& f) {
                                    .c_str());
     }
   }
-  if (!f.first_error.empty()) ImGui::TextWrapped("%s", trf("First error: {}", f.first_error).c_str());
+  // A culprit that ended without a word raised no error: the first one is a peer's, left without it.
+  const bool echo = !f.culprits.empty() && view_model::ended_silently(f.ranks[f.culprits.front()].cause);
+  if (!f.first_error.empty() && echo)
+    ImGui::TextWrapped("%s", trf("First error, from a rank left without rank {}: {}", f.culprits.front(), f.first_error).c_str());
+  else if (!f.first_error.empty())
+    ImGui::TextWrapped("%s", trf("First error: {}", f.first_error).c_str());
 }
 
 void draw_failure(const FailureDiagnosis& f, const char* title) {

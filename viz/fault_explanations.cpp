@@ -89,6 +89,7 @@ std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDi
     case RankCause::None: return "";
     case RankCause::Waiting: return trf("waiting in {}", CollectivePosition(r, f.world_size));
     case RankCause::Killed: return killed_label(r);
+    case RankCause::Exited: return trf("ended with {}, raising no error", r.exit);
     case RankCause::Dropped: return trf("closed its connections at step {}", r.fault_step);
     case RankCause::Mismatch: return mismatch_label(r);
     case RankCause::Missing: return missing_label(r, f);
@@ -126,6 +127,7 @@ std::string FailureHeadline(const view_model::FailureDiagnosis& f) {
       if (from_the_app(r)) return trf("Rank {} was killed by SIGKILL from the app", r.rank);
       if (r.fault_step >= 0) return trf("Rank {} was killed by SIGKILL at step {}", r.rank, r.fault_step);
       return trf("Rank {} died: {}", r.rank, killed_label(r));
+    case RankCause::Exited: return trf("Rank {} ended with {}, raising no error", r.rank, r.exit);
     case RankCause::Dropped: return trf("Rank {} dropped its connections at step {}", r.rank, r.fault_step);
     case RankCause::Mismatch:
       if (injected(r, FaultKind::Resize))

@@ -46,10 +46,10 @@ std::string NextRunSummary(const AppState& state) {
   const TorchState& t = state.torch;
   if (!t.runs_next()) return JobSummary(state.job);
   const JobConfig& j = state.job;
-  if (!t.announced)
+  if (!t.announced_job())
     return trf(j.world_size == 1 ? "{} · {} rank, {}, {}" : "{} · {} ranks, {}, {}", t.script_name(), j.world_size,
                j.backend, j.algorithm);
-  JobConfig job = *t.announced;
+  JobConfig job = *t.announced_job();
   job.world_size = j.world_size;
   job.backend = j.backend;
   job.algorithm = j.algorithm;
@@ -301,9 +301,12 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   // What is running (or, while nothing runs, what Start would run), at the right end of the bar.
   // While nothing runs, the fields: what Start would run.
   const bool live = state.run.live();
-  const std::string status = live && model.current_generation() && model.current_generation()->has_job
-                                 ? JobSummary(model.current_generation()->job)
-                                 : NextRunSummary(state);
+  // A script's run is named as such: its job looks like one of ringlab's.
+  const bool running = live && model.current_generation() && model.current_generation()->has_job;
+  const std::string status = !running            ? NextRunSummary(state)
+                             : state.torch.live ? trf("{} · {}", state.torch.script_name(),
+                                                      JobSummary(model.current_generation()->job))
+                                                : JobSummary(model.current_generation()->job);
   state.said.menu_bar = status;
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());

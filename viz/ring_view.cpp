@@ -652,7 +652,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   else if (model.events_seen() > 0 && n == 1) banner = tr("One rank: nothing to exchange");
   else if (model.events_seen() > 0) banner = tr("Waiting for the first ring all-reduce");
   else if (state.run.phase == RunPhase::Running) banner = tr("Starting: waiting for the first rank to report");
-  else if (state.torch.use && !state.torch.script().empty())
+  else if (state.torch.runs_next() && state.torch.side_by_side)
+    banner = trf("Press Start: {} processes of {}, then ringlab's {} workers, will train", n, state.torch.script_name(), n);
+  else if (state.torch.runs_next())
     banner = trf("Press Start: {} processes of {} will train", n, state.torch.script_name());
   else if (n == 1) banner = tr("Press Start: 1 worker process will train");
   else banner = trf("Press Start: {} worker processes will train", n);

@@ -523,7 +523,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
     const float label_limit = notes[rank].left(plot_max.x);
     // A killed rank was not waiting: its last events died with it, and its red band says so.
     const view_model::RankDiagnosis* diagnosed = failure.failed ? failure.rank(rank) : nullptr;
-    const bool killed = diagnosed && diagnosed->cause == view_model::RankCause::Killed;
+    const bool killed = diagnosed && view_model::ended_silently(diagnosed->cause);
     if (!killed)
       tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
         const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);

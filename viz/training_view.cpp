@@ -20,6 +20,7 @@ namespace {
 using view_model::LossPoint;
 using view_model::CurveShape;
 using view_model::LossSeries;
+using view_model::EpochPoint;
 
 // "4 ranks, gloo, ring, lr 0.03", in the app's language when the series knows its job.
 std::string series_name(const LossSeries& s) {
@@ -52,6 +53,34 @@ namespace {
 // In a small pane, a legend entry per earlier run filled rows of it after a few runs and left
 // the plot a sliver: there they share one entry, as the ranks do (the hover read-out still
 // names each curve).
+// Side by side, the engine's MSE curve lies on the script's: how far apart they are, epoch by
+// epoch, which the eye cannot tell at this scale ("" when no script's run is overlaid).
+struct Agreement {
+  int epochs = 0;  // epochs both runs have an MSE for
+  double largest = 0;
+};
+
+Agreement agreement_with_script(const std::vector<LossSeries>& overlays, const LossSeries& live) {
+  const auto script = std::find_if(overlays.rbegin(), overlays.rend(),
+                                   [](const LossSeries& s) { return !s.job && !s.label.empty(); });
+  Agreement a;
+  if (script == overlays.rend()) return a;
+  for (const EpochPoint& e : live.epoch_mse)
+    for (const EpochPoint& o : script->epoch_mse)
+      if (o.epoch == e.epoch) {
+        a.largest = std::max(a.largest, std::abs(o.mse - e.mse));
+        ++a.epochs;
+        break;
+      }
+  return a;
+}
+
+std::string agreement_text(const Agreement& a) {
+  if (a.epochs == 0) return "";
+  if (a.largest == 0) return trf("ringlab and PyTorch: the same MSE in all {} epochs", a.epochs);
+  return trf("ringlab and PyTorch: MSE at most {} apart over {} epochs", fmt::format("{:.1e}", a.largest), a.epochs);
+}
+
 std::vector<LegendEntry> earlier_runs_as_one(const std::vector<LegendEntry>& legend, size_t overlays) {
   if (overlays < 2 || overlays > legend.size()) return legend;
   std::vector<LegendEntry> shown;
@@ -123,6 +152,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
       std::string short_name = many ? (r == 0 ? trf("ranks 0–{}", live.rank_loss.size() - 1) : "") : trf("rank {}", r);
       add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
     }
+  state.said.curves_agree.clear();
   if (!live.epoch_mse.empty()) {
     // The live run's settings are in the menu bar (and its world changes are the markers).
     // Beside a PyTorch script's run, the legend says which of the two is which.
@@ -130,8 +160,14 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
                                            [](const LossSeries& s) { return !s.job && !s.label.empty(); });
     if (state.torch.live)
       add(live, live.mse_curve, pal.mse, 4.0f, true, tr("PyTorch script: MSE, whole dataset"), tr("PyTorch: MSE"));
-    else if (beside_script && v.show_overlays)
-      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("ringlab's engine: MSE, whole dataset"), tr("ringlab: MSE"));
+    else if (beside_script && v.show_overlays) {
+      // The two curves lie on each other: the legend says how close, which the eye cannot.
+      const Agreement a = agreement_with_script(state.overlays, live);
+      state.said.curves_agree = agreement_text(a);
+      const std::string apart = a.epochs == 0 ? "" : fmt::format(", ≤ {:.1e} from PyTorch", a.largest);
+      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("ringlab's engine: MSE, whole dataset") + apart,
+          tr("ringlab: MSE") + apart);
+    }
     else
       add(live, live.mse_curve, pal.mse, 4.0f, true, tr("MSE, whole dataset"), tr("MSE"));
   }
@@ -149,6 +185,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   // very small pane does it move into the hover read-out, which names every series anyway.
   const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
   if (room > fs * 9) LegendRow(room < fs * 16 ? earlier_runs_as_one(legend, overlay_entries) : legend, room < fs * 16);
+  if (room > fs * 16 && !state.said.curves_agree.empty()) DimWrapped(state.said.curves_agree.c_str());
   const ImVec2 size = ImGui::GetContentRegionAvail();
   const bool by_epoch = v.by_epoch;
   const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;

@@ -151,7 +151,8 @@ std::string RunAccumulator::describe(int rank, int world) const {
   if (p.chunk_collective == p.collective_id)
     return where + fmt::format(", {} step {} of {} done", p.chunk_phase == 0 ? "reduce-scatter" : "all-gather",
                                p.chunk_ring_step + 1, world - 1);
-  return where + ", waiting for its first chunk";
+  // Only the ring reports its chunks: a native all-reduce (the library's own) is simply not finished.
+  return where + (p.collective_text == "ring" ? ", waiting for its first chunk" : ", not finished");
 }
 
 std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
@@ -290,7 +291,7 @@ bool RunAccumulator::ended_without_a_word(const RankExit& e) const {
 // A rank killed by a signal takes its unsent events with it: its line is its last report, and
 // the others place it (engine/events/killed_rank_position.h), as the app's Failure lab does.
 std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, int killed,
-                                             bool killed_by_signal) const {
+                                             bool killed_by_signal, bool stopped_by_user) const {
   std::string msg = "where each rank was:";
   std::vector<PeerPosition> others;
   for (const auto& [rank, p] : positions_)
@@ -300,13 +301,17 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
     msg += "\n  " + lines[r];
     if (r != killed) continue;
     const auto it = positions_.find(r);
-    const int64_t own = it != positions_.end() && it->second.has_collective ? it->second.collective_id : -1;
+    const bool known = it != positions_.end() && it->second.has_collective;
+    const PeerPosition own{known ? it->second.collective_id : -1, known && it->second.collective_done,
+                           known ? it->second.step : -1};
     if (const std::optional<KilledRankPosition> placed = place_killed_rank(own, others))
       msg += fmt::format(" (its last report: it {} later, by step {}, with its unsent events)",
                          killed_by_signal ? "died" : "ended", placed->step);
   }
+  // After a stop somebody asked for, the ranks are where the stop found them: no collective is
+  // stuck, and a line-up of who was missing from one would read as blame.
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
-  else msg += stuck_from_last_reports();
+  else if (!stopped_by_user) msg += stuck_from_last_reports();
   return msg;
 }
 
@@ -346,7 +351,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
         std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return !e.ok() && !e.terminated; });
     const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
     if (asked_by_user(stop.cause) && !failed_on_its_own)
-      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
+      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight, -1, true, true) : "");
     else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
       r.failure = stop_message(stop, terminated) + "\n" +
                   failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight);

@@ -62,7 +62,7 @@ class RunAccumulator {
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1,
-                               bool killed_by_signal = true) const;
+                               bool killed_by_signal = true, bool stopped_by_user = false) const;
   bool ended_without_a_word(const RankExit& e) const;
 
   RunResult r_;

@@ -4,12 +4,12 @@
 
 namespace ringlab {
 
-std::optional<KilledRankPosition> place_killed_rank(int64_t own_collective, const std::vector<PeerPosition>& others) {
+std::optional<KilledRankPosition> place_killed_rank(const PeerPosition& own, const std::vector<PeerPosition>& others) {
   const auto last_finished = [](const PeerPosition& p) { return p.done ? p.collective : p.collective - 1; };
   int64_t latest = -1;
   for (const PeerPosition& p : others)
     if (p.collective >= 0) latest = std::max(latest, last_finished(p));
-  if (latest < 0 || own_collective >= latest) return std::nullopt;
+  if (latest < 0 || own.collective > latest || (own.collective == latest && own.done)) return std::nullopt;
   const PeerPosition* inside = nullptr;  // a rank still waiting in it
   const PeerPosition* past = nullptr;    // the rank past it at the earliest step
   for (const PeerPosition& p : others) {

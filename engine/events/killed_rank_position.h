@@ -24,7 +24,8 @@ struct KilledRankPosition {
   int64_t step = -1;  // the step of the rank nearest it: the one waiting in it, or the earliest past it
 };
 
-// nullopt when the others place it no further than its own record (`own_collective`) does.
-std::optional<KilledRankPosition> place_killed_rank(int64_t own_collective, const std::vector<PeerPosition>& others);
+// nullopt when the others place it no further than its own record (`own`) does. A record inside
+// the collective the others finished is placed as done with it: its end was among the events lost.
+std::optional<KilledRankPosition> place_killed_rank(const PeerPosition& own, const std::vector<PeerPosition>& others);
 
 }  // namespace ringlab

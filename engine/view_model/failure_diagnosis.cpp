@@ -79,10 +79,11 @@ void take_flight_entry(const nlohmann::json& last, RankDiagnosis& d) {
 void place_killed_ranks(FailureDiagnosis& d) {
   std::vector<PeerPosition> others;
   for (const RankDiagnosis& o : d.ranks)
-    if (o.cause != RankCause::Killed) others.push_back({o.collective, o.collective_done, o.step});
+    if (!ended_silently(o.cause)) others.push_back({o.collective, o.collective_done, o.step});
   for (RankDiagnosis& killed : d.ranks) {
-    if (killed.cause != RankCause::Killed) continue;
-    const std::optional<KilledRankPosition> placed = place_killed_rank(killed.collective, others);
+    if (!ended_silently(killed.cause)) continue;
+    const std::optional<KilledRankPosition> placed =
+        place_killed_rank({killed.collective, killed.collective_done, killed.step}, others);
     if (!placed) continue;
     killed.collective = placed->collective;
     killed.collective_done = placed->done;
@@ -140,6 +141,7 @@ const char* to_string(RankCause cause) {
     case RankCause::None: return "none";
     case RankCause::Waiting: return "waiting";
     case RankCause::Killed: return "killed";
+    case RankCause::Exited: return "exited";
     case RankCause::Dropped: return "dropped";
     case RankCause::Mismatch: return "mismatch";
     case RankCause::OutOfData: return "out-of-data";
@@ -320,6 +322,8 @@ void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
     }
     t.exit = x.describe();
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
+    // A script's os._exit(3): no error of its own, so the others' lost connections are its echo.
+    t.exited_without_a_word = x.exited && x.exit_code != 0 && t.error.empty() && !t.stopped;
   }
 }
 
@@ -351,6 +355,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     rd.error_code = t.error_code;
     rd.cause = cause_of_fault(t.fault_kind);
     if (t.exit_is_signal && rd.cause != RankCause::Dropped) rd.cause = RankCause::Killed;
+    if (t.exited_without_a_word && rd.cause == RankCause::None) rd.cause = RankCause::Exited;
     if (rd.cause != RankCause::None) d.failed = true;
     d.ranks.push_back(std::move(rd));
   }

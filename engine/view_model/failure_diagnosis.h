@@ -22,6 +22,7 @@ enum class RankCause : uint8_t {
   None,       // finished, or was stopped by the controller with the others
   Waiting,    // inside a collective that could not complete
   Killed,     // its process died by a signal (an injected kill, the app's kill button, SIGPIPE)
+  Exited,     // its process ended with a failing exit code and said no error (a script's os._exit)
   Dropped,    // closed its connections to the others on purpose
   Mismatch,   // called a collective the others did not (skip, extra) or with another size
   OutOfData,  // uneven inputs without Join: it left the training loop while the others went on
@@ -30,6 +31,8 @@ enum class RankCause : uint8_t {
   Failed,     // raised the run's first error and none of the above explains it
 };
 const char* to_string(RankCause cause);
+// Killed or Exited: the process ended without a word, and its last events may have died with it.
+inline bool ended_silently(RankCause cause) { return cause == RankCause::Killed || cause == RankCause::Exited; }
 
 struct RankDiagnosis {
   int rank = 0;
@@ -130,6 +133,7 @@ class FailureTracker {
     bool ended_normally = false;  // it sent RunEnd "done", or its process exited 0
     std::string exit;
     bool exit_is_signal = false;
+    bool exited_without_a_word = false;  // a failing exit code, and no error from it
   };
   RankTrack& track(int rank);
   bool after_stop(const Event& e) const;  // reported after a stop that was asked for

@@ -20,7 +20,25 @@ void LossExtent::take(double x, double y) {
   if (y > 0 && (y0_positive == 0 || y < y0_positive)) y0_positive = y;
 }
 
+namespace {
+
+// From the epochs' first steps: epoch k spans [starts[k], starts[k+1]); the last one, still going
+// or ended, is as long as the one before it, or reaches the last step when it is the only one.
+double epoch_from_starts(const std::vector<double>& starts, double step, double last_step) {
+  auto it = std::upper_bound(starts.begin(), starts.end(), step);
+  const size_t k = it == starts.begin() ? 0 : static_cast<size_t>(it - starts.begin()) - 1;
+  const double begin = starts[k];
+  double length = k + 1 < starts.size() ? starts[k + 1] - begin
+                  : k > 0               ? begin - starts[k - 1]
+                                        : last_step + 1 - begin;
+  length = std::max(length, 1.0);
+  return static_cast<double>(k) + std::clamp((step - begin + 1) / length, 0.0, 1.0);
+}
+
+}  // namespace
+
 double LossSeries::epoch_of_step(double step) const {
+  if (epoch_mse.empty() && !epoch_starts.empty()) return epoch_from_starts(epoch_starts, step, last_step);
   if (epoch_mse.empty()) return step;
   // The first epoch whose last step (its recorded step minus one) is at or after `step`.
   auto it = std::lower_bound(epoch_mse.begin(), epoch_mse.end(), step,
@@ -99,6 +117,8 @@ void LossSeriesBuilder::consume(const Event& event, int generation, int world_si
       series_.extent.take(x, event.value);
     }
     series_.last_step = std::max(series_.last_step, x);
+    if (event.epoch >= 0 && event.epoch == static_cast<int>(series_.epoch_starts.size()))
+      series_.epoch_starts.push_back(x);
     double& last = last_step_of_[generation];
     last = std::max(last, x);
   } else if (event.kind == EventKind::EpochEnd && event.epoch >= 0) {

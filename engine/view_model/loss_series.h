@@ -48,13 +48,17 @@ struct LossSeries {
   std::vector<EpochPoint> epoch_mse;
   std::vector<LossPoint> mse_curve;  // the same MSE values as (step, mse), for plotting
   std::vector<WorldChange> changes;
+  // epoch_starts[k]: the first step of epoch k, as the ranks' steps said; the epochs' ends when
+  // no MSE marks them (a PyTorch script need not report one).
+  std::vector<double> epoch_starts;
   double last_step = -1;
 
   bool empty() const;
   // The extent of every point; false when there is none.
   bool bounds(double& x0, double& x1, double& y0, double& y1) const;
   // Where a step falls in epochs: epoch k (0-based) ends after the step recorded with its MSE,
-  // so a step maps to k plus its fraction of the way through epoch k. Steps when no epoch ended.
+  // so a step maps to k plus its fraction of the way through epoch k. Without MSE, the epochs'
+  // first steps say it; steps when nothing does.
   double epoch_of_step(double step) const;
 };
 

@@ -103,6 +103,7 @@ said = s["said"]
 assert said["title"] == "PyTorch script: ddp_cpu.py", said
 assert "Epochs: 4" in said["script_job"] and "Learning rate: 0.03" in said["script_job"], said["script_job"]
 assert said["menu_bar"] == "ddp_cpu.py · 4 ranks, gloo, ring, lr 0.03", said["menu_bar"]
+assert said["curves_agree"].startswith("ringlab and PyTorch: ") and "4 epochs" in said["curves_agree"], said
 print(f"script {script_mse[-1]:.6f}, engine {engine_mse[-1]:.6f}")
 EOF
   then ok "app, side by side: the script's run overlaid on the engine's, coinciding ($(tail -1 "$work/cmp"))"
@@ -131,6 +132,19 @@ assert [(r["rank"], r["cause"], r["collective"]) for r in f["ranks"]] == [(0, "w
        "$work/skip.json" 2> "$work/cmp"
   then ok "app, a rank that skipped a step: the Failure lab blames rank 1, which ended after all-reduce #5"
   else fail "app, a skipped step: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  # Rank 1 calls os._exit(3): the Failure lab names it by its exit code, not as missing from the
+  # next all-reduce until a timeout that never came.
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
+    --world-size 3 --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/exit.json" \
+    -- --exit-at-step 5 --fail-rank 1 --epochs 4 > /dev/null 2> "$work/gui.err"
+  if $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s["failure"]
+assert s["run_phase"] == "failed" and f["culprits"] == [1], (s["run_phase"], f)
+assert [r["cause"] for r in f["ranks"]] == ["waiting", "exited", "waiting"], f' "$work/exit.json" 2> "$work/cmp"
+  then ok "app, a rank that called os._exit(3): the Failure lab names rank 1 by its exit code"
+  else fail "app, os._exit: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
   # A script that does not tell watch() its epochs: the controls count the epochs it began,
   # and say so, rather than show JobConfig's default.
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
@@ -140,7 +154,7 @@ assert [(r["rank"], r["cause"], r["collective"]) for r in f["ranks"]] == [(0, "w
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "finished", s["run_phase"]
-assert "Epochs: 3 (begun; not given to watch())" in s["said"]["script_job"], s["said"]' "$work/unnamed.json" 2> "$work/cmp"
+assert "Epochs: 3 (counted)" in s["said"]["script_job"], s["said"]' "$work/unnamed.json" 2> "$work/cmp"
   then ok "app, a script that does not name its epochs: the controls show the 3 it began"
   else fail "app, unnamed epochs: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
 else

@@ -309,6 +309,41 @@ TEST_CASE("a killed rank is the culprit; the others wait in the collective it le
   CHECK(with_exits.culprits == std::vector<int>{2});
 }
 
+// A PyTorch script's rank that calls os._exit(3): a failing exit code, no error of its own, and
+// its collective's end unsent. It is the culprit (not "missing" from the collective the others
+// wait in, until a timeout that never came), placed by the others as done with collective 5;
+// the others' lost connections are its echo. A rank that raised its own error is not "exited".
+TEST_CASE("a rank that exits failing without a word is the culprit, placed by the others") {
+  const auto run = [](bool rank1_said_why) {
+    FailureTracker tracker;
+    for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+    for (int r = 0; r < 3; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 5, 4));
+    for (int r : {0, 2}) {
+      tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 5, 4));
+      tracker.consume(collective(EventKind::CollectiveBegin, r, 14, 6, 5));
+    }
+    if (rank1_said_why) tracker.consume(error_event(1, 13, ErrorCode::Other, "rank 1: ValueError: a bad batch"));
+    tracker.consume(error_event(0, 15, ErrorCode::PeerClosed, "rank 0: Connection reset by peer"));
+    RankExit rank1{1, 100};
+    rank1.exited = true;
+    rank1.exit_code = 3;
+    tracker.note_exits({rank1});
+    return tracker.diagnose(3);
+  };
+  const FailureDiagnosis silent = run(false);
+  CHECK(silent.culprits == std::vector<int>{1});
+  CHECK(silent.ranks[1].cause == RankCause::Exited);
+  CHECK(silent.ranks[1].exit == "exit code 3");
+  CHECK(silent.ranks[1].collective == 5);
+  CHECK(silent.ranks[1].collective_done);
+  CHECK(silent.ranks[1].position_from_peers);
+  CHECK(silent.ranks[0].cause == RankCause::Waiting);
+  CHECK(silent.ranks[2].cause == RankCause::Waiting);
+  const FailureDiagnosis said = run(true);
+  CHECK(said.ranks[1].cause != RankCause::Exited);
+  CHECK(said.culprits == std::vector<int>{1});  // the first error is its own
+}
+
 TEST_CASE("ring steps come from the chunks when no flight recorder was sent") {
   FailureTracker tracker;
   for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));

@@ -305,7 +305,7 @@ TEST_CASE("a rank that exits failing without a word is placed by the others, and
     CHECK(r.failure.find("rank 1 failed: exit code 3") == 0);
     CHECK(r.failure.find("first error, from a rank left without its peer (rank 1 raised none): rank 2: step 6: "
                          "Connection reset by peer") != std::string::npos);
-    CHECK(r.failure.find("rank 1: step 4, collective 5 (native, bucket 0), waiting for its first chunk (its last "
+    CHECK(r.failure.find("rank 1: step 4, collective 5 (native, bucket 0), not finished (its last "
                          "report: it ended later, by step 6, with its unsent events)") != std::string::npos);
   }
   {

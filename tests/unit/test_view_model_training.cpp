@@ -65,6 +65,27 @@ TEST_CASE("per-rank loss and per-epoch MSE") {
   CHECK(y1 == doctest::Approx(2.0));
 }
 
+// A PyTorch script that reports no whole-dataset MSE: the epochs come from its steps' own epoch
+// numbers, not one epoch per step. Three epochs of four steps (0-3, 4-7, 8-11).
+TEST_CASE("without an epoch's MSE, the steps' epochs place the steps in epochs") {
+  LossSeriesBuilder b;
+  for (int64_t s = 0; s < 12; ++s) {
+    for (int rank : {0, 1}) {
+      Event e = step_end(rank, s, 1.0);
+      e.epoch = static_cast<int>(s / 4);
+      b.consume(e, 1, 2, "gloo");
+    }
+  }
+  const LossSeries& s = b.series();
+  REQUIRE(s.epoch_mse.empty());
+  CHECK(s.epoch_starts == std::vector<double>{0, 4, 8});
+  CHECK(s.epoch_of_step(0) == doctest::Approx(0.25));  // the first of epoch 0's four steps
+  CHECK(s.epoch_of_step(3) == doctest::Approx(1.0));   // its last: epoch 0 done
+  CHECK(s.epoch_of_step(5) == doctest::Approx(1.5));
+  CHECK(s.epoch_of_step(11) == doctest::Approx(3.0));  // the last epoch, as long as the one before
+  CHECK(LossSeries{}.epoch_of_step(7) == 7);           // nothing says: steps
+}
+
 TEST_CASE("a live world change continues the curve and leaves a marker") {
   LossSeriesBuilder b;
   for (int64_t s = 0; s < 5; ++s) b.consume(step_end(0, s, 1.0), 1, 4, "gloo");
