@@ -373,6 +373,14 @@ void run(RunFlags& f) {
     if (result.ok) std::fputs(seed_footer().c_str(), stdout);
   } else if (own_report && result.rank_count > 0) {  // a run that never started has nothing to report
     std::fputs(format_seed_report(result).c_str(), stdout);
+  } else if (!f.quiet && !options.torch.empty() && result.ok) {
+    // The script said its own lines; ringlab says what it watched, once.
+    const std::string& script = options.torch.argv.front();
+    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld steps in %d epochs, %.0f µs per step (rank 0)%s\n",
+                 script.substr(script.find_last_of('/') == std::string::npos ? 0 : script.find_last_of('/') + 1).c_str(),
+                 result.job.world_size, result.job.world_size == 1 ? "" : "s", static_cast<long long>(result.steps),
+                 result.job.epochs, result.us_per_step,
+                 f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");
   }
   std::fflush(stdout);
   // One output that cannot be written does not cost the others, nor the run's own failure.

@@ -57,6 +57,9 @@ per_rank = [e for e in trace if e.get("ph") == "X" and e.get("cat") == "collecti
 ranks = {e["pid"] for e in per_rank}
 assert len(ranks) == n, f"bucket all-reduces from {len(ranks)} ranks, not {n}"
 assert len(per_rank) >= n * steps, f"{len(per_rank)} bucket all-reduces for {steps} steps x {n} ranks"
+# After the script's own lines, ringlab says once what it watched.
+said = [l for l in open(sys.argv[3]).read().splitlines() if l.startswith("ringlab run: ")]
+assert len(said) == 1 and said[0].startswith(f"ringlab run: ddp_cpu.py on {n} ranks ended well: {steps} steps in 4 epochs, "), said
 print(f"{steps} steps, {len(per_rank)} bucket all-reduces, MSE {printed}")
 EOF
   then
