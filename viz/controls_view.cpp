@@ -427,6 +427,12 @@ void draw_world_note(const AppState& state) {
   const JobConfig& was = state.scenario.job;
   const int world = state.job.world_size;
   const char* plural = world == 1 ? "" : "s";
+  if (state.torch.runs_next()) {  // the scenario's world means nothing to a script: it runs on this one
+    FittedLine({trf("The script runs on {} rank{} on {}", world, plural, state.job.backend),
+                trf("{} rank{} on {}", world, plural, state.job.backend)},
+               palette().text_dim);
+    return;
+  }
   if (!world_changed(state)) {
     FittedLine({trf("The scenario's world: {} rank{} on {}", world, plural, state.job.backend),
                 trf("{} rank{} on {}, as the scenario", world, plural, state.job.backend)},
