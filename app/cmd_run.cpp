@@ -375,9 +375,8 @@ void run(RunFlags& f) {
     std::fputs(format_seed_report(result).c_str(), stdout);
   } else if (!f.quiet && !options.torch.empty() && result.ok) {
     // The script said its own lines; ringlab says what it watched, once.
-    const std::string& script = options.torch.argv.front();
     std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld steps in %d epochs, %.0f µs per step (rank 0)%s\n",
-                 script.substr(script.find_last_of('/') == std::string::npos ? 0 : script.find_last_of('/') + 1).c_str(),
+                 std::filesystem::path(options.torch.argv.front()).filename().c_str(),
                  result.job.world_size, result.job.world_size == 1 ? "" : "s", static_cast<long long>(result.steps),
                  result.job.epochs, result.us_per_step,
                  f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");

@@ -40,22 +40,6 @@ std::string JobSummary(const JobConfig& job) {
              job.algorithm, fmt::format("{:.3g}", job.lr));
 }
 
-// What Start would run. A PyTorch script trains as it decides on the world set here: its lr is
-// known from its last run, not from the engine's fields.
-std::string NextRunSummary(const AppState& state) {
-  const TorchState& t = state.torch;
-  if (!t.runs_next()) return JobSummary(state.job);
-  const JobConfig& j = state.job;
-  if (!t.announced_job())
-    return trf(j.world_size == 1 ? "{} · {} rank, {}, {}" : "{} · {} ranks, {}, {}", t.script_name(), j.world_size,
-               j.backend, j.algorithm);
-  JobConfig job = *t.announced_job();
-  job.world_size = j.world_size;
-  job.backend = j.backend;
-  job.algorithm = j.algorithm;
-  return trf("{} · {}", t.script_name(), JobSummary(job));
-}
-
 Focus FocusNamed(const std::string& name) {
   for (const auto& v : kViews)
     if (name == v.id) return v.focus;
@@ -226,6 +210,27 @@ bool BeginMenuClosedByEscape(const char* title, const AppState& state) {
   return true;
 }
 
+// "ddp_cpu.py · 4 ranks, gloo, ring, lr 0.03": a script's job is named as the script's.
+std::string ScriptJobSummary(const TorchState& t, const JobConfig& job) {
+  return trf("{} · {}", t.script_name(), JobSummary(job));
+}
+
+// What Start would run. A PyTorch script trains as it decides on the world set here: its lr is
+// known from its last run, not from the engine's fields.
+std::string NextRunSummary(const AppState& state) {
+  const TorchState& t = state.torch;
+  if (!t.runs_next()) return JobSummary(state.job);
+  const JobConfig& j = state.job;
+  if (!t.announced_job())
+    return trf(j.world_size == 1 ? "{} · {} rank, {}, {}" : "{} · {} ranks, {}, {}", t.script_name(), j.world_size,
+               j.backend, j.algorithm);
+  JobConfig job = *t.announced_job();
+  job.world_size = j.world_size;
+  job.backend = j.backend;
+  job.algorithm = j.algorithm;
+  return ScriptJobSummary(t, job);
+}
+
 void menu_bar(const view_model::RunModel& model, AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
   if (BeginMenuClosedByEscape(label("Scenario", "menu_scenario").c_str(), state)) {
@@ -304,8 +309,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   // A script's run is named as such: its job looks like one of ringlab's.
   const bool running = live && model.current_generation() && model.current_generation()->has_job;
   const std::string status = !running            ? NextRunSummary(state)
-                             : state.torch.live ? trf("{} · {}", state.torch.script_name(),
-                                                      JobSummary(model.current_generation()->job))
+                             : state.torch.live ? ScriptJobSummary(state.torch, model.current_generation()->job)
                                                 : JobSummary(model.current_generation()->job);
   state.said.menu_bar = status;
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);

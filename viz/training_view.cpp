@@ -65,13 +65,17 @@ Agreement agreement_with_script(const std::vector<LossSeries>& overlays, const L
                                    [](const LossSeries& s) { return !s.job && !s.label.empty(); });
   Agreement a;
   if (script == overlays.rend()) return a;
-  for (const EpochPoint& e : live.epoch_mse)
-    for (const EpochPoint& o : script->epoch_mse)
-      if (o.epoch == e.epoch) {
-        a.largest = std::max(a.largest, std::abs(o.mse - e.mse));
-        ++a.epochs;
-        break;
-      }
+  // Both lists are in epoch order: one walk, every frame, however many epochs.
+  const auto& mine = live.epoch_mse;
+  const auto& theirs = script->epoch_mse;
+  for (size_t i = 0, j = 0; i < mine.size() && j < theirs.size();) {
+    if (mine[i].epoch < theirs[j].epoch) ++i;
+    else if (theirs[j].epoch < mine[i].epoch) ++j;
+    else {
+      a.largest = std::max(a.largest, std::abs(mine[i++].mse - theirs[j++].mse));
+      ++a.epochs;
+    }
+  }
   return a;
 }
 

@@ -11,7 +11,6 @@ namespace ringlab::viz {
 
 // "4 ranks, gloo, ring, lr 0.03", translated: the menu bar's summary and the loss curves' names.
 std::string JobSummary(const JobConfig& job);
-std::string NextRunSummary(const AppState& state);  // the menu bar's words while nothing runs
 
 // The view registry (layout.cpp): the view a name from kViewNames (engine/job/scenario.h) puts
 // in the big pane (the ring for an unknown name), and the registry's own names, in order.

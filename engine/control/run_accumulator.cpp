@@ -266,8 +266,8 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   msg += ranks_that_ended_early(exits);
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.
-  const bool echo = failed && ended_without_a_word(*failed) && first_error_rank_ != failed->rank;
-  if (!first_error_.empty() && echo)
+  const RankExit* silent = failed && ended_without_a_word(*failed) ? failed : nullptr;
+  if (!first_error_.empty() && silent && first_error_rank_ != silent->rank)
     msg += fmt::format("\nfirst error, from a rank left without its peer (rank {} raised none): {}", failed->rank,
                        first_error_);
   else if (!first_error_.empty())
@@ -276,8 +276,8 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
     msg += "\nall errors, in the order they arrived:";
     for (const std::string& e : errors_) msg += "\n  " + e;
   }
-  const bool silent = failed && ended_without_a_word(*failed);
-  msg += "\n" + where_ranks_were(flight, silent ? failed->rank : -1, silent && failed->signal != 0);
+  msg += "\n" + where_ranks_were(flight, silent);
+  if (flight.empty()) msg += stuck_from_last_reports();
   if (msg.front() == '\n') msg.erase(0, 1);
   return msg;
 }
@@ -288,30 +288,23 @@ bool RunAccumulator::ended_without_a_word(const RankExit& e) const {
   return e.rank >= 0 && !e.ok() && !e.terminated && (e.signal != 0 || !spoke_at_end_.count(e.rank));
 }
 
-// A rank killed by a signal takes its unsent events with it: its line is its last report, and
-// the others place it (engine/events/killed_rank_position.h), as the app's Failure lab does.
-std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, int killed,
-                                             bool killed_by_signal, bool stopped_by_user) const {
+// A rank that ended without a word (`silent`: killed, or a failing exit with no error) takes its
+// unsent events with it: its line is its last report, and the others place it
+// (engine/events/killed_rank_position.h), as the app's Failure lab does.
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent) const {
   std::string msg = "where each rank was:";
-  std::vector<PeerPosition> others;
-  for (const auto& [rank, p] : positions_)
-    if (rank != killed && p.has_collective) others.push_back({p.collective_id, p.collective_done, p.step});
+  const std::vector<PeerPosition> ranks = last_positions();
   const std::vector<std::string> lines = rank_positions(world_);
   for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
     msg += "\n  " + lines[r];
-    if (r != killed) continue;
-    const auto it = positions_.find(r);
-    const bool known = it != positions_.end() && it->second.has_collective;
-    const PeerPosition own{known ? it->second.collective_id : -1, known && it->second.collective_done,
-                           known ? it->second.step : -1};
-    if (const std::optional<KilledRankPosition> placed = place_killed_rank(own, others))
+    if (!silent || r != silent->rank || r >= static_cast<int>(ranks.size())) continue;
+    std::vector<PeerPosition> others = ranks;
+    others.erase(others.begin() + r);
+    if (const std::optional<KilledRankPosition> placed = place_killed_rank(ranks[r], others))
       msg += fmt::format(" (its last report: it {} later, by step {}, with its unsent events)",
-                         killed_by_signal ? "died" : "ended", placed->step);
+                         silent->signal != 0 ? "died" : "ended", placed->step);
   }
-  // After a stop somebody asked for, the ranks are where the stop found them: no collective is
-  // stuck, and a line-up of who was missing from one would read as blame.
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
-  else if (!stopped_by_user) msg += stuck_from_last_reports();
   return msg;
 }
 
@@ -351,7 +344,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
         std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return !e.ok() && !e.terminated; });
     const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
     if (asked_by_user(stop.cause) && !failed_on_its_own)
-      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight, -1, true, true) : "");
+      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
     else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
       r.failure = stop_message(stop, terminated) + "\n" +
                   failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight);

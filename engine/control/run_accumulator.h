@@ -61,8 +61,10 @@ class RunAccumulator {
   std::vector<PeerPosition> last_positions() const;  // each rank's last collective, by rank
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
-  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, int killed = -1,
-                               bool killed_by_signal = true, bool stopped_by_user = false) const;
+  // Each rank's last position and the flight records. After a stop somebody asked for, that is
+  // all: the ranks are where the stop found them, and a line-up of who was missing from a
+  // collective (failure_details adds it) would read as blame.
+  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent = nullptr) const;
   bool ended_without_a_word(const RankExit& e) const;
 
   RunResult r_;

@@ -17,6 +17,8 @@ std::optional<KilledRankPosition> place_killed_rank(const PeerPosition& own, con
     if (p.collective == latest && !p.done) inside = &p;
     else if (!past || p.step < past->step) past = &p;
   }
+  // Its record says it is inside the latest collective, and a rank still is: nothing to add.
+  if (own.collective == latest && inside) return std::nullopt;
   return KilledRankPosition{latest, inside == nullptr, inside ? inside->step : past->step};
 }
 

@@ -309,6 +309,29 @@ TEST_CASE("a killed rank is the culprit; the others wait in the collective it le
   CHECK(with_exits.culprits == std::vector<int>{2});
 }
 
+// The others place a rank that ended without a word only where they know more than its record:
+// a rank past the collective its record is inside moves it on; a rank still inside it too does not.
+TEST_CASE("a silent rank's record is moved only where the others know better") {
+  using ringlab::PeerPosition;
+  using ringlab::place_killed_rank;
+  const PeerPosition inside_5{5, false, 4};
+  // Rank A finished 5 and waits in 6: the silent rank took part in 5 to its end.
+  const auto moved = place_killed_rank(inside_5, {{6, false, 5}, {6, false, 5}});
+  REQUIRE(moved.has_value());
+  CHECK(moved->collective == 5);
+  CHECK(moved->done);
+  CHECK(moved->step == 5);
+  // One rank finished 5, another is still inside it: the record says as much as they do.
+  CHECK_FALSE(place_killed_rank(inside_5, {{5, true, 4}, {5, false, 4}}).has_value());
+  // Its record already has it done with the latest collective anyone finished.
+  CHECK_FALSE(place_killed_rank({5, true, 4}, {{6, false, 5}}).has_value());
+  // Others two collectives on: it died inside 6, which one still waits in.
+  const auto inside = place_killed_rank({4, true, 3}, {{6, false, 5}, {7, false, 6}});
+  REQUIRE(inside.has_value());
+  CHECK(inside->collective == 6);
+  CHECK_FALSE(inside->done);
+}
+
 // A PyTorch script's rank that calls os._exit(3): a failing exit code, no error of its own, and
 // its collective's end unsent. It is the culprit (not "missing" from the collective the others
 // wait in, until a timeout that never came), placed by the others as done with collective 5;
