@@ -43,6 +43,7 @@ namespace {
 
 constexpr float kBaseFontPx = 18.0f;
 constexpr int kNoDisplayExit = 3;
+constexpr const char* kWindowTitle = "ringlab: DDP and ring all-reduce, for real";
 std::string g_glfw_error;
 int g_glfw_error_code = 0;
 
@@ -162,6 +163,15 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
   return restyle;
 }
 
+// The window's title names what Start runs, as the controls' title does ("ringlab: PyTorch script:
+// ddp_cpu.py"), for a taskbar or a window list with several open; set only when it changes.
+void keep_window_title(GLFWwindow* window, const viz::AppState& state, std::string& shown) {
+  const std::string title = state.said.title.empty() ? kWindowTitle : "ringlab: " + state.said.title;
+  if (title == shown) return;
+  glfwSetWindowTitle(window, title.c_str());
+  shown = title;
+}
+
 // Headless runs say which rank the views highlighted, for scripts: "highlight: rank 2 killed".
 void print_failure_marks(const view_model::RunModel& model) {
   const auto print = [](const char* what, const view_model::FailureDiagnosis& f) {
@@ -265,7 +275,7 @@ int run_gui(const GuiOptions& options) {
   if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
   else glfwWindowHint(GLFW_MAXIMIZED, GLFW_TRUE);  // fill whatever screen or projector is there
   window.handle = glfwCreateWindow(headless ? 64 : options.width, headless ? 64 : options.height,
-                                   "ringlab: DDP and ring all-reduce, for real", nullptr, nullptr);
+                                   kWindowTitle, nullptr, nullptr);
   if (!window.handle) {
     if (g_glfw_error_code == GLFW_VERSION_UNAVAILABLE)
       throw gl_too_old("this display's driver does not offer it: " + g_glfw_error);
@@ -310,6 +320,7 @@ int run_gui(const GuiOptions& options) {
     const int64_t window_opened_ns = now_ns();
     uint64_t window_events_drawn = g_window_events;
     bool switched = false, killed = false;
+    std::string window_title = kWindowTitle;
     while (!glfwWindowShouldClose(window.handle) && !signals.received()) {
       const int64_t t0 = now_ns();
       const double cpu0 = process_cpu_ms();
@@ -364,6 +375,7 @@ int run_gui(const GuiOptions& options) {
       maybe_kill(options, session, state, killed);
       session.apply_requests();
       if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
+      if (!headless) keep_window_title(window.handle, state, window_title);
       const double frame_cpu_ms = process_cpu_ms() - cpu0;
       frame_times.add((now_ns() - t0) / 1e6, frame_cpu_ms);
       // The pacer learns what a presented frame costs; one left unpresented cost far less.

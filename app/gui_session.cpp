@@ -274,6 +274,9 @@ void RunSession::load_scenario(const std::string& name) {
   state_.job = s.job;
   state_.lab.settings = view_model::lab_from_job(s.job);
   state_.focus = viz::FocusNamed(s.view.focus);
+  // Picked from the menu: the next Start runs the scenario, not a script typed in before.
+  state_.torch.use = false;
+  state_.torch.side_by_side = false;
   step_through_as_in_scenario();
 }
 

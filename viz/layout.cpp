@@ -234,8 +234,18 @@ std::string NextRunSummary(const AppState& state) {
 void menu_bar(const view_model::RunModel& model, AppState& state) {
   if (!ImGui::BeginMenuBar()) return;
   if (BeginMenuClosedByEscape(label("Scenario", "menu_scenario").c_str(), state)) {
+    // A script that Start would run is ticked in the scenario's place; picking a scenario goes
+    // back to ringlab's engine (RunSession::load_scenario).
+    TorchState& t = state.torch;
+    if (!t.script().empty()) {
+      if (ImGui::MenuItem(trf("PyTorch script: {}", t.script_name()).c_str(), nullptr, t.runs_next()) &&
+          !t.runs_next())
+        t.use = true;
+      if (ImGui::IsItemHovered()) WrappedTooltip(tr("Start runs this script in place of ringlab's engine."));
+      ImGui::Separator();
+    }
     for (const Scenario& s : state.scenarios) {
-      if (ImGui::MenuItem(s.title(language_code()).c_str(), nullptr, state.scenario.name == s.name))
+      if (ImGui::MenuItem(s.title(language_code()).c_str(), nullptr, !t.runs_next() && state.scenario.name == s.name))
         state.requests.load_scenario = s.name;
       if (ImGui::IsItemHovered() && !s.description_en.empty()) WrappedTooltip(s.description(language_code()));
     }

@@ -17,6 +17,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/thread_name.h"
 #include "engine/core/private_dir.h"
 #include "engine/core/limits.h"
 #include "engine/net/endpoint.h"
@@ -567,6 +568,7 @@ struct Controller::Impl {
   // a store that cannot bind, a worker that cannot be spawned) ends the run as a failure that
   // says so, instead of escaping the thread and aborting the whole program.
   void run_loop() {
+    name_this_thread("run monitor");
     try {
       supervise();
     } catch (const StoppedWaiting&) {

@@ -30,6 +30,7 @@
 #include "engine/control/openmpi_settings.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/thread_name.h"
 #include "engine/core/input_file.h"
 #include "engine/core/limits.h"
 #include "engine/net/endpoint.h"
@@ -559,6 +560,7 @@ void Launcher::start() {
   std::promise<void> spawned;
   auto result = spawned.get_future();
   impl_->spawner = start_thread("the launcher's spawner", [this, spawned = std::move(spawned)]() mutable {
+    name_this_thread("rank spawner");
     try {
       impl_->spawn_all();
       spawned.set_value();

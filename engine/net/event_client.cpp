@@ -12,6 +12,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/thread_name.h"
 #include "engine/core/limits.h"
 #include "engine/net/socket.h"
 #include "engine/net/event_codec.h"
@@ -131,6 +132,7 @@ struct EventClient::Impl {
   }
 
   void sender_loop() {
+    name_this_thread("event sender");
     std::vector<Event> batch;
     std::vector<uint8_t> buffer;
     try {

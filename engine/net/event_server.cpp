@@ -9,6 +9,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/core/thread_name.h"
 #include "engine/net/framing.h"
 #include "engine/net/hello_gate.h"
 #include "engine/net/socket.h"
@@ -69,7 +70,9 @@ struct EventServer::Impl {
         if (pass.cut_off()) return;  // the gate counts it (summary in errors())
         throw;
       }
-      if (rank) receive(reader, *rank);
+      if (!rank) return;
+      name_this_thread(fmt::format("events r{}", *rank));
+      receive(reader, *rank);
     } catch (const std::exception& e) {
       const std::string who = rank ? fmt::format("{} (rank {})", peer, *rank) : peer;
       record_error(fmt::format("connection from {}: {}", who, e.what()));

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/core/thread_name.h"
 #include "engine/net/framing.h"
 #include "engine/net/hello_gate.h"
 #include "engine/net/socket.h"
@@ -120,6 +121,7 @@ struct StoreServer::Impl {
   }
 
   void serve(net::Socket& socket, const std::string& peer) {
+    name_this_thread("store conn");
     net::HelloGate::Pass pass(hello_gate, socket.fd());
     net::FrameReader reader(socket.fd(), kMaxFrameBytes, peer);
     try {

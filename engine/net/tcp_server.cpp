@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "engine/core/error.h"
+#include "engine/core/thread_name.h"
 #include "engine/core/limits.h"
 
 namespace ringlab::net {
@@ -54,6 +55,7 @@ struct TcpServer::Impl {
   }
 
   void accept_loop() {
+    name_this_thread("accept");
     while (!stopping.load()) {
       pollfd fds[2] = {{listener.fd(), POLLIN, 0}, {wake_read, POLLIN, 0}};
       // The timeout only paces the reaping of finished connection threads.

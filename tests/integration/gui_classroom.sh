@@ -83,11 +83,12 @@ shift 4
 # again on a new display (at most twice more), saying so.
 for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
 xdotool getdisplaygeometry > /dev/null 2>&1 || { echo "the virtual display $DISPLAY does not answer"; exit 75; }
-"$ringlab" gui --scenario "$scenario" --width 1280 --height 720 --state-json "$out/$name.json" > "$out/$name.log" 2>&1 &
+# APP_ARGS: more of the app's options, word by word (--torch SCRIPT).
+"$ringlab" gui --scenario "$scenario" --width 1280 --height 720 --state-json "$out/$name.json" ${APP_ARGS:-} > "$out/$name.log" 2>&1 &
 app=$!
 wid=""
 for _ in $(seq 600); do
-  wid=$(xdotool search --onlyvisible --name "ringlab: DDP" 2> /dev/null | head -1)
+  wid=$(xdotool search --onlyvisible --name "^ringlab: " 2> /dev/null | head -1)
   [ -n "$wid" ] && break
   kill -0 $app 2> /dev/null || break
   sleep 0.1
@@ -128,6 +129,7 @@ for key in "$@"; do
 done
 sleep 1.5
 xwd -root -silent > "$out/$name.xwd"
+echo "window title: $(xdotool getwindowname "$wid" 2> /dev/null)"
 xdotool key ctrl+q
 for _ in $(seq 600); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
 if kill -0 $app 2> /dev/null; then echo "Ctrl+Q did not close the app"; kill -9 $app; exit 1; fi
@@ -182,6 +184,23 @@ PY
 if drive keys step-through-four-ranks F5 wait-workers Right pause Right pause Right pause Left; then
   check_step keys && ok "Right x3, Left: step 2 of 6 on screen, 3 taken by the workers (classroom-keys.png)" ||
     bad "step-through with the arrow keys"
+fi
+grep -qx "window title: ringlab: Step through a 4-rank ring" "$WORK/keys.driver" &&
+  ok "the window's title names the scenario" || bad "the window's title: $(grep 'window title' "$WORK/keys.driver")"
+# A script given with --torch is what Start runs, ticked first in the Scenario menu; picking a
+# scenario there goes back to ringlab's engine. The menu opens at (30, 10); its third scenario,
+# "The seed's run: one rank", is at y 96 at 1280x720 (the script's line above the scenarios).
+if APP_ARGS="--torch $SRC/examples/ddp_cpu.py" drive menupick four-ranks-gloo tap:30:10 tap:80:96 F5 pause pause pause; then
+  python3 - "$WORK/menupick.json" << 'PY' && ok "a script given, the seed's scenario picked from the menu: Start runs the engine on 1 rank (classroom-menupick.png)" || bad "picking a scenario while a script was given"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["said"]["title"] == "The seed's run: one rank", s["said"]
+assert "ddp_cpu.py" not in s["said"]["menu_bar"], s["said"]
+assert [g["world_size"] for g in s["generations"]] == [1], s["generations"]
+assert len(s["epoch_mse"]) > 0, "the engine's run reported no epoch"
+PY
+  grep -qx "window title: ringlab: The seed's run: one rank" "$WORK/menupick.driver" ||
+    bad "the window's title after the pick: $(grep 'window title' "$WORK/menupick.driver")"
 fi
 if drive clicker step-through-four-ranks F5 wait-workers Page_Down pause Page_Down pause Page_Down pause Page_Up; then
   check_step clicker && ok "PageDown x3, PageUp: step 2 of 6 on screen (classroom-clicker.png)" ||
