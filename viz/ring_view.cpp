@@ -683,7 +683,13 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     const float sub_w = y < min.y + fs * 2.6f ? banner_w : size.x - 2 * fs;
     const std::string sub = JoinedInLines(parts, sub_w, fs);
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
-    y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y + fs * 0.3f;
+    const float sub_h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y;
+    if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min.x + fs, y), ImVec2(min.x + fs + sub_w, y + sub_h)))
+      WrappedTooltip(tr("The number counts every collective this world has run, from 0, as PyTorch's flight recorder "
+                        "numbers them (its seq) and as ringlab's failure reports do: the broadcast of the weights at "
+                        "the start counts too, and so does the [1, 2, 3] demo where a world begins with it. That is why it runs ahead of "
+                        "the training step."));
+    y += sub_h + fs * 0.3f;
     // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
     const bool live = state.run.live();
     const bool cut_short = !live && !frame.done && frame.expected_steps > 0 && state.step.position >= frame.total_steps;

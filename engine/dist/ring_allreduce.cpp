@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/core.h>
+
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 
@@ -291,20 +293,24 @@ class RingRun {
     try {
       fn();
     } catch (const TimeoutError& e) {
-      throw TimeoutError(context(t), where(phase_of(t), e));
+      throw TimeoutError(context(), where(t, e));
     } catch (const Error& e) {
-      throw Error(context(t), where(phase_of(t), e));
+      throw Error(context(), where(t, e));
     }
   }
 
-  ErrorContext context(int t) const { return {rank_, "ring_allreduce", step_in_phase(t)}; }
-  // "reduce-scatter: " + the transport's message without its own "rank r: " prefix, which the
-  // rethrown error's context puts back in front.
-  std::string where(RingPhase phase, const Error& e) const {
+  // The training step, as every other error of the step names it ("rank 3: ring_allreduce: step 3:
+  // ..."); the ring step follows in words (where()).
+  ErrorContext context() const { return {rank_, "ring_allreduce", opt_.step}; }
+  // "reduce-scatter step 1 of 3: " + the transport's message without its own "rank r: " prefix,
+  // which the rethrown error's context puts back in front. The ring step in progress counts from
+  // 1 within its phase, as the failure report's "reduce-scatter step 1 of 3 done" and the ring
+  // view's "(reduce-scatter 1 of 3)" count it.
+  std::string where(int t, const Error& e) const {
     std::string what = e.what();
     const std::string own = "rank " + std::to_string(rank_) + ": ";
     if (what.rfind(own, 0) == 0) what.erase(0, own.size());
-    return std::string(phase_name(phase)) + ": " + what;
+    return fmt::format("{} step {} of {}: {}", phase_name(phase_of(t)), step_in_phase(t) + 1, n_ - 1, what);
   }
 
   // t_begin: when this rank had posted both its receive of the segment and its own send of the

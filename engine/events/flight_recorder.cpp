@@ -136,6 +136,16 @@ std::pair<int64_t, std::string> stuck_collective(const std::map<int, RankView>& 
   return {stuck, op};
 }
 
+// The ring step a record started, in the words of the rest of the report: the recorder counts
+// 0 .. 2(N-1)-1 across both phases; "reduce-scatter 2 of 3" counts from 1 within the phase.
+std::string ring_step_text(int ring_step, int world) {
+  if (ring_step < 0 || world < 2) return "-";
+  const int per_phase = world - 1;
+  const bool gather = ring_step >= per_phase;
+  return fmt::format("{} {} of {}", gather ? "all-gather" : "reduce-scatter",
+                     (gather ? ring_step - per_phase : ring_step) + 1, per_phase);
+}
+
 }  // namespace
 
 nlohmann::json flight_report_json(const std::vector<nlohmann::json>& reported, int world) {
@@ -165,7 +175,7 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
   const auto view = line_up(reported, world);
   const nlohmann::json j = flight_report_json(reported, world);
   std::string out = std::string(kFlightReportTitle) + "\n";
-  out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6} {:>9}\n", "rank", "seq", "op", "numel", "state", "step",
+  out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6}  {}\n", "rank", "seq", "op", "numel", "state", "step",
                      "ring step");
   for (const auto& [rank, v] : view) {
     if (!v.reported || v.last.is_null()) {
@@ -173,10 +183,9 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
       continue;
     }
     const nlohmann::json& e = v.last;
-    out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6} {:>9}\n", rank, e.at("seq").get<int64_t>(),
+    out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6}  {}\n", rank, e.at("seq").get<int64_t>(),
                        e.at("op").get<std::string>(), e.at("numel").get<int64_t>(), e.at("state").get<std::string>(),
-                       e.at("step").get<int64_t>(),
-                       e.at("ring_step").get<int>() < 0 ? std::string("-") : std::to_string(e.at("ring_step").get<int>()));
+                       e.at("step").get<int64_t>(), ring_step_text(e.at("ring_step").get<int>(), world));
   }
   const int64_t stuck = j.at("stuck_seq").get<int64_t>();
   if (stuck >= 0) {

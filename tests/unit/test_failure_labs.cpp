@@ -70,14 +70,16 @@ TEST_CASE("flight recorder keeps the last K collectives and their states") {
 TEST_CASE("the controller's line-up names the missing rank") {
   // Ranks 0, 2 wait in all-reduce #3; rank 1 is in a barrier with the same number; rank 3 sent
   // nothing (its process is gone).
-  auto rank_json = [](int rank, const std::string& op, const std::string& state) {
+  auto rank_json = [](int rank, const std::string& op, const std::string& state, int ring_step = -1) {
     FlightRecorder fr;
     for (int i = 0; i < 3; ++i) fr.complete(fr.schedule("allreduce", 10, "gloo", "ring", i));
     const int64_t s = fr.schedule(op, 10, "gloo", "ring", 3);
     if (state != "scheduled") fr.start(s);
+    if (ring_step >= 0) fr.ring_step(s, ring_step);
     return fr.to_json(rank);
   };
-  std::vector<nlohmann::json> reported = {rank_json(0, "allreduce", "started"), rank_json(1, "barrier", "started"),
+  // Rank 0 began the ring's fourth step of six: the first all-gather step, after 3 reduce-scatter steps.
+  std::vector<nlohmann::json> reported = {rank_json(0, "allreduce", "started", 3), rank_json(1, "barrier", "started"),
                                           rank_json(2, "allreduce", "scheduled")};
   const nlohmann::json j = flight_report_json(reported, 4);
   CHECK(j["stuck_seq"] == 3);
@@ -89,6 +91,9 @@ TEST_CASE("the controller's line-up names the missing rank") {
   CHECK(table.find("missing ranks: {1, 3}") != std::string::npos);
   CHECK(table.find("rank 1 is elsewhere: barrier #3") != std::string::npos);
   CHECK(table.find("no record (the process is gone)") != std::string::npos);
+  // The ring step in the words of the report's other lines: counted from 1 within its phase.
+  CHECK(table.find("started         3  all-gather 1 of 3\n") != std::string::npos);
+  CHECK(table.find("started         3  -\n") != std::string::npos);  // the barrier: no ring
 }
 
 TEST_CASE("collective fingerprints: equal passes, a different size is caught by the neighbour") {
