@@ -262,19 +262,14 @@ void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
   dl->AddText(ImVec2(x + fs * 0.3f, plot_min.y + 1), p.text_dim, text);
 }
 
-}  // namespace
-
-void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
+// The Follow box and the key to the colours, on one line over the plot.
+void draw_legend(TimelineViewState& v, const NodeLayout& nodes) {
   const Palette& p = palette();
-  const view_model::TimelineModel& tl = model.timeline();
-  TimelineViewState& v = state.timeline;
-  const float fs = ImGui::GetFontSize();
-
   if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
     v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
     v.end_ms = v.drawn_end_ms;
   }
-  ImGui::SameLine(0, fs);
+  ImGui::SameLine(0, ImGui::GetFontSize());
   legend_item(tr("forward"), p.forward);
   legend_item(tr("backward"), p.backward);
   legend_item(tr("optimizer step"), p.optimizer);
@@ -285,281 +280,379 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.6f));
   legend_item(tr("evaluation"), p.mse);
   legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
-  const int all_lanes = tl.lanes();
-  const view_model::Generation* generation = model.current_generation();
-  const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
-                                                      std::max(model.world_size(), all_lanes), state.job);
   if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
   ImGui::NewLine();
+}
 
-  if (all_lanes == 0) {
-    DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
-    return;
-  }
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 size = ImGui::GetContentRegionAvail();
-  if (size.y < fs * 3) return;
-  ImGui::InvisibleButton("##timeline", size);
-  const bool hovered = ImGui::IsItemHovered();
-  const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f);
-  ImGuiIO& io = ImGui::GetIO();
+// The plot's place on screen and the stretch of the run it shows, in ms since the run began.
+struct TimeAxis {
+  ImVec2 origin, plot_min, plot_max;
+  float node_w = 0, width = 1;
+  double begin = 0, end = 0, window = 1;
+  float x_of(double ms) const { return plot_min.x + static_cast<float>((ms - begin) / window) * width; }
+};
 
-  // The time window, in ms since the run began. Following a live run, it ends where every rank
-  // has been heard from: the ranks' events arrive a few milliseconds apart, and past that point
-  // the ones heard from last would look idle, or waiting in an all-reduce long since done.
+// Where the live window ends: following a live run, where every rank has been heard from (the
+// ranks' events arrive a few milliseconds apart, and past that point the ones heard from last would
+// look idle, or waiting in an all-reduce long since done). Held at the gate (step-through, or
+// Pause) the ranks report nothing until the next release: the window goes on with the clock, so
+// the wait shows as it happens, not only once it ends (`held_until_ms`, 0 when not held).
+double latest_ms_of(const view_model::TimelineModel& tl, const AppState& state, double& held_until_ms) {
   const bool live = state.run.live();
-  // Held at the gate (step-through, or Pause), the ranks report nothing until the next release:
-  // the window goes on with the clock, so the wait shows as it happens, not only once it ends.
   const bool held_now = live && (state.gated || state.run.phase == RunPhase::Paused) && state.run.timeline_heard_at_ns > 0;
-  const double held_until_ms =
+  held_until_ms =
       held_now ? (tl.latest_ns() + std::max<int64_t>(0, now_ns() - state.run.timeline_heard_at_ns)) / 1e6 : 0.0;
-  const double latest_ms = std::max(held_until_ms, (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6);
-  double window = v.window_ms;
-  if (window <= 0) {
-    const double begin = tl.recent_steps_begin(3, static_cast<int64_t>(latest_ms * 1e6)) / 1e6;
-    window = std::max(latest_ms - begin, 0.05) * 1.05;
-  }
-  // After a run, its last event gets a mark and a little room after it: the rank whose last
-  // all-reduce ended last (on a busy machine, a millisecond or more after the others, waiting for
-  // a core) would otherwise run its bar into the pane's edge, as if it were still going.
-  const bool ended = state.run.phase == RunPhase::Finished || state.run.phase == RunPhase::Stopped;
-  double end = v.follow ? latest_ms : v.end_ms;
-  // The rank labels' column is as wide as the widest of them; bars start after it.
-  // Over several nodes, a column of node names comes first.
-  const float node_w = nodes.multi_node()
-                           ? fs * 0.9f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("node {}", nodes.nodes.size() - 1).c_str()).x
-                           : 0.0f;
-  const float gutter = node_w + fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x,
-              axis_h = fs * 1.5f;
-  const ImVec2 plot_min(origin.x + gutter, origin.y + axis_h), plot_max(origin.x + size.x, origin.y + size.y);
-  const float width = std::max(plot_max.x - plot_min.x, 1.0f);
-  if (v.follow && ended) end += window * std::min(0.25, static_cast<double>((ImGui::CalcTextSize(tr("run ended")).x + fs) / width));
+  return std::max(held_until_ms, (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6);
+}
+
+// The wheel zooms about the mouse (the time under the cursor stays put), a drag pans, a
+// double-click follows again; held still, the window stays within the run.
+void move_by_hand(TimelineViewState& v, TimeAxis& a, double latest_ms, bool hovered, bool dragging) {
+  const ImGuiIO& io = ImGui::GetIO();
   if (hovered && io.MouseWheel != 0) {
-    // Zoom about the mouse: the time under the cursor stays put.
-    const double at = end - window + (io.MousePos.x - plot_min.x) / width * window;
+    const double at = a.end - a.window + (io.MousePos.x - a.plot_min.x) / a.width * a.window;
     const double factor = std::pow(0.8, io.MouseWheel);
     // Zoomed all the way out, the window is the whole run: no time before it began.
-    const double new_window = std::clamp(window * factor, 0.001, std::max(latest_ms, 1.0));
-    end = at + (end - at) * (new_window / window);
-    window = new_window;
-    v.window_ms = window;
-    if (!v.follow || end < latest_ms - 1e-9) {
+    const double new_window = std::clamp(a.window * factor, 0.001, std::max(latest_ms, 1.0));
+    a.end = at + (a.end - at) * (new_window / a.window);
+    a.window = new_window;
+    v.window_ms = a.window;
+    if (!v.follow || a.end < latest_ms - 1e-9) {
       v.follow = false;
-      v.end_ms = end;
+      v.end_ms = a.end;
     }
   }
   if (dragging) {
     v.follow = false;
-    end -= io.MouseDelta.x / width * window;
-    v.end_ms = end;
-    v.window_ms = window;
+    a.end -= io.MouseDelta.x / a.width * a.window;
+    v.end_ms = a.end;
+    v.window_ms = a.window;
   }
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
     v.follow = true;
     v.window_ms = 0;
   }
-  // Held still, the window stays within the run: a drag stops at its start, a zoom at its
-  // latest event (not in time that has not happened).
-  if (!v.follow && (end < window || end > std::max(latest_ms, window))) {
-    end = std::clamp(end, window, std::max(latest_ms, window));
-    v.end_ms = end;
+  // Held still: a drag stops at the run's start, a zoom at its latest event (not in time that
+  // has not happened).
+  if (!v.follow && (a.end < a.window || a.end > std::max(latest_ms, a.window))) {
+    a.end = std::clamp(a.end, a.window, std::max(latest_ms, a.window));
+    v.end_ms = a.end;
   }
-  const double begin = end - window;
-  v.drawn_end_ms = end;
-  v.drawn_window_ms = window;
-  // The ranks of the current set, and ranks that are gone while their spans are in view.
-  const int lanes = std::max(std::min(model.world_size(), all_lanes),
-                             tl.lanes_in(static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6)));
-  if (lanes == 0) return;
-  auto x_of = [&](double ms) { return plot_min.x + static_cast<float>((ms - begin) / window) * width; };
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Ticks in ms, or in s once the run is older than 10 s, with the decimals the spacing needs.
-  const bool seconds = end >= 10'000;
+// The plot's geometry and its window of time this frame, after what the mouse did to it.
+TimeAxis place_time_axis(const view_model::TimelineModel& tl, TimelineViewState& v, const NodeLayout& nodes,
+                         int all_lanes, bool ended, double latest_ms, bool hovered, bool dragging) {
+  const float fs = ImGui::GetFontSize();
+  TimeAxis a;
+  a.origin = ImGui::GetItemRectMin();
+  const ImVec2 size = ImGui::GetItemRectSize();
+  a.window = v.window_ms;
+  if (a.window <= 0) {
+    const double begin = tl.recent_steps_begin(3, static_cast<int64_t>(latest_ms * 1e6)) / 1e6;
+    a.window = std::max(latest_ms - begin, 0.05) * 1.05;
+  }
+  a.end = v.follow ? latest_ms : v.end_ms;
+  // The rank labels' column is as wide as the widest of them; bars start after it.
+  // Over several nodes, a column of node names comes first.
+  a.node_w = nodes.multi_node()
+                 ? fs * 0.9f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("node {}", nodes.nodes.size() - 1).c_str()).x
+                 : 0.0f;
+  const float gutter = a.node_w + fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x;
+  a.plot_min = ImVec2(a.origin.x + gutter, a.origin.y + fs * 1.5f);
+  a.plot_max = ImVec2(a.origin.x + size.x, a.origin.y + size.y);
+  a.width = std::max(a.plot_max.x - a.plot_min.x, 1.0f);
+  // After a run, its last event gets a mark and a little room after it: the rank whose last
+  // all-reduce ended last (on a busy machine, a millisecond or more after the others, waiting for
+  // a core) would otherwise run its bar into the pane's edge, as if it were still going.
+  if (v.follow && ended)
+    a.end += a.window * std::min(0.25, static_cast<double>((ImGui::CalcTextSize(tr("run ended")).x + fs) / a.width));
+  move_by_hand(v, a, latest_ms, hovered, dragging);
+  a.begin = a.end - a.window;
+  v.drawn_end_ms = a.end;
+  v.drawn_window_ms = a.window;
+  return a;
+}
+
+// Ticks in ms, or in s once the run is older than 10 s, with the decimals the spacing needs.
+void draw_time_ticks(ImDrawList* dl, const TimeAxis& a) {
+  const Palette& p = palette();
+  const float fs = ImGui::GetFontSize();
+  const bool seconds = a.end >= 10'000;
   const double unit = seconds ? 1000.0 : 1.0;
-  const std::vector<double> ticks = nice_ticks(begin / unit, end / unit, std::max(2, static_cast<int>(width / (fs * 8))));
-  const double tick_step = ticks.size() > 1 ? ticks[1] - ticks[0] : window / unit;
+  const std::vector<double> ticks = nice_ticks(a.begin / unit, a.end / unit, std::max(2, static_cast<int>(a.width / (fs * 8))));
+  const double tick_step = ticks.size() > 1 ? ticks[1] - ticks[0] : a.window / unit;
   for (double t : ticks) {
-    const float x = x_of(t * unit);
-    dl->AddLine(ImVec2(x, plot_min.y), ImVec2(x, plot_max.y), p.grid);
+    const float x = a.x_of(t * unit);
+    dl->AddLine(ImVec2(x, a.plot_min.y), ImVec2(x, a.plot_max.y), p.grid);
     const std::string s = format_tick(t, tick_step) + (seconds ? " s" : " ms");
     const float w = ImGui::CalcTextSize(s.c_str()).x;
     // A tick near either end keeps its line; its number is written only if all of it fits.
-    if (x - w / 2 < origin.x || x + w / 2 > plot_max.x - 2) continue;
-    dl->AddText(ImVec2(x - w / 2, origin.y + fs * 0.2f), p.text_dim, s.c_str());
+    if (x - w / 2 < a.origin.x || x + w / 2 > a.plot_max.x - 2) continue;
+    dl->AddText(ImVec2(x - w / 2, a.origin.y + fs * 0.2f), p.text_dim, s.c_str());
   }
+}
 
-  const float lane_h = std::min(fs * 5.0f, (plot_max.y - plot_min.y) / lanes);
-  const float row_h = lane_h * 0.42f;
-  const TimelineSpan* hit = nullptr;
-  int hit_rank = -1;
-  if (nodes.multi_node()) draw_node_groups(dl, nodes, lanes, lane_h, origin, plot_min, plot_max);
-  for (int rank = 0; rank < lanes; ++rank)
-    DrawRankLabel(dl, ImVec2(origin.x + node_w + fs * 0.3f, plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
-                  trf("rank {}", rank));
-  const view_model::FailureDiagnosis& failure = model.failure();
-  std::vector<LaneNote> notes(static_cast<size_t>(lanes));
-  if (failure.failed)
-    for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
-  dl->PushClipRect(plot_min, plot_max, true);
-  v.spans_shown = 0;
-  for (int rank = 0; rank < lanes; ++rank) {
-    const float top = plot_min.y + rank * lane_h;
-    const float label_limit = notes[rank].left(plot_max.x);
-    dl->AddLine(ImVec2(plot_min.x, top + lane_h - 1), ImVec2(plot_max.x, top + lane_h - 1), p.grid);
-    PixelColumn columns[3];  // per row: the pixel column whose narrow spans are being gathered
-    float last_mark = -1e9f;  // where the last bucket-ready mark was drawn
-    // Spans narrower than a pixel: one pixel per column, in the colour of the kind that took most
-    // of its time (zoomed out, backward, not the first sliver of optimizer step that begins there).
-    const auto flush = [&](PixelColumn& c) {
-      if (c.colors == 0) return;
-      const auto most = std::max_element(c.time_by_color.begin(), c.time_by_color.begin() + c.colors,
-                                         [](const auto& a, const auto& b) { return a.second < b.second; });
-      dl->AddRectFilled(ImVec2(c.x, c.y0), ImVec2(c.x + 1.0f, c.y1), most->first);
-      if (hovered && io.MousePos.x >= c.x && io.MousePos.x < c.x + 1.0f && io.MousePos.y >= c.y0 && io.MousePos.y <= c.y1) {
-        hit = c.longest;
-        hit_rank = rank;
-      }
-      c = PixelColumn{};
-    };
-    std::vector<std::pair<const TimelineSpan*, std::pair<float, float>>> held;  // this lane's waits at the gate
-    v.spans_shown += tl.for_each_visible(rank, static_cast<int64_t>(begin * 1e6), static_cast<int64_t>(end * 1e6),
-                        [&](const TimelineSpan& s) {
-      float x0 = x_of(s.t_begin_ns / 1e6), x1 = x_of(s.t_end_ns / 1e6);
-      int row = 0;
-      float y0 = top + lane_h * 0.06f, y1 = y0 + row_h;
-      switch (s.kind) {
-        case SpanKind::Collective:
-        case SpanKind::GateWait:
-        case SpanKind::StepVote:
-          row = 1;
-          y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
-          y1 = y0 + row_h * 0.62f;
-          break;
-        case SpanKind::Transfer:
-          row = 2;
-          y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f + row_h * 0.66f;
-          y1 = y0 + row_h * 0.34f;
-          break;
-        case SpanKind::BucketReady: {
-          // Zoomed out, marks a few pixels apart would merge into a black band: one per width.
-          if (x0 < last_mark + fs * 0.8f) return;
-          last_mark = x0;
-          const float y = top + lane_h * 0.06f + row_h;
-          dl->AddTriangleFilled(ImVec2(x0, y - fs * 0.1f), ImVec2(x0 - fs * 0.3f, y + fs * 0.4f),
-                                ImVec2(x0 + fs * 0.3f, y + fs * 0.4f), p.text);
-          // Only the triangle itself: it sits on the all-reduce's bar, which a small pane makes
-          // hardly taller than it, and a wider zone read the bar's pointer as "bucket ready".
-          const float down = io.MousePos.y - (y - fs * 0.1f);  // 0 at the apex, 0.5 fs at the base
-          if (hovered && down >= 0 && down <= fs * 0.5f && std::fabs(io.MousePos.x - x0) <= down * 0.6f) {
-            hit = &s;
-            hit_rank = rank;
-          }
-          return;
-        }
-        default: break;
-      }
-      PixelColumn& column = columns[row];
-      if (x1 - x0 < 1.0f && !s.unfinished) {
-        const float at = std::floor(x0);
-        if (at != column.x) {
-          flush(column);
-          column.x = at;
-          column.y0 = y0;
-          column.y1 = y1;
-        }
-        column.add(s.kind == SpanKind::GateWait ? with_alpha(color_of(s), 0.6f) : color_of(s), &s);
-        return;
-      }
-      flush(column);
-      if (s.unfinished) {
-        draw_unfinished(dl, x0, x1, y0, y1, plot_min.x, label_limit, false);
-        return;
-      }
-      const uint32_t color = color_of(s);
-      if (s.kind == SpanKind::GateWait) held.push_back({&s, {x0, x1}});
-      // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
-      dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
-      if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes) && x1 - x0 >= 3.0f)
-        dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), p.network, 0, 0, 2.0f);
-      if (s.kind == SpanKind::Collective) {
-        // Until the last rank arrived, this rank could only wait: a straggler shows up here.
-        const int64_t last = tl.last_arrival_ns(s.collective_id);
-        const float xw = last > s.t_begin_ns ? std::min(x_of(std::min(last, s.t_end_ns) / 1e6), x1) : x0;
-        if (xw - x0 >= 3.0f) hatch(dl, ImVec2(x0, y0), ImVec2(xw, y1), with_alpha(p.reduced, 0.9f), fs * 0.45f);
-      }
-      if (s.kind == SpanKind::Collective && x1 - x0 > fs * 3) {
-        const std::string text = s.bucket >= 0 ? trf("bucket {}", s.bucket) : std::string(tr("all-reduce"));
-        bar_label(dl, x0, x1, y0, y1, plot_min.x, label_limit, 0xFFFFFFFF, text.c_str());
-      }
-      if (hovered && io.MousePos.x >= x0 && io.MousePos.x <= x1 && io.MousePos.y >= y0 && io.MousePos.y <= y1) {
-        hit = &s;
-        hit_rank = rank;
-      }
-    });
-    for (PixelColumn& c : columns) flush(c);
-    // Held at the gate, a rank computes nothing: over the forward or backward bar it waited
-    // inside (a bucket's all-reduce runs in backward) the gate shows, not a minute of "backward".
-    const float row0 = top + lane_h * 0.06f;
-    for (const auto& [span, x] : held) {
-      dl->AddRectFilled(ImVec2(x.first, row0), ImVec2(x.second, row0 + row_h), p.canvas);
-      dl->AddRectFilled(ImVec2(x.first, row0), ImVec2(x.second, row0 + row_h), with_alpha(p.gate, 0.6f));
-      // Outside any forward or backward bar (the [1, 2, 3] demo's gates) the band is the wait's own.
-      if (!hit && hovered && io.MousePos.x >= x.first && io.MousePos.x <= x.second && io.MousePos.y >= row0 &&
-          io.MousePos.y <= row0 + row_h) {
-        hit = span;
-        hit_rank = rank;
-      }
+// A rank's lane: its compute on top (forward, backward, optimizer step, evaluation), then its
+// collectives, waits at the gate and step votes, and under those their chunk transfers.
+struct LaneRows {
+  float top = 0, lane_h = 0, row_h = 0;
+  float compute_top() const { return top + lane_h * 0.06f; }
+  float collective_top() const { return compute_top() + row_h + lane_h * 0.04f; }
+  static int row_of(SpanKind kind) {
+    switch (kind) {
+      case SpanKind::Collective:
+      case SpanKind::GateWait:
+      case SpanKind::StepVote: return 1;
+      case SpanKind::Transfer: return 2;
+      default: return 0;
     }
   }
-  // A gated run that has not failed holds its ranks at the gate between the teacher's presses
-  // (and a Stop leaves them there).
+  std::pair<float, float> band(int row) const {
+    if (row == 0) return {compute_top(), compute_top() + row_h};
+    if (row == 1) return {collective_top(), collective_top() + row_h * 0.62f};
+    const float y0 = collective_top() + row_h * 0.66f;
+    return {y0, y0 + row_h * 0.34f};
+  }
+};
+
+// What the mouse is over: the span whose read-out the tooltip gives, and its rank.
+struct SpanHit {
+  const TimelineSpan* span = nullptr;
+  int rank = -1;
+};
+
+bool mouse_in(float x0, float y0, float x1, float y1) {
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  return m.x >= x0 && m.x <= x1 && m.y >= y0 && m.y <= y1;
+}
+
+// Draws one rank's spans in the window, a span at a time (TimelineModel::for_each_visible).
+class LanePainter {
+ public:
+  LanePainter(ImDrawList* dl, const view_model::TimelineModel& tl, const TimeAxis& a, const NodeLayout& nodes,
+              LaneRows rows, int rank, float label_limit, bool hovered, SpanHit& hit)
+      : dl_(dl), tl_(tl), a_(a), nodes_(nodes), rows_(rows), rank_(rank), label_limit_(label_limit),
+        hovered_(hovered), hit_(hit) {}
+
+  void span(const TimelineSpan& s) {
+    const float x0 = a_.x_of(s.t_begin_ns / 1e6), x1 = a_.x_of(s.t_end_ns / 1e6);
+    if (s.kind == SpanKind::BucketReady) return bucket_mark(s, x0);
+    const int row = LaneRows::row_of(s.kind);
+    const auto [y0, y1] = rows_.band(row);
+    PixelColumn& column = columns_[row];
+    if (x1 - x0 < 1.0f && !s.unfinished) {
+      const float at = std::floor(x0);
+      if (at != column.x) {
+        flush(column);
+        column.x = at;
+        column.y0 = y0;
+        column.y1 = y1;
+      }
+      column.add(s.kind == SpanKind::GateWait ? with_alpha(color_of(s), 0.6f) : color_of(s), &s);
+      return;
+    }
+    flush(column);
+    if (s.unfinished) return draw_unfinished(dl_, x0, x1, y0, y1, a_.plot_min.x, label_limit_, false);
+    bar(s, x0, x1, y0, y1);
+  }
+
+  // The pixel columns still gathering, and the waits at the gate over the compute they held.
+  void finish() {
+    for (PixelColumn& c : columns_) flush(c);
+    // Held at the gate, a rank computes nothing: over the forward or backward bar it waited
+    // inside (a bucket's all-reduce runs in backward) the gate shows, not a minute of "backward".
+    const Palette& p = palette();
+    const float row0 = rows_.compute_top();
+    for (const auto& [span, x] : held_) {
+      dl_->AddRectFilled(ImVec2(x.first, row0), ImVec2(x.second, row0 + rows_.row_h), p.canvas);
+      dl_->AddRectFilled(ImVec2(x.first, row0), ImVec2(x.second, row0 + rows_.row_h), with_alpha(p.gate, 0.6f));
+      // Outside any forward or backward bar (the [1, 2, 3] demo's gates) the band is the wait's own.
+      if (!hit_.span && hovered_ && mouse_in(x.first, row0, x.second, row0 + rows_.row_h)) hit_ = {span, rank_};
+    }
+  }
+
+ private:
+  void bar(const TimelineSpan& s, float x0, float x1, float y0, float y1) {
+    const Palette& p = palette();
+    const float fs = ImGui::GetFontSize();
+    const uint32_t color = color_of(s);
+    if (s.kind == SpanKind::GateWait) held_.push_back({&s, {x0, x1}});
+    // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
+    dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
+    if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes_) && x1 - x0 >= 3.0f)
+      dl_->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), p.network, 0, 0, 2.0f);
+    if (s.kind == SpanKind::Collective) {
+      // Until the last rank arrived, this rank could only wait: a straggler shows up here.
+      const int64_t last = tl_.last_arrival_ns(s.collective_id);
+      const float xw = last > s.t_begin_ns ? std::min(a_.x_of(std::min(last, s.t_end_ns) / 1e6), x1) : x0;
+      if (xw - x0 >= 3.0f) hatch(dl_, ImVec2(x0, y0), ImVec2(xw, y1), with_alpha(p.reduced, 0.9f), fs * 0.45f);
+    }
+    if (s.kind == SpanKind::Collective && x1 - x0 > fs * 3) {
+      const std::string text = s.bucket >= 0 ? trf("bucket {}", s.bucket) : std::string(tr("all-reduce"));
+      bar_label(dl_, x0, x1, y0, y1, a_.plot_min.x, label_limit_, 0xFFFFFFFF, text.c_str());
+    }
+    if (hovered_ && mouse_in(x0, y0, x1, y1)) hit_ = {&s, rank_};
+  }
+
+  // A bucket becoming ready: a small triangle on the all-reduce's row. Zoomed out, marks a few
+  // pixels apart would merge into a black band: one per width.
+  void bucket_mark(const TimelineSpan& s, float x0) {
+    const float fs = ImGui::GetFontSize();
+    if (x0 < last_mark_ + fs * 0.8f) return;
+    last_mark_ = x0;
+    const float y = rows_.compute_top() + rows_.row_h;
+    dl_->AddTriangleFilled(ImVec2(x0, y - fs * 0.1f), ImVec2(x0 - fs * 0.3f, y + fs * 0.4f),
+                           ImVec2(x0 + fs * 0.3f, y + fs * 0.4f), palette().text);
+    // Only the triangle itself: it sits on the all-reduce's bar, which a small pane makes hardly
+    // taller than it, and a wider zone read the bar's pointer as "bucket ready".
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const float down = m.y - (y - fs * 0.1f);  // 0 at the apex, 0.5 fs at the base
+    if (hovered_ && down >= 0 && down <= fs * 0.5f && std::fabs(m.x - x0) <= down * 0.6f) hit_ = {&s, rank_};
+  }
+
+  // Spans narrower than a pixel: one pixel per column, in the colour of the kind that took most
+  // of its time (zoomed out, backward, not the first sliver of optimizer step that begins there).
+  void flush(PixelColumn& c) {
+    if (c.colors == 0) return;
+    const auto most = std::max_element(c.time_by_color.begin(), c.time_by_color.begin() + c.colors,
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    dl_->AddRectFilled(ImVec2(c.x, c.y0), ImVec2(c.x + 1.0f, c.y1), most->first);
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    if (hovered_ && m.x >= c.x && m.x < c.x + 1.0f && m.y >= c.y0 && m.y <= c.y1) hit_ = {c.longest, rank_};
+    c = PixelColumn{};
+  }
+
+  ImDrawList* dl_;
+  const view_model::TimelineModel& tl_;
+  const TimeAxis& a_;
+  const NodeLayout& nodes_;
+  LaneRows rows_;
+  int rank_;
+  float label_limit_;
+  bool hovered_;
+  SpanHit& hit_;
+  PixelColumn columns_[3];  // per row: the pixel column whose narrow spans are being gathered
+  float last_mark_ = -1e9f;  // where the last bucket-ready mark was drawn
+  std::vector<std::pair<const TimelineSpan*, std::pair<float, float>>> held_;  // this lane's waits at the gate
+};
+
+// Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks left
+// waiting for the one that broke the run, which gets its red band and the lab's note. A gated run
+// that has not failed holds its ranks at the gate between the teacher's presses (and a Stop leaves
+// them there).
+void draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& model, const AppState& state, const TimeAxis& a,
+                          const std::vector<LaneNote>& notes, float lane_h, float row_h, double held_until_ms) {
+  const view_model::TimelineModel& tl = model.timeline();
+  const view_model::FailureDiagnosis& failure = model.failure();
   const bool at_gate = state.step.mode == RingMode::Gated && !failure.failed;
-  // Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks
-  // left waiting for the one that broke the run.
-  for (int rank = 0; rank < lanes; ++rank) {
-    const float top = plot_min.y + rank * lane_h;
-    const float y0 = top + lane_h * 0.06f + row_h + lane_h * 0.04f;
-    const float label_limit = notes[rank].left(plot_max.x);
+  for (int rank = 0; rank < static_cast<int>(notes.size()); ++rank) {
+    const LaneRows rows{a.plot_min.y + rank * lane_h, lane_h, row_h};
+    const auto [y0, y1] = rows.band(1);
+    const float label_limit = notes[rank].left(a.plot_max.x);
     // A killed rank was not waiting: its last events died with it, and its red band says so.
     const view_model::RankDiagnosis* diagnosed = failure.failed ? failure.rank(rank) : nullptr;
     const bool killed = diagnosed && view_model::ended_silently(diagnosed->cause);
     if (!killed)
       tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
         const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);
-        draw_unfinished(dl, x_of(s.t_begin_ns / 1e6), x_of(until_ms), y0, y0 + row_h * 0.62f, plot_min.x, label_limit,
-                        at_gate);
+        draw_unfinished(dl, a.x_of(s.t_begin_ns / 1e6), a.x_of(until_ms), y0, y1, a.plot_min.x, label_limit, at_gate);
       });
     if (failure.failed) {
       const view_model::RankDiagnosis* d = failure.rank(rank);
-      const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : begin;
-      draw_failure_lane(dl, failure, rank, notes[rank], x_of(last_ms), ImVec2(plot_min.x, top),
-                        ImVec2(plot_max.x, top + lane_h - 1));
+      const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : a.begin;
+      draw_failure_lane(dl, failure, rank, notes[rank], a.x_of(last_ms), ImVec2(a.plot_min.x, rows.top),
+                        ImVec2(a.plot_max.x, rows.top + lane_h - 1));
     }
   }
-  // The stretches let go that the window reaches into, each veiled with its note where it fits.
+}
+
+// The stretches let go that the window reaches into, each veiled with its note where it fits; a
+// veiled stretch gives no read-out.
+void draw_let_go_stretches(ImDrawList* dl, const view_model::TimelineModel& tl, TimelineViewState& v, const TimeAxis& a,
+                           bool hovered, SpanHit& hit) {
   v.let_go_shown = false;
   for (const auto& [from, to] : tl.let_go()) {
-    if (from / 1e6 >= end || to / 1e6 <= begin) continue;
+    if (from / 1e6 >= a.end || to / 1e6 <= a.begin) continue;
     v.let_go_shown = true;
-    const float x0 = x_of(from / 1e6), x1 = x_of(to / 1e6);
-    draw_let_go(dl, x0, x1, plot_min, plot_max, tl.max_spans_per_lane(), v.follow);
-    if (hovered && io.MousePos.x >= x0 && io.MousePos.x < x1) hit = nullptr;  // veiled: no read-out
+    const float x0 = a.x_of(from / 1e6), x1 = a.x_of(to / 1e6);
+    draw_let_go(dl, x0, x1, a.plot_min, a.plot_max, tl.max_spans_per_lane(), v.follow);
+    if (hovered && ImGui::GetIO().MousePos.x >= x0 && ImGui::GetIO().MousePos.x < x1) hit.span = nullptr;
   }
-  if (ended && latest_ms > begin && latest_ms < end) draw_run_end(dl, x_of(latest_ms), plot_min, plot_max);
+}
+
+// The read-out of the span under the mouse: what it was, and how much of it was waiting.
+void span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, const NodeLayout& nodes) {
+  const TimelineSpan& s = *hit.span;
+  std::string text = describe(s, hit.rank, nodes);
+  const int64_t last = s.kind == SpanKind::Collective ? tl.last_arrival_ns(s.collective_id) : -1;
+  if (last > s.t_begin_ns)
+    text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, s.t_end_ns) - s.t_begin_ns) / 1e6));
+  if (s.kind != SpanKind::GateWait && s.kind != SpanKind::BucketReady) {
+    const int64_t held = tl.gate_wait_within(hit.rank, s.t_begin_ns, s.t_end_ns);
+    if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", format_duration(static_cast<double>(held))));
+  }
+  if (s.unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
+  WrappedTooltip(text);
+}
+
+}  // namespace
+
+void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
+  const view_model::TimelineModel& tl = model.timeline();
+  TimelineViewState& v = state.timeline;
+  const float fs = ImGui::GetFontSize();
+  const int all_lanes = tl.lanes();
+  const view_model::Generation* generation = model.current_generation();
+  const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
+                                                      std::max(model.world_size(), all_lanes), state.job);
+  draw_legend(v, nodes);
+  if (all_lanes == 0) {
+    DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
+    return;
+  }
+  const ImVec2 size = ImGui::GetContentRegionAvail();
+  if (size.y < fs * 3) return;
+  ImGui::InvisibleButton("##timeline", size);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool dragging = ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f);
+  double held_until_ms = 0;
+  const double latest_ms = latest_ms_of(tl, state, held_until_ms);
+  const bool ended = state.run.phase == RunPhase::Finished || state.run.phase == RunPhase::Stopped;
+  const TimeAxis a = place_time_axis(tl, v, nodes, all_lanes, ended, latest_ms, hovered, dragging);
+  // The ranks of the current set, and ranks that are gone while their spans are in view.
+  const int lanes = std::max(std::min(model.world_size(), all_lanes),
+                             tl.lanes_in(static_cast<int64_t>(a.begin * 1e6), static_cast<int64_t>(a.end * 1e6)));
+  if (lanes == 0) return;
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  draw_time_ticks(dl, a);
+  const float lane_h = std::min(fs * 5.0f, (a.plot_max.y - a.plot_min.y) / lanes);
+  const float row_h = lane_h * 0.42f;
+  if (nodes.multi_node()) draw_node_groups(dl, nodes, lanes, lane_h, a.origin, a.plot_min, a.plot_max);
+  for (int rank = 0; rank < lanes; ++rank)
+    DrawRankLabel(dl, ImVec2(a.origin.x + a.node_w + fs * 0.3f, a.plot_min.y + rank * lane_h + (lane_h - fs) / 2), rank,
+                  trf("rank {}", rank));
+  const view_model::FailureDiagnosis& failure = model.failure();
+  std::vector<LaneNote> notes(static_cast<size_t>(lanes));
+  if (failure.failed)
+    for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
+  dl->PushClipRect(a.plot_min, a.plot_max, true);
+  SpanHit hit;
+  v.spans_shown = 0;
+  for (int rank = 0; rank < lanes; ++rank) {
+    const LaneRows rows{a.plot_min.y + rank * lane_h, lane_h, row_h};
+    dl->AddLine(ImVec2(a.plot_min.x, rows.top + lane_h - 1), ImVec2(a.plot_max.x, rows.top + lane_h - 1), palette().grid);
+    LanePainter lane(dl, tl, a, nodes, rows, rank, notes[rank].left(a.plot_max.x), hovered, hit);
+    v.spans_shown += tl.for_each_visible(rank, static_cast<int64_t>(a.begin * 1e6), static_cast<int64_t>(a.end * 1e6),
+                                         [&](const TimelineSpan& s) { lane.span(s); });
+    lane.finish();
+  }
+  draw_open_and_failed(dl, model, state, a, notes, lane_h, row_h, held_until_ms);
+  draw_let_go_stretches(dl, tl, v, a, hovered, hit);
+  if (ended && latest_ms > a.begin && latest_ms < a.end) draw_run_end(dl, a.x_of(latest_ms), a.plot_min, a.plot_max);
   dl->PopClipRect();
-  if (hit && !dragging) {
-    std::string text = describe(*hit, hit_rank, nodes);
-    const int64_t last = hit->kind == SpanKind::Collective ? tl.last_arrival_ns(hit->collective_id) : -1;
-    if (last > hit->t_begin_ns)
-      text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, hit->t_end_ns) - hit->t_begin_ns) / 1e6));
-    if (hit->kind != SpanKind::GateWait && hit->kind != SpanKind::BucketReady) {
-      const int64_t held = tl.gate_wait_within(hit_rank, hit->t_begin_ns, hit->t_end_ns);
-      if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", format_duration(static_cast<double>(held))));
-    }
-    if (hit->unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
-    WrappedTooltip(text);
-  }
+  if (hit.span && !dragging) span_read_out(tl, hit, nodes);
 }
 
 }  // namespace ringlab::viz

@@ -1,0 +1,167 @@
+// The Timeline view driven as a person drives it, without a window: Dear ImGui's input is set by
+// hand (the mouse over the plot, the wheel, a drag, a double-click) and the view's own state says
+// what window of time it drew. A finished 2-rank run of two steps, made of events.
+#include <doctest/doctest.h>
+
+#include <imgui.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/job/job_config.h"
+#include "engine/view_model/run_model.h"
+#include "viz/app_state.h"
+#include "viz/fonts.h"
+#include "viz/views.h"
+
+using namespace ringlab;
+
+namespace {
+
+constexpr float kPaneX = 10, kPaneY = 10, kPaneW = 900, kPaneH = 300;
+
+Event run_begin(int rank, int world) {
+  JobConfig job;
+  job.world_size = world;
+  job.backend = "gloo";
+  Event e;
+  e.kind = EventKind::RunBegin;
+  e.rank = rank;
+  e.value = world;
+  e.text = nlohmann::json(job).dump();
+  return e;
+}
+
+Event span(EventKind kind, int rank, int64_t step, int64_t t0_us, int64_t t1_us) {
+  Event e;
+  e.kind = kind;
+  e.rank = rank;
+  e.step = step;
+  e.t_begin_ns = t0_us * 1000;
+  e.t_end_ns = t1_us * 1000;
+  return e;
+}
+
+Event collective(EventKind kind, int rank, int64_t step, int64_t t0_us, int64_t t1_us) {
+  Event e = span(kind, rank, step, t0_us, t1_us);
+  e.collective_id = step;
+  e.bucket = 0;
+  e.bytes = 400;
+  e.text = "ring";
+  return e;
+}
+
+// Two steps of 1 ms each per rank: forward, backward with its bucket's all-reduce inside, optimizer
+// step. Rank 1 is 0.1 ms behind rank 0, so rank 0 waits for it in each all-reduce.
+view_model::RunModel finished_run() {
+  view_model::RunModel model;
+  for (int r = 0; r < 2; ++r) model.consume(run_begin(r, 2));
+  for (int64_t s = 0; s < 2; ++s)
+    for (int r = 0; r < 2; ++r) {
+      const int64_t t = 1000 + s * 1000 + r * 100;
+      model.consume(span(EventKind::StepBegin, r, s, t, t));
+      model.consume(span(EventKind::Forward, r, s, t, t + 300));
+      model.consume(span(EventKind::Backward, r, s, t + 300, t + 800));
+      model.consume(collective(EventKind::CollectiveBegin, r, s, t + 500 - r * 100, t + 500 - r * 100));
+      model.consume(collective(EventKind::CollectiveEnd, r, s, t + 500 - r * 100, t + 700));
+      model.consume(span(EventKind::OptimizerStep, r, s, t + 800, t + 900));
+      model.consume(span(EventKind::StepEnd, r, s, t, t + 900));
+    }
+  return model;
+}
+
+struct TimelinePane {
+  TimelinePane() {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1000, 400);
+    io.DeltaTime = 1.0f / 60;
+    viz::load_fonts(18.0f);  // the app's fonts (ImGui's own where the font packages are missing)
+    io.Fonts->Build();
+    state.run.phase = viz::RunPhase::Finished;
+  }
+  ~TimelinePane() { ImGui::DestroyContext(); }
+
+  // One frame with the mouse at (x, y) in the pane; `input` sets the rest of the frame's input.
+  template <class Input>
+  void frame(float x, float y, Input input) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = ImVec2(kPaneX + x, kPaneY + y);
+    io.MouseWheel = 0;
+    input(io);  // the left button stays as the last frame left it
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(kPaneX, kPaneY));
+    ImGui::SetNextWindowSize(ImVec2(kPaneW, kPaneH));
+    ImGui::Begin("timeline", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+    viz::DrawTimelineView(model, state);
+    ImGui::End();
+    ImGui::Render();
+  }
+  void frame(float x = -100, float y = -100) {
+    frame(x, y, [](ImGuiIO&) {});
+  }
+
+  view_model::RunModel model = finished_run();
+  viz::AppState state;
+};
+
+}  // namespace
+
+TEST_CASE("following a finished run, the timeline shows all of it, ending just after its last event") {
+  TimelinePane pane;
+  for (int i = 0; i < 3; ++i) pane.frame();
+  const viz::TimelineViewState& v = pane.state.timeline;
+  CHECK(v.follow);
+  // The first event was at 1.0 ms and the last ended at 3.0 ms (rank 1's second optimizer step):
+  // the run spans 2.0 ms, shown with 5% to spare and a little room after its end for "run ended".
+  CHECK(v.drawn_window_ms == doctest::Approx(2.0 * 1.05));
+  CHECK(v.drawn_end_ms > 2.0);
+  CHECK(v.drawn_end_ms < 2.0 + 0.25 * v.drawn_window_ms + 1e-9);
+  // Per rank, per step: forward, backward, the all-reduce and the optimizer step.
+  CHECK(v.spans_shown == 2 * 2 * 4);
+}
+
+TEST_CASE("the wheel zooms about the mouse, a drag pans, a double-click follows again") {
+  TimelinePane pane;
+  for (int i = 0; i < 3; ++i) pane.frame();
+  const viz::TimelineViewState& v = pane.state.timeline;
+  const double window = v.drawn_window_ms, end = v.drawn_end_ms;
+  // The mouse over the plot, about a third of the way across it (the rank labels' column and the
+  // pane's padding come first), below the legend's line and the axis.
+  const float mx = kPaneW * 0.35f, my = kPaneH * 0.6f;
+  pane.frame(mx, my);
+  CHECK(v.drawn_end_ms == doctest::Approx(end));
+  pane.frame(mx, my, [](ImGuiIO& io) { io.MouseWheel = 1; });
+  const double zoom_end = v.drawn_end_ms, zoom_window = v.drawn_window_ms;
+  CHECK(zoom_window == doctest::Approx(window * 0.8));
+  CHECK_FALSE(v.follow);  // zoomed in left of the end, the view no longer reaches the run's end
+  // The time under the mouse stayed put: at the same fraction f of the window before and after,
+  // end - window + f * window is the same time. Solved for f, it is where the mouse is.
+  const double f = (zoom_end - zoom_window - (end - window)) / (window - zoom_window);
+  CHECK(f > 0.2);
+  CHECK(f < 0.4);
+  // A drag 100 px to the right shows earlier time: the end moves back by 100 px of time, about
+  // an eighth of the plot's width here.
+  pane.frame(mx, my, [](ImGuiIO& io) { io.MouseDown[0] = true; });
+  pane.frame(mx + 50, my);
+  pane.frame(mx + 100, my);
+  pane.frame(mx + 100, my, [](ImGuiIO& io) { io.MouseDown[0] = false; });
+  CHECK_FALSE(v.follow);
+  CHECK(v.drawn_window_ms == doctest::Approx(zoom_window));
+  const double moved = (zoom_end - v.drawn_end_ms) / zoom_window;
+  CHECK(moved > 0.1);
+  CHECK(moved < 0.14);
+  // A double-click: following the run again, all of it in view.
+  for (int click = 0; click < 2; ++click) {
+    pane.frame(mx, my, [](ImGuiIO& io) { io.MouseDown[0] = true; });
+    pane.frame(mx, my, [](ImGuiIO& io) { io.MouseDown[0] = false; });
+  }
+  pane.frame();
+  CHECK(v.follow);
+  CHECK(v.drawn_window_ms == doctest::Approx(window));
+  CHECK(v.drawn_end_ms == doctest::Approx(end));
+}
