@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/job/scenario.h"
+#include "tests/support/headless_imgui.h"
 #include "viz/frame_change.h"
 #include "viz/i18n.h"
 #include "viz/layout_audit.h"
@@ -22,15 +23,8 @@ using ringlab::viz::TextFlaw;
 namespace {
 
 struct Frame {
-  Frame() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(800, 600);
-    io.DeltaTime = 1.0f / 60;
-    io.Fonts->Build();
-  }
-  ~Frame() { ImGui::DestroyContext(); }
+  Frame() { ImGui::GetIO().Fonts->Build(); }
+  ringlab::test::HeadlessImGui imgui{ImVec2(800, 600)};
 
   // Draws `body` in a fixed window twice (Dear ImGui sizes content a frame late) and audits the last.
   template <class Body>

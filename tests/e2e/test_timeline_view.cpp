@@ -9,10 +9,9 @@
 #include <cstdint>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "engine/job/job_config.h"
 #include "engine/view_model/run_model.h"
+#include "tests/support/headless_imgui.h"
+#include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
 #include "viz/views.h"
@@ -22,18 +21,6 @@ using namespace ringlab;
 namespace {
 
 constexpr float kPaneX = 10, kPaneY = 10, kPaneW = 900, kPaneH = 300;
-
-Event run_begin(int rank, int world) {
-  JobConfig job;
-  job.world_size = world;
-  job.backend = "gloo";
-  Event e;
-  e.kind = EventKind::RunBegin;
-  e.rank = rank;
-  e.value = world;
-  e.text = nlohmann::json(job).dump();
-  return e;
-}
 
 Event span(EventKind kind, int rank, int64_t step, int64_t t0_us, int64_t t1_us) {
   Event e;
@@ -58,7 +45,7 @@ Event collective(EventKind kind, int rank, int64_t step, int64_t t0_us, int64_t 
 // step. Rank 1 is 0.1 ms behind rank 0, so rank 0 waits for it in each all-reduce.
 view_model::RunModel finished_run() {
   view_model::RunModel model;
-  for (int r = 0; r < 2; ++r) model.consume(run_begin(r, 2));
+  for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
   for (int64_t s = 0; s < 2; ++s)
     for (int r = 0; r < 2; ++r) {
       const int64_t t = 1000 + s * 1000 + r * 100;
@@ -75,16 +62,11 @@ view_model::RunModel finished_run() {
 
 struct TimelinePane {
   TimelinePane() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1000, 400);
-    io.DeltaTime = 1.0f / 60;
     viz::load_fonts(18.0f);  // the app's fonts (ImGui's own where the font packages are missing)
-    io.Fonts->Build();
+    ImGui::GetIO().Fonts->Build();
     state.run.phase = viz::RunPhase::Finished;
   }
-  ~TimelinePane() { ImGui::DestroyContext(); }
+  test::HeadlessImGui imgui{ImVec2(1000, 400)};
 
   // One frame with the mouse at (x, y) in the pane; `input` sets the rest of the frame's input.
   template <class Input>

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/view_model/node_layout.h"
+#include "tests/support/run_events.h"
 
 using namespace ringlab;
 using namespace ringlab::view_model;
@@ -16,15 +17,6 @@ JobConfig job_of(int world, std::vector<int> ranks_per_node) {
   job.world_size = world;
   job.ranks_per_node = std::move(ranks_per_node);
   return job;
-}
-
-Event run_begin(int rank, const JobConfig& job) {
-  Event e;
-  e.kind = EventKind::RunBegin;
-  e.rank = rank;
-  e.value = job.world_size;
-  e.text = nlohmann::json(job).dump();
-  return e;
 }
 
 }  // namespace
@@ -79,7 +71,7 @@ TEST_CASE("a run's generation takes the node split its workers announced; before
   const JobConfig planned = job_of(4, {2, 2});
   CHECK(node_layout_of(model, 0, 4, planned).multi_node());  // nothing announced yet: the planned job
   const JobConfig ran = job_of(4, {1, 3});
-  for (int r = 0; r < 4; ++r) model.consume(run_begin(r, ran));
+  for (int r = 0; r < 4; ++r) model.consume(test::run_begin_event(r, ran));
   const int generation = model.current_generation()->index;
   const NodeLayout layout = node_layout_of(model, generation, 4, planned);
   REQUIRE(layout.nodes.size() == 2);

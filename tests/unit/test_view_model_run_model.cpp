@@ -7,22 +7,12 @@
 
 #include "engine/view_model/event_feed.h"
 #include "engine/view_model/run_model.h"
+#include "tests/support/run_events.h"
 
 using namespace ringlab;
 using namespace ringlab::view_model;
 
 namespace {
-Event run_begin(int rank, int world, const std::string& backend) {
-  JobConfig job;
-  job.world_size = world;
-  job.backend = backend;
-  Event e;
-  e.kind = EventKind::RunBegin;
-  e.rank = rank;
-  e.value = world;
-  e.text = nlohmann::json(job).dump();
-  return e;
-}
 Event make(EventKind kind, int rank, int64_t step, int64_t collective = -1) {
   Event e;
   e.kind = kind;
@@ -37,14 +27,14 @@ Event make(EventKind kind, int rank, int64_t step, int64_t collective = -1) {
 
 TEST_CASE("a live change from 4 ranks to 2 opens a new generation") {
   RunModel m;
-  for (int r = 0; r < 4; ++r) m.consume(run_begin(r, 4, "gloo"));
+  for (int r = 0; r < 4; ++r) m.consume(test::run_begin_event(r, 4, "gloo"));
   for (int r = 0; r < 4; ++r) {
     m.consume(make(EventKind::CollectiveBegin, r, 0, 0));
     m.consume(make(EventKind::StepEnd, r, 0));
   }
   CHECK(m.world_size() == 4);
   CHECK(m.loss().label == "4 ranks, gloo, ring, lr 0.03");
-  for (int r = 0; r < 2; ++r) m.consume(run_begin(r, 2, "mpi"));
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "mpi"));
   m.consume(make(EventKind::CollectiveBegin, 0, 1, 0));
   m.consume(make(EventKind::StepEnd, 0, 1));
   CHECK(m.world_size() == 2);
@@ -61,9 +51,9 @@ TEST_CASE("a live change from 4 ranks to 2 opens a new generation") {
 
 TEST_CASE("growing the world live: the ranks it adds belong to the new generation, whichever begins first") {
   RunModel m;
-  for (int r = 0; r < 4; ++r) m.consume(run_begin(r, 4, "gloo"));
+  for (int r = 0; r < 4; ++r) m.consume(test::run_begin_event(r, 4, "gloo"));
   // 4 -> 8: a new rank may announce itself before the old ones restart.
-  for (int r : {5, 0, 4, 1, 2, 6, 3, 7}) m.consume(run_begin(r, 8, "gloo"));
+  for (int r : {5, 0, 4, 1, 2, 6, 3, 7}) m.consume(test::run_begin_event(r, 8, "gloo"));
   REQUIRE(m.generations().size() == 2);
   CHECK(m.current_generation()->world_size == 8);
   for (int r = 0; r < 8; ++r) m.consume(make(EventKind::CollectiveBegin, r, 5, 2));
@@ -77,14 +67,14 @@ TEST_CASE("growing the world live: the ranks it adds belong to the new generatio
   m.consume(shard);
   CHECK(m.sampler().shards({2, 0}) != nullptr);  // rank 6's shard is the new world's
   // A restart of the same world (every rank begins again) opens a third one.
-  for (int r = 0; r < 8; ++r) m.consume(run_begin(r, 8, "gloo"));
+  for (int r = 0; r < 8; ++r) m.consume(test::run_begin_event(r, 8, "gloo"));
   CHECK(m.generations().size() == 3);
 }
 
 TEST_CASE("run end, errors and ingest from a store") {
   EventStore store;
-  store.emit(run_begin(0, 2, "gloo"));
-  store.emit(run_begin(1, 2, "gloo"));
+  store.emit(test::run_begin_event(0, 2, "gloo"));
+  store.emit(test::run_begin_event(1, 2, "gloo"));
   Event err = make(EventKind::Error, 1, -1);
   err.text = "peer gone";
   store.emit(err);
@@ -99,7 +89,7 @@ TEST_CASE("run end, errors and ingest from a store") {
   CHECK(m.ingest(store) == 0);
   // A cleared store starts the model over.
   store.clear();
-  store.emit(run_begin(0, 1, "gloo"));
+  store.emit(test::run_begin_event(0, 1, "gloo"));
   m.ingest(store);
   CHECK(m.world_size() == 1);
   CHECK(m.events_seen() == 1);
@@ -114,8 +104,8 @@ TEST_CASE("a run trained to the end only when every rank's RunEnd says done, not
   for (const char* rank1 : {"done", "stopped"}) {
     CAPTURE(rank1);
     RunModel m;
-    m.consume(run_begin(0, 2, "gloo"));
-    m.consume(run_begin(1, 2, "gloo"));
+    m.consume(test::run_begin_event(0, 2, "gloo"));
+    m.consume(test::run_begin_event(1, 2, "gloo"));
     m.consume(end(0, "done"));
     CHECK_FALSE(m.trained_to_the_end());  // rank 1 has not ended yet
     m.consume(end(1, rank1));
@@ -180,7 +170,7 @@ TEST_CASE("the live step time: rank 0's last second of steps, afresh for a new s
 
 TEST_CASE("the run model's live step time is rank 0's, of the newest set of workers") {
   RunModel m;
-  for (int r = 0; r < 2; ++r) m.consume(run_begin(r, 2, "gloo"));
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
   for (int64_t s = 0; s < 10; ++s)
     for (int r = 0; r < 2; ++r) {
       Event e = make(EventKind::StepEnd, r, s);
@@ -189,6 +179,6 @@ TEST_CASE("the run model's live step time is rank 0's, of the newest set of work
     }
   CHECK(m.live_us_per_step() == doctest::Approx(400.0));
   CHECK(m.us_per_step() == 0.0);  // the exact figure comes with the workers' RunEnd
-  m.consume(run_begin(0, 1, "gloo"));  // a live change: the old set's pace says nothing now
+  m.consume(test::run_begin_event(0, 1, "gloo"));  // a live change: the old set's pace says nothing now
   CHECK(m.live_us_per_step() == 0.0);
 }
