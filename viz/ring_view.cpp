@@ -576,8 +576,9 @@ std::string node_note(const NodeLayout& nodes) {
              nodes.nodes.size(), nodes.crossing_ring_links(), p, 2.0 * (p - 1) / p);
 }
 
-// Each world counts its all-reduces from 1: after a live change the number says what changed, or #1
-// again would read as the run starting over.
+// The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the
+// weights' broadcast first): after a live change the number says what changed, or the count
+// starting again would read as the run starting over.
 std::string all_reduce_number(const std::vector<view_model::Generation>& gens, const view_model::CollectiveRecord& rec,
                               int n) {
   if (gens.empty() || rec.key.generation == gens.front().index) return trf("all-reduce #{}", rec.key.id);
@@ -617,6 +618,151 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
   return tr("The workers are waiting at the gate: press Next");
 }
 
+// The pane's big line: the failure, what the ring on screen is doing, or what Start will run.
+std::string banner_text(const view_model::RunModel& model, const AppState& state,
+                        const view_model::CollectiveRecord* rec, const RingFrame& frame, int n) {
+  const view_model::FailureDiagnosis& failure = model.failure();
+  if (failure.failed) return FailureHeadline(failure);
+  if (rec) return banner_of(frame, *rec);
+  if (model.events_seen() > 0 && n == 1) return tr("One rank: nothing to exchange");
+  if (model.events_seen() > 0) return tr("Waiting for the first ring all-reduce");
+  if (state.run.phase == RunPhase::Running) return tr("Starting: waiting for the first rank to report");
+  if (state.torch.runs_next() && state.torch.side_by_side)
+    return trf("Press Start: {} processes of {}, then ringlab's {} workers, will train", n, state.torch.script_name(), n);
+  if (state.torch.runs_next()) return trf("Press Start: {} processes of {} will train", n, state.torch.script_name());
+  if (n == 1) return tr("Press Start: 1 worker process will train");
+  return trf("Press Start: {} worker processes will train", n);
+}
+
+// The words of the pane, top down: what the collective is, its next step and why, where the
+// workers are against the screen. Each line starts at `y` and moves it down.
+class RingWords {
+ public:
+  RingWords(ImDrawList* dl, ImVec2 min, ImVec2 max, float y) : dl_(dl), min_(min), max_(max), y_(y) {}
+  float y() const { return y_; }
+
+  // The big line, clear of the step pills (`pills_w`): a smaller font when it does not fit, then
+  // wrapped. Returns the width it had.
+  float banner(const std::string& text, bool failed, float pills_w) {
+    const float fs = ImGui::GetFontSize();
+    const float w = max_.x - min_.x - 2 * fs - pills_w;
+    ImFont* big = max_.x - min_.x > fs * 34 ? fonts().big : fonts().bold;
+    if (big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, text.c_str()).x > w) big = fonts().bold;
+    dl_->AddText(big, big->FontSize, ImVec2(min_.x + fs, min_.y + fs * 0.5f), failed ? palette().bad : palette().text,
+                 text.c_str(), nullptr, w);
+    y_ = min_.y + fs * 0.6f + big->CalcTextSizeA(big->FontSize, FLT_MAX, w, text.c_str()).y;
+    return w;
+  }
+
+  // "all-reduce #7 · bucket 0 · 2737 floats · training step 5 · links: ...", beside the pills
+  // (and their phase labels) where it starts level with them, wrapped only between its parts: no
+  // line starts with a "·". Hovered, it says why the number runs ahead of the step.
+  void subtitle(const std::vector<std::string>& parts, float banner_w) {
+    const float fs = ImGui::GetFontSize();
+    const float w = y_ < min_.y + fs * 2.6f ? banner_w : max_.x - min_.x - 2 * fs;
+    const std::string sub = JoinedInLines(parts, w, fs);
+    dl_->AddText(nullptr, fs, ImVec2(min_.x + fs, y_), palette().text_dim, sub.c_str(), nullptr, w);
+    const float h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, w, sub.c_str()).y;
+    if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min_.x + fs, y_), ImVec2(min_.x + fs + w, y_ + h)))
+      WrappedTooltip(tr("The number counts every collective this world has run, from 0, as PyTorch's flight recorder "
+                        "numbers them (its seq) and as ringlab's failure reports do: the broadcast of the weights at "
+                        "the start counts too, and so does the [1, 2, 3] demo where a world begins with it. That is why it runs ahead of "
+                        "the training step."));
+    y_ += h + fs * 0.3f;
+  }
+
+  // A line of its own in `font` and `color`, wrapped at the pane's width.
+  void line(ImFont* font, uint32_t color, const std::string& text) {
+    const float fs = ImGui::GetFontSize();
+    const float w = max_.x - min_.x - 2 * fs;
+    dl_->AddText(font, fs, ImVec2(min_.x + fs, y_), color, text.c_str(), nullptr, w);
+    y_ += font->CalcTextSizeA(fs, FLT_MAX, w, text.c_str()).y + fs * 0.3f;
+  }
+
+  // "Next: Reduce-scatter, step 2 of 3 — why", the explanation beside the step only where it
+  // fits in one line: wrapped beside, its second line would hang under the middle of the first.
+  void next_step(const std::string& next, const std::string& explanation, bool compact) {
+    const Palette& p = palette();
+    const float fs = ImGui::GetFontSize();
+    std::string why = compact ? "" : " — " + explanation;
+    const float line_w = max_.x - min_.x - 2 * fs;
+    dl_->AddText(fonts().bold, fs, ImVec2(min_.x + fs, y_), p.accent, next.c_str(), nullptr, line_w);
+    float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
+    const float why_w = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, 0, why.c_str()).x;
+    if (why_w > line_w - next_w) {
+      y_ += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, next.c_str()).y;
+      next_w = 0;
+      if (!why.empty()) why = explanation;  // on a line of its own: no dash before it
+    }
+    dl_->AddText(nullptr, fs, ImVec2(min_.x + fs + next_w, y_), p.text, why.c_str(), nullptr, line_w - next_w);
+    y_ += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
+  }
+
+ private:
+  ImDrawList* dl_;
+  ImVec2 min_, max_;
+  float y_;
+};
+
+// Under the banner, for the collective on screen: what it is, its next step (or that the run
+// ended before it), and where the workers are against the screen. Says them in state.said.
+void collective_words(RingWords& words, const view_model::RunModel& model, AppState& state,
+                      const view_model::CollectiveRecord& rec, const RingFrame& frame, int n, float banner_w,
+                      bool compact) {
+  const bool failed = model.failure().failed;
+  const std::string number = all_reduce_number(model.generations(), rec, n);
+  state.said.ring_number = number;
+  std::vector<std::string> parts = {
+      number, rec.algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec.bucket),
+      trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
+  if (rec.step >= 0) parts.push_back(trf("training step {}", rec.step));  // counted from 0, as the timeline and the failure lab count
+  if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
+  words.subtitle(parts, banner_w);
+  // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
+  const bool cut_short = !state.run.live() && !frame.done && frame.expected_steps > 0 &&
+                         state.step.position >= frame.total_steps;
+  const std::string next = cut_short ? "" : next_step_of(frame);
+  state.said.ring_next = failed ? "" : cut_short ? ended_text(frame) : next;
+  if (cut_short && !failed) words.line(fonts().bold, palette().text_dim, ended_text(frame));
+  if (!next.empty() && !failed) words.next_step(next, explanation_of(frame), compact);
+  std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
+                         ? gate_hint(model.collectives(), rec, frame, state.step)
+                         : "";
+  // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
+  const bool behind = state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running && rec.step >= 0 &&
+                      model.latest_step() > rec.step && !compact;
+  if (behind) gate = trf("Shown slowly: the workers are already {} training steps further on", model.latest_step() - rec.step);
+  if (!behind) state.said.ring_gate = gate;
+  if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
+}
+
+// Under the ring: the footer's lines, and the legend beside them where they fit in one line
+// each; over several nodes, a note on the dashed links between the ring and the footer.
+struct RingFooter {
+  bool legend = false;
+  float legend_w = 0, text_w = 0, width = 0, height = 0;
+  std::string note;
+  float note_h = 0;
+};
+
+RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFrame& frame, const NodeLayout& nodes,
+                          int n, float pane_w, bool compact) {
+  const float fs = ImGui::GetFontSize();
+  RingFooter f;
+  for (const char* line : legend_lines(nodes.multi_node())) f.legend_w = std::max(f.legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
+  f.text_w = pane_w - 2 * fs;
+  const float beside_w = f.text_w - f.legend_w - fs * 2;
+  const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
+  const float beside_h = rec && n > 1 && !compact ? draw_footer(nullptr, {}, beside_w, frame, *rec, compact) : 0;
+  f.legend = n > 1 && !compact && beside_h <= one_line_h;
+  f.width = f.legend ? beside_w : f.text_w;
+  const float footer_h = f.legend ? beside_h : rec ? draw_footer(nullptr, {}, f.text_w, frame, *rec, compact) : 0;
+  f.height = std::max(rec ? footer_h + fs * 0.6f : fs, f.legend ? legend_height(nodes.multi_node()) : 0.0f);
+  f.note = nodes.multi_node() && !compact ? node_note(nodes) : "";
+  f.note_h = f.note.empty() ? 0 : ImGui::CalcTextSize(f.note.c_str(), nullptr, false, f.text_w).y + fs * 0.3f;
+  return f;
+}
+
 }  // namespace
 
 void DrawRingView(const view_model::RunModel& model, AppState& state) {
@@ -642,115 +788,21 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
 
   // Banner and subtitle; a small pane gets a smaller banner and a compact ring.
   bool compact = size.y < fs * 16 || size.x < fs * 26;
-  ImFont* big = size.x > fs * 34 ? fonts().big : fonts().bold;
   const view_model::FailureDiagnosis& failure = model.failure();
   const bool pills = rec && !compact && !failure.failed;
-  const float pills_w = pills ? step_pills_size(frame).row + fs : 0;
-  std::string banner;
-  if (failure.failed) banner = FailureHeadline(failure);
-  else if (rec) banner = banner_of(frame, *rec);
-  else if (model.events_seen() > 0 && n == 1) banner = tr("One rank: nothing to exchange");
-  else if (model.events_seen() > 0) banner = tr("Waiting for the first ring all-reduce");
-  else if (state.run.phase == RunPhase::Running) banner = tr("Starting: waiting for the first rank to report");
-  else if (state.torch.runs_next() && state.torch.side_by_side)
-    banner = trf("Press Start: {} processes of {}, then ringlab's {} workers, will train", n, state.torch.script_name(), n);
-  else if (state.torch.runs_next())
-    banner = trf("Press Start: {} processes of {} will train", n, state.torch.script_name());
-  else if (n == 1) banner = tr("Press Start: 1 worker process will train");
-  else banner = trf("Press Start: {} worker processes will train", n);
-  // The banner keeps clear of the step pills: a smaller font when it does not fit, then wrapped.
-  const float banner_w = size.x - 2 * fs - pills_w;
-  if (big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, banner.c_str()).x > banner_w) big = fonts().bold;
-  dl->AddText(big, big->FontSize, ImVec2(min.x + fs, min.y + fs * 0.5f), failure.failed ? p.bad : p.text, banner.c_str(),
-              nullptr, banner_w);
-  const float banner_h = big->CalcTextSizeA(big->FontSize, FLT_MAX, banner_w, banner.c_str()).y;
-  float y = min.y + fs * 0.6f + banner_h;
+  RingWords words(dl, min, max, min.y);
+  const float banner_w = words.banner(banner_text(model, state, rec, frame, n), failure.failed,
+                                      pills ? step_pills_size(frame).row + fs : 0);
   state.said.ring_next.clear();
   state.said.ring_number.clear();
   state.said.ring_gate.clear();
-  if (rec) {
-    // Each world counts its all-reduces from 1: after a live change the count says so, or #1
-    // again would read as the run starting over.
-    const std::string number = all_reduce_number(model.generations(), *rec, n);
-    state.said.ring_number = number;
-    std::vector<std::string> parts = {
-        number, rec->algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec->bucket),
-        trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
-    if (rec->step >= 0) parts.push_back(trf("training step {}", rec->step));  // counted from 0, as the timeline and the failure lab count
-    if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
-    // Beside the pills (and their phase labels) it wraps rather than running under them, and
-    // only between its parts: no line starts with a "·".
-    const float sub_w = y < min.y + fs * 2.6f ? banner_w : size.x - 2 * fs;
-    const std::string sub = JoinedInLines(parts, sub_w, fs);
-    dl->AddText(nullptr, fs, ImVec2(min.x + fs, y), p.text_dim, sub.c_str(), nullptr, sub_w);
-    const float sub_h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, sub_w, sub.c_str()).y;
-    if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min.x + fs, y), ImVec2(min.x + fs + sub_w, y + sub_h)))
-      WrappedTooltip(tr("The number counts every collective this world has run, from 0, as PyTorch's flight recorder "
-                        "numbers them (its seq) and as ringlab's failure reports do: the broadcast of the weights at "
-                        "the start counts too, and so does the [1, 2, 3] demo where a world begins with it. That is why it runs ahead of "
-                        "the training step."));
-    y += sub_h + fs * 0.3f;
-    // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
-    const bool live = state.run.live();
-    const bool cut_short = !live && !frame.done && frame.expected_steps > 0 && state.step.position >= frame.total_steps;
-    const std::string next = cut_short ? "" : next_step_of(frame);
-    state.said.ring_next = failure.failed ? "" : cut_short ? ended_text(frame) : next;
-    if (cut_short && !failure.failed) {
-      const std::string ended = ended_text(frame);
-      const float line_w = max.x - min.x - 2 * fs;
-      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.text_dim, ended.c_str(), nullptr, line_w);
-      y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, ended.c_str()).y + fs * 0.3f;
-    }
-    if (!next.empty() && !failure.failed) {
-      std::string why = compact ? "" : " — " + explanation_of(frame);
-      const float line_w = max.x - min.x - 2 * fs;
-      dl->AddText(fonts().bold, fs, ImVec2(min.x + fs, y), p.accent, next.c_str(), nullptr, line_w);
-      float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
-      // The explanation goes below unless it fits beside in one line: wrapped beside, its second
-      // line would hang under the middle of the first.
-      const float why_w = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, 0, why.c_str()).x;
-      if (why_w > line_w - next_w) {
-        y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, line_w, next.c_str()).y;
-        next_w = 0;
-        if (!why.empty()) why = explanation_of(frame);  // on a line of its own: no dash before it
-      }
-      dl->AddText(nullptr, fs, ImVec2(min.x + fs + next_w, y), p.text, why.c_str(), nullptr, line_w - next_w);
-      y += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
-    }
-    std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
-                           ? gate_hint(model.collectives(), *rec, frame, state.step)
-                           : "";
-    // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
-    const bool behind = state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running && rec->step >= 0 &&
-                        model.latest_step() > rec->step && !compact;
-    if (behind)
-      gate = trf("Shown slowly: the workers are already {} training steps further on", model.latest_step() - rec->step);
-    if (!behind) state.said.ring_gate = gate;
-    if (!gate.empty()) {
-      const float wrap = max.x - min.x - 2 * fs;
-      ImFont* font = behind ? fonts().regular : fonts().bold;
-      dl->AddText(font, fs, ImVec2(min.x + fs, y), behind ? p.text_dim : p.accent, gate.c_str(), nullptr, wrap);
-      y += font->CalcTextSizeA(fs, FLT_MAX, wrap, gate.c_str()).y + fs * 0.3f;
-    }
-  }
-  // Under the ring: the footer's lines, and the legend beside them where they fit in one line each.
-  float legend_w = 0;
-  for (const char* line : legend_lines(nodes.multi_node())) legend_w = std::max(legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
-  const float text_w = size.x - 2 * fs, beside_w = text_w - legend_w - fs * 2;
-  const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
-  const float beside_h = rec && n > 1 && !compact ? draw_footer(nullptr, {}, beside_w, frame, *rec, compact) : 0;
-  const bool legend = n > 1 && !compact && beside_h <= one_line_h;
-  const float footer_w = legend ? beside_w : text_w;
-  const float footer_h = legend ? beside_h : rec ? draw_footer(nullptr, {}, text_w, frame, *rec, compact) : 0;
-  const float footer = std::max(rec ? footer_h + fs * 0.6f : fs, legend ? legend_height(nodes.multi_node()) : 0.0f);
-  // Over several nodes, a note on the dashed links between the ring and the footer.
-  const std::string note = nodes.multi_node() && !compact ? node_note(nodes) : "";
-  const float note_h = note.empty() ? 0 : ImGui::CalcTextSize(note.c_str(), nullptr, false, text_w).y + fs * 0.3f;
+  if (rec) collective_words(words, model, state, *rec, frame, n, banner_w, compact);
+  const RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
   RingViewState& held = state.ring_view;
   if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) held = {0, size.x, size.y, fs, {}};
-  held.heading_bottom = std::max(held.heading_bottom, y - min.y);
-  y = min.y + held.heading_bottom;
-  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer - note_h);
+  held.heading_bottom = std::max(held.heading_bottom, words.y() - min.y);
+  const float y = min.y + held.heading_bottom;
+  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer.height - footer.note_h);
   RingRoom room{ring_min, ring_max, fs, rank_label_width(n, false), rank_label_width(n, true), values_rows, compact};
   RingGeometry g = ring_geometry(room, n);
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
@@ -779,9 +831,11 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
-  if (legend) draw_legend(dl, ImVec2(max.x - fs - legend_w, max.y - legend_height(nodes.multi_node()) + fs * 0.2f), nodes.multi_node());
-  if (!note.empty()) dl->AddText(nullptr, fs, ImVec2(min.x + fs, ring_max.y + fs * 0.15f), p.text_dim, note.c_str(), nullptr, text_w);
-  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer + fs * 0.3f), footer_w, frame, *rec, compact);
+  if (footer.legend)
+    draw_legend(dl, ImVec2(max.x - fs - footer.legend_w, max.y - legend_height(nodes.multi_node()) + fs * 0.2f), nodes.multi_node());
+  if (!footer.note.empty())
+    dl->AddText(nullptr, fs, ImVec2(min.x + fs, ring_max.y + fs * 0.15f), p.text_dim, footer.note.c_str(), nullptr, footer.text_w);
+  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer.height + fs * 0.3f), footer.width, frame, *rec, compact);
   dl->PopClipRect();
 }
 
