@@ -274,9 +274,11 @@ void RunSession::load_scenario(const std::string& name) {
   state_.job = s.job;
   state_.lab.settings = view_model::lab_from_job(s.job);
   state_.focus = viz::FocusNamed(s.view.focus);
-  // Picked from the menu: the next Start runs the scenario, not a script typed in before.
+  // Picked from the menu: the next Start runs the scenario, not a script typed in before, and the
+  // script's run, cleared above, is no longer on screen.
   state_.torch.use = false;
   state_.torch.side_by_side = false;
+  state_.torch.live = false;
   step_through_as_in_scenario();
 }
 

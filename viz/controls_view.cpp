@@ -48,6 +48,16 @@ const char* phase_text(RunPhase phase) {
   return "";
 }
 
+// A finished run stays on screen when Start is switched to the other kind (the script, or
+// ringlab's engine): its status then says whose run it was, "ringlab's engine: finished", or it
+// reads as a run of what the title now names. (Side by side runs both; its rows say which.)
+std::string phase_of_run_on_screen(const AppState& state) {
+  const TorchState& t = state.torch;
+  const std::string phase = phase_text(state.run.phase);
+  if (state.run.phase == RunPhase::Idle || state.run.live() || t.side_by_side || t.live == t.runs_next()) return phase;
+  return t.live ? trf("{}: {}", t.script_name(), phase) : trf("ringlab's engine: {}", phase);
+}
+
 void draw_backend_choice(AppState& state) {
   ImGui::TextUnformatted(tr("Backend"));
   for (const char* name : {"gloo", "mpi", "nccl"}) {
@@ -316,7 +326,7 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
                                                                           : p.text_dim;
   // Held between the class's Next presses, the workers are not training on their own.
   const bool at_gate = state.run.phase == RunPhase::Running && state.gated;
-  std::vector<std::string> status = {phase_text(state.run.phase)};
+  std::vector<std::string> status = {phase_of_run_on_screen(state)};
   if (not_ready) status = {tr("not ready: a field holds a value the job refuses (its reason is under it)"), tr("not ready: fix the red field")};
   if (at_gate && state.step.playing) status = {tr("step-through: Play lets one ring step through at a time"), tr("step-through: playing")};
   else if (at_gate) status = {tr("step-through: held at the gate"), tr("step-through: held")};

@@ -48,11 +48,19 @@ const char* LabFaultTitle(view_model::LabFault fault) { return tr(view_model::la
 
 namespace {
 
-// "ring step 2 of 4" reads as one thing: a wrapped line breaks before it, never inside it.
+// "reduce-scatter step 2 of 3" reads as one thing: a wrapped line breaks before it, never inside it.
 std::string unbroken(const std::string& text) {
   std::string out;
   for (char c : text) out += c == ' ' ? std::string("\u00A0") : std::string(1, c);
   return out;
+}
+
+// The ring step it was in, counted from 1 within its phase: the words of the report beside it
+// (ring_step_words, engine/events), in the window's language.
+std::string ring_step_in_words(int ring_step, int world) {
+  const int per_phase = world - 1;
+  if (ring_step < per_phase) return trf("reduce-scatter step {} of {}", ring_step + 1, per_phase);
+  return trf("all-gather step {} of {}", ring_step - per_phase + 1, per_phase);
 }
 
 }  // namespace
@@ -66,7 +74,7 @@ std::string CollectivePosition(const RankDiagnosis& r, int world) {
                                                : "in it, as the others' positions show: its last events died with it");
   if (r.collective_done) return text + " · " + tr("done");
   if (r.op == "allreduce" && steps > 0 && r.ring_step >= 0 && r.ring_step < steps)
-    return text + " · " + unbroken(trf("ring step {} of {}", r.ring_step + 1, steps));
+    return text + " · " + unbroken(ring_step_in_words(r.ring_step, world));
   if (r.op == "allreduce") return text + " · " + tr("before its first ring step");
   return text;
 }

@@ -714,7 +714,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   state.said.ring_number = number;
   std::vector<std::string> parts = {
       number, rec.algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec.bucket),
-      trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
+      trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
   if (rec.step >= 0) parts.push_back(trf("training step {}", rec.step));  // counted from 0, as the timeline and the failure lab count
   if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
   words.subtitle(parts, banner_w);

@@ -11,6 +11,7 @@
 #include "engine/events/flight_recorder.h"
 #include "engine/events/stuck_collective.h"
 #include "engine/events/killed_rank_position.h"
+#include "engine/events/ring_step_words.h"
 
 namespace ringlab {
 namespace {
@@ -85,6 +86,7 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::Error:
       spoke_at_end_.insert(e.rank);
+      raised_.insert(e.rank);
       errors_.push_back(with_rank(e));
       if (first_error_.empty()) {
         first_error_ = with_rank(e);
@@ -92,8 +94,10 @@ void RunAccumulator::add(const Event& e) {
       }
       break;
     case EventKind::TornDown:  // listed, never the first error
+      // A rank that raised its own error first was on its way out when the controller took the
+      // group down: "stopped by the controller" would list it twice, as if for two reasons.
+      if (!raised_.count(e.rank)) errors_.push_back(with_rank(e));
       spoke_at_end_.insert(e.rank);
-      errors_.push_back(with_rank(e));
       break;
     case EventKind::FlightRecord:
       spoke_at_end_.insert(e.rank);
@@ -114,6 +118,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_us_ = 0;
   unreported_steps_ = 0;
   errors_.clear();
+  raised_.clear();
   first_error_.clear();
   first_error_rank_ = -1;
   flight_.clear();
@@ -148,11 +153,13 @@ std::string RunAccumulator::describe(int rank, int world) const {
   std::string where = fmt::format("rank {}: step {}, collective {} ({}{})", rank, p.collective_step, p.collective_id,
                                   p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
   if (p.collective_done) return where + " completed";
-  if (p.chunk_collective == p.collective_id)
-    return where + fmt::format(", {} step {} of {} done", p.chunk_phase == 0 ? "reduce-scatter" : "all-gather",
-                               p.chunk_ring_step + 1, world - 1);
   // Only the ring reports its chunks: a native all-reduce (the library's own) is simply not finished.
-  return where + (p.collective_text == "ring" ? ", waiting for its first chunk" : ", not finished");
+  if (p.collective_text != "ring" && p.chunk_collective != p.collective_id) return where + ", not finished";
+  // The step in progress, as the ring's own errors and the flight recorder name it: the one after
+  // the last whose chunk arrived (the chunk events say which steps are done).
+  const int done = p.chunk_collective != p.collective_id ? 0 : (p.chunk_phase == 0 ? 0 : world - 1) + p.chunk_ring_step + 1;
+  if (done >= 2 * (world - 1)) return where + ", every ring step done";
+  return where + ", in " + ring_step_words(done, world) + (done == 0 ? ", no chunk received yet" : "");
 }
 
 std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {

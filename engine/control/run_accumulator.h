@@ -32,7 +32,7 @@ class RunAccumulator {
   // who failed, how, and where every rank was.
   RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop = {}) const;
 
-  // "rank 2: step 7, collective 14 (ring, bucket 0), all-gather step 1 of 3 done" for each rank,
+  // "rank 2: step 7, collective 14 (ring, bucket 0), in all-gather step 2 of 3" for each rank,
   // from its last collective and chunk: where every rank was when the run ended.
   std::vector<std::string> rank_positions(int world_size) const;
 
@@ -81,6 +81,7 @@ class RunAccumulator {
   int first_error_rank_ = -1;
   std::vector<std::string> flight_;
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
+  std::set<int> raised_;        // ranks that sent an error of their own
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
   int epochs_begun_ = 0;          // epochs rank 0 took a step in

@@ -5,10 +5,9 @@
 #include <string>
 #include <vector>
 
-#include <fmt/core.h>
-
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
+#include "engine/events/ring_step_words.h"
 
 // How the ring works, for N ranks holding a tensor cut into N chunks.
 //
@@ -302,15 +301,13 @@ class RingRun {
   // The training step, as every other error of the step names it ("rank 3: ring_allreduce: step 3:
   // ..."); the ring step follows in words (where()).
   ErrorContext context() const { return {rank_, "ring_allreduce", opt_.step}; }
-  // "reduce-scatter step 1 of 3: " + the transport's message without its own "rank r: " prefix,
-  // which the rethrown error's context puts back in front. The ring step in progress counts from
-  // 1 within its phase, as the failure report's "reduce-scatter step 1 of 3 done" and the ring
-  // view's "(reduce-scatter 1 of 3)" count it.
+  // "reduce-scatter step 1 of 3: " (ring_step_words) + the transport's message without its own
+  // "rank r: " prefix, which the rethrown error's context puts back in front.
   std::string where(int t, const Error& e) const {
     std::string what = e.what();
     const std::string own = "rank " + std::to_string(rank_) + ": ";
     if (what.rfind(own, 0) == 0) what.erase(0, own.size());
-    return fmt::format("{} step {} of {}: {}", phase_name(phase_of(t)), step_in_phase(t) + 1, n_ - 1, what);
+    return ring_step_words(phase_of(t) == RingPhase::ReduceScatter ? 0 : 1, step_in_phase(t), n_) + ": " + what;
   }
 
   // t_begin: when this rank had posted both its receive of the segment and its own send of the

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/core/clock.h"
+#include "engine/events/ring_step_words.h"
 
 namespace ringlab {
 
@@ -136,16 +137,6 @@ std::pair<int64_t, std::string> stuck_collective(const std::map<int, RankView>& 
   return {stuck, op};
 }
 
-// The ring step a record started, in the words of the rest of the report: the recorder counts
-// 0 .. 2(N-1)-1 across both phases; "reduce-scatter 2 of 3" counts from 1 within the phase.
-std::string ring_step_text(int ring_step, int world) {
-  if (ring_step < 0 || world < 2) return "-";
-  const int per_phase = world - 1;
-  const bool gather = ring_step >= per_phase;
-  return fmt::format("{} {} of {}", gather ? "all-gather" : "reduce-scatter",
-                     (gather ? ring_step - per_phase : ring_step) + 1, per_phase);
-}
-
 }  // namespace
 
 nlohmann::json flight_report_json(const std::vector<nlohmann::json>& reported, int world) {
@@ -185,7 +176,7 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
     const nlohmann::json& e = v.last;
     out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6}  {}\n", rank, e.at("seq").get<int64_t>(),
                        e.at("op").get<std::string>(), e.at("numel").get<int64_t>(), e.at("state").get<std::string>(),
-                       e.at("step").get<int64_t>(), ring_step_text(e.at("ring_step").get<int>(), world));
+                       e.at("step").get<int64_t>(), ring_step_words(e.at("ring_step").get<int>(), world));
   }
   const int64_t stuck = j.at("stuck_seq").get<int64_t>();
   if (stuck >= 0) {

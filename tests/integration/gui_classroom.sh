@@ -188,19 +188,22 @@ fi
 grep -qx "window title: ringlab: Step through a 4-rank ring" "$WORK/keys.driver" &&
   ok "the window's title names the scenario" || bad "the window's title: $(grep 'window title' "$WORK/keys.driver")"
 # A script given with --torch is what Start runs, ticked first in the Scenario menu; picking a
-# scenario there goes back to ringlab's engine. The menu opens at (30, 10); its third scenario,
-# "The seed's run: one rank", is at y 96 at 1280x720 (the script's line above the scenarios).
-if APP_ARGS="--torch $SRC/examples/ddp_cpu.py" drive menupick four-ranks-gloo tap:30:10 tap:80:96 F5 pause pause pause; then
-  python3 - "$WORK/menupick.json" << 'PY' && ok "a script given, the seed's scenario picked from the menu: Start runs the engine on 1 rank (classroom-menupick.png)" || bad "picking a scenario while a script was given"
+# scenario there goes back to ringlab's engine, and picking the script again switches Start back
+# while the engine's finished run stays on screen, named as the engine's. The menu opens at
+# (30, 10); at 1280x720 the script's line is at y 33 and "The seed's run: one rank" at y 96.
+if APP_ARGS="--torch $SRC/examples/ddp_cpu.py" drive menupick four-ranks-gloo tap:30:10 tap:80:96 F5 pause pause pause \
+  tap:30:10 tap:80:33; then
+  python3 - "$WORK/menupick.json" << 'PY' && ok "a script given, the seed's scenario picked from the menu: Start ran the engine on 1 rank; the script picked back, the status names the engine's run (classroom-menupick.png)" || bad "picking a scenario while a script was given, and the script again"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert s["said"]["title"] == "The seed's run: one rank", s["said"]
-assert "ddp_cpu.py" not in s["said"]["menu_bar"], s["said"]
-assert [g["world_size"] for g in s["generations"]] == [1], s["generations"]
+assert [g["world_size"] for g in s["generations"]] == [1], s["generations"]  # the engine's run of the seed's scenario
 assert len(s["epoch_mse"]) > 0, "the engine's run reported no epoch"
+assert s["said"]["title"] == "PyTorch script: ddp_cpu.py", s["said"]
+assert s["said"]["status"] == "ringlab's engine: finished", s["said"]
+assert s["said"]["menu_bar"].startswith("ddp_cpu.py"), s["said"]
 PY
-  grep -qx "window title: ringlab: The seed's run: one rank" "$WORK/menupick.driver" ||
-    bad "the window's title after the pick: $(grep 'window title' "$WORK/menupick.driver")"
+  grep -qx "window title: ringlab: PyTorch script: ddp_cpu.py" "$WORK/menupick.driver" ||
+    bad "the window's title after the picks: $(grep 'window title' "$WORK/menupick.driver")"
 fi
 if drive clicker step-through-four-ranks F5 wait-workers Page_Down pause Page_Down pause Page_Down pause Page_Up; then
   check_step clicker && ok "PageDown x3, PageUp: step 2 of 6 on screen (classroom-clicker.png)" ||

@@ -245,9 +245,9 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   // Rank 1 raised nothing: rank 0's error is what its death did to the ring, and is said as such.
   CHECK(r.failure.find("first error, from a rank left without its peer (rank 1 raised none): rank 0: "
                        "ring_allreduce: timed out after 2 s") != std::string::npos);
-  CHECK(r.failure.find("rank 0: step 7, collective 14 (ring, bucket 0), all-gather step 1 of 1 done") !=
+  CHECK(r.failure.find("rank 0: step 7, collective 14 (ring, bucket 0), every ring step done") !=
         std::string::npos);
-  CHECK(r.failure.find("rank 1: step 7, collective 14 (ring, bucket 0), waiting for its first chunk") !=
+  CHECK(r.failure.find("rank 1: step 7, collective 14 (ring, bucket 0), in reduce-scatter step 1 of 1, no chunk received yet") !=
         std::string::npos);
   CHECK(r.failure.find("its last report") == std::string::npos);  // level with the others: nothing to add
 }
@@ -270,9 +270,9 @@ TEST_CASE("a killed rank's stale position is marked as its last report") {
   in_collective(2, 30, 31);
   const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
-  CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0), waiting for its first chunk (its last report: "
+  CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0), in reduce-scatter step 1 of 2, no chunk received yet (its last report: "
                        "it died later, by step 30, with its unsent events)") != std::string::npos);
-  CHECK(r.failure.find("rank 0: step 30, collective 31 (ring, bucket 0), waiting for its first chunk\n") !=
+  CHECK(r.failure.find("rank 0: step 30, collective 31 (ring, bucket 0), in reduce-scatter step 1 of 2, no chunk received yet\n") !=
         std::string::npos);
 }
 
