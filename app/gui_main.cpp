@@ -163,6 +163,17 @@ bool apply_window_requests(GLFWwindow* window, viz::AppState& state) {
   return restyle;
 }
 
+// The window opens maximized where a window manager does that; without one (a kiosk, a bare X
+// display) it opens at --width x --height, which is no use larger than the screen: its right
+// part and bottom would be off it. Held to the primary monitor's work area then.
+ImVec2 window_size_on_screen(int width, int height) {
+  int x = 0, y = 0, w = 0, h = 0;
+  if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(monitor, &x, &y, &w, &h);
+  if (w > 0) width = std::min(width, w);
+  if (h > 0) height = std::min(height, h);
+  return ImVec2(static_cast<float>(width), static_cast<float>(height));
+}
+
 // The window's title names what Start runs, as the controls' title does ("ringlab: PyTorch script:
 // ddp_cpu.py"), for a taskbar or a window list with several open; set only when it changes.
 void keep_window_title(GLFWwindow* window, const viz::AppState& state, std::string& shown) {
@@ -274,8 +285,8 @@ int run_gui(const GuiOptions& options) {
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
   else glfwWindowHint(GLFW_MAXIMIZED, GLFW_TRUE);  // fill whatever screen or projector is there
-  window.handle = glfwCreateWindow(headless ? 64 : options.width, headless ? 64 : options.height,
-                                   kWindowTitle, nullptr, nullptr);
+  const ImVec2 size = headless ? ImVec2(64, 64) : window_size_on_screen(options.width, options.height);
+  window.handle = glfwCreateWindow(static_cast<int>(size.x), static_cast<int>(size.y), kWindowTitle, nullptr, nullptr);
   if (!window.handle) {
     if (g_glfw_error_code == GLFW_VERSION_UNAVAILABLE)
       throw gl_too_old("this display's driver does not offer it: " + g_glfw_error);

@@ -664,10 +664,10 @@ class RingWords {
     dl_->AddText(nullptr, fs, ImVec2(min_.x + fs, y_), palette().text_dim, sub.c_str(), nullptr, w);
     const float h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, w, sub.c_str()).y;
     if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min_.x + fs, y_), ImVec2(min_.x + fs + w, y_ + h)))
-      WrappedTooltip(tr("The number counts every collective this world has run, from 0, as PyTorch's flight recorder "
-                        "numbers them (its seq) and as ringlab's failure reports do: the broadcast of the weights at "
-                        "the start counts too, and so does the [1, 2, 3] demo where a world begins with it. That is why it runs ahead of "
-                        "the training step."));
+      WrappedTooltip(tr("The number counts every collective this world has run, from 0: the broadcast of the weights "
+                        "at the start counts too, and so does the [1, 2, 3] demo where a world begins with it. So it "
+                        "runs ahead of the training step, which also counts from 0. Failure reports give collectives "
+                        "the same numbers, as PyTorch's flight recorder does (its seq)."));
     y_ += h + fs * 0.3f;
   }
 

@@ -181,6 +181,26 @@ assert s["said"]["ring_gate"] == ("The workers are already past ring step 3, ahe
 PY
 }
 
+# No window manager (a kiosk, a bare X display) maximizes the window: at its default 1920x1080 on a
+# smaller screen, its right part and bottom were off the screen. It now fits the screen's work area.
+cat > "$WORK/fit.sh" << 'FIT'
+"$1" gui > /dev/null 2>&1 &
+app=$!
+wid=""
+for _ in $(seq 300); do
+  wid=$(xdotool search --onlyvisible --name "^ringlab: " 2> /dev/null | head -1)
+  [ -n "$wid" ] && break
+  kill -0 $app 2> /dev/null || break
+  sleep 0.1
+done
+[ -n "$wid" ] && xdotool getwindowgeometry "$wid" | sed -n 's/^ *Geometry: /window size: /p'
+kill $app 2> /dev/null
+wait $app 2> /dev/null
+FIT
+headless 1024x768x24 "$WORK/fit.out" bash "$WORK/fit.sh" "$RINGLAB"
+grep -qx "window size: 1024x768" "$WORK/fit.out" && ok "a 1920x1080 window on a 1024x768 screen without a window manager: 1024x768" ||
+  bad "the window on a 1024x768 screen: $(cat "$WORK/fit.out")"
+
 if drive keys step-through-four-ranks F5 wait-workers Right pause Right pause Right pause Left; then
   check_step keys && ok "Right x3, Left: step 2 of 6 on screen, 3 taken by the workers (classroom-keys.png)" ||
     bad "step-through with the arrow keys"
