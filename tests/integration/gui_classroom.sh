@@ -84,7 +84,10 @@ shift 4
 for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
 xdotool getdisplaygeometry > /dev/null 2>&1 || { echo "the virtual display $DISPLAY does not answer"; exit 75; }
 # APP_ARGS: more of the app's options, word by word (--torch SCRIPT).
-"$ringlab" gui --scenario "$scenario" --width 1280 --height 720 --state-json "$out/$name.json" ${APP_ARGS:-} > "$out/$name.log" 2>&1 &
+# APP_SIZE=default: the app's own window size, not the screen's 1280x720.
+size=(--width 1280 --height 720)
+[ "${APP_SIZE:-}" = default ] && size=()
+"$ringlab" gui --scenario "$scenario" "${size[@]}" --state-json "$out/$name.json" ${APP_ARGS:-} > "$out/$name.log" 2>&1 &
 app=$!
 wid=""
 for _ in $(seq 600); do
@@ -130,6 +133,7 @@ done
 sleep 1.5
 xwd -root -silent > "$out/$name.xwd"
 echo "window title: $(xdotool getwindowname "$wid" 2> /dev/null)"
+xdotool getwindowgeometry "$wid" 2> /dev/null | sed -n 's/^ *Geometry: /window size: /p'
 xdotool key ctrl+q
 for _ in $(seq 600); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
 if kill -0 $app 2> /dev/null; then echo "Ctrl+Q did not close the app"; kill -9 $app; exit 1; fi
@@ -137,10 +141,10 @@ wait $app
 echo "app exit code $?"
 DRIVE
 
-drive() {  # drive NAME SCENARIO KEYS...
+drive() {  # drive NAME SCENARIO KEYS... (SCREEN: the display's geometry, 1280x720x24 unless set)
   local name=$1 rc attempt
   for attempt in 1 2 3; do
-    headless 1280x720x24 "$WORK/$name.driver" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" "$@"
+    headless "${SCREEN:-1280x720x24}" "$WORK/$name.driver" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" "$@"
     rc=$?
     [ $rc -eq 75 ] || break
     echo "note: $name: $(tail -1 "$WORK/$name.driver") (attempt $attempt): again on a new virtual display"
@@ -183,23 +187,10 @@ PY
 
 # No window manager (a kiosk, a bare X display) maximizes the window: at its default 1920x1080 on a
 # smaller screen, its right part and bottom were off the screen. It now fits the screen's work area.
-cat > "$WORK/fit.sh" << 'FIT'
-"$1" gui > /dev/null 2>&1 &
-app=$!
-wid=""
-for _ in $(seq 300); do
-  wid=$(xdotool search --onlyvisible --name "^ringlab: " 2> /dev/null | head -1)
-  [ -n "$wid" ] && break
-  kill -0 $app 2> /dev/null || break
-  sleep 0.1
-done
-[ -n "$wid" ] && xdotool getwindowgeometry "$wid" | sed -n 's/^ *Geometry: /window size: /p'
-kill $app 2> /dev/null
-wait $app 2> /dev/null
-FIT
-headless 1024x768x24 "$WORK/fit.out" bash "$WORK/fit.sh" "$RINGLAB"
-grep -qx "window size: 1024x768" "$WORK/fit.out" && ok "a 1920x1080 window on a 1024x768 screen without a window manager: 1024x768" ||
-  bad "the window on a 1024x768 screen: $(cat "$WORK/fit.out")"
+if SCREEN=1024x768x24 APP_SIZE=default drive fit four-ranks-gloo; then
+  grep -qx "window size: 1024x768" "$WORK/fit.driver" && ok "a 1920x1080 window on a 1024x768 screen without a window manager: 1024x768" ||
+    bad "the window on a 1024x768 screen: $(grep 'window size' "$WORK/fit.driver")"
+fi
 
 if drive keys step-through-four-ranks F5 wait-workers Right pause Right pause Right pause Left; then
   check_step keys && ok "Right x3, Left: step 2 of 6 on screen, 3 taken by the workers (classroom-keys.png)" ||
