@@ -79,15 +79,9 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::
                             : trf("the order of {} more ranks: enlarge the pane", grid.world_size - shown)).c_str());
 }
 
-}  // namespace
-
-void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
-  const Palette& p = palette();
-  const float fs = ImGui::GetFontSize();
-  const view_model::SamplerHistory& history = model.sampler();
-  const std::vector<view_model::EpochKey> epochs = history.epochs();
-
-  // Controls: the forget-set_epoch switch, follow, and the epoch scrubber.
+// The pane's switches: set_epoch forgotten (a live run asks before it starts again), following
+// the newest epoch, and the cells labelled by position in their shard instead of by index.
+void draw_sampler_switches(AppState& state) {
   bool forget = !state.job.set_epoch;
   if (FlowCheckbox(label("Forget set_epoch", "forget_set_epoch"), &forget, true)) {
     if (state.run.live())
@@ -98,80 +92,142 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
     ImGui::SetTooltip("%s", tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing it during a run asks to start the run again."));
   FlowCheckbox(label("Newest epoch", "follow_epoch"), &state.sampler.follow);
   FlowCheckbox(label("Show order", "label_order"), &state.sampler.label_order);
-  if (epochs.empty()) {
-    DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
-    return;
-  }
-  const auto generation_of = [&](int index) -> const view_model::Generation* {
-    for (const auto& g : model.generations())
-      if (g.index == index) return &g;
-    return nullptr;
-  };
-  const auto world_of = [&](int index) {
-    const view_model::Generation* g = generation_of(index);
-    return !g ? 0 : g->world_size > 0 ? g->world_size : (g->has_job ? g->job.world_size : 0);
-  };
-  const bool live = state.run.live();
-  // Not following: the chosen epoch, or the oldest one still recorded once it has dropped out.
+}
+
+const view_model::Generation* generation_of(const view_model::RunModel& model, int index) {
+  for (const auto& g : model.generations())
+    if (g.index == index) return &g;
+  return nullptr;
+}
+
+int world_of(const view_model::RunModel& model, int index) {
+  const view_model::Generation* g = generation_of(model, index);
+  return !g ? 0 : g->world_size > 0 ? g->world_size : (g->has_job ? g->job.world_size : 0);
+}
+
+// The epoch on screen (its slot among the recorded ones): the newest while following, else the
+// chosen one, or the oldest still recorded once it has dropped out. With more than one, a slider.
+int choose_epoch(const view_model::RunModel& model, AppState& state, const std::vector<view_model::EpochKey>& epochs) {
   const auto chosen = std::lower_bound(epochs.begin(), epochs.end(), state.sampler.chosen);
-  int slot = state.sampler.follow ? view_model::followed_epoch(history, epochs, world_of(epochs.back().generation), live)
-                                  : std::min(static_cast<int>(chosen - epochs.begin()), static_cast<int>(epochs.size()) - 1);
+  int slot = state.sampler.follow
+                 ? view_model::followed_epoch(model.sampler(), epochs, world_of(model, epochs.back().generation), state.run.live())
+                 : std::min(static_cast<int>(chosen - epochs.begin()), static_cast<int>(epochs.size()) - 1);
   if (state.sampler.follow) state.sampler.chosen = epochs[slot];  // "Newest epoch" unticked: stay on it
-  const std::string fmt_text = trf("epoch {}", epochs[slot].epoch + 1);
+  const std::string text = trf("epoch {}", epochs[slot].epoch + 1);
   // With one epoch there is nothing to choose, and a slider over one value is all grab: its
   // words would sit dark on the grab's blue.
   if (epochs.size() == 1) {
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted(fmt_text.c_str());
+    ImGui::TextUnformatted(text.c_str());
   } else {
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
-    if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, fmt_text.c_str())) {
+    if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, text.c_str())) {
       state.sampler.follow = false;
       state.sampler.chosen = epochs[slot];
     }
   }
-  const view_model::EpochKey key = epochs[slot];
-  // Every rank of the run, those not heard from this epoch with an empty shard.
-  const auto all_shards = view_model::shards_of_world(*history.shards(key), world_of(key.generation));
-  const auto* shards = &all_shards;
-  const view_model::Generation* gen = generation_of(key.generation);
-  const int64_t samples = gen && gen->has_job ? gen->job.samples : state.job.samples;
-  const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
-  const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, *shards);
+  return slot;
+}
 
-  // Is this epoch's order the previous epoch's again? Only said of two epochs every rank reported:
-  // a shard still on its way would read as a new order.
-  const auto* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
-  const int world = static_cast<int>(shards->size());
-  std::string verdict;
-  uint32_t verdict_color = p.text_dim;
-  if (previous && view_model::reported_ranks(*previous) == world && view_model::reported_ranks(*shards) == world) {
-    const bool same = view_model::same_order(view_model::shards_of_world(*previous, world), *shards);
-    verdict = same ? tr("Same order as the epoch before: set_epoch was not called")
-                   : tr("New order: set_epoch reshuffled this epoch");
-    verdict_color = same ? p.bad : p.ok;
-  }
-  // Per rank: the shard size of the ranks that reported this epoch (one that failed or had not
-  // reached the epoch yet has no shard, and is said to be missing rather than counted as 0).
+using Shards = std::vector<std::vector<int64_t>>;
+
+// Under the slider: how the indices were dealt, and whether this epoch's order is the previous
+// epoch's again, said only of two epochs every rank reported (a shard still on its way would read
+// as a new order). A rank that failed or has not reached the epoch has no shard, and is said to be
+// missing rather than counted as 0.
+void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shards, const Shards* previous,
+                        int64_t samples) {
+  const Palette& p = palette();
+  const int world = static_cast<int>(shards.size());
   size_t per_rank = 0;
-  for (const auto& shard : *shards) per_rank = std::max(per_rank, shard.size());
-  const int reported = view_model::reported_ranks(*shards);
+  for (const auto& shard : shards) per_rank = std::max(per_rank, shard.size());
+  const int reported = view_model::reported_ranks(shards);
   std::string summary = trf("{} indices over {} rank{} · {} per rank · {} padded repeats", samples, grid.world_size,
                             grid.world_size == 1 ? "" : "s", per_rank, grid.padded_count);
   if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(summary.c_str());
-  if (!verdict.empty()) {
+  if (previous && view_model::reported_ranks(*previous) == world && reported == world) {
+    const bool same = view_model::same_order(view_model::shards_of_world(*previous, world), shards);
     ImGui::PushFont(fonts().bold);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(verdict_color), "%s", verdict.c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(same ? p.bad : p.ok), "%s",
+                       same ? tr("Same order as the epoch before: set_epoch was not called")
+                            : tr("New order: set_epoch reshuffled this epoch"));
     ImGui::PopFont();
   }
   ImGui::PopTextWrapPos();
-  // The marks on the cells, said once where the pane has the room (the tooltip says it always).
-  if (ImGui::GetContentRegionAvail().y > fs * 12)
-    DimWrapped(tr("marked: the batch each rank trains on now; crossed out: an index repeated as padding"));
+}
 
-  // The grid.
+// Per index of the dataset: which rank's current batch holds it (rank + 1; 0: none), and its
+// position in its owner's shard (-1: no owner).
+struct IndexMarks {
+  std::vector<char> in_batch;
+  std::vector<int64_t> order;
+};
+
+IndexMarks mark_indices(const view_model::SamplerHistory& history, const view_model::SamplerGrid& grid,
+                        view_model::EpochKey key, int64_t samples, int64_t batch_size) {
+  IndexMarks m{std::vector<char>(samples, 0), std::vector<int64_t>(samples, -1)};
+  for (int r = 0; r < grid.world_size; ++r) {
+    const view_model::RankBatch b = history.current_batch(r);
+    if (b.epoch != key.epoch || b.generation != key.generation) continue;
+    const view_model::BatchRange range = view_model::batch_positions(static_cast<int64_t>(grid.shards[r].size()), batch_size, b.batch);
+    for (int64_t i = range.begin; i < range.end; ++i) {
+      const int64_t index = grid.shards[r][i];
+      if (index >= 0 && index < samples) m.in_batch[index] = static_cast<char>(r + 1);
+    }
+  }
+  for (int r = 0; r < grid.world_size; ++r)
+    for (size_t i = 0; i < grid.shards[r].size(); ++i) {
+      const int64_t index = grid.shards[r][i];
+      if (index >= 0 && index < samples && grid.owner[index] == r && m.order[index] < 0) m.order[index] = static_cast<int64_t>(i);
+    }
+  return m;
+}
+
+// One cell of the grid: its owner's colour, crossed out where the index was handed out again as
+// padding, marked where it is in a rank's batch now, and labelled where the cell has the room.
+void draw_cell(ImDrawList* dl, ImVec2 a, ImVec2 b, int64_t index, const view_model::SamplerGrid& grid,
+               const IndexMarks& marks, const Cells& cells, bool label_order) {
+  const Palette& p = palette();
+  const int owner = grid.owner[index];
+  dl->AddRectFilled(a, b, owner >= 0 ? rank_color(owner, 0.85f) : p.grid);
+  if (grid.copies[index] > 1) {
+    dl->AddLine(a, b, p.canvas, 2.0f);
+    dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), p.canvas, 2.0f);
+    dl->AddRect(a, b, p.bad, 0, 0, 2.0f);
+  }
+  if (marks.in_batch[index]) {  // a dot, or a frame on big cells
+    if (cells.size > 18) dl->AddRect(a, b, p.highlight, 0, 0, 2.0f);
+    else {
+      const float r = std::max(1.0f, std::floor(cells.size * 0.15f));
+      const ImVec2 c((a.x + b.x) / 2, (a.y + b.y) / 2);
+      dl->AddRectFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r), p.highlight);
+    }
+  }
+  ImFont* mono = fonts().mono;
+  if (cells.per_cell == 1 && cells.size > mono->FontSize * 1.7f) {
+    const std::string s = fmt::format("{}", label_order ? marks.order[index] : index);
+    const ImVec2 ts = mono->CalcTextSizeA(mono->FontSize * 0.8f, FLT_MAX, 0, s.c_str());
+    dl->AddText(mono, mono->FontSize * 0.8f, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), 0xFFFFFFFF, s.c_str());
+  }
+}
+
+void cell_read_out(int64_t index, const view_model::SamplerGrid& grid, const IndexMarks& marks, const Cells& cells) {
+  const int owner = grid.owner[index];
+  std::string tip = owner >= 0 ? trf("index {}: rank {}, position {} of its shard", index, owner, marks.order[index])
+                               : trf("index {}: no rank (dropped by drop_last)", index);
+  if (grid.copies[index] > 1) tip.append("\n").append(trf("handed out {} times: the sampler pads by repeating indices", grid.copies[index]));
+  if (marks.in_batch[index]) tip.append("\n").append(trf("marked: in rank {}'s batch of this step", marks.in_batch[index] - 1));
+  if (cells.per_cell > 1) tip.append("\n").append(trf("each cell shows {} indices", cells.per_cell));
+  WrappedTooltip(tip);
+}
+
+// The grid of the dataset's indices, a cell each (or a few per cell), in its owner's colour; the
+// shards' order below it, in the lines the pane leaves.
+void draw_index_grid(const view_model::SamplerHistory& history, const view_model::SamplerGrid& grid,
+                     view_model::EpochKey key, int64_t samples, int64_t batch_size, bool label_order) {
+  const float fs = ImGui::GetFontSize();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // The grid keeps at least four lines' height; the shard lines below get what is left.
@@ -184,66 +240,47 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   ImGui::InvisibleButton("##sampler_grid", area);
   const bool hovered = ImGui::IsItemHovered();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-
-  // Which positions of each rank's shard are in its current batch.
-  std::vector<char> in_batch(samples, 0);
-  for (int r = 0; r < grid.world_size; ++r) {
-    const view_model::RankBatch b = history.current_batch(r);
-    if (b.epoch != key.epoch || b.generation != key.generation) continue;
-    const view_model::BatchRange range = view_model::batch_positions(static_cast<int64_t>(grid.shards[r].size()), batch_size, b.batch);
-    for (int64_t i = range.begin; i < range.end; ++i) {
-      const int64_t index = grid.shards[r][i];
-      if (index >= 0 && index < samples) in_batch[index] = static_cast<char>(r + 1);
-    }
-  }
-  std::vector<int64_t> order(samples, -1);  // position of the index in its owner's shard
-  for (int r = 0; r < grid.world_size; ++r)
-    for (size_t i = 0; i < grid.shards[r].size(); ++i) {
-      const int64_t index = grid.shards[r][i];
-      if (index >= 0 && index < samples && grid.owner[index] == r && order[index] < 0) order[index] = static_cast<int64_t>(i);
-    }
-
-  ImFont* mono = fonts().mono;
+  const IndexMarks marks = mark_indices(history, grid, key, samples, batch_size);
   const float gap = cells.size > 8 ? 1.5f : 0.0f;
   const int64_t count = (samples + cells.per_cell - 1) / cells.per_cell;
   int64_t hovered_index = -1;
   for (int64_t c = 0; c < count; ++c) {
     const int64_t index = c * cells.per_cell;
     const float x = origin.x + (c % cells.columns) * cells.size, y = origin.y + (c / cells.columns) * cells.size;
-    const ImVec2 a(x + gap, y + gap), b(x + cells.size - gap, y + cells.size - gap);
-    const int owner = grid.owner[index];
-    dl->AddRectFilled(a, b, owner >= 0 ? rank_color(owner, 0.85f) : p.grid);
-    if (grid.copies[index] > 1) {  // handed out again as padding: hatch it
-      dl->AddLine(a, b, p.canvas, 2.0f);
-      dl->AddLine(ImVec2(a.x, b.y), ImVec2(b.x, a.y), p.canvas, 2.0f);
-      dl->AddRect(a, b, p.bad, 0, 0, 2.0f);
-    }
-    if (in_batch[index]) {  // the batch each rank trains on now: a dot, or a frame on big cells
-      if (cells.size > 18) dl->AddRect(a, b, p.highlight, 0, 0, 2.0f);
-      else {
-        const float r = std::max(1.0f, std::floor(cells.size * 0.15f));
-        const ImVec2 c((a.x + b.x) / 2, (a.y + b.y) / 2);
-        dl->AddRectFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r), p.highlight);
-      }
-    }
-    if (cells.per_cell == 1 && cells.size > mono->FontSize * 1.7f) {
-      const std::string s = fmt::format("{}", state.sampler.label_order ? order[index] : index);
-      const ImVec2 ts = mono->CalcTextSizeA(mono->FontSize * 0.8f, FLT_MAX, 0, s.c_str());
-      dl->AddText(mono, mono->FontSize * 0.8f, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), 0xFFFFFFFF, s.c_str());
-    }
+    draw_cell(dl, ImVec2(x + gap, y + gap), ImVec2(x + cells.size - gap, y + cells.size - gap), index, grid, marks, cells,
+              label_order);
     if (hovered && mouse.x >= x && mouse.x < x + cells.size && mouse.y >= y && mouse.y < y + cells.size)
       hovered_index = index;
   }
-  if (hovered_index >= 0) {
-    const int owner = grid.owner[hovered_index];
-    std::string tip = owner >= 0 ? trf("index {}: rank {}, position {} of its shard", hovered_index, owner, order[hovered_index])
-                                 : trf("index {}: no rank (dropped by drop_last)", hovered_index);
-    if (grid.copies[hovered_index] > 1) tip.append("\n").append(trf("handed out {} times: the sampler pads by repeating indices", grid.copies[hovered_index]));
-    if (in_batch[hovered_index]) tip.append("\n").append(trf("marked: in rank {}'s batch of this step", in_batch[hovered_index] - 1));
-    if (cells.per_cell > 1) tip.append("\n").append(trf("each cell shows {} indices", cells.per_cell));
-    WrappedTooltip(tip);
-  }
+  if (hovered_index >= 0) cell_read_out(hovered_index, grid, marks, cells);
   draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid, order_rows);
+}
+
+}  // namespace
+
+void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
+  const float fs = ImGui::GetFontSize();
+  const view_model::SamplerHistory& history = model.sampler();
+  const std::vector<view_model::EpochKey> epochs = history.epochs();
+  draw_sampler_switches(state);
+  if (epochs.empty()) {
+    DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
+    return;
+  }
+  const int slot = choose_epoch(model, state, epochs);
+  const view_model::EpochKey key = epochs[slot];
+  // Every rank of the run, those not heard from this epoch with an empty shard.
+  const Shards shards = view_model::shards_of_world(*history.shards(key), world_of(model, key.generation));
+  const view_model::Generation* gen = generation_of(model, key.generation);
+  const int64_t samples = gen && gen->has_job ? gen->job.samples : state.job.samples;
+  const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
+  const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, shards);
+  const Shards* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
+  draw_epoch_summary(grid, shards, previous, samples);
+  // The marks on the cells, said once where the pane has the room (the tooltip says it always).
+  if (ImGui::GetContentRegionAvail().y > fs * 12)
+    DimWrapped(tr("marked: the batch each rank trains on now; crossed out: an index repeated as padding"));
+  draw_index_grid(history, grid, key, samples, batch_size, state.sampler.label_order);
 }
 
 }  // namespace ringlab::viz
