@@ -50,9 +50,6 @@ std::vector<view_model::CurveReduction> g_reduced;
 
 namespace {
 
-// In a small pane, a legend entry per earlier run filled rows of it after a few runs and left
-// the plot a sliver: there they share one entry, as the ranks do (the hover read-out still
-// names each curve).
 // Side by side, the engine's MSE curve lies on the script's: how far apart they are, epoch by
 // epoch, which the eye cannot tell at this scale ("" when no script's run is overlaid).
 struct Agreement {
@@ -85,6 +82,9 @@ std::string agreement_text(const Agreement& a) {
   return trf("ringlab and PyTorch: MSE at most {} apart over {} epochs", fmt::format("{:.1e}", a.largest), a.epochs);
 }
 
+// In a small pane, a legend entry per earlier run filled rows of it after a few runs and left
+// the plot a sliver: there they share one entry, as the ranks do (the hover read-out still
+// names each curve).
 std::vector<LegendEntry> earlier_runs_as_one(const std::vector<LegendEntry>& legend, size_t overlays) {
   if (overlays < 2 || overlays > legend.size()) return legend;
   std::vector<LegendEntry> shown;
@@ -95,10 +95,7 @@ std::vector<LegendEntry> earlier_runs_as_one(const std::vector<LegendEntry>& leg
   return shown;
 }
 
-}  // namespace
-
-void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
-  const Palette& pal = palette();
+void draw_training_switches(AppState& state) {
   TrainingViewState& v = state.training;
   FlowCheckbox(label("Log scale", "log_scale"), &v.log_scale, true);
   FlowCheckbox(label("x in epochs", "by_epoch"), &v.by_epoch);
@@ -108,93 +105,101 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     SameLineIfFits(ImGui::CalcTextSize(tr("Clear")).x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::SmallButton(label("Clear", "clear_overlays").c_str())) state.requests.clear_overlays = true;
   }
+}
 
-  const LossSeries& live = model.loss();
+// The curves to draw, in drawing order, their legend entries, and how far the axes reach.
+struct CurveSet {
   std::vector<Curve> curves;
   std::vector<LegendEntry> legend;
   view_model::LossExtent extent;
-  auto add = [&](const LossSeries& s, std::span<const LossPoint> pts, uint32_t color, float thickness, bool dots,
-                 std::string name, std::string short_name = "") {
+  size_t overlay_entries = 0;  // the legend's first entries are the earlier runs'
+
+  // A curve, with a legend entry where it has a name.
+  void add(const LossSeries& s, std::span<const LossPoint> pts, uint32_t color, float thickness, bool dots,
+           std::string name, std::string short_name = "") {
     int entry = -1;
     if (!name.empty()) {
       entry = static_cast<int>(legend.size());
       legend.push_back({std::move(name), color | 0xFF000000, thickness, std::move(short_name)});
     }
     curves.push_back({pts, &s, color, thickness, dots, entry});
-  };
+  }
+
   // The live run sets how far the steps axis reaches once it has a loss: an earlier run of
   // 200,000 steps would squeeze a short one now into the plot's first pixels. The earlier runs
-  // are drawn as far as the live one has come.
-  auto take_extent = [&](const LossSeries& s, const view_model::LossExtent* within) {
+  // are drawn as far as the live one has come (`within`).
+  void take_extent(const LossSeries& s, const view_model::LossExtent* within) {
     if (!s.extent.any) return;
     const auto x = [&](double v) { return within ? std::clamp(v, within->x0, within->x1) : v; };
     extent.take(x(s.extent.x0), s.extent.y1);
     extent.take(x(s.extent.x1), s.extent.y0);
     if (s.extent.y0_positive > 0) extent.take(x(s.extent.x1), s.extent.y0_positive);
-  };
-  const view_model::LossExtent* live_steps = model.loss().extent.any ? &model.loss().extent : nullptr;
-  const size_t overlay_entries = v.show_overlays ? state.overlays.size() : 0;  // the legend's first entries
-  if (v.show_overlays)
-    for (size_t i = 0; i < state.overlays.size(); ++i) {
-      const LossSeries& s = state.overlays[i];
-      const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
-      take_extent(s, live_steps);
-      if (v.show_ranks && !s.rank_loss.empty()) add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
-      // Wide and pale underneath, so a live curve that matches it exactly still shows it.
-      // A named run (a PyTorch script's) keeps its name in the short legend too.
-      add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)),
-          s.job ? trf("earlier run {}", i + 1) : series_name(s));
-    }
-  take_extent(live, nullptr);
-  // Up to four ranks get a legend entry each; more share one, so the plot keeps its height.
+  }
+};
+
+// Earlier runs, each in a muted tone of its own: rank 0's loss faint, the MSE wide and pale
+// underneath, so a live curve that matches it exactly still shows it. A named run (a PyTorch
+// script's) keeps its name in the short legend too.
+void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::LossExtent* live_steps) {
+  const TrainingViewState& v = state.training;
+  set.overlay_entries = v.show_overlays ? state.overlays.size() : 0;
+  if (!v.show_overlays) return;
+  for (size_t i = 0; i < state.overlays.size(); ++i) {
+    const LossSeries& s = state.overlays[i];
+    const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
+    set.take_extent(s, live_steps);
+    if (v.show_ranks && !s.rank_loss.empty()) set.add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
+    set.add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)),
+            s.job ? trf("earlier run {}", i + 1) : series_name(s));
+  }
+}
+
+// The live run: each rank's loss (up to four ranks get a legend entry each; more share one, so
+// the plot keeps its height) and the whole-dataset MSE. Its settings are in the menu bar, its
+// world changes are the markers; beside a PyTorch script's run the legend says which of the two
+// is which, and how close they are, which the eye cannot tell.
+void add_live_run(CurveSet& set, const LossSeries& live, AppState& state) {
+  set.take_extent(live, nullptr);
   const bool many = live.rank_loss.size() > 4;
-  if (v.show_ranks)
+  if (state.training.show_ranks)
     for (size_t r = 0; r < live.rank_loss.size() && r < 16; ++r) {
       if (live.rank_loss[r].empty()) continue;
       std::string name = many ? (r == 0 ? trf("ranks 0–{}: each rank's loss on its own batch", live.rank_loss.size() - 1) : "")
                               : trf("rank {} loss (its own batch)", r);
       std::string short_name = many ? (r == 0 ? trf("ranks 0–{}", live.rank_loss.size() - 1) : "") : trf("rank {}", r);
-      add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
+      set.add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
     }
   state.said.curves_agree.clear();
-  if (!live.epoch_mse.empty()) {
-    // The live run's settings are in the menu bar (and its world changes are the markers).
-    // Beside a PyTorch script's run, the legend says which of the two is which.
-    const bool beside_script = std::any_of(state.overlays.begin(), state.overlays.end(),
-                                           [](const LossSeries& s) { return !s.job && !s.label.empty(); });
-    if (state.torch.live)
-      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("PyTorch script: MSE, whole dataset"), tr("PyTorch: MSE"));
-    else if (beside_script && v.show_overlays) {
-      // The two curves lie on each other: the legend says how close, which the eye cannot.
-      const Agreement a = agreement_with_script(state.overlays, live);
-      state.said.curves_agree = agreement_text(a);
-      const std::string apart = a.epochs == 0 ? "" : fmt::format(", ≤ {:.1e} from PyTorch", a.largest);
-      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("ringlab's engine: MSE, whole dataset") + apart,
-          tr("ringlab: MSE") + apart);
-    }
-    else
-      add(live, live.mse_curve, pal.mse, 4.0f, true, tr("MSE, whole dataset"), tr("MSE"));
+  if (live.epoch_mse.empty()) return;
+  const uint32_t mse = palette().mse;
+  const bool beside_script = std::any_of(state.overlays.begin(), state.overlays.end(),
+                                         [](const LossSeries& s) { return !s.job && !s.label.empty(); });
+  if (state.torch.live) {
+    set.add(live, live.mse_curve, mse, 4.0f, true, tr("PyTorch script: MSE, whole dataset"), tr("PyTorch: MSE"));
+  } else if (beside_script && state.training.show_overlays) {
+    const Agreement a = agreement_with_script(state.overlays, live);
+    state.said.curves_agree = agreement_text(a);
+    const std::string apart = a.epochs == 0 ? "" : fmt::format(", ≤ {:.1e} from PyTorch", a.largest);
+    set.add(live, live.mse_curve, mse, 4.0f, true, tr("ringlab's engine: MSE, whole dataset") + apart, tr("ringlab: MSE") + apart);
+  } else {
+    set.add(live, live.mse_curve, mse, 4.0f, true, tr("MSE, whole dataset"), tr("MSE"));
   }
+}
 
-  if (!extent.any || curves.empty()) {
-    if (state.run.phase != RunPhase::Running && state.run.phase != RunPhase::Paused)
-      DimWrapped(tr("No steps yet. Press Start: each rank reports its loss after every step."));
-    else if (state.step.mode == RingMode::Gated)
-      DimWrapped(tr("Training: the workers are held before each ring step; the first loss appears when every rank has finished step 1."));
-    else
-      DimWrapped(tr("Training: the first loss appears when every rank has finished step 1."));
-    return;
-  }
-  // The legend goes above the plot whenever the plot keeps some height under it; only in a
-  // very small pane does it move into the hover read-out, which names every series anyway.
-  const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
-  if (room > fs * 9) LegendRow(room < fs * 16 ? earlier_runs_as_one(legend, overlay_entries) : legend, room < fs * 16);
-  if (room > fs * 16 && !state.said.curves_agree.empty()) DimWrapped(state.said.curves_agree.c_str());
-  const ImVec2 size = ImGui::GetContentRegionAvail();
-  const bool by_epoch = v.by_epoch;
-  const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;
-  double y0 = v.log_scale ? (extent.y0_positive > 0 ? extent.y0_positive : 1e-3) : extent.y0, y1 = extent.y1;
-  if (v.log_scale) {
+// Before the first loss: what will put one here.
+void say_no_loss_yet(const AppState& state) {
+  if (state.run.phase != RunPhase::Running && state.run.phase != RunPhase::Paused)
+    DimWrapped(tr("No steps yet. Press Start: each rank reports its loss after every step."));
+  else if (state.step.mode == RingMode::Gated)
+    DimWrapped(tr("Training: the workers are held before each ring step; the first loss appears when every rank has finished step 1."));
+  else
+    DimWrapped(tr("Training: the first loss appears when every rank has finished step 1."));
+}
+
+// The loss axis: a decade's room at least on a log scale, 8% either side on a linear one.
+std::pair<double, double> loss_range(const view_model::LossExtent& extent, bool log_scale) {
+  double y0 = log_scale ? (extent.y0_positive > 0 ? extent.y0_positive : 1e-3) : extent.y0, y1 = extent.y1;
+  if (log_scale) {
     y0 /= 1.25;
     y1 = std::max(y1 * 1.25, y0 * 10);
   } else {
@@ -202,63 +207,93 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     y0 = std::max(0.0, y0 - pad);
     y1 += pad;
   }
-  auto to_axis = [&](const Curve& c, CurveShape shape) {
-    if (by_epoch) {
-      for (auto& p : shape.line) p.step = c.series->epoch_of_step(p.step);
-      for (auto& col : shape.columns) {
-        col.step0 = c.series->epoch_of_step(col.step0);
-        col.step1 = c.series->epoch_of_step(col.step1);
-      }
-    }
-    return shape;
-  };
-  const double axis_hi = by_epoch ? live.epoch_of_step(x_hi) : x_hi;
-  Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false},
-            {y0, y1, v.log_scale}, by_epoch ? tr("epoch") : tr("training step"), tr("loss"));
-  const int buckets = std::max(16, static_cast<int>(size.x));
-  for (size_t i = 0; i < curves.size(); ++i) {
-    const Curve& c = curves[i];
+  return {y0, y1};
+}
+
+// A curve's shape, its steps placed in epochs when the x axis counts them.
+CurveShape on_axis(const Curve& c, CurveShape shape, bool by_epoch) {
+  if (!by_epoch) return shape;
+  for (auto& p : shape.line) p.step = c.series->epoch_of_step(p.step);
+  for (auto& col : shape.columns) {
+    col.step0 = c.series->epoch_of_step(col.step0);
+    col.step1 = c.series->epoch_of_step(col.step1);
+  }
+  return shape;
+}
+
+// Each curve reduced to the plot's pixel columns (kept between frames: g_reduced), drawn as a
+// band where it is dense and a line where it is not, with dots on a short one.
+void draw_curves(Plot& plot, const CurveSet& set, double x_hi, bool by_epoch, int buckets) {
+  for (size_t i = 0; i < set.curves.size(); ++i) {
+    const Curve& c = set.curves[i];
     if (g_reduced.size() <= i) g_reduced.resize(i + 1);
-    const CurveShape shape = to_axis(c, g_reduced[i].shape(c.points, extent.x0, x_hi, buckets));
+    const CurveShape shape = on_axis(c, g_reduced[i].shape(c.points, set.extent.x0, x_hi, buckets), by_epoch);
     plot.band(shape.columns, c.color, c.thickness);
     if (shape.columns.empty() || shape.line.size() >= 2) plot.line(shape.line, c.color, c.thickness);
     if (c.dots && c.points.size() <= 40) plot.dots(shape.line, c.color, std::min(c.thickness + 1.5f, 6.0f));
   }
+}
+
+// The point of a curve nearest the mouse's x on the epoch axis: epochs grow with steps, so bisect
+// for the step whose epoch position is nearest.
+bool nearest_in_epochs(const Curve& c, double x, LossPoint& p) {
+  double lo = c.points.front().step, hi = c.points.back().step;
+  for (int i = 0; i < 40 && hi - lo > 0.5; ++i) {
+    const double mid = (lo + hi) / 2;
+    (c.series->epoch_of_step(mid) < x ? lo : hi) = mid;
+  }
+  return view_model::nearest_point(c.points, hi, p);
+}
+
+// Hover: a vertical line and every named series' value at that x. A shorter run (an earlier one,
+// a rank gone after a live change) says nothing past its end.
+void loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
+  const double x = plot.x_at(plot.mouse().x);
+  ImDrawList* dl = plot.draw_list();
+  dl->AddLine(ImVec2(plot.mouse().x, plot.inner_min().y), ImVec2(plot.mouse().x, plot.inner_max().y), palette().axis, 1.0f);
+  std::string tip = by_epoch ? trf("epoch {:.2f}", x) : trf("step {:.0f}", x);
+  const double slack = std::fabs(plot.x_at(plot.mouse().x + 4) - x);  // a few pixels either side
+  for (const Curve& c : set.curves) {
+    if (c.legend < 0 || c.points.empty()) continue;
+    const auto at = [&](double step) { return by_epoch ? c.series->epoch_of_step(step) : step; };
+    if (x < at(c.points.front().step) - slack || x > at(c.points.back().step) + slack) continue;
+    LossPoint p;
+    if (by_epoch ? !nearest_in_epochs(c, x, p) : !view_model::nearest_point(c.points, x, p)) continue;
+    dl->AddCircleFilled(plot.to_screen(at(p.step), p.loss), c.thickness + 2.5f, c.color);
+    tip += fmt::format("\n{}: {:.6f}", set.legend[c.legend].text, p.loss);
+  }
+  ImGui::SetTooltip("%s", tip.c_str());
+}
+
+}  // namespace
+
+void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
+  const TrainingViewState& v = state.training;
+  draw_training_switches(state);
+  const LossSeries& live = model.loss();
+  CurveSet set;
+  add_earlier_runs(set, state, live.extent.any ? &live.extent : nullptr);
+  add_live_run(set, live, state);
+  if (!set.extent.any || set.curves.empty()) return say_no_loss_yet(state);
+  // The legend goes above the plot whenever the plot keeps some height under it; only in a
+  // very small pane does it move into the hover read-out, which names every series anyway.
+  const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
+  if (room > fs * 9) LegendRow(room < fs * 16 ? earlier_runs_as_one(set.legend, set.overlay_entries) : set.legend, room < fs * 16);
+  if (room > fs * 16 && !state.said.curves_agree.empty()) DimWrapped(state.said.curves_agree.c_str());
+  const ImVec2 size = ImGui::GetContentRegionAvail();
+  const bool by_epoch = v.by_epoch;
+  const view_model::LossExtent& extent = set.extent;
+  const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;
+  const auto [y0, y1] = loss_range(extent, v.log_scale);
+  const double axis_hi = by_epoch ? live.epoch_of_step(x_hi) : x_hi;
+  Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false},
+            {y0, y1, v.log_scale}, by_epoch ? tr("epoch") : tr("training step"), tr("loss"));
+  draw_curves(plot, set, x_hi, by_epoch, std::max(16, static_cast<int>(size.x)));
   if (!by_epoch)
     for (const auto& change : live.changes)
-      plot.marker(change.step, pal.accent,
+      plot.marker(change.step, palette().accent,
                   trf("→ {} rank{}, {}", change.world_size, change.world_size == 1 ? "" : "s", change.backend));
-
-  // Hover: a vertical line and every named series' value at that x.
-  if (plot.hovered()) {
-    const double x = plot.x_at(plot.mouse().x);
-    ImDrawList* dl = plot.draw_list();
-    dl->AddLine(ImVec2(plot.mouse().x, plot.inner_min().y), ImVec2(plot.mouse().x, plot.inner_max().y), pal.axis, 1.0f);
-    std::string tip = by_epoch ? trf("epoch {:.2f}", x) : trf("step {:.0f}", x);
-    const double slack = std::fabs(plot.x_at(plot.mouse().x + 4) - x);  // a few pixels either side
-    for (const Curve& c : curves) {
-      if (c.legend < 0 || c.points.empty()) continue;
-      // A shorter run (an earlier one, a rank gone after a live change) says nothing past its end.
-      const auto at = [&](double step) { return by_epoch ? c.series->epoch_of_step(step) : step; };
-      if (x < at(c.points.front().step) - slack || x > at(c.points.back().step) + slack) continue;
-      LossPoint p;
-      if (by_epoch) {
-        // Find the step whose epoch position is nearest: epochs grow with steps, so bisect.
-        double lo = c.points.empty() ? 0 : c.points.front().step, hi = c.points.empty() ? 0 : c.points.back().step;
-        for (int i = 0; i < 40 && hi - lo > 0.5; ++i) {
-          const double mid = (lo + hi) / 2;
-          (c.series->epoch_of_step(mid) < x ? lo : hi) = mid;
-        }
-        if (!view_model::nearest_point(c.points, hi, p)) continue;
-        dl->AddCircleFilled(plot.to_screen(c.series->epoch_of_step(p.step), p.loss), c.thickness + 2.5f, c.color);
-      } else {
-        if (!view_model::nearest_point(c.points, x, p)) continue;
-        dl->AddCircleFilled(plot.to_screen(p.step, p.loss), c.thickness + 2.5f, c.color);
-      }
-      tip += fmt::format("\n{}: {:.6f}", legend[c.legend].text, p.loss);
-    }
-    ImGui::SetTooltip("%s", tip.c_str());
-  }
+  if (plot.hovered()) loss_read_out(plot, set, by_epoch);
 }
 
 }  // namespace ringlab::viz
