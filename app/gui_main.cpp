@@ -264,21 +264,8 @@ void wait_for_next_frame(const view_model::FramePacer& pacer, const RunSession& 
   }
 }
 
-}  // namespace
-
-int run_gui(const GuiOptions& options) {
-  viz::AppState state = initial_state(options);  // bad flags or scenario: before any window
-  const bool headless = options.frames > 0;
-
-  // Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped, and
-  // the exit code says which signal it was (a second one ends the app at once).
-  InterruptSignals signals("ringlab gui");
-  glfwSetErrorCallback(remember_glfw_error);
-  if (!glfwInit()) {
-    print_headless_help();
-    return kNoDisplayExit;
-  }
-  Window window;
+// The window and its OpenGL context, hidden for headless frames; false when no display gives one.
+bool open_window(Window& window, const GuiOptions& options, bool headless) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, RINGLAB_GL_MAJOR);  // the version glad was generated for
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, RINGLAB_GL_MINOR);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -290,149 +277,224 @@ int run_gui(const GuiOptions& options) {
   if (!window.handle) {
     if (g_glfw_error_code == GLFW_VERSION_UNAVAILABLE)
       throw gl_too_old("this display's driver does not offer it: " + g_glfw_error);
-    print_headless_help();
-    return kNoDisplayExit;
+    return false;
   }
   glfwMakeContextCurrent(window.handle);
   require_gl_version(gladLoadGL(glfwGetProcAddress));  // ringlab's own GL calls; ImGui's backend loads its own
   glfwSwapInterval(headless ? 0 : 1);
+  return true;
+}
 
+void start_imgui(GLFWwindow* window, const viz::AppState& state) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
   // Every key press reaches the shortcuts, however short; Dear ImGui's own callback (installed
   // next) calls this one first.
-  glfwSetKeyCallback(window.handle, [](GLFWwindow*, int key, int, int action, int mods) {
+  glfwSetKeyCallback(window, [](GLFWwindow*, int key, int, int action, int mods) {
     ++g_window_events;
     if (action != GLFW_RELEASE) viz::QueueKeyPress(key, mods, action == GLFW_REPEAT);
   });
-  count_window_events(window.handle);  // before Dear ImGui's callbacks, which call these first
-  ImGui_ImplGlfw_InitForOpenGL(window.handle, true);
+  count_window_events(window);  // before Dear ImGui's callbacks, which call these first
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
   viz::set_language(state.language);
+}
 
+// The app's frames: each takes in the run's events, lays out the views, and presents what changed;
+// the window's frames are paced (view_model/frame_pacing.h), the headless ones go as fast as they
+// can for --frames, and then as long as --wait-run waits.
+class FrameLoop {
+ public:
+  FrameLoop(const GuiOptions& options, RunSession& session, viz::AppState& state, GLFWwindow* window,
+            OffscreenTarget* target)
+      : options_(options), session_(session), state_(state), window_(window), target_(target),
+        // --wait-run gives up when nothing arrives for longer than the workers' own timeout.
+        patience_ns_(static_cast<int64_t>((state.job.timeout_s + 30) * 1e9)) {}
+
+  void run(const InterruptSignals& signals) {
+    while (!glfwWindowShouldClose(window_) && !signals.received())
+      if (!frame()) break;
+  }
+  const FrameTimes& frame_times() const { return frame_times_; }
+
+ private:
+  // One frame; false once the headless frames are done.
+  bool frame() {
+    const int64_t t0 = now_ns();
+    const double cpu0 = process_cpu_ms();
+    const view_model::FrameCause cause = frame_cause(session_, state_, window_events_drawn_);
+    window_events_drawn_ = g_window_events;
+    glfwPollEvents();
+    session_.update();
+    int fb_w = 0, fb_h = 0;
+    if (target_) {
+      fb_w = target_->width();
+      fb_h = target_->height();
+    } else {
+      glfwGetFramebufferSize(window_, &fb_w, &fb_h);
+    }
+    font_px_ = restyle_if_needed(state_, fb_w, fb_h, font_px_);
+    lay_out();
+    const bool presented = present(cause, t0, fb_w, fb_h);
+    maybe_switch(options_, session_, state_, switched_);
+    maybe_kill(options_, session_, state_, killed_);
+    session_.apply_requests();
+    if (apply_window_requests(window_, state_)) font_px_ = 0;  // restyle next frame
+    if (!target_) keep_window_title(window_, state_, window_title_);
+    count(t0, cpu0, presented, cause);
+    if (!target_) {
+      wait_for_next_frame(pacer_, session_, state_, window_events_drawn_);
+      return true;
+    }
+    return !headless_done();
+  }
+
+  void lay_out() {
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGuiIO& io = ImGui::GetIO();
+    if (target_) {  // headless: the frame is the offscreen target, not the hidden window
+      io.DisplaySize = ImVec2(static_cast<float>(target_->width()), static_cast<float>(target_->height()));
+      io.DisplayFramebufferScale = ImVec2(1, 1);
+    }
+    ImGui::NewFrame();
+    state_.frame_dt_s = io.DeltaTime;
+    viz::HandleShortcuts(session_.model(), state_);
+    viz::AdvanceStepThrough(session_.model(), state_);
+    viz::DrawMainWindow(session_.model(), state_);
+    ImGui::Render();
+  }
+
+  // Renders and presents the frame where it changes what is on screen; returns whether it did.
+  bool present(const view_model::FrameCause& cause, int64_t t0, int fb_w, int fb_h) {
+    // While workers compute, side panes between their refreshes are shown from their last drawing
+    // (not in the headless frames: their screenshots show each pane as drawn in that frame).
+    const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    if (!target_)
+      state_.side_panes_reused +=
+          pane_cache_.apply(*ImGui::GetDrawData(), state_.panes_drawn, pacer_, cause, t0, background);
+    // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
+    if (cause.input) frame_change_.forget();
+    const bool present = target_ || frame_change_.changed(*ImGui::GetDrawData()) || pane_cache_.redrawn();
+    if (!present) return false;
+    if (target_) target_->bind();
+    glViewport(0, 0, fb_w, fb_h);
+    glClearColor(background.x, background.y, background.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    pane_cache_.draw_panes(fb_h);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (target_) glFinish();  // software GL draws here: count it in the frame's time
+    else glfwSwapBuffers(window_);
+    return true;
+  }
+
+  // What the frame cost, for --frame-stats, the pacer and --state-json.
+  void count(int64_t t0, double cpu0, bool presented, const view_model::FrameCause& cause) {
+    const double frame_cpu_ms = process_cpu_ms() - cpu0;
+    frame_times_.add((now_ns() - t0) / 1e6, frame_cpu_ms);
+    // The pacer learns what a presented frame costs; one left unpresented cost far less.
+    pacer_.frame_drawn(t0, presented ? frame_cpu_ms : pacer_.frame_cpu_ms(), cause);
+    if (!presented) ++frames_unchanged_;
+    ++frames_;
+    state_.frames_drawn = frames_;
+    state_.frames_unchanged = frames_unchanged_;
+    state_.largest_frame_vertices = std::max<int64_t>(state_.largest_frame_vertices, ImGui::GetDrawData()->TotalVtxCount);
+    state_.window_open_s = static_cast<double>(now_ns() - window_opened_ns_) / 1e9;
+  }
+
+  // Headless: done after --frames, or with --wait-run once the run reached its goal (or sent
+  // nothing for longer than its own timeout).
+  bool headless_done() {
+    if (frames_ < options_.frames) return false;
+    if (session_.model().events_seen() != last_events_) {
+      last_events_ = session_.model().events_seen();
+      last_progress_ns_ = now_ns();
+    }
+    const bool stalled = now_ns() - last_progress_ns_ > patience_ns_ && state_.step.mode != viz::RingMode::Gated;
+    const bool waiting = options_.wait_run && !reached_goal(session_, state_) && !stalled;
+    // Two more frames once there: a pane that appeared this frame lays out with last frame's
+    // sizes (Dear ImGui measures content a frame late), and the screenshot shows it settled.
+    return !waiting && ++settled_ > 2;
+  }
+
+  const GuiOptions& options_;
+  RunSession& session_;
+  viz::AppState& state_;
+  GLFWwindow* window_;
+  OffscreenTarget* target_;
+  const int64_t patience_ns_;
+  int64_t last_progress_ns_ = now_ns();
+  uint64_t last_events_ = 0;
+  int frames_ = 0, settled_ = 0, frames_unchanged_ = 0;
+  float font_px_ = 0;
+  FrameTimes frame_times_;
+  view_model::FramePacer pacer_;
+  viz::FrameChange frame_change_;
+  PaneCache pane_cache_;  // freed with the loop, while the GL context is current
+  const int64_t window_opened_ns_ = now_ns();
+  uint64_t window_events_drawn_ = g_window_events;
+  bool switched_ = false, killed_ = false;
+  std::string window_title_ = kWindowTitle;
+};
+
+// What the session leaves once its frames are over: the files asked for, the failure marks and
+// the run's failure for a headless run, and a signal's stop. Returns the exit code.
+int finish_session(const GuiOptions& options, RunSession& session, const viz::AppState& state,
+                   const OffscreenTarget* target, const FrameTimes& frame_times, const InterruptSignals& signals) {
+  const bool headless = options.frames > 0;
+  int exit_code = 0;
+  bool written = !target || write_output("gui", options.screenshot, [&] {
+    write_screenshot(options.screenshot, target->width(), target->height());
+  });
+  written &= write_output("gui", options.layout_audit, [&] { write_layout_audit(options.layout_audit, options, state); });
+  written &= write_output("gui", options.state_json, [&] { write_state_json(options.state_json, session, state); });
+  written &= write_output("gui", options.frame_stats, [&] {
+    frame_times.write_json(options.frame_stats, fmt::format("{}x{}, {}, {} events", options.width, options.height,
+                                                            state.job.describe(), session.model().events_seen()));
+  });
+  if (!written) exit_code = 1;
+  if (headless) print_failure_marks(session.model());
+  if (headless && state.run.phase == viz::RunPhase::Failed) {
+    fmt::print(stderr, "ringlab gui: the run failed: {}\n", state.run.message);
+    exit_code = 1;
+  }
+  if (const int sig = signals.received()) {
+    // Only a run that was still going was stopped by the signal; an idle window just closes.
+    const bool live = !session.run_over();
+    session.stop(stop_cause_for_signal(sig));
+    fmt::print(stderr, "ringlab gui: {}: {}\n", to_string(stop_cause_for_signal(sig)),
+               live ? "the run was stopped" : "the window was closed");
+    exit_code = InterruptSignals::exit_code(sig);
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& options) {
+  viz::AppState state = initial_state(options);  // bad flags or scenario: before any window
+  const bool headless = options.frames > 0;
+
+  // Ctrl+C or SIGTERM closes the app the normal way, so every worker is stopped and reaped, and
+  // the exit code says which signal it was (a second one ends the app at once).
+  InterruptSignals signals("ringlab gui");
+  glfwSetErrorCallback(remember_glfw_error);
+  Window window;
+  if (!glfwInit() || !open_window(window, options, headless)) {
+    print_headless_help();
+    return kNoDisplayExit;
+  }
+  start_imgui(window.handle, state);
   std::optional<OffscreenTarget> target;
   if (headless) target.emplace(options.width, options.height);
-  float font_px = 0;
-  FrameTimes frame_times;
   int exit_code = 0;
   {
     RunSession session(state);
     if (headless && !options.about) session.start();  // About is read over an idle window
-    // --wait-run gives up when nothing arrives for longer than the workers' own timeout.
-    const int64_t patience_ns = static_cast<int64_t>((state.job.timeout_s + 30) * 1e9);
-    int64_t last_progress_ns = now_ns();
-    uint64_t last_events = 0;
-    int frames = 0, settled = 0;
-    view_model::FramePacer pacer;
-    viz::FrameChange frame_change;
-    PaneCache pane_cache;  // in this scope: freed while the GL context is current
-    int frames_unchanged = 0;
-    const int64_t window_opened_ns = now_ns();
-    uint64_t window_events_drawn = g_window_events;
-    bool switched = false, killed = false;
-    std::string window_title = kWindowTitle;
-    while (!glfwWindowShouldClose(window.handle) && !signals.received()) {
-      const int64_t t0 = now_ns();
-      const double cpu0 = process_cpu_ms();
-      const view_model::FrameCause cause = frame_cause(session, state, window_events_drawn);
-      window_events_drawn = g_window_events;
-      glfwPollEvents();
-      session.update();
-      int fb_w = 0, fb_h = 0;
-      if (target) {
-        fb_w = target->width();
-        fb_h = target->height();
-      } else {
-        glfwGetFramebufferSize(window.handle, &fb_w, &fb_h);
-      }
-      font_px = restyle_if_needed(state, fb_w, fb_h, font_px);
-
-      ImGui_ImplOpenGL3_NewFrame();
-      ImGui_ImplGlfw_NewFrame();
-      ImGuiIO& io = ImGui::GetIO();
-      if (target) {  // headless: the frame is the offscreen target, not the hidden window
-        io.DisplaySize = ImVec2(static_cast<float>(target->width()), static_cast<float>(target->height()));
-        io.DisplayFramebufferScale = ImVec2(1, 1);
-      }
-      ImGui::NewFrame();
-      state.frame_dt_s = io.DeltaTime;
-      viz::HandleShortcuts(session.model(), state);
-      viz::AdvanceStepThrough(session.model(), state);
-      viz::DrawMainWindow(session.model(), state);
-      ImGui::Render();
-
-      // While workers compute, side panes between their refreshes are shown from their last drawing
-      // (not in the headless frames: their screenshots show each pane as drawn in that frame).
-      const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-      if (!target)
-        state.side_panes_reused +=
-            pane_cache.apply(*ImGui::GetDrawData(), state.panes_drawn, pacer, cause, t0, background);
-      // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
-      if (cause.input) frame_change.forget();
-      const bool present = target || frame_change.changed(*ImGui::GetDrawData()) || pane_cache.redrawn();
-      if (present) {
-        if (target) target->bind();
-        glViewport(0, 0, fb_w, fb_h);
-        glClearColor(background.x, background.y, background.z, 1.0f);
-        glClear(GL_COLOR_BUFFER_BIT);
-        pane_cache.draw_panes(fb_h);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        if (target) glFinish();  // software GL draws here: count it in the frame's time
-        else glfwSwapBuffers(window.handle);
-      }
-
-      maybe_switch(options, session, state, switched);
-      maybe_kill(options, session, state, killed);
-      session.apply_requests();
-      if (apply_window_requests(window.handle, state)) font_px = 0;  // restyle next frame
-      if (!headless) keep_window_title(window.handle, state, window_title);
-      const double frame_cpu_ms = process_cpu_ms() - cpu0;
-      frame_times.add((now_ns() - t0) / 1e6, frame_cpu_ms);
-      // The pacer learns what a presented frame costs; one left unpresented cost far less.
-      pacer.frame_drawn(t0, present ? frame_cpu_ms : pacer.frame_cpu_ms(), cause);
-      if (!present) ++frames_unchanged;
-      ++frames;
-      state.frames_drawn = frames;
-      state.frames_unchanged = frames_unchanged;
-      state.largest_frame_vertices = std::max<int64_t>(state.largest_frame_vertices, ImGui::GetDrawData()->TotalVtxCount);
-      state.window_open_s = static_cast<double>(now_ns() - window_opened_ns) / 1e9;
-      if (!headless) wait_for_next_frame(pacer, session, state, window_events_drawn);
-      if (headless && frames >= options.frames) {
-        if (session.model().events_seen() != last_events) {
-          last_events = session.model().events_seen();
-          last_progress_ns = now_ns();
-        }
-        const bool stalled = now_ns() - last_progress_ns > patience_ns && state.step.mode != viz::RingMode::Gated;
-        const bool waiting = options.wait_run && !reached_goal(session, state) && !stalled;
-        // Two more frames once there: a pane that appeared this frame lays out with last frame's
-        // sizes (Dear ImGui measures content a frame late), and the screenshot shows it settled.
-        if (!waiting && ++settled > 2) break;
-      }
-    }
-    bool written = !target || write_output("gui", options.screenshot, [&] {
-      write_screenshot(options.screenshot, target->width(), target->height());
-    });
-    written &= write_output("gui", options.layout_audit, [&] { write_layout_audit(options.layout_audit, options, state); });
-    written &= write_output("gui", options.state_json, [&] { write_state_json(options.state_json, session, state); });
-    written &= write_output("gui", options.frame_stats, [&] {
-      frame_times.write_json(options.frame_stats, fmt::format("{}x{}, {}, {} events", options.width, options.height,
-                                                              state.job.describe(), session.model().events_seen()));
-    });
-    if (!written) exit_code = 1;
-    if (headless) print_failure_marks(session.model());
-    if (headless && state.run.phase == viz::RunPhase::Failed) {
-      fmt::print(stderr, "ringlab gui: the run failed: {}\n", state.run.message);
-      exit_code = 1;
-    }
-    if (const int sig = signals.received()) {
-      // Only a run that was still going was stopped by the signal; an idle window just closes.
-      const bool live = !session.run_over();
-      session.stop(stop_cause_for_signal(sig));
-      fmt::print(stderr, "ringlab gui: {}: {}\n", to_string(stop_cause_for_signal(sig)),
-                 live ? "the run was stopped" : "the window was closed");
-      exit_code = InterruptSignals::exit_code(sig);
-    }
+    FrameLoop loop(options, session, state, window.handle, target ? &*target : nullptr);
+    loop.run(signals);
+    exit_code = finish_session(options, session, state, target ? &*target : nullptr, loop.frame_times(), signals);
   }
   target.reset();
   ImGui_ImplOpenGL3_Shutdown();
