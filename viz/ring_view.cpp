@@ -404,7 +404,7 @@ std::string banner_of(const RingFrame& f, const view_model::CollectiveRecord& re
   if (f.expected_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
   if (f.expected_steps == 0) return tr("No ring steps were recorded for this all-reduce");
   if (f.done) return tr("All-reduce done: every rank holds the sum");
-  if (f.position == 0) return tr("Before step 1: each rank holds its own input");
+  if (f.position == 0) return tr("Before ring step 1: each rank holds its own input");
   const view_model::RingPlace place = view_model::ring_place(f.position, f.world_size);
   const char* text = place.phase == RingPhase::ReduceScatter ? "After ring step {} of {} (reduce-scatter {} of {})"
                                                              : "After ring step {} of {} (all-gather {} of {})";
@@ -664,10 +664,11 @@ class RingWords {
     dl_->AddText(nullptr, fs, ImVec2(min_.x + fs, y_), palette().text_dim, sub.c_str(), nullptr, w);
     const float h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, w, sub.c_str()).y;
     if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min_.x + fs, y_), ImVec2(min_.x + fs + w, y_ + h)))
-      WrappedTooltip(tr("The number counts every collective this world has run, from 0: the broadcast of the weights "
-                        "at the start counts too, and so does the [1, 2, 3] demo where a world begins with it. So it "
-                        "runs ahead of the training step, which also counts from 0. Failure reports give collectives "
-                        "the same numbers, as PyTorch's flight recorder does (its seq)."));
+      WrappedTooltip(tr("#N counts every collective this world has run, from 0, not only its gradient all-reduces: the "
+                        "broadcast of the weights at the start counts too, and so does the [1, 2, 3] demo all-reduce a "
+                        "run begins with. That is why #N is ahead of the training step, which also counts from 0. The "
+                        "command line's failure reports call the same number \"collective N\", and PyTorch's flight "
+                        "recorder \"seq\"."));
     y_ += h + fs * 0.3f;
   }
 

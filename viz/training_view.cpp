@@ -248,7 +248,9 @@ bool nearest_in_epochs(const Curve& c, double x, LossPoint& p) {
 // Hover: a vertical line and every named series' value at that x. A shorter run (an earlier one,
 // a rank gone after a live change) says nothing past its end.
 void loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
-  const double x = plot.x_at(plot.mouse().x);
+  // Left of the axis's start (its margin is part of the plot) the read-out is of its first step,
+  // not of "step -1".
+  const double x = std::max(plot.x_at(plot.mouse().x), by_epoch ? 0.0 : set.extent.x0);
   ImDrawList* dl = plot.draw_list();
   dl->AddLine(ImVec2(plot.mouse().x, plot.inner_min().y), ImVec2(plot.mouse().x, plot.inner_max().y), palette().axis, 1.0f);
   std::string tip = by_epoch ? trf("epoch {:.2f}", x) : trf("step {:.0f}", x);
@@ -260,7 +262,11 @@ void loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
     LossPoint p;
     if (by_epoch ? !nearest_in_epochs(c, x, p) : !view_model::nearest_point(c.points, x, p)) continue;
     dl->AddCircleFilled(plot.to_screen(at(p.step), p.loss), c.thickness + 2.5f, c.color);
-    tip += fmt::format("\n{}: {:.6f}", set.legend[c.legend].text, p.loss);
+    // A sparse curve's nearest point (an epoch's MSE) may sit at another step than the one the
+    // read-out heads with: it says its own, or it reads as that step's value.
+    const bool elsewhere = !by_epoch && fmt::format("{:.0f}", p.step) != fmt::format("{:.0f}", x);
+    tip += elsewhere ? "\n" + trf("{} (at step {:.0f}): {:.6f}", set.legend[c.legend].text, p.step, p.loss)
+                     : fmt::format("\n{}: {:.6f}", set.legend[c.legend].text, p.loss);
   }
   ImGui::SetTooltip("%s", tip.c_str());
 }

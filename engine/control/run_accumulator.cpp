@@ -152,6 +152,11 @@ std::string RunAccumulator::describe(int rank, int world) const {
   if (!p.has_collective) return fmt::format("rank {}: no collective started (last step {})", rank, p.step);
   std::string where = fmt::format("rank {}: step {}, collective {} ({}{})", rank, p.collective_step, p.collective_id,
                                   p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
+  // A rank that began a later step before it died (a kill as a step begins) is at that step, as
+  // the app's Failure lab says: its last collective is named as the earlier step's.
+  if (p.collective_done && p.step > p.collective_step)
+    return fmt::format("rank {}: step {}, having completed collective {} ({}{}) in step {}", rank, p.step, p.collective_id,
+                       p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "", p.collective_step);
   if (p.collective_done) return where + " completed";
   // Only the ring reports its chunks: a native all-reduce (the library's own) is simply not finished.
   if (p.collective_text != "ring" && p.chunk_collective != p.collective_id) return where + ", not finished";

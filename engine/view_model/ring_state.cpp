@@ -273,7 +273,7 @@ RingPlace ring_place(int position, int world_size) {
 
 std::string ring_on_screen(int position, int expected_steps, int world_size, bool done) {
   if (done) return "All-reduce done: every rank holds the sum";
-  if (position <= 0) return "Before step 1: each rank holds its own input";
+  if (position <= 0) return "Before ring step 1: each rank holds its own input";
   const RingPlace place = ring_place(position, world_size);
   const char* phase = place.phase == RingPhase::ReduceScatter ? "reduce-scatter" : "all-gather";
   return fmt::format("After ring step {} of {} ({} {} of {})", position, expected_steps, phase, place.step_in_phase,

@@ -74,7 +74,7 @@ struct RingFrame {
   int active_step_in_phase = 0;  // 1-based
   int steps_in_phase = 0;
   bool done = false;
-  // What the screen shows: "Before step 1: each rank holds its own input", "After ring step 2 of
+  // What the screen shows: "Before ring step 1: each rank holds its own input", "After ring step 2 of
   // 6 (reduce-scatter 2 of 3)", "All-reduce done: every rank holds the sum".
   std::string on_screen;
   // The step that moves next (what Next does): "Reduce-scatter, step 3 of 3"; empty once done.

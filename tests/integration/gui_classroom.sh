@@ -338,7 +338,7 @@ assert st["mode"] == "gated", st
 assert ring is not None, "no all-reduce on screen"
 assert st["collective_id"] > 1, ("still on the first all-reduce", st)
 assert ring["position"] == 0 and ring["total_steps"] == 0, ("the workers were let into it", ring["position"], ring["total_steps"])
-assert ring["on_screen"] == "Before step 1: each rank holds its own input", ring["on_screen"]
+assert ring["on_screen"] == "Before ring step 1: each rank holds its own input", ring["on_screen"]
 PY
 fi
 if drive resetview four-ranks-gloo F5 pause Right pause ctrl+r pause; then

@@ -146,7 +146,7 @@ import json, sys
 f = json.load(open(sys.argv[1]))["ring"]
 assert f["algorithm"] == "demo" and not f["done"], f
 assert f["position"] == 0 and f["expected_steps"] == 6, f
-assert f["on_screen"] == "Before step 1: each rank holds its own input", f["on_screen"]
+assert f["on_screen"] == "Before ring step 1: each rank holds its own input", f["on_screen"]
 assert f["banner"] == "Reduce-scatter, step 1 of 3", f["banner"]
 assert not f["final_checked"] and not f["final_matches"], f
 for rank in f["chunks"]:

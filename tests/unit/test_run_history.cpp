@@ -252,6 +252,26 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   CHECK(r.failure.find("its last report") == std::string::npos);  // level with the others: nothing to add
 }
 
+// `--fault kill:2@3` fires as step 3 begins: rank 2 finished step 2's all-reduce and began step 3.
+// The report puts it at step 3, as the app's Failure lab does, and names its last collective as
+// step 2's.
+TEST_CASE("a rank killed as a step begins is at that step, after the last step's collective") {
+  JobConfig job;
+  job.world_size = 4;
+  RunAccumulator acc(job);
+  for (EventKind kind : {EventKind::CollectiveBegin, EventKind::CollectiveEnd}) {
+    Event e = make_event(kind, 2, 2, 0);
+    e.collective_id = 4;
+    e.bucket = 0;
+    e.text = "ring";
+    acc.add(e);
+  }
+  acc.add(make_event(EventKind::StepBegin, 2, 3, 1));
+  const RunResult r = acc.finish({killed(2)});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 2: step 3, having completed collective 4 (ring, bucket 0) in step 2") != std::string::npos);
+}
+
 // Killed by a signal, a rank takes its unsent events with it: its last report is steps behind
 // the others, who wait for it in step 30; the report says so rather than placing it at step 9.
 TEST_CASE("a killed rank's stale position is marked as its last report") {

@@ -169,14 +169,14 @@ TEST_CASE("before step 1 the screen says each rank holds its own input, not that
   CHECK(f.expected_steps == 6);
   CHECK_FALSE(f.done);
   CHECK_FALSE(f.final_checked);  // no verdict on the sum before the ring has run
-  CHECK(f.on_screen == "Before step 1: each rank holds its own input");
+  CHECK(f.on_screen == "Before ring step 1: each rank holds its own input");
   CHECK(f.banner == "Reduce-scatter, step 1 of 3");
 }
 
 TEST_CASE("gated 4-rank ring: every position from 0 to 6 and back, in words and in releases") {
   Classroom c(4);
   const std::vector<std::string> on_screen = {
-      "Before step 1: each rank holds its own input",
+      "Before ring step 1: each rank holds its own input",
       "After ring step 1 of 6 (reduce-scatter 1 of 3)",
       "After ring step 2 of 6 (reduce-scatter 2 of 3)",
       "After ring step 3 of 6 (reduce-scatter 3 of 3)",
@@ -244,7 +244,7 @@ TEST_CASE("after the last step Next moves to the next all-reduce before its firs
   c.next();             // the next one, before its first step: nobody released yet
   CHECK(c.st.selected.id == first.id + 1);
   CHECK(c.frame().position == 0);
-  CHECK(c.frame().on_screen == "Before step 1: each rank holds its own input");
+  CHECK(c.frame().on_screen == "Before ring step 1: each rank holds its own input");
   CHECK(c.ring.steps_taken() == 0);
   c.next();  // now the workers take its first step
   CHECK(c.frame().position == 1);
