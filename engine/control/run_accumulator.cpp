@@ -119,6 +119,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_steps_ = 0;
   errors_.clear();
   raised_.clear();
+  chunk_sent_in_.clear();
   first_error_.clear();
   first_error_rank_ = -1;
   flight_.clear();
@@ -143,6 +144,11 @@ void RunAccumulator::track_position(const Event& e) {
     p.chunk_collective = e.collective_id;
     p.chunk_phase = e.phase;
     p.chunk_ring_step = e.ring_step;
+    // Its sender was in that collective too, whatever the sender's own events got to say.
+    if (e.src >= 0 && e.src < kMaxReportedRank && e.src != e.rank) {
+      const auto [it, fresh] = chunk_sent_in_.try_emplace(e.src, e.collective_id);
+      if (!fresh) it->second = std::max(it->second, e.collective_id);
+    }
   }
 }
 
@@ -312,9 +318,12 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
     if (!silent || r != silent->rank || r >= static_cast<int>(ranks.size())) continue;
     std::vector<PeerPosition> others = ranks;
     others.erase(others.begin() + r);
-    if (const std::optional<KilledRankPosition> placed = place_killed_rank(ranks[r], others))
-      msg += fmt::format(" (its last report: it {} later, by step {}, with its unsent events)",
-                         silent->signal != 0 ? "died" : "ended", placed->step);
+    const auto sent = chunk_sent_in_.find(r);
+    if (const std::optional<KilledRankPosition> placed =
+            place_killed_rank(ranks[r], others, sent == chunk_sent_in_.end() ? -1 : sent->second))
+      msg += fmt::format(" (its last report: it {} later, {} collective {}{} step {}, with its unsent events)",
+                         silent->signal != 0 ? "died" : "ended", placed->done ? "having completed" : "inside",
+                         placed->collective, placed->done ? ", by" : " at", placed->step);
   }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
   return msg;

@@ -4,8 +4,9 @@
 // others' by dozens of steps. The others place it. No rank finishes a ring all-reduce without
 // every other rank's chunks, so it took part in the latest collective another rank finished; if
 // some rank still waits in that one, it died inside it, before sending its last chunk; if every
-// other rank is past it, it had finished it. The failure lab's table and the controller's report
-// both say this one answer.
+// other rank is past it, it had finished it. A chunk another rank received from it says more: it
+// was inside that collective, even when the others' ends do not show it yet (they wait in it). The
+// failure lab's table and the controller's report both say this one answer.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -26,6 +27,8 @@ struct KilledRankPosition {
 
 // nullopt when the others place it no further than its own record (`own`) does. A record inside
 // the collective the others finished is placed as done with it: its end was among the events lost.
-std::optional<KilledRankPosition> place_killed_rank(const PeerPosition& own, const std::vector<PeerPosition>& others);
+// `sent_in`: the latest collective in which another rank received a chunk from it (-1: none).
+std::optional<KilledRankPosition> place_killed_rank(const PeerPosition& own, const std::vector<PeerPosition>& others,
+                                                    int64_t sent_in = -1);
 
 }  // namespace ringlab

@@ -83,7 +83,7 @@ void place_killed_ranks(FailureDiagnosis& d) {
   for (RankDiagnosis& killed : d.ranks) {
     if (!ended_silently(killed.cause)) continue;
     const std::optional<KilledRankPosition> placed =
-        place_killed_rank({killed.collective, killed.collective_done, killed.step}, others);
+        place_killed_rank({killed.collective, killed.collective_done, killed.step}, others, killed.chunk_sent_in);
     if (!placed) continue;
     killed.collective = placed->collective;
     killed.collective_done = placed->done;
@@ -243,6 +243,9 @@ void FailureTracker::consume(const Event& e) {
     return;
   }
   if (e.rank >= kMaxWorldSize) return;
+  // A chunk's sender is tracked too (below): its track is made first, so growing the list cannot
+  // move the receiver's from under `t`.
+  if (e.kind == EventKind::ChunkTransfer && e.src >= 0 && e.src < kMaxWorldSize) track(e.src);
   RankTrack& t = track(e.rank);
   if (is_progress(e.kind)) t.last_progress_ns = std::max({t.last_progress_ns, e.t_begin_ns, e.t_end_ns});
   if (is_progress(e.kind) && e.step >= 0) t.step = std::max(t.step, e.step);
@@ -265,6 +268,9 @@ void FailureTracker::consume(const Event& e) {
       // A transfer is reported when it completes: the rank has moved on to the next ring step.
       if (e.collective_id == t.collective && world_hint_ > 1)
         t.ring_step = (e.phase == static_cast<int8_t>(RingPhase::AllGather) ? world_hint_ - 1 : 0) + e.ring_step + 1;
+      // Its sender was in that collective too, whatever the sender's own events got to say.
+      if (e.src >= 0 && e.src < kMaxWorldSize && e.src != e.rank)
+        ranks_[e.src].chunk_sent_in = std::max(ranks_[e.src].chunk_sent_in, e.collective_id);
       break;
     case EventKind::Fault:
       if (t.fault.empty()) {
@@ -345,6 +351,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     rd.op = t.collective < 0 ? "" : t.collective_text == "broadcast" ? "broadcast" : "allreduce";
     rd.collective_done = t.collective_done;
     rd.ring_step = t.ring_step;
+    rd.chunk_sent_in = t.chunk_sent_in;
     rd.numel = t.collective_numel;
     rd.fault = t.fault;
     rd.fault_kind = t.fault_kind;

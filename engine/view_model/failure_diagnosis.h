@@ -44,6 +44,7 @@ struct RankDiagnosis {
   std::string op;                 // that collective's operation: "allreduce", "barrier", "join-flag", ...
   bool collective_done = false;   // it finished that collective
   int ring_step = -1;             // 0 .. 2(N-1)-1: the ring step it was in, -1 before the first
+  int64_t chunk_sent_in = -1;     // the latest collective in which another rank received its chunk
   int64_t numel = -1;             // the collective's size in elements, when known
   // Killed before it sent its last events: `collective`, `collective_done` and `step` are where
   // the other ranks' positions place it, not what it reported.
@@ -123,6 +124,7 @@ class FailureTracker {
     int64_t collective_numel = -1;
     bool collective_done = false;
     int ring_step = -1;
+    int64_t chunk_sent_in = -1;  // the latest collective in which another rank received its chunk
     std::string fault;
     std::optional<FaultKind> fault_kind;
     bool fault_from_controller = false;

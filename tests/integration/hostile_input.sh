@@ -847,6 +847,10 @@ signal_run() {
   local name=$1 sig=$2 want=$3 when=$4 expect=$5
   shift 5
   rows=$((rows + 1))
+  # Emptied here, before the run starts: the run's own redirection happens in the child, and on a
+  # busy machine the wait below could read the last run's "epoch 2 done" before the child had
+  # truncated the file, and signal a run that had no workers yet.
+  : > signal.out
   "$bin" "$@" > signal.out 2>&1 &
   sig_pid=$!
   local why="" workers="" rc

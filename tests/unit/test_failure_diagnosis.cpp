@@ -330,6 +330,44 @@ TEST_CASE("a silent rank's record is moved only where the others know better") {
   REQUIRE(inside.has_value());
   CHECK(inside->collective == 6);
   CHECK_FALSE(inside->done);
+  // Everyone waits in 6, so the ends say it finished 5; a rank received its chunk in 6: it died
+  // inside 6 (the Failure lab once said "done with 5" while the ring showed its chunk in 6).
+  const auto sent = place_killed_rank(inside_5, {{6, false, 5}, {6, false, 5}}, 6);
+  REQUIRE(sent.has_value());
+  CHECK(sent->collective == 6);
+  CHECK_FALSE(sent->done);
+  CHECK(sent->step == 5);
+  // A chunk in a collective the others finished adds nothing to what their ends say.
+  const auto old_chunk = place_killed_rank(inside_5, {{6, false, 5}, {6, false, 5}}, 5);
+  REQUIRE(old_chunk.has_value());
+  CHECK(old_chunk->collective == 5);
+  CHECK(old_chunk->done);
+}
+
+// Killed as it began collective 6, rank 1's last events (its CollectiveBegin among them) died with
+// it; the others wait in 6, which their ends alone would read as rank 1 done with 5. Rank 2
+// received rank 1's reduce-scatter chunk in 6: the diagnosis places rank 1 inside 6.
+TEST_CASE("a killed rank whose chunk another rank received is placed inside that collective") {
+  FailureTracker tracker;
+  for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+  for (int r = 0; r < 3; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 5, 4));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 5, 4));
+  }
+  for (int r : {0, 2}) tracker.consume(collective(EventKind::CollectiveBegin, r, 20, 6, 5));
+  Event from_rank1 = chunk(2, 21, 6, RingPhase::ReduceScatter, 0);
+  from_rank1.src = 1;
+  tracker.consume(from_rank1);
+  RankExit killed{1, 100};
+  killed.signal = SIGKILL;
+  tracker.note_exits({killed});
+  const FailureDiagnosis d = tracker.diagnose(3);
+  REQUIRE(d.failed);
+  CHECK(d.ranks[1].cause == RankCause::Killed);
+  CHECK(d.ranks[1].collective == 6);
+  CHECK_FALSE(d.ranks[1].collective_done);
+  CHECK(d.ranks[1].position_from_peers);
+  CHECK(d.ranks[1].step == 5);
 }
 
 // A PyTorch script's rank that calls os._exit(3): a failing exit code, no error of its own, and

@@ -272,6 +272,36 @@ TEST_CASE("a rank killed as a step begins is at that step, after the last step's
   CHECK(r.failure.find("rank 2: step 3, having completed collective 4 (ring, bucket 0) in step 2") != std::string::npos);
 }
 
+// Killed as it began collective 11, rank 1's report ends at 10, which the others' ends (both wait
+// in 11) would call done; rank 2 received rank 1's chunk in 11, so it died inside 11.
+TEST_CASE("a killed rank whose chunk another rank received is placed inside that collective") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  const auto add = [&](EventKind kind, int rank, int64_t step, int64_t id) {
+    Event e = make_event(kind, rank, step, 0);
+    e.collective_id = id;
+    e.bucket = 0;
+    e.text = "ring";
+    acc.add(e);
+    return e;
+  };
+  add(EventKind::CollectiveBegin, 1, 9, 10);
+  add(EventKind::CollectiveEnd, 1, 9, 10);
+  add(EventKind::CollectiveBegin, 0, 10, 11);
+  add(EventKind::CollectiveBegin, 2, 10, 11);
+  Event chunk = make_event(EventKind::ChunkTransfer, 2, 10, 0);
+  chunk.collective_id = 11;
+  chunk.phase = 0;
+  chunk.ring_step = 0;
+  chunk.src = 1;
+  acc.add(chunk);
+  const RunResult r = acc.finish({killed(1)});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0) completed (its last report: it died later, "
+                       "inside collective 11 at step 10, with its unsent events)") != std::string::npos);
+}
+
 // Killed by a signal, a rank takes its unsent events with it: its last report is steps behind
 // the others, who wait for it in step 30; the report says so rather than placing it at step 9.
 TEST_CASE("a killed rank's stale position is marked as its last report") {
@@ -291,7 +321,7 @@ TEST_CASE("a killed rank's stale position is marked as its last report") {
   const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
   CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0), in reduce-scatter step 1 of 2, no chunk received yet (its last report: "
-                       "it died later, by step 30, with its unsent events)") != std::string::npos);
+                       "it died later, having completed collective 30, by step 30, with its unsent events)") != std::string::npos);
   CHECK(r.failure.find("rank 0: step 30, collective 31 (ring, bucket 0), in reduce-scatter step 1 of 2, no chunk received yet\n") !=
         std::string::npos);
 }
@@ -326,7 +356,7 @@ TEST_CASE("a rank that exits failing without a word is placed by the others, and
     CHECK(r.failure.find("first error, from a rank left without its peer (rank 1 raised none): rank 2: step 6: "
                          "Connection reset by peer") != std::string::npos);
     CHECK(r.failure.find("rank 1: step 4, collective 5 (native, bucket 0), not finished (its last "
-                         "report: it ended later, by step 6, with its unsent events)") != std::string::npos);
+                         "report: it ended later, having completed collective 6, by step 6, with its unsent events)") != std::string::npos);
   }
   {
     RunAccumulator acc(job);
