@@ -119,7 +119,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_steps_ = 0;
   errors_.clear();
   raised_.clear();
-  chunk_sent_in_.clear();
+  for (auto& [rank, p] : positions_) p.chunk_sent_in = -1;  // the new group numbers its collectives afresh
   first_error_.clear();
   first_error_rank_ = -1;
   flight_.clear();
@@ -146,8 +146,8 @@ void RunAccumulator::track_position(const Event& e) {
     p.chunk_ring_step = e.ring_step;
     // Its sender was in that collective too, whatever the sender's own events got to say.
     if (e.src >= 0 && e.src < kMaxReportedRank && e.src != e.rank) {
-      const auto [it, fresh] = chunk_sent_in_.try_emplace(e.src, e.collective_id);
-      if (!fresh) it->second = std::max(it->second, e.collective_id);
+      int64_t& sent_in = positions_[e.src].chunk_sent_in;  // a map: `p` stays where it is
+      sent_in = std::max(sent_in, e.collective_id);
     }
   }
 }
@@ -156,13 +156,13 @@ std::string RunAccumulator::describe(int rank, int world) const {
   const auto it = positions_.find(rank);
   const RankPosition p = it == positions_.end() ? RankPosition{} : it->second;
   if (!p.has_collective) return fmt::format("rank {}: no collective started (last step {})", rank, p.step);
-  std::string where = fmt::format("rank {}: step {}, collective {} ({}{})", rank, p.collective_step, p.collective_id,
-                                  p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
+  const std::string collective = fmt::format("collective {} ({}{})", p.collective_id, p.collective_text,
+                                             p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
   // A rank that began a later step before it died (a kill as a step begins) is at that step, as
   // the app's Failure lab says: its last collective is named as the earlier step's.
   if (p.collective_done && p.step > p.collective_step)
-    return fmt::format("rank {}: step {}, having completed collective {} ({}{}) in step {}", rank, p.step, p.collective_id,
-                       p.collective_text, p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "", p.collective_step);
+    return fmt::format("rank {}: step {}, having completed {} in step {}", rank, p.step, collective, p.collective_step);
+  const std::string where = fmt::format("rank {}: step {}, {}", rank, p.collective_step, collective);
   if (p.collective_done) return where + " completed";
   // Only the ring reports its chunks: a native all-reduce (the library's own) is simply not finished.
   if (p.collective_text != "ring" && p.chunk_collective != p.collective_id) return where + ", not finished";
@@ -318,9 +318,9 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
     if (!silent || r != silent->rank || r >= static_cast<int>(ranks.size())) continue;
     std::vector<PeerPosition> others = ranks;
     others.erase(others.begin() + r);
-    const auto sent = chunk_sent_in_.find(r);
-    if (const std::optional<KilledRankPosition> placed =
-            place_killed_rank(ranks[r], others, sent == chunk_sent_in_.end() ? -1 : sent->second))
+    const auto own = positions_.find(r);
+    const int64_t sent_in = own == positions_.end() ? -1 : own->second.chunk_sent_in;
+    if (const std::optional<KilledRankPosition> placed = place_killed_rank(ranks[r], others, sent_in))
       msg += fmt::format(" (its last report: it {} later, {} collective {}{} step {}, with its unsent events)",
                          silent->signal != 0 ? "died" : "ended", placed->done ? "having completed" : "inside",
                          placed->collective, placed->done ? ", by" : " at", placed->step);

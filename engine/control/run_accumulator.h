@@ -48,6 +48,7 @@ class RunAccumulator {
     int64_t chunk_collective = -1;
     int8_t chunk_phase = -1;
     int32_t chunk_ring_step = -1;
+    int64_t chunk_sent_in = -1;  // the latest collective in which another rank received its chunk
   };
 
   void track_position(const Event& e);
@@ -82,7 +83,6 @@ class RunAccumulator {
   std::vector<std::string> flight_;
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::set<int> raised_;        // ranks that sent an error of their own
-  std::map<int, int64_t> chunk_sent_in_;  // per rank: the latest collective another rank received its chunk in
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
   int epochs_begun_ = 0;          // epochs rank 0 took a step in

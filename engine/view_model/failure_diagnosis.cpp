@@ -243,9 +243,12 @@ void FailureTracker::consume(const Event& e) {
     return;
   }
   if (e.rank >= kMaxWorldSize) return;
-  // A chunk's sender is tracked too (below): its track is made first, so growing the list cannot
-  // move the receiver's from under `t`.
-  if (e.kind == EventKind::ChunkTransfer && e.src >= 0 && e.src < kMaxWorldSize) track(e.src);
+  // A chunk's sender was in that collective too, whatever its own events got to say. (Before `t`
+  // is taken: tracking the sender may grow the list.)
+  if (e.kind == EventKind::ChunkTransfer && e.src >= 0 && e.src < kMaxWorldSize && e.src != e.rank) {
+    int64_t& sent_in = track(e.src).chunk_sent_in;
+    sent_in = std::max(sent_in, e.collective_id);
+  }
   RankTrack& t = track(e.rank);
   if (is_progress(e.kind)) t.last_progress_ns = std::max({t.last_progress_ns, e.t_begin_ns, e.t_end_ns});
   if (is_progress(e.kind) && e.step >= 0) t.step = std::max(t.step, e.step);
@@ -268,9 +271,6 @@ void FailureTracker::consume(const Event& e) {
       // A transfer is reported when it completes: the rank has moved on to the next ring step.
       if (e.collective_id == t.collective && world_hint_ > 1)
         t.ring_step = (e.phase == static_cast<int8_t>(RingPhase::AllGather) ? world_hint_ - 1 : 0) + e.ring_step + 1;
-      // Its sender was in that collective too, whatever the sender's own events got to say.
-      if (e.src >= 0 && e.src < kMaxWorldSize && e.src != e.rank)
-        ranks_[e.src].chunk_sent_in = std::max(ranks_[e.src].chunk_sent_in, e.collective_id);
       break;
     case EventKind::Fault:
       if (t.fault.empty()) {
