@@ -198,6 +198,7 @@ struct SaidOnScreen {
   bool next_enabled = true;  // the step-through's Next button
   std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
   std::string curves_agree;  // side by side: how far the engine's MSE is from the script's ("" otherwise)
+  std::string loss_read_out;  // the Training view's hover read-out ("" when the mouse is not over the plot)
 };
 
 // Where the World size slider was while a run trained (screen y, logical pixels): a hand about

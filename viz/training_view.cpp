@@ -247,7 +247,7 @@ bool nearest_in_epochs(const Curve& c, double x, LossPoint& p) {
 
 // Hover: a vertical line and every named series' value at that x. A shorter run (an earlier one,
 // a rank gone after a live change) says nothing past its end.
-void loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
+std::string loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
   // Left of the axis's start (its margin is part of the plot) the read-out is of its first step,
   // not of "step -1".
   const double x = std::max(plot.x_at(plot.mouse().x), by_epoch ? 0.0 : set.extent.x0);
@@ -269,12 +269,14 @@ void loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
                      : fmt::format("\n{}: {:.6f}", set.legend[c.legend].text, p.loss);
   }
   ImGui::SetTooltip("%s", tip.c_str());
+  return tip;
 }
 
 }  // namespace
 
 void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   const TrainingViewState& v = state.training;
+  state.said.loss_read_out.clear();
   draw_training_switches(state);
   const LossSeries& live = model.loss();
   CurveSet set;
@@ -299,7 +301,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
     for (const auto& change : live.changes)
       plot.marker(change.step, palette().accent,
                   trf("→ {} rank{}, {}", change.world_size, change.world_size == 1 ? "" : "s", change.backend));
-  if (plot.hovered()) loss_read_out(plot, set, by_epoch);
+  state.said.loss_read_out = plot.hovered() ? loss_read_out(plot, set, by_epoch) : "";
 }
 
 }  // namespace ringlab::viz

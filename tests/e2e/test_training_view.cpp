@@ -1,0 +1,87 @@
+// The Training view's hover read-out, driven without a window: the mouse swept across the loss
+// plot of a finished 2-rank run whose epochs' MSE sits at steps 4 and 8 (an epoch of 4 steps).
+#include <doctest/doctest.h>
+
+#include <imgui.h>
+
+#include <map>
+#include <string>
+
+#include "engine/view_model/run_model.h"
+#include "tests/support/headless_imgui.h"
+#include "tests/support/run_events.h"
+#include "viz/app_state.h"
+#include "viz/fonts.h"
+#include "viz/views.h"
+
+using namespace ringlab;
+
+namespace {
+
+view_model::RunModel two_epochs() {
+  view_model::RunModel model;
+  for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int s = 0; s < 8; ++s) {
+    for (int r = 0; r < 2; ++r) {
+      Event e;
+      e.kind = EventKind::StepEnd;
+      e.rank = r;
+      e.step = s;
+      e.epoch = s / 4;
+      e.value = 2.0 / (1 + s) + 0.1 * r;
+      model.consume(e);
+    }
+    if (s % 4 == 3) {
+      Event e;
+      e.kind = EventKind::EpochEnd;
+      e.rank = 0;
+      e.epoch = s / 4;
+      e.step = s + 1;
+      e.value = 1.5 / (1 + s);
+      model.consume(e);
+    }
+  }
+  return model;
+}
+
+// The read-out's first line ("step 5") and the whole of it, for every step the sweep met: the
+// last frame of each, the mouse nearest the step's right half (a curve says nothing a few pixels
+// before its first point).
+std::map<std::string, std::string> sweep() {
+  test::HeadlessImGui imgui{ImVec2(1000, 600)};
+  viz::load_fonts(18.0f);
+  ImGui::GetIO().Fonts->Build();
+  const view_model::RunModel model = two_epochs();
+  viz::AppState state;
+  state.run.phase = viz::RunPhase::Finished;
+  state.training.log_scale = false;
+  std::map<std::string, std::string> seen;
+  for (float x = 0; x < 800; x += 3) {
+    ImGui::GetIO().MousePos = ImVec2(10 + x, 10 + 400);
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(10, 10));
+    ImGui::SetNextWindowSize(ImVec2(800, 500));
+    ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+    viz::DrawTrainingView(model, state);
+    ImGui::End();
+    ImGui::Render();
+    const std::string& out = state.said.loss_read_out;
+    if (!out.empty()) seen[out.substr(0, out.find('\n'))] = out;
+  }
+  return seen;
+}
+
+}  // namespace
+
+TEST_CASE("the loss read-out names the step of a sparse curve's point when it is not the step under the mouse") {
+  const std::map<std::string, std::string> seen = sweep();
+  REQUIRE(seen.count("step 4"));
+  REQUIRE(seen.count("step 5"));
+  // At step 4 the epoch's MSE is the step's own; at step 5 the nearest MSE is still step 4's.
+  CHECK(seen.at("step 4").find("MSE, whole dataset: ") != std::string::npos);
+  CHECK(seen.at("step 5").find("MSE, whole dataset (at step 4): ") != std::string::npos);
+  CHECK(seen.at("step 5").find("rank 0 loss (its own batch): ") != std::string::npos);
+  // Left of the axis's start (its margin is part of the plot) the read-out is of step 0.
+  CHECK(seen.count("step 0"));
+  CHECK_FALSE(seen.count("step -1"));
+}
