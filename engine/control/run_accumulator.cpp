@@ -119,7 +119,9 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_steps_ = 0;
   errors_.clear();
   raised_.clear();
-  for (auto& [rank, p] : positions_) p.chunk_sent_in = -1;  // the new group numbers its collectives afresh
+  // The new group numbers its collectives afresh and redoes the steps after the checkpoint: a
+  // position from the failed attempt would place a rank where the new one never was.
+  positions_.clear();
   first_error_.clear();
   first_error_rank_ = -1;
   flight_.clear();
@@ -155,6 +157,7 @@ void RunAccumulator::track_position(const Event& e) {
 std::string RunAccumulator::describe(int rank, int world) const {
   const auto it = positions_.find(rank);
   const RankPosition p = it == positions_.end() ? RankPosition{} : it->second;
+  if (!p.has_collective && p.step < 0) return fmt::format("rank {}: no step or collective reported", rank);
   if (!p.has_collective) return fmt::format("rank {}: no collective started (last step {})", rank, p.step);
   const std::string collective = fmt::format("collective {} ({}{})", p.collective_id, p.collective_text,
                                              p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");

@@ -302,6 +302,32 @@ TEST_CASE("a killed rank whose chunk another rank received is placed inside that
                        "inside collective 11 at step 10, with its unsent events)") != std::string::npos);
 }
 
+// After a restart the new group redoes the steps from the checkpoint and numbers its collectives
+// from 0: rank 1, killed before it reported anything in the new attempt, is not placed where the
+// failed attempt left it (step 7, collective 14).
+TEST_CASE("after a restart a rank's position comes from the new attempt only") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  const auto begin = [&](int rank, int64_t step, int64_t id) {
+    Event e = make_event(EventKind::CollectiveBegin, rank, step, 0);
+    e.collective_id = id;
+    e.bucket = 0;
+    e.text = "ring";
+    acc.add(e);
+  };
+  begin(0, 7, 14);
+  begin(1, 7, 14);
+  acc.add(restart_marker(1, 3));
+  begin(0, 3, 0);
+  const RunResult r = acc.finish({killed(1)});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 0: step 3, collective 0 (ring, bucket 0)") != std::string::npos);
+  CHECK(r.failure.find("rank 1: no step or collective reported") != std::string::npos);
+  CHECK(r.failure.find("collective 14") == std::string::npos);
+  CHECK(r.failure.find("step 7") == std::string::npos);
+}
+
 // Killed by a signal, a rank takes its unsent events with it: its last report is steps behind
 // the others, who wait for it in step 30; the report says so rather than placing it at step 9.
 TEST_CASE("a killed rank's stale position is marked as its last report") {
