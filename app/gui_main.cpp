@@ -191,7 +191,8 @@ void print_failure_marks(const view_model::RunModel& model) {
     std::vector<int> waiting;
     for (const auto& rank : f.ranks)
       if (rank.cause == view_model::RankCause::Waiting) waiting.push_back(rank.rank);
-    if (!waiting.empty()) fmt::print(stderr, "ringlab gui: {}: ranks {} waiting\n", what, fmt::join(waiting, ","));
+    if (!waiting.empty())
+      fmt::print(stderr, "ringlab gui: {}: rank{} {} waiting\n", what, waiting.size() == 1 ? "" : "s", fmt::join(waiting, ","));
   };
   if (model.restarted_failure()) print("restarted after", *model.restarted_failure());
   if (model.failure().failed) print("highlight", model.failure());

@@ -16,7 +16,7 @@ bool injected(const RankDiagnosis& r, FaultKind kind) { return r.fault_kind == k
 // The flight recorder's operation names, as the course spells them.
 std::string op_name(const std::string& op) {
   if (op == "allreduce") return "all-reduce";
-  return op.empty() ? std::string(tr("a collective")) : op;
+  return op.empty() ? std::string(tr("collective")) : op;
 }
 
 bool from_the_app(const RankDiagnosis& r) { return r.fault_from_controller; }

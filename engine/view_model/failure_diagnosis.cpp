@@ -75,6 +75,16 @@ void take_flight_entry(const nlohmann::json& last, RankDiagnosis& d) {
   if (step >= 0) d.step = step;
 }
 
+// What collective `id` was, as a rank that reached it recorded it: a rank placed there by the
+// others is named for it ("barrier #26"), not for its own last record ("all-reduce #25"). Only the
+// ring sends chunks, so a rank placed by a chunk it sent was in an all-reduce; otherwise, with no
+// rank's record at `id`, the op is unknown ("").
+std::string op_of_collective(const std::vector<RankDiagnosis>& ranks, int64_t id, int64_t sent_in) {
+  for (const RankDiagnosis& o : ranks)
+    if (!ended_silently(o.cause) && o.collective == id && !o.op.empty()) return o.op;
+  return id == sent_in ? "allreduce" : "";
+}
+
 // A killed rank's own record stops short: the others place it (engine/events/killed_rank_position.h).
 void place_killed_ranks(FailureDiagnosis& d) {
   std::vector<PeerPosition> others;
@@ -85,10 +95,10 @@ void place_killed_ranks(FailureDiagnosis& d) {
     const std::optional<KilledRankPosition> placed =
         place_killed_rank({killed.collective, killed.collective_done, killed.step}, others, killed.chunk_sent_in);
     if (!placed) continue;
+    if (placed->collective != killed.collective) killed.op = op_of_collective(d.ranks, placed->collective, killed.chunk_sent_in);
     killed.collective = placed->collective;
     killed.collective_done = placed->done;
     killed.ring_step = -1;
-    if (killed.op.empty()) killed.op = "allreduce";
     killed.step = std::max(killed.step, placed->step);
     killed.position_from_peers = true;
   }

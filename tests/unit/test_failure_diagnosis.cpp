@@ -726,3 +726,27 @@ TEST_CASE("a killed rank that others finished a collective with died inside the 
   CHECK(!killed.collective_done);
   CHECK(killed.step == 28);
 }
+
+// The app's Kill now landed between steps: rank 2's last events say all-reduce #25; the others'
+// flight records put every rank through barrier #26 (rank 0 still in it). Rank 2 is placed in that
+// barrier, and named for it, not for the all-reduce of its own last record.
+TEST_CASE("a killed rank placed by the others is named for the collective they place it in") {
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 25, 23));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 25, 23));
+  }
+  tracker.consume(fault_event(2, 15, FaultKind::Kill, "kill: SIGKILL from the controller", -1, -1));
+  tracker.consume(error_event(0, 20, ErrorCode::PeerClosed, "barrier: gloo: Connection closed by peer"));
+  tracker.consume(flight(0, 21, 26, "barrier", "started", -1));
+  tracker.consume(flight(1, 21, 26, "barrier", "completed", -1));
+  tracker.consume(flight(3, 21, 26, "barrier", "completed", -1));
+  const FailureDiagnosis d = tracker.diagnose(4);
+  REQUIRE(d.culprits == std::vector<int>{2});
+  const RankDiagnosis& killed = d.ranks[2];
+  CHECK(killed.position_from_peers);
+  CHECK(killed.collective == 26);
+  CHECK(killed.op == "barrier");
+  CHECK(!killed.collective_done);  // rank 0 still waits in it
+}
