@@ -113,7 +113,7 @@ int choose_epoch(const view_model::RunModel& model, AppState& state, const std::
                  ? view_model::followed_epoch(model.sampler(), epochs, world_of(model, epochs.back().generation), state.run.live())
                  : std::min(static_cast<int>(chosen - epochs.begin()), static_cast<int>(epochs.size()) - 1);
   if (state.sampler.follow) state.sampler.chosen = epochs[slot];  // "Newest epoch" unticked: stay on it
-  const std::string text = trf("epoch {}", epochs[slot].epoch + 1);
+  const std::string text = trf("epoch {}", grouped(epochs[slot].epoch + 1));  // as the status says it
   // With one epoch there is nothing to choose, and a slider over one value is all grab: its
   // words would sit dark on the grab's blue.
   if (epochs.size() == 1) {
