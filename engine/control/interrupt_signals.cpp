@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,7 +20,11 @@ namespace {
 // raise(). Everything is set up before the handlers are installed.
 constexpr int kMaxFiles = 16;
 std::atomic<int> g_first{0};
-std::atomic<int> g_count{0};
+std::atomic<int64_t> g_first_ns{0};  // when the first one came (CLOCK_MONOTONIC)
+// One request can arrive as two copies: `timeout`, and wrappers like it, signal the process and
+// then its whole process group, microseconds apart. The same signal again within this window is
+// that echo, not a person asking a second time (two presses of Ctrl-C are further apart).
+constexpr int64_t kEchoWindowNs = 200'000'000;
 int g_wake[2] = {-1, -1};  // a byte written here wakes wait()
 char g_files[kMaxFiles][PATH_MAX];
 std::atomic<int> g_file_count{0};
@@ -32,12 +37,27 @@ bool g_installed[kSignalCount] = {};
 // ignored, as the user asked.
 constexpr int kSignals[kSignalCount] = {SIGINT, SIGTERM, SIGHUP};
 
+int64_t monotonic_ns() {  // clock_gettime is async-signal-safe
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 void on_signal(int sig) {
   const int saved_errno = errno;
-  if (g_count.fetch_add(1) == 0) {
-    g_first.store(sig);
+  const int64_t now = monotonic_ns();
+  int first = 0;
+  if (g_first.compare_exchange_strong(first, sig)) {
+    g_first_ns.store(now);
     const char byte = 1;
     [[maybe_unused]] ssize_t ignored = ::write(g_wake[1], &byte, 1);
+    errno = saved_errno;
+    return;
+  }
+  // The same signal within the window is a copy of the first (no time yet: the first is being
+  // handled on another thread at this moment).
+  const int64_t first_ns = g_first_ns.load();
+  if (sig == first && (first_ns == 0 || now - first_ns < kEchoWindowNs)) {
     errno = saved_errno;
     return;
   }
@@ -58,7 +78,7 @@ InterruptSignals::InterruptSignals(const std::string& program) {
   if (::pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(std::string("cannot set up the signal handlers: pipe: ") + std::strerror(errno));
   g_first = 0;
-  g_count = 0;
+  g_first_ns = 0;
   g_file_count = 0;
   const std::string line = "\n" + program + ": signalled again: stopped at once, without writing any output\n";
   g_abort_line_length = std::min(line.size(), sizeof g_abort_line);

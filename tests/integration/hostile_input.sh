@@ -863,7 +863,8 @@ signal_run() {
   done
   workers=$(workers_of "$sig_pid")
   [[ -z "$workers" ]] && why="the run had no workers when the signal was due"
-  kill -"$sig" "$sig_pid" 2> /dev/null
+  # SIGNAL_COPIES=2: the signal twice at once, as `timeout` sends it (the process, then its group).
+  for _ in $(seq "${SIGNAL_COPIES:-1}"); do kill -"$sig" "$sig_pid" 2> /dev/null; done
   hang_guard 120 "$sig_pid"
   wait "$sig_pid"
   rc=$?
@@ -910,6 +911,13 @@ signal_run "run -n 2 --epochs 1000000 + outputs, SIGTERM" TERM 143 "epoch 2 done
 check "  ... $(python3 outputs_ok.py r.json m.csv t.json SIGTERM 2>&1 | tail -n1)" \
   python3 outputs_ok.py r.json m.csv t.json SIGTERM
 check "  ... said how to stop at once: send SIGTERM again" grep -q "send SIGTERM again to stop at once" <<< "$sig_out"
+rm -f r.json m.csv t.json
+SIGNAL_COPIES=2 signal_run "run -n 2 + outputs, SIGTERM twice at once (as timeout sends it): one request" TERM 143 \
+  "epoch 2 done" "stopped by SIGTERM at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" \
+  "${endless[@]}"
+check "  ... $(python3 outputs_ok.py r.json m.csv t.json SIGTERM 2>&1 | tail -n1)" \
+  python3 outputs_ok.py r.json m.csv t.json SIGTERM
+check "  ... not taken as a second signal" bash -c "! grep -q 'signalled again' <<< \"\$1\"" _ "$sig_out"
 rm -f r.json m.csv t.json
 signal_run "run -n 2 --epochs 1000000 + outputs, SIGHUP (its terminal closed)" HUP 129 "epoch 2 done" \
   "stopped by SIGHUP \(the terminal closed\) at step [0-9]+, after [0-9]+ of 1000000 epochs: the workers stopped together" \
