@@ -140,24 +140,13 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["interrupted"] = r.interrupted();
   if (r.stop_cause != StopCause::None) j["stopped_by"] = to_string(r.stop_cause);
   if (!r.torch_script.empty()) j["torch_script"] = r.torch_script;  // the job is what the script announced
-  j["world_size"] = c.world_size;
-  j["backend"] = c.backend;
+  // The job under the names a scenario's `job` takes (JobConfig's JSON): a report can be turned
+  // back into the same run, faults, uneven inputs and Join included.
+  const nlohmann::json job = c;
+  for (const auto& [key, value] : job.items()) j[key] = value;
   if (!r.mpi_settings.empty()) j["mpi_settings"] = r.mpi_settings;  // how mpirun set OpenMPI up
   // Where the ranks ran: each node's count, node 0 first (torchrun's RANK order); 1 node: [N].
   j["ranks_per_node"] = c.ranks_per_node.empty() ? std::vector<int>{c.world_size} : c.ranks_per_node;
-  j["algorithm"] = c.algorithm;
-  j["samples"] = c.samples;
-  j["hidden"] = c.hidden;
-  j["batch_size"] = c.batch_size;
-  j["seed"] = c.seed;
-  j["epochs"] = c.epochs;
-  j["lr"] = c.lr;
-  j["momentum"] = c.momentum;
-  j["drop_last"] = c.drop_last;
-  j["shuffle"] = c.shuffle;
-  j["set_epoch"] = c.set_epoch;
-  j["bucket_cap_kb"] = c.bucket_cap_kb;
-  j["first_bucket_kb"] = c.first_bucket_kb;
   j["batches_per_epoch"] = r.batches_per_epoch;
   j["allreduce_demo"] = {{"input", r.allreduce_demo_input}, {"output", r.allreduce_demo_output}};
   j["epoch_mse"] = r.epoch_mse;

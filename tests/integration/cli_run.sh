@@ -61,6 +61,31 @@ for e in range(4):
 assert r["allreduce_demo"]["output"] == [4.0, 8.0, 12.0]
 PY
 
+# 3b. The report lists the whole job, under the names a scenario's `job` takes: faults, uneven
+# inputs, Join and the rest included, so a report turns back into the same run.
+"$ringlab" run -q -n 2 --epochs 2 --weight-decay 0.01 --grad-accum 2 --momentum 0.9 --fault delay:1:1 \
+  --no-collective-check --trace-level steps --timeout 30 --report "$work/job.json" || bad "a run with every job flag exited non-zero"
+/usr/bin/python3 - "$work/job.json" "$work/again.json" <<'PY' && ok "report: the whole job, under the scenario's names" || bad "report: the job's fields"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = {"world_size": 2, "weight_decay": 0.01, "grad_accum": 2, "momentum": 0.9, "faults": ["delay:1:1"],
+        "check_collectives": False, "trace_level": "steps", "timeout_s": 30.0, "uneven": [], "join": False,
+        "epochs": 2}
+wrong = {k: r.get(k) for k, v in want.items() if r.get(k) != v}
+assert not wrong, wrong
+keys = ["world_size", "backend", "algorithm", "samples", "hidden", "batch_size", "lr", "momentum", "weight_decay",
+        "seed", "epochs", "drop_last", "shuffle", "set_epoch", "bucket_cap_kb", "first_bucket_kb", "grad_accum",
+        "timeout_s", "trace_level", "faults", "uneven", "join", "check_collectives"]
+json.dump({"title": "again", "description": "the report's job", "job": {k: r[k] for k in keys}}, open(sys.argv[2], "w"))
+PY
+"$ringlab" run -q --scenario "$work/again.json" --report "$work/again-report.json" || bad "the report's job, as a scenario, did not run"
+/usr/bin/python3 - "$work/job.json" "$work/again-report.json" <<'PY' && ok "the report's job, run again: the same losses" || bad "the report's job, run again"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["epoch_mse"] == b["epoch_mse"] and len(a["epoch_mse"]) == 2, (a["epoch_mse"], b["epoch_mse"])
+assert a["faults"] == b["faults"] and a["grad_accum"] == b["grad_accum"]
+PY
+
 # 4. Bad input: one clear line naming the flag, a non-zero exit, fast.
 expect_error() {  # expected-text, args...
   local want=$1; shift
