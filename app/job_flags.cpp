@@ -25,8 +25,9 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--seed", f.seed, "torch.manual_seed and the sampler's seed, in [-2^63, 2^64)")->capture_default_str();
   cmd.add_option("--epochs", j.epochs, "epochs")->capture_default_str();
   cmd.add_flag("--drop-last", j.drop_last, "the sampler drops the tail instead of padding");
-  cmd.add_flag("!--no-shuffle", j.shuffle, "the sampler keeps dataset order");
-  cmd.add_flag("!--forget-set-epoch", j.set_epoch, "the classic bug: never call sampler.set_epoch");
+  // Callbacks, not CLI11's "!" flags, whose help reads "--no-shuffle{false}".
+  cmd.add_flag_callback("--no-shuffle", [&j] { j.shuffle = false; }, "the sampler keeps dataset order");
+  cmd.add_flag_callback("--forget-set-epoch", [&j] { j.set_epoch = false; }, "the classic bug: never call sampler.set_epoch");
   cmd.add_option("--bucket-cap-kb", j.bucket_cap_kb, "DDP's bucket_cap_mb, in KiB (default: PyTorch's 25 MiB)");
   cmd.add_option("--first-bucket-kb", j.first_bucket_kb,
                  "DDP's first bucket, in KiB: PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES (default 1 MiB)");

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <csignal>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,21 @@ std::string used_subcommand(const CLI::App& root) {
   return path;
 }
 
+// An output flag given an empty path (`--report "$REPORT"` with REPORT unset) would write nothing
+// and say nothing: the run's result lost without a word. Refused as bad input, like any other.
+void refuse_empty_output_paths(CLI::App& app) {
+  static const std::set<std::string> outputs = {"--report", "--trace", "--metrics", "--dump-flight-recorder",
+                                                "--json", "--screenshot", "--frame-stats", "--state-json",
+                                                "--layout-audit"};
+  const CLI::Validator not_empty(
+      [](std::string& path) { return path.empty() ? std::string("an empty path: give the file to write") : std::string(); },
+      "");
+  for (CLI::Option* option : app.get_options())
+    if (outputs.count(option->get_name(false, true)) || outputs.count("--" + option->get_single_name()))
+      option->check(not_empty);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_output_paths(*sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,6 +64,7 @@ int main(int argc, char** argv) {
   ringlab::app::add_gui_command(root);
   ringlab::app::add_bench_command(root);
   ringlab::app::add_simulate_command(root);
+  refuse_empty_output_paths(root);
   try {
     ringlab::check_backend_environment();
     std::vector<std::string> args = arguments_with_default_command(argc, argv);

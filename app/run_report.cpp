@@ -75,8 +75,8 @@ std::string seed_header(const JobConfig& j, const std::vector<float>& demo_outpu
   out += fmt::format("rank of this process   : 0\n");
   out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(demo_output));
   out += "\n";
-  out += fmt::format("batches per epoch      : {} ({} samples{} / {})\n", batches_per_epoch, shard_size,
-                     j.world_size > 1 ? " per rank" : "", j.batch_size);
+  out += fmt::format("batches per epoch      : {} ({} sample{}{} / {})\n", batches_per_epoch, shard_size,
+                     shard_size == 1 ? "" : "s", j.world_size > 1 ? " per rank" : "", j.batch_size);
   if (!first_indices.empty()) out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first_indices, ", "));
   return out;
 }

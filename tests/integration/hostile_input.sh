@@ -625,6 +625,10 @@ check() {  # check WHAT CONDITION...: one line, ok or FAIL, for what a row left 
 nothing_in() { [[ -z "$(ls -A "$1")" ]]; }
 full="No space left on device"
 
+# An empty path (`--report "$REPORT"` with REPORT unset) wrote nothing and said nothing.
+row "run --report ''" "--report: an empty path: give the file to write" "$bin" run -q -n 2 --report ''
+row "run --metrics ''" "--metrics: an empty path: give the file to write" "$bin" run -q -n 2 --metrics ''
+row "gui --frames 1 --screenshot ''" "--screenshot: an empty path: give the file to write" "$bin" gui --frames 1 --screenshot ''
 row "run --report /dev/full" "--report: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --report /dev/full
 row "run --metrics /dev/full" "the metrics CSV: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --metrics /dev/full
 row "run --trace /dev/full" "the Chrome trace: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --trace /dev/full
