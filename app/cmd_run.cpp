@@ -94,11 +94,16 @@ void take_from_join_file(RunFlags& f, const JoinInfo& info) {
 void refuse_job_flags_with_torch(const RunFlags& f) {
   for (const char* flag : {"--samples", "--hidden", "--batch-size", "--lr", "--momentum", "--weight-decay", "--seed",
                            "--epochs", "--drop-last", "--no-shuffle", "--forget-set-epoch", "--bucket-cap-kb",
-                           "--first-bucket-kb", "--grad-accum", "--fault", "--uneven", "--join",
-                           "--no-collective-check"})
+                           "--first-bucket-kb", "--grad-accum"})
     if (given(f.job, flag))
       throw InputError(fmt::format("{} is the script's to decide with --torch (ringlab would ignore it); the script's "
                                    "own arguments go after --: ringlab run --torch SCRIPT -n N -- {} ...", flag, flag));
+  // Faults, uneven inputs, Join and the collective check are built into ringlab's own workers: a
+  // script has none of them, whatever arguments it takes.
+  for (const char* flag : {"--fault", "--uneven", "--join", "--no-collective-check"})
+    if (given(f.job, flag))
+      throw InputError(fmt::format("{} works on ringlab's own workers only: with --torch the script trains and ringlab "
+                                   "watches it; without --torch, ringlab run -n N {} ... runs it on ringlab's job", flag, flag));
   if (!f.scenario.empty()) throw InputError("--scenario describes ringlab's own job; with --torch the script is the job");
 }
 

@@ -492,6 +492,9 @@ void run_simulate(SimulateFlags& f) {
   if (f.list) return list_presets();
   f.read();
   if (!f.validate_files.empty() || !f.report_files.empty()) return validate_models(f);
+  if (!f.trace_files.empty())
+    throw InputError("--trace goes with --compare-report REPORT.json (each report's trace, in the same order), "
+                     "which goes with --validate BENCH.json");
   if (f.ranks < 1 || f.ranks > kMaxRanks)
     throw InputError(fmt::format("--ranks must be between 1 and {}; got {}", kMaxRanks, f.ranks));
   if (!f.bytes.empty() && !f.model.empty()) throw InputError("give --bytes or --model, not both");

@@ -11,21 +11,10 @@
 
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
-#include "engine/job/epoch_shape.h"
+#include "engine/rank/seed_report.h"
 
 namespace ringlab::app {
 namespace {
-
-// Python's list repr of floats: [1.0, 2.0, 3.0]
-std::string python_floats(const std::vector<float>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    std::string x = fmt::format("{}", v[i]);
-    if (x.find_first_of(".en") == std::string::npos) x += ".0";
-    s += (i ? ", " : "") + x;
-  }
-  return s + "]";
-}
 
 // One array per rank (ranks that reported nothing get an empty one), each filled by `items`.
 void write_per_rank(std::ostream& out, const RunResult& r, const std::function<void(int, bool&)>& items) {
@@ -64,71 +53,15 @@ void write_report_body(std::ostream& out, const nlohmann::json& fields, const Ru
 
 }  // namespace
 
-namespace {
-
-// The seed's lines before its first epoch: its setup, the demo all-reduce, its sampler.
-std::string seed_header(const JobConfig& j, const std::vector<float>& demo_output, int64_t batches_per_epoch,
-                        int64_t shard_size, const std::vector<int64_t>& first_indices) {
-  std::string out;
-  out += fmt::format("backend                : {}\n", j.backend);
-  out += fmt::format("world_size             : {}\n", j.world_size);
-  out += fmt::format("rank of this process   : 0\n");
-  out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(demo_output));
-  out += "\n";
-  out += fmt::format("batches per epoch      : {} ({} sample{}{} / {})\n", batches_per_epoch, shard_size,
-                     shard_size == 1 ? "" : "s", j.world_size > 1 ? " per rank" : "", j.batch_size);
-  if (!first_indices.empty()) out += fmt::format("epoch-0 indices, batch 1: [{}] ...\n", fmt::join(first_indices, ", "));
-  return out;
-}
-
-std::string epoch_line(size_t epoch, double mse) {
-  return fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", epoch + 1, mse);
-}
-
-constexpr size_t kIndicesShown = 8;
-
-}  // namespace
-
 std::string format_seed_report(const RunResult& r) {
   const std::vector<int64_t> shard = r.history ? r.history->first_shard(0) : std::vector<int64_t>{};
-  const std::vector<int64_t> first(shard.begin(), shard.begin() + std::min(kIndicesShown, shard.size()));
+  const std::vector<int64_t> first(shard.begin(), shard.begin() + std::min(kSeedIndicesShown, shard.size()));
   // len(sampler), as the script prints it: from the job, so that a run of no epochs (no shard
   // drawn) says the same as one of many.
   std::string out = seed_header(r.job, r.allreduce_demo_output, r.batches_per_epoch, r.samples_per_rank, first);
   for (size_t e = 0; e < r.epoch_mse.size(); ++e) out += epoch_line(e, r.epoch_mse[e]);
   if (r.ok) out += seed_footer();
   return out;
-}
-
-std::string seed_footer() { return "\ndestroy_process_group  : done\n"; }
-
-LiveReport::LiveReport(const JobConfig& job) : job_(job) {}
-
-void LiveReport::emit(Event event) {
-  if (event.rank != 0) return;
-  std::lock_guard lock(mutex_);
-  if (event.kind == EventKind::CollectiveEnd && event.text == "demo") demo_output_ = event.values;
-  if (event.kind == EventKind::SamplerShard && event.epoch == 0 && first_piece(event)) {
-    shard_size_ = payload_size(event);
-    first_indices_.assign(event.indices.begin(),
-                          event.indices.begin() + std::min(kIndicesShown, event.indices.size()));
-  }
-  if (event.kind != EventKind::EpochEnd) return;
-  if (!header_done_) {
-    pending_ += seed_header(job_, demo_output_, epoch_shape(job_).steps, shard_size_, first_indices_);
-    header_done_ = true;
-  }
-  pending_ += epoch_line(static_cast<size_t>(std::max(0, event.epoch)), event.value);
-}
-
-std::string LiveReport::take() {
-  std::lock_guard lock(mutex_);
-  return std::exchange(pending_, {});
-}
-
-bool LiveReport::started() const {
-  std::lock_guard lock(mutex_);
-  return header_done_;
 }
 
 void write_report_json(const RunResult& r, const std::string& path) {

@@ -77,6 +77,7 @@ std::string torch_option_problem(const std::string& script) {
 TorchScript resolve_torch_script(const std::string& script, const std::vector<std::string>& args) {
   std::error_code ec;
   const fs::file_status status = fs::status(script, ec);
+  if (!fs::exists(status) && fs::path(script).is_absolute()) throw InputError(fmt::format("--torch {}: no such script", script));
   if (!fs::exists(status))
     throw InputError(fmt::format("--torch {}: no such script (a relative path is taken from {})", script,
                                  fs::current_path(ec).string()));

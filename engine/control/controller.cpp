@@ -707,6 +707,14 @@ struct Controller::Impl {
 
 void ControllerOptions::validate() const {
   job.validate();
+  // Before the multi-node checks: a --torch run across nodes is refused for what it is, not for a
+  // missing --master-port that would not make it work either.
+  if (!torch.empty()) {
+    if (job.backend == "mpi")
+      throw InputError("--torch runs the script on PyTorch's own backends: --backend gloo (or nccl on GPUs)");
+    if (nnodes > 1) throw InputError("--torch runs its script on one node: drop --nnodes and --node-rank");
+    if (max_restarts > 0) throw InputError("--max-restarts restarts ringlab's workers, not a --torch script");
+  }
   check_placement(placement, job, master_addr, nnodes);
   if (nnodes < 1 || nnodes > kMaxWorldSize)
     throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
@@ -724,12 +732,6 @@ void ControllerOptions::validate() const {
                                  "node 0's --join-file) or set RINGLAB_TOKEN", node_rank));
   if (nnodes > 1 && max_restarts > 0)
     throw InputError("--max-restarts works within one node: a restart across nodes is not supported");
-  if (!torch.empty()) {
-    if (job.backend == "mpi")
-      throw InputError("--torch runs the script on PyTorch's own backends: --backend gloo (or nccl on GPUs)");
-    if (nnodes > 1) throw InputError("--torch runs on one node");
-    if (max_restarts > 0) throw InputError("--max-restarts restarts ringlab's workers, not a --torch script");
-  }
   if (nnodes > 1 && interactive)
     throw InputError("the app runs one node; start a multi-node run with `ringlab run --nnodes N`");
 }

@@ -37,6 +37,7 @@
 #include "engine/rank/trainer.h"
 #include "engine/rank/worker_env.h"
 #include "engine/rank/gpu_trainer.h"
+#include "engine/rank/seed_report.h"
 
 namespace ringlab {
 namespace {
@@ -240,7 +241,26 @@ RankOutcome train_on_backend(const JobConfig& job, ProcessGroup& group, EventSin
   return train_rank(job, group, events, hooks, resume);
 }
 
+// A worker started by hand (torchrun-style, or by srun) has no controller to report to: rank 0
+// prints the course script's lines itself, as the script does under torchrun.
+class PrintedReport : public EventSink {
+ public:
+  explicit PrintedReport(const JobConfig& job) : lines_(job) {}
+  void emit(Event e) override {
+    lines_.emit(std::move(e));
+    const std::string text = lines_.take();
+    if (text.empty()) return;
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  bool wants_chunks() const override { return false; }
+
+ private:
+  LiveReport lines_;
+};
+
 std::unique_ptr<EventSink> connect_events(const WorkerEnv& env, const JobConfig& job) {
+  if (env.event_addr.empty() && env.rank == 0) return std::make_unique<PrintedReport>(job);
   if (env.event_addr.empty()) return std::make_unique<NullEventSink>();
   EventClientOptions o;
   o.host = env.event_addr;
@@ -406,6 +426,7 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     recorder.start(seq);
     group->barrier();
     recorder.complete(seq);
+    if (dynamic_cast<PrintedReport*>(events.get()) && !out.stopped) std::fputs(seed_footer().c_str(), stdout);
     return 0;
   } catch (const std::exception& e) {
     fail_rank(*events, env, recorder, with_limit_hint(e.what()), &e);

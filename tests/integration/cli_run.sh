@@ -86,6 +86,16 @@ assert a["epoch_mse"] == b["epoch_mse"] and len(a["epoch_mse"]) == 2, (a["epoch_
 assert a["faults"] == b["faults"] and a["grad_accum"] == b["grad_accum"]
 PY
 
+# 3c. A worker started by hand, with no controller (torchrun-style environment, or none: one
+# process alone) prints the script's lines itself, the same as `ringlab run`.
+free_port=$(/usr/bin/python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+seed_out=$(timeout 120 env -u RANK -u WORLD_SIZE -u RINGLAB_EVENT_ADDR MASTER_PORT="$free_port" "$ringlab" worker 2>&1) ||
+  bad "a hand-started worker exited non-zero: $seed_out"
+for line in "epoch 1 done, MSE over the whole dataset: 0.900974" "epoch 4 done, MSE over the whole dataset: 0.062745" \
+            "destroy_process_group  : done"; do
+  grep -qxF -- "$line" <<<"$seed_out" && ok "hand-started worker prints: $line" || bad "hand-started worker, missing: $line"
+done
+
 # 4. Bad input: one clear line naming the flag, a non-zero exit, fast.
 expect_error() {  # expected-text, args...
   local want=$1; shift

@@ -129,6 +129,9 @@ port=$(_slurm_free_port)
 out=$(MASTER_PORT=$port timeout 120 srun -O -n 2 "$ringlab" worker --timeout 30 --epoch-checkpoint "$work/direct.ckpt" 2>&1)
 rc=$?
 if [ $rc -eq 0 ]; then ok "srun -n 2 ringlab worker exited 0"; else echo "$out"; bad "srun -n 2 ringlab worker exited $rc"; fi
+# With no controller to report to, rank 0 prints the script's lines itself: the local run's MSE.
+want=$(/usr/bin/python3 -c "import json, sys; print(f'epoch 4 done, MSE over the whole dataset: {json.load(open(sys.argv[1]))[\"epoch_mse\"][3]:.6f}')" "$work/local2.json")
+grep -qxF "$want" <<< "$out" && ok "srun's rank 0 printed the epochs: $want" || bad "srun's rank 0 did not print '$want': $(grep epoch <<< "$out" | tail -n1)"
 if [ $rc -eq 0 ]; then
   /usr/bin/python3 - "$work/local2.json" "$work/direct.ckpt" << 'PY' && ok "srun's two workers trained as a local 2-rank run: rank 0's parameters within 1e-6" || bad "srun's workers differ from the local 2-rank run"
 import json, struct, sys
