@@ -53,6 +53,18 @@ void note_faults_that_never_fire(const JobConfig& job) {
                    to_string(f).c_str(), static_cast<long long>(steps - 1));
 }
 
+// --uneven R:K takes K batches an epoch from rank R's share: a K as large as the share leaves the
+// rank none (and a larger K means nothing more). Said before the run, where a person can see it.
+void note_uneven_inputs(const JobConfig& job) {
+  const int64_t batches = epoch_shape(job).steps;
+  const std::vector<int64_t> removed = parse_uneven(job);
+  for (size_t rank = 0; rank < removed.size(); ++rank)
+    if (removed[rank] >= batches && batches > 0)
+      std::fprintf(stderr, "ringlab run: note: --uneven takes %lld batches an epoch from rank %zu, which has %lld: it "
+                   "gets none%s\n", static_cast<long long>(removed[rank]), rank, static_cast<long long>(batches),
+                   job.join ? "" : ", and without --join the others wait for it until the timeout");
+}
+
 struct RunFlags {
   JobFlags job;
   std::string report, trace, metrics, flight_dump, scenario;
@@ -351,6 +363,7 @@ void run(RunFlags& f) {
   if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
     std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
   if (options.torch.empty()) note_faults_that_never_fire(options.job);
+  if (options.torch.empty()) note_uneven_inputs(options.job);
 
   LiveReport live(options.job);
   // A --torch script prints its own lines; the seed report's would say them a second time.

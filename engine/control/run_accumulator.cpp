@@ -104,6 +104,11 @@ void RunAccumulator::add(const Event& e) {
       flight_.push_back(e.text);
       break;
     case EventKind::Restart: restart_from(e); break;
+    case EventKind::Fault:  // a fault injected on purpose: the report names it, whatever it did to the others
+      if (e.rank >= 0 && injected_.size() < kMaxReportedFaults)
+        injected_.push_back(e.step >= 0 ? fmt::format("rank {} at step {}: {}", e.rank, e.step, e.text)
+                                        : fmt::format("rank {}: {}", e.rank, e.text));
+      break;
     default: break;
   }
 }
@@ -119,6 +124,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_steps_ = 0;
   errors_.clear();
   raised_.clear();
+  injected_.clear();
   // The new group numbers its collectives afresh and redoes the steps after the checkpoint: a
   // position from the failed attempt would place a rank where the new one never was.
   positions_.clear();
@@ -284,6 +290,7 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
                                             const std::vector<nlohmann::json>& flight) const {
   std::string msg;
   if (failed) msg = failed_line(*failed);
+  if (!injected_.empty()) msg += fmt::format("\nfault injected: {}", fmt::join(injected_, "; "));
   msg += ranks_that_ended_early(exits);
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.

@@ -83,6 +83,8 @@ class RunAccumulator {
   std::vector<std::string> flight_;
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::set<int> raised_;        // ranks that sent an error of their own
+  static constexpr size_t kMaxReportedFaults = 8;
+  std::vector<std::string> injected_;  // the faults injected on purpose that fired: "rank 1 at step 5: skip: ..."
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
   int epochs_begun_ = 0;          // epochs rank 0 took a step in

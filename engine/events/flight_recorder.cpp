@@ -137,6 +137,20 @@ std::pair<int64_t, std::string> stuck_collective(const std::map<int, RankView>& 
   return {stuck, op};
 }
 
+// Ranks number their own collectives: the same number at different training steps is not the same
+// all-reduce. A rank that skipped one, or called one more, is in "collective 7" with the others and
+// still waits for ever: the steps say so where the sequence numbers cannot. "" when they agree.
+std::string steps_apart(const std::map<int, RankView>& view, int64_t stuck, const std::vector<int>& waiting) {
+  std::map<int64_t, std::vector<int>> ranks_at;  // training step -> the ranks waiting in `stuck` there
+  for (int r : waiting) ranks_at[view.at(r).by_seq.at(stuck).at("step").get<int64_t>()].push_back(r);
+  if (ranks_at.size() < 2) return "";
+  std::vector<std::string> groups;
+  for (const auto& [step, ranks] : ranks_at)
+    groups.push_back(fmt::format("{} {} at step {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "), step));
+  return fmt::format("  but not at one training step: {}; their collective {} is not the same all-reduce (a rank "
+                     "skipped one, or called one more)\n", fmt::join(groups, "; "), stuck);
+}
+
 }  // namespace
 
 nlohmann::json flight_report_json(const std::vector<nlohmann::json>& reported, int world) {
@@ -184,6 +198,7 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
     const auto missing = j.at("missing_ranks").get<std::vector<int>>();
     out += fmt::format("  collective {} ({}) has ranks {{{}}} waiting in it; missing ranks: {{{}}}\n", stuck,
                        j.at("stuck_op").get<std::string>(), fmt::join(waiting, ", "), fmt::join(missing, ", "));
+    out += steps_apart(view, stuck, waiting);
     for (int r : missing) {
       const RankView& v = view.at(r);
       if (!v.reported || v.last.is_null()) continue;

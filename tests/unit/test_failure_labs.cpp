@@ -96,6 +96,25 @@ TEST_CASE("the controller's line-up names the missing rank") {
   CHECK(table.find("started         3  -\n") != std::string::npos);  // the barrier: no ring
 }
 
+// --fault skip:1@5: rank 1 left out step 5's all-reduce, so its collective 7 is step 6's while the
+// others' is step 5's. Every rank waits "in collective 7", none is missing: the steps tell.
+TEST_CASE("the line-up says when ranks wait in the same collective number at different steps") {
+  auto rank_json = [](int rank, int64_t step) {
+    FlightRecorder fr;
+    for (int i = 0; i < 7; ++i) fr.complete(fr.schedule("allreduce", 2737, "gloo", "ring", i));
+    fr.start(fr.schedule("allreduce", 2737, "gloo", "ring", step));
+    return fr.to_json(rank);
+  };
+  const std::vector<nlohmann::json> skipped = {rank_json(0, 5), rank_json(1, 6), rank_json(2, 5), rank_json(3, 5)};
+  const std::string table = format_flight_report(skipped, 4);
+  INFO(table);
+  CHECK(table.find("missing ranks: {}") != std::string::npos);
+  CHECK(table.find("but not at one training step: ranks 0, 2, 3 at step 5; rank 1 at step 6; their collective 7 "
+                   "is not the same all-reduce") != std::string::npos);
+  const std::vector<nlohmann::json> level = {rank_json(0, 5), rank_json(1, 5), rank_json(2, 5), rank_json(3, 5)};
+  CHECK(format_flight_report(level, 4).find("not at one training step") == std::string::npos);
+}
+
 TEST_CASE("collective fingerprints: equal passes, a different size is caught by the neighbour") {
   LocalWorld world(3, std::chrono::milliseconds(3000));
   std::vector<std::string> errors(3);

@@ -328,6 +328,29 @@ TEST_CASE("after a restart a rank's position comes from the new attempt only") {
   CHECK(r.failure.find("step 7") == std::string::npos);
 }
 
+// A fault injected on purpose is named in the report, whichever rank's process failed first.
+TEST_CASE("a failed run names the fault that was injected") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  Event fault = make_event(EventKind::Fault, 1, 5, 0);
+  fault.text = "skip: leaving out this step's gradient all-reduce";
+  acc.add(fault);
+  Event error = make_event(EventKind::Error, 0, 5, 0);
+  error.text = "rank 0: collective check: step 5: mismatched collectives";
+  acc.add(error);
+  const RunResult r = acc.finish({exited(0, 1)});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("rank 0 failed: exit code 1\nfault injected: rank 1 at step 5: skip: leaving out this step's "
+                        "gradient all-reduce\n", 0) == 0);
+  // A restart forgets it with the rest of the failed attempt.
+  RunAccumulator restarted(job);
+  restarted.add(fault);
+  restarted.add(restart_marker(0, 0));
+  restarted.add(error);
+  CHECK(restarted.finish({exited(0, 1)}).failure.find("fault injected") == std::string::npos);
+}
+
 // Killed by a signal, a rank takes its unsent events with it: its last report is steps behind
 // the others, who wait for it in step 30; the report says so rather than placing it at step 9.
 TEST_CASE("a killed rank's stale position is marked as its last report") {
