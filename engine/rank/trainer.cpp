@@ -123,10 +123,13 @@ class RankLoop {
         return false;
       }
       if (job_.join && active_ranks(replica_, have_batch) == 0) break;
+      // The epoch's last batch, the same on every rank: with uneven inputs a rank's own last one
+      // would make it all-reduce where the others accumulate (no_sync), and the ring would not match.
+      const MicroStep micro{b - first_batch, b + 1 == all_batches};
       if (have_batch) {
-        train_step(loader, b, epoch, {b - first_batch, b + 1 == my_batches}, out);
+        train_step(loader, b, epoch, micro, out);
       } else {
-        shadow_step(epoch);
+        shadow_step(epoch, syncs(micro));
       }
     }
     return true;
@@ -162,13 +165,19 @@ class RankLoop {
   // Where a batch falls among the micro-steps of gradient accumulation.
   struct MicroStep {
     int64_t index = 0;  // batches since the epoch (or the resumed attempt) began
-    bool last_batch = false;
+    bool last_batch = false;  // the epoch's last, the same on every rank
   };
+
+  // Gradient accumulation: the gradients are all-reduced (and applied) every grad_accum-th batch
+  // and at the epoch's last; the batches between run under no_sync.
+  bool syncs(MicroStep micro) const {
+    return job_.grad_accum <= 1 || (micro.index + 1) % job_.grad_accum == 0 || micro.last_batch;
+  }
 
   void train_step(const data::DataLoader& loader, int64_t b, int epoch, MicroStep micro, RankOutcome& out) {
     const int64_t t_step = begin_step(epoch);
     inject_faults(faults_, replica_, events_, hooks_, rank_, step_, epoch);
-    const bool sync = job_.grad_accum <= 1 || (micro.index + 1) % job_.grad_accum == 0 || micro.last_batch;
+    const bool sync = syncs(micro);
     const bool fresh = job_.grad_accum <= 1 || micro.index % job_.grad_accum == 0;
     if (fresh) replica_.zero_grad();
 
@@ -192,12 +201,15 @@ class RankLoop {
     end_step(std::move(end), t_step);
   }
 
-  // Joined: shadow the others' gradient all-reduce with zeros, skip the optimizer.
-  void shadow_step(int epoch) {
+  // Joined: shadow the others' gradient all-reduce with zeros, skip the optimizer. On a no_sync
+  // micro-step the others all-reduce nothing, and neither does it.
+  void shadow_step(int epoch, bool sync) {
     const int64_t t_step = begin_step(epoch);
     const int64_t t0 = now_ns();
-    replica_.shadow_backward();
-    emit_span(events_, EventKind::Backward, rank_, step_, epoch, t0);
+    if (sync) {
+      replica_.shadow_backward();
+      emit_span(events_, EventKind::Backward, rank_, step_, epoch, t0);
+    }
     Event end = make_event(EventKind::StepEnd, rank_, step_, epoch);
     end.text = "joined";
     end_step(std::move(end), t_step);
