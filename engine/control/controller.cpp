@@ -386,10 +386,18 @@ struct Controller::Impl {
 
   // Node 0 starts its workers once every node has joined; false when a stop came first.
   bool wait_for_other_nodes() {
-    return wait_for_nodes(
-        *store, options.nnodes, timeout(), net::host_port(options.master_addr, options.master_port),
-        [&] { return store_server->errors(); },
-        [&] { return stop_requested.load(); });
+    try {
+      return wait_for_nodes(
+          *store, options.nnodes, timeout(), net::host_port(options.master_addr, options.master_port),
+          [&] { return store_server->errors(); },
+          [&] { return stop_requested.load(); });
+    } catch (const InputError& e) {
+      try {
+        tell_joined_nodes(*store, options.nnodes, e.what(), kNodeExchangeWait);
+      } catch (const Error&) {
+      }
+      throw;
+    }
   }
 
   void tell_other_nodes(StopCause cause, const std::string& why) {

@@ -247,4 +247,12 @@ void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds
   }
 }
 
+void tell_joined_nodes(StoreClient& store, int nnodes, const std::string& why, std::chrono::milliseconds timeout) {
+  publish_result(store, why);
+  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+  for (int node = 1; node < nnodes; ++node)
+    while (store.check({node_key("joined", node)}) && !store.check({node_key("done", node)}) && now_ns() < deadline)
+      std::this_thread::sleep_for(kPollInterval);
+}
+
 }  // namespace ringlab

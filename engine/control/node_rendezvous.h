@@ -93,6 +93,10 @@ std::vector<RankExit> merge_exits(std::vector<RankExit> exits);
 void publish_result(StoreClient& store, const std::string& failure);
 std::optional<std::string> read_result(StoreClient& store, int node_rank, std::chrono::milliseconds timeout);
 void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch);
+// A run that could not start (a node never joined): node 0 publishes why, and waits at most
+// `timeout` for the nodes that did join to read it, so that they say the same, not that node 0
+// vanished.
+void tell_joined_nodes(StoreClient& store, int nnodes, const std::string& why, std::chrono::milliseconds timeout);
 
 // How long a node's beats may stand still before node 0 takes its controller for gone.
 inline constexpr std::chrono::milliseconds kNodeSilence{3000};

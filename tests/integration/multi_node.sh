@@ -193,6 +193,18 @@ port=$(free_port); node0_bg "$port" 3 "$work/never.join"
 wait $bg
 expect "a node that never comes: node 0 names it within the timeout" "$work/never.join.err" "node 1 never joined within 3 s" $?
 
+# Of three nodes, node 2 never comes: node 1, which did join, says what node 0 says, not that node
+# 0's controller vanished.
+port=$(free_port)
+"$ringlab" run --nnodes 3 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 4 -q \
+  --join-file "$work/two-of-three.join" > /dev/null 2> "$work/two-of-three.err" &
+bg=$!
+for i in $(seq 100); do [ -f "$work/two-of-three.join" ] && break; sleep 0.1; done
+"$ringlab" run --join-file "$work/two-of-three.join" --node-rank 1 -q > /dev/null 2> "$work/two-of-three.1.err"
+expect "a node that never comes: a node that joined says node 0's words" "$work/two-of-three.1.err" \
+  "node 0 says: the run cannot start: node 2 never joined within 4 s" $?
+wait $bg
+
 # Ctrl-C on node 0 while it waits for node 1: no worker has started, so nothing is said of them.
 port=$(free_port)
 "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 60 \
