@@ -101,7 +101,10 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::FlightRecord:
       spoke_at_end_.insert(e.rank);
-      flight_.push_back(e.text);
+      try {
+        flight_.push_back(nlohmann::json::parse(e.text));
+      } catch (const nlohmann::json::exception&) {
+      }
       break;
     case EventKind::Restart: restart_from(e); break;
     case EventKind::Fault:  // a fault injected on purpose: the report names it, whatever it did to the others
@@ -178,8 +181,25 @@ std::string RunAccumulator::describe(int rank, int world) const {
   // The step in progress, as the ring's own errors and the flight recorder name it: the one after
   // the last whose chunk arrived (the chunk events say which steps are done).
   const int done = p.chunk_collective != p.collective_id ? 0 : (p.chunk_phase == 0 ? 0 : world - 1) + p.chunk_ring_step + 1;
+  // A step ends when its chunk has arrived and its own send has gone. The flight recorder counts
+  // a step begun only once the last one has ended both ways: behind the chunks, the rank's send
+  // had not finished (MPI's to a dead neighbour never does), and the table below says that step.
+  const int started = flight_ring_step(rank, p.collective_id);
+  if (started >= 0 && started < done)
+    return where + ", in " + ring_step_words(started, world) + " (its chunk arrived; its send had not finished)";
   if (done >= 2 * (world - 1)) return where + ", every ring step done";
   return where + ", in " + ring_step_words(done, world) + (done == 0 ? ", no chunk received yet" : "");
+}
+
+// The ring step the rank's flight record says it began in `collective`, if it sent one.
+int RunAccumulator::flight_ring_step(int rank, int64_t collective) const {
+  for (const nlohmann::json& record : flight_) {
+    if (record.value("rank", -1) != rank || !record.contains("entries")) continue;
+    for (const nlohmann::json& e : record.at("entries"))
+      if (e.value("seq", int64_t{-1}) == collective && e.value("state", std::string()) != "completed")
+        return e.value("ring_step", -1);
+  }
+  return -1;
 }
 
 std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
@@ -356,13 +376,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   r.samples_per_rank = epoch.samples_per_rank;
   r.batches_per_epoch = epoch.steps;
 
-  std::vector<nlohmann::json> flight;
-  for (const std::string& text : flight_) {
-    try {
-      flight.push_back(nlohmann::json::parse(text));
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
+  const std::vector<nlohmann::json>& flight = flight_;
   const RankExit* failed = nullptr;
   for (const RankExit& e : exits)
     if (!e.ok() && !failed) failed = &e;

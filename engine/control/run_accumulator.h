@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "engine/control/controller.h"
 #include "engine/events/event.h"
@@ -54,6 +54,7 @@ class RunAccumulator {
   void track_position(const Event& e);
   void restart_from(const Event& marker);
   std::string describe(int rank, int world) const;
+  int flight_ring_step(int rank, int64_t collective) const;
   std::string stop_message(const StopInfo& stop, bool terminated) const;
   std::string failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
                               const std::vector<nlohmann::json>& flight) const;
@@ -80,7 +81,7 @@ class RunAccumulator {
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   int first_error_rank_ = -1;
-  std::vector<std::string> flight_;
+  std::vector<nlohmann::json> flight_;  // the ranks' flight records, as they arrived (those that parse)
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::set<int> raised_;        // ranks that sent an error of their own
   static constexpr size_t kMaxReportedFaults = 8;

@@ -15,6 +15,7 @@
 #include "engine/core/error.h"
 #include "engine/export/chrome_trace.h"
 #include "engine/export/metrics_csv.h"
+#include "engine/events/flight_recorder.h"
 #include "engine/events/rank_events.h"
 #include "engine/events/rank_spool.h"
 #include "engine/control/run_accumulator.h"
@@ -326,6 +327,38 @@ TEST_CASE("after a restart a rank's position comes from the new attempt only") {
   CHECK(r.failure.find("rank 1: no step or collective reported") != std::string::npos);
   CHECK(r.failure.find("collective 14") == std::string::npos);
   CHECK(r.failure.find("step 7") == std::string::npos);
+}
+
+// MPI, rank 1 killed: rank 0's step-1 chunk came in from rank 2, but its send to rank 1 never
+// completed, so its flight recorder never began step 2. The line says the recorder's step, and why
+// the chunk is ahead of it, as the table under it does.
+TEST_CASE("a rank whose chunk arrived but whose send did not finish is in the step its flight record says") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  Event begin = make_event(EventKind::CollectiveBegin, 0, 3, 0);
+  begin.collective_id = 5;
+  begin.bucket = 0;
+  begin.text = "ring";
+  acc.add(begin);
+  Event chunk = make_event(EventKind::ChunkTransfer, 0, 3, 0);
+  chunk.collective_id = 5;
+  chunk.phase = 0;
+  chunk.ring_step = 0;
+  chunk.src = 2;
+  acc.add(chunk);
+  FlightRecorder recorder;
+  for (int i = 0; i < 5; ++i) recorder.complete(recorder.schedule("allreduce", 2737, "mpi", "ring", i / 2));
+  const int64_t seq = recorder.schedule("allreduce", 2737, "mpi", "ring", 3);
+  recorder.start(seq);
+  recorder.ring_step(seq, 0);
+  Event record = make_event(EventKind::FlightRecord, 0, 3, 0);
+  record.text = recorder.to_json(0).dump();
+  acc.add(record);
+  const RunResult r = acc.finish({killed(1)});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 0: step 3, collective 5 (ring, bucket 0), in reduce-scatter step 1 of 2 (its chunk "
+                       "arrived; its send had not finished)") != std::string::npos);
 }
 
 // A fault injected on purpose is named in the report, whichever rank's process failed first.
