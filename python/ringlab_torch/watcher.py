@@ -41,6 +41,7 @@ from .wire import Event, EventKind
 MAX_RECORDED_VALUES = 64
 _ERROR_FLUSH_S = 2.0
 _EXIT_FLUSH_S = 30.0
+_TORN_DOWN_EXIT_S = 5.0   # beyond its flush, how long a SIGTERM's report may take to end the process
 _CALLBACKS_RELEASED_S = 10.0
 
 
@@ -117,6 +118,10 @@ class Watcher(NullWatcher):
         self._early = []                   # events that happened before RunBegin could be sent
         self._closed = False
         self._failed = False
+        # The thread reporting a SIGTERM, which ends the process once its report is out: events
+        # of other threads (the script's own epoch_end, say) wait for that end instead of racing
+        # past the report, so the script prints no line whose event ringlab never got.
+        self._torn_down_by = None
         self.steps = 0                     # steps ended so far; the current step's number
         self.epoch = getattr(sampler, "epoch", 0) if sampler is not None else 0
         self._step_open_ns = 0             # when the current step began; 0: no step open
@@ -247,6 +252,7 @@ class Watcher(NullWatcher):
             if self._failed or self._closed:
                 return
             self._failed = True
+            self._torn_down_by = threading.get_ident()
         self._begin()
         self._send(self._event(EventKind.TORN_DOWN, step=self.steps, text="stopped by the controller (SIGTERM)"))
         self._send(self._run_end("stopped"))
@@ -266,9 +272,13 @@ class Watcher(NullWatcher):
 
     def _send(self, event: Event) -> None:
         with self._lock:
-            if not self._began:
+            held = self._torn_down_by not in (None, threading.get_ident())
+            if not held and not self._began:
                 self._early.append(event)
                 return
+        if held:
+            threading.Event().wait(_ERROR_FLUSH_S + _TORN_DOWN_EXIT_S)  # the process ends meanwhile
+            return
         self._emit(event)
 
     def _emit(self, event: Event) -> None:
