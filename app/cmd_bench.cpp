@@ -170,7 +170,10 @@ void print_summary(const std::vector<AllreduceBenchRow>& rows, const AllreduceBe
     }
   }
   const double n = rows.empty() ? 1.0 : static_cast<double>(rows.size());
-  fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  if (options.check)
+    fmt::print("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+  else
+    fmt::print("# Out of bounds values : not checked (--no-check)\n");
   if (options.ring) fmt::print("# Avg bus bandwidth (ring)   : {:.3f}\n", ring_bw / n);
   if (options.native) fmt::print("# Avg bus bandwidth (native) : {:.3f}\n", native_bw / n);
   if (wrong != 0) set_exit_code(1);
@@ -343,7 +346,9 @@ void run_pingpong_controller(const PingPongArgs& args) {
 
 void add_pingpong_options(CLI::App& cmd, PingPongArgs& a) {
   cmd.add_option("--sizes", a.sizes, "message sizes in bytes, comma-separated (K, M, G suffixes)")->capture_default_str();
-  cmd.add_option("-n,--iters", a.iters, "timed round trips per size (the median is reported)")->capture_default_str();
+  cmd.add_option("-n,--iters", a.iters,
+                 "timed round trips per size, the median reported (nccl-tests' -n; the ranks are --world-size)")
+      ->capture_default_str();
   cmd.add_option("-w,--warmup_iters", a.warmup_iters, "untimed round trips first")->capture_default_str();
   cmd.add_option("--backend", a.backend, "gloo | mpi")->capture_default_str();
   cmd.add_option("--world-size", a.world_size, "ranks, one process each (ranks 0 and 1 take part)")->capture_default_str();
@@ -359,7 +364,9 @@ void add_allreduce_options(CLI::App& cmd, BenchArgs& a) {
   cmd.add_option("-b,--minbytes", a.min_bytes, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
   cmd.add_option("-e,--maxbytes", a.max_bytes, "largest size in bytes")->capture_default_str();
   cmd.add_option("-f,--stepfactor", a.step_factor, "multiply the size by this between rows")->capture_default_str();
-  cmd.add_option("-n,--iters", a.iters, "timed iterations per size (the median is reported)")->capture_default_str();
+  cmd.add_option("-n,--iters", a.iters,
+                 "timed iterations per size, the median reported (nccl-tests' -n; the ranks are --world-size)")
+      ->capture_default_str();
   cmd.add_option("-w,--warmup_iters", a.warmup_iters, "untimed iterations first")->capture_default_str();
   cmd.add_option("--backend", a.backend, "gloo | mpi")->capture_default_str();
   cmd.add_option("--world-size", a.world_size, "ranks, one process each")->capture_default_str();
@@ -367,12 +374,14 @@ void add_allreduce_options(CLI::App& cmd, BenchArgs& a) {
       ->check(CLI::IsMember({"ring", "native", "both"}))
       ->capture_default_str();
   cmd.add_option("--json", a.json_path, "also write the results to this file as JSON");
-  cmd.add_flag("--check,!--no-check", a.check, "verify every result against the serial sum (on by default)");
+  cmd.add_flag("--check", a.check, "verify every result against the serial sum (on by default)");
+  cmd.add_flag_callback("--no-check", [&a] { a.check = false; }, "do not verify the results");
   cmd.add_option("--segment-bytes", a.segment_bytes, "the ring's segment size, 0: whole chunks, auto: tuned per backend")
       ->capture_default_str();
   cmd.add_option("--pipeline-depth", a.pipeline_depth, "the ring's segment receives in flight, auto: tuned per backend")
       ->capture_default_str();
-  cmd.add_flag("--pin,!--no-pin", a.pin, "pin each rank to its own core, like mpirun --bind-to core");
+  cmd.add_flag("--pin", a.pin, "pin each rank to its own core, like mpirun --bind-to core");
+  cmd.add_flag_callback("--no-pin", [&a] { a.pin = false; }, "leave the ranks where the kernel puts them (the default)");
   cmd.add_option("--timeout", a.timeout_s, "seconds any one operation may take")->capture_default_str();
   cmd.add_option("--worker-of", a.worker_of, "(internal) run as a rank of the controller at HOST:PORT")
       ->group("");
