@@ -483,6 +483,11 @@ int run_gui(const GuiOptions& options) {
   glfwSetErrorCallback(remember_glfw_error);
   Window window;
   if (!glfwInit() || !open_window(window, options, headless)) {
+    // About is something to read: with no display to show it on, it is printed.
+    if (options.about && !headless) {
+      fmt::print("{}", viz::AboutText(state.version));
+      return 0;
+    }
     print_headless_help();
     return kNoDisplayExit;
   }

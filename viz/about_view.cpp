@@ -2,6 +2,11 @@
 // rows follow the build: a backend that was not built in is not listed.
 #include <imgui.h>
 
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -63,6 +68,18 @@ void parts_table() {
 }
 
 }  // namespace
+
+std::string AboutText(const std::string& version) {
+  std::string out = "ringlab " + version + "\n" + tr("DDP and ring all-reduce, for real") + "\n\n";
+  size_t name_width = 0, use_width = 0;
+  for (const Part& p : kParts) {
+    name_width = std::max(name_width, std::string(tr(p.name)).size());
+    use_width = std::max(use_width, std::string(tr(p.use)).size());
+  }
+  for (const Part& p : kParts)
+    out += fmt::format("  {:<{}}  {:<{}}  {}\n", tr(p.name), name_width, tr(p.use), use_width, tr(p.licence));
+  return out + "\n" + tr("Full licence texts: /usr/share/doc/<package>/copyright") + "\n";
+}
 
 void DrawAboutWindow(AppState& state) {
   if (state.about_open && state.escape_pressed) state.about_open = false;

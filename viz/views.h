@@ -33,6 +33,8 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state);
 // Help > About: the version and the libraries ringlab is made with, with their licences; a
 // window of its own, drawn while state.about_open (about_view.cpp).
 void DrawAboutWindow(AppState& state);
+// The same as text, for a terminal with no display (`ringlab gui --about` there prints it).
+std::string AboutText(const std::string& version);
 
 // Start (the button, F5, the failure lab's): a run that needs much memory is asked about first,
 // with the estimate, in a dialog of its own (start_confirmation.cpp).

@@ -96,6 +96,16 @@ for line in "epoch 1 done, MSE over the whole dataset: 0.900974" "epoch 4 done, 
   grep -qxF -- "$line" <<<"$seed_out" && ok "hand-started worker prints: $line" || bad "hand-started worker, missing: $line"
 done
 
+# 3d. Help > About with no display to show it on: printed, each library with its licence.
+if about=$(env -u DISPLAY -u WAYLAND_DISPLAY timeout 30 "$ringlab" gui --about 2>&1); then
+  grep -qE "^  gloo +the gloo backend +BSD-3-Clause$" <<<"$about" && grep -qE "^  Dear ImGui +the interface +MIT$" <<<"$about" &&
+    ok "gui --about without a display prints the libraries and licences" || bad "gui --about printed: $about"
+elif grep -q "built without the desktop app" <<<"$about"; then
+  echo "SKIP gui --about: no desktop app in this build"
+else
+  bad "gui --about without a display failed: $about"
+fi
+
 # 4. Bad input: one clear line naming the flag, a non-zero exit, fast.
 expect_error() {  # expected-text, args...
   local want=$1; shift
