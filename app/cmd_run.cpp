@@ -191,10 +191,10 @@ class RunOutputs : public EventSink {
     if (trace_) trace_->emit(std::move(event));
   }
   void write_trace(const std::string& path) {
-    if (trace_) trace_->write(path);
+    if (trace_) trace_->write(path, "--trace");
   }
   void write_metrics(const std::string& path) {
-    if (metrics_) metrics_->write(path);
+    if (metrics_) metrics_->write(path, "--metrics");
   }
 
  private:

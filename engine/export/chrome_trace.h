@@ -38,7 +38,8 @@ class ChromeTraceWriter : public EventSink {
   void emit(Event event) override;  // one producer at a time (the controller serialises them)
   // Writes the whole trace; collectives that never ended are marked "(unfinished)". Throws Error
   // naming the path when it cannot be written, or when the records could not be kept.
-  void write(const std::string& path);
+  // `what` names the output in that error (the flag that asked for it, where there is one).
+  void write(const std::string& path, const std::string& what = "the Chrome trace");
   void write(std::ostream& out);
 
  private:

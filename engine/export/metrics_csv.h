@@ -28,7 +28,8 @@ class MetricsCsvWriter : public EventSink {
   void emit(Event event) override;  // one producer at a time (the controller serialises them)
   // Writes the CSV: every finished step, the open ones included. Throws Error naming the path
   // when it cannot be written, or when the rows could not be kept.
-  void write(const std::string& path);
+  // `what` names the output in that error (the flag that asked for it, where there is one).
+  void write(const std::string& path, const std::string& what = "the metrics CSV");
   void write(std::ostream& out);
 
   struct Row {

@@ -630,8 +630,8 @@ row "run --report ''" "--report: an empty path: give the file to write" "$bin" r
 row "run --metrics ''" "--metrics: an empty path: give the file to write" "$bin" run -q -n 2 --metrics ''
 row "gui --frames 1 --screenshot ''" "--screenshot: an empty path: give the file to write" "$bin" gui --frames 1 --screenshot ''
 row "run --report /dev/full" "--report: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --report /dev/full
-row "run --metrics /dev/full" "the metrics CSV: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --metrics /dev/full
-row "run --trace /dev/full" "the Chrome trace: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --trace /dev/full
+row "run --metrics /dev/full" "--metrics: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --metrics /dev/full
+row "run --trace /dev/full" "--trace: cannot write '/dev/full' \($full\)" "$bin" run -q -n 2 --trace /dev/full
 row "run --dump-flight-recorder /dev/full" "--dump-flight-recorder: cannot write '/dev/full' \($full\)" \
   "$bin" run -q -n 2 --dump-flight-recorder /dev/full
 row "bench allreduce --world-size 0" "--world-size must be between 1 and 64, got 0" "$bin" bench allreduce --world-size 0
