@@ -151,7 +151,9 @@ row "run --trace-level all" "--trace-level must be none, steps or chunks; got 'a
 row "run --nnodes 0" "--nnodes must be between 1 and 64, got 0" "$bin" run --nnodes 0
 row "run --nnodes 2 --node-rank 2" "--node-rank must be in \[0, --nnodes=2\), got 2" "$bin" run -n 2 --nnodes 2 --node-rank 2
 row "run -n 3 --nnodes 2" "--nnodes 2 needs the ranks of each node: .*a multiple of 2 \(got 3\)" "$bin" run -n 3 --nnodes 2
-row "run --torch a script that is not there" "--torch /nonexistent/train.py: no such script \\(a relative path is taken from /" "$bin" run --torch /nonexistent/train.py
+row "run --torch a script that is not there" "--torch /nonexistent/train.py: no such script$" "$bin" run --torch /nonexistent/train.py
+row "run --torch a relative path that is not there" "--torch nonexistent/train.py: no such script \\(a relative path is taken from /" \
+  "$bin" run --torch nonexistent/train.py
 row "run --torch a folder" "--torch /tmp: not a regular file" "$bin" run --torch /tmp
 row "run --torch '' (an unset variable)" "--torch: needs a script's path; it was given an empty one" "$bin" run --torch ""
 row "gui --torch ''" "--torch: needs a script's path; it was given an empty one" "$bin" gui --torch "" --frames 1
