@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,9 @@ struct AppState {
   bool gated = false;  // start the next run gated
 
   StepThroughState step;
+  // Replay during a live run scrubs this copy of the collective log, taken when Replay was chosen
+  // (step_through_view.cpp says why); null otherwise.
+  std::shared_ptr<const view_model::CollectiveLog> replay_log;
   SamplerViewState sampler;
   TrainingViewState training;
   TimelineViewState timeline;

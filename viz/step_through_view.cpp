@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "engine/view_model/step_through.h"
@@ -38,35 +39,54 @@ void apply(const view_model::StepRequest& request, AppState& state) {
   }
 }
 
+// The log the step-through works on. During a live run Replay scrubs a copy taken when Replay was
+// chosen: the log keeps the newest 512 all-reduces, which a fast run replaces within a fraction of
+// a second, so the slider and Previous would find the all-reduce on screen gone at once and jump
+// to the newest. Choosing Replay again takes a newer copy; once the run ends, the log stays still.
+bool replays_a_copy(const AppState& state) { return state.step.mode == RingMode::Replay && state.run.live(); }
+
+const view_model::CollectiveLog& step_log(const view_model::RunModel& model, const AppState& state) {
+  return replays_a_copy(state) && state.replay_log ? *state.replay_log : model.collectives();
+}
+
+// Takes the copy when Replay begins during a live run, and lets it go when either ends.
+void keep_replay_log(const view_model::RunModel& model, AppState& state) {
+  if (!replays_a_copy(state)) state.replay_log.reset();
+  else if (!state.replay_log) state.replay_log = std::make_shared<const view_model::CollectiveLog>(model.collectives());
+}
+
 }  // namespace
 
 const CollectiveRecord* ShownCollective(const view_model::RunModel& model, const AppState& state) {
-  const CollectiveRecord* shown = view_model::shown_collective(state.step, model.collectives());
+  const CollectiveRecord* shown = view_model::shown_collective(state.step, step_log(model, state));
   const view_model::Generation* live = model.current_generation();
   if (shown && live && view_model::left_behind_by_one_rank(state.step, *shown, live->index, live->world_size)) return nullptr;
   return shown;
 }
 
 void AdvanceStepThrough(const view_model::RunModel& model, AppState& state) {
+  keep_replay_log(model, state);
   if (model.failure().failed) return view_model::show_failed_collective(state.step, model.collectives());
   // Play over a finished run's recording stops at its end, as Replay's does.
   if (state.step.mode == RingMode::Gated && state.step.playing && !state.run.live() &&
-      !view_model::can_step_forward(state.step, model.collectives(), false) &&
+      !view_model::can_step_forward(state.step, step_log(model, state), false) &&
       state.step.position >= state.step.target)
     state.step.playing = false;
-  apply(view_model::advance(state.step, model.collectives(), running(state), state.frame_dt_s), state);
+  apply(view_model::advance(state.step, step_log(model, state), running(state), state.frame_dt_s), state);
 }
 
 void StepForward(const view_model::RunModel& model, AppState& state) {
-  apply(view_model::step_forward(state.step, model.collectives(), running(state)), state);
+  apply(view_model::step_forward(state.step, step_log(model, state), running(state)), state);
 }
 
-void StepBack(const view_model::RunModel& model, AppState& state) { view_model::step_back(state.step, model.collectives()); }
+void StepBack(const view_model::RunModel& model, AppState& state) { view_model::step_back(state.step, step_log(model, state)); }
 
 void TogglePlay(AppState& state) { view_model::toggle_play(state.step); }
 
 void SetRingMode(const view_model::RunModel& model, AppState& state, RingMode mode) {
+  state.replay_log.reset();  // Replay chosen (again): a copy of the log as it is now
   apply(view_model::set_mode(state.step, mode), state);
+  keep_replay_log(model, state);
 }
 
 void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
@@ -84,7 +104,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   grid.place(1);
   if (ImGui::Button(label(play, "play").c_str(), ImVec2(grid.width, 0))) TogglePlay(state);
   grid.place(2);
-  const bool can_next = view_model::can_step_forward(st, model.collectives(), running(state));
+  const bool can_next = view_model::can_step_forward(st, step_log(model, state), running(state));
   state.said.next_enabled = can_next;
   ImGui::BeginDisabled(!can_next);
   if (ImGui::Button(label("Next →", "next").c_str(), ImVec2(grid.width, 0))) StepForward(model, state);
@@ -98,7 +118,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   if (SliderFloatBeside("##speed", &speed, 0.25f, 8.0f, trf("{:.2f} steps/s", speed), ImGuiSliderFlags_Logarithmic).changed)
     st.speed = speed;
 
-  const view_model::CollectiveLog& log = model.collectives();
+  const view_model::CollectiveLog& log = step_log(model, state);
   const CollectiveRecord* shown = ShownCollective(model, state);
   const std::vector<size_t> rings =
       st.mode == RingMode::Replay ? view_model::steppable_collectives(log) : std::vector<size_t>{};
@@ -139,7 +159,9 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
                                  : tr("The run is over: Next and Previous step through what its workers recorded."));
       break;
     case RingMode::Replay:
-      ImGui::TextUnformatted(tr("Scrub any recorded all-reduce. The workers are not held."));
+      ImGui::TextUnformatted(state.run.live()
+                                 ? tr("Scrub the all-reduces recorded when Replay was chosen (choose it again for newer ones). The workers are not held.")
+                                 : tr("Scrub any recorded all-reduce. The workers are not held."));
       break;
   }
   ImGui::PopTextWrapPos();
