@@ -59,7 +59,7 @@ void CudaDistributedDataParallel::allreduce_zeros() {
   const size_t numel = buckets_.front().numel;
   zeros_.reserve_bytes(numel * sizeof(float));  // earlier all-reduces of it have completed: it may move
   RINGLAB_CUDA_CHECK(cudaMemsetAsync(zeros_.data(), 0, numel * sizeof(float), group_.stream()));
-  runner_.allreduce({zeros_.floats(), numel}, kExtraBucket, "extra");
+  runner_.allreduce_bucket({zeros_.floats(), numel}, kExtraBucket);  // labelled as the others are
 }
 
 void CudaDistributedDataParallel::on_gradient_ready(int parameter) {

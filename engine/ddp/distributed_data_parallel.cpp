@@ -63,7 +63,7 @@ void DistributedDataParallel::backward(std::span<const float> grad_output, bool 
   }
   if (fault == CollectiveFault::Extra) {  // one collective the other ranks do not make
     std::vector<float> extra(buckets_.front().numel, 0.0f);
-    runner_.allreduce(extra, kExtraBucket, "extra");
+    runner_.allreduce_bucket(extra, kExtraBucket);  // a ring (or native) all-reduce like the others, of a bucket they lack
   }
   expect_all_buckets();
   model_.backward(grad_output, [this](int p) { on_gradient_ready(p); });

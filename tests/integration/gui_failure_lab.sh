@@ -94,6 +94,16 @@ expect skip "mismatched collectives: this rank is at #"
 [ $ms -lt 60000 ] || fail "skip: took ${ms} ms: it waited for the 300 s timeout instead of failing on the fingerprints"
 echo "ok   skip:0@5: fingerprint mismatch in ${ms} ms, rank 0 highlighted"
 
+# 2b. An extra all-reduce: rank 1's collective 7 is the extra one, the others' is step 5's. The
+#     ring shows collective 7, the one the others wait in, not the last finished one (it showed #6
+#     when rank 1's extra all-reduce, labelled apart, came first).
+lab extra '{"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["extra:1@5"], "timeout_s": 300}'
+[ $rc -eq 1 ] || fail "extra: expected exit 1, got $rc"
+expect extra "ringlab gui: highlight: rank 1 mismatch"
+shown=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['step_through']['collective_id'])" "$WORK/extra.state.json")
+[ "$shown" = 7 ] || fail "extra: the ring shows collective $shown, not 7 (the one the others wait in)"
+echo "ok   extra:1@5: rank 1 highlighted, the ring on collective 7"
+
 # 3. Uneven inputs without Join hang until the timeout; the rank with less data is blamed.
 lab uneven '{"world_size": 4, "backend": "gloo", "epochs": 1, "uneven": ["0:1"], "timeout_s": 3}'
 [ $rc -eq 1 ] || fail "uneven: expected exit 1, got $rc"
