@@ -300,8 +300,9 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
     // again: the figure is the last world's alone, and says so.
     const view_model::Generation& last = model.generations().back();
     const std::string backend = last.has_job ? last.job.backend : state.job.backend;
-    return {trf("{:.0f} µs per step in the last world ({} ranks on {})", model.us_per_step(), last.world_size, backend),
-            trf("{:.0f} µs per step ({} ranks)", model.us_per_step(), last.world_size)};
+    return {trf("{:.0f} µs per step in the last world ({} rank{} on {})", model.us_per_step(), last.world_size,
+                last.world_size == 1 ? "" : "s", backend),
+            trf("{:.0f} µs per step ({} rank{})", model.us_per_step(), last.world_size, last.world_size == 1 ? "" : "s")};
   }
   if (model.us_per_step() > 0) return {trf("{:.0f} µs per step", model.us_per_step())};
   return {};

@@ -163,12 +163,12 @@ const char* lab_lesson(LabFault fault, bool join) {
              "shorter buffer or hang; the fingerprint check catches the size difference first and names both sizes.";
     case LabFault::Uneven:
       if (join)
-        return "Rank {rank} gets {batches} batch(es) fewer per epoch, but training runs under PyTorch's Join. Every "
+        return "Rank {rank} gets {batches} fewer per epoch, but training runs under PyTorch's Join. Every "
                "step the ranks first all-reduce a flag: how many still have data? A rank out of data shadows the "
                "others: it joins their gradient all-reduce with zeros, so every collective finds all its partners. "
                "At the end of the epoch every replica takes the model of the rank with the most batches. The run "
                "completes.";
-      return "Rank {rank} gets {batches} batch(es) fewer per epoch than the others. When it runs out it leaves the "
+      return "Rank {rank} gets {batches} fewer per epoch than the others. When it runs out it leaves the "
              "training loop, while the others start one more step and wait in its all-reduce for a partner that "
              "never comes. With more than one epoch it is worse: its next epoch's all-reduces first pair silently "
              "with the others' remaining ones, summing gradients of different epochs. Nothing crashes: the run hangs "
@@ -196,7 +196,8 @@ std::string render_lesson(const char* text, const FailureLabSettings& lab, int w
   if (!text || !*text) return "";
   try {
     return fmt::format(fmt::runtime(text), fmt::arg("rank", lab.rank), fmt::arg("step", lab.step),
-                       fmt::arg("ms", lab.delay_ms), fmt::arg("batches", lab.batches),
+                       fmt::arg("ms", lab.delay_ms),
+                       fmt::arg("batches", fmt::format("{} batch{}", lab.batches, lab.batches == 1 ? "" : "es")),
                        fmt::arg("timeout", timeout_text(lab.timeout_s)), fmt::arg("world", world_size),
                        fmt::arg("restarts", lab.max_restarts));
   } catch (const std::runtime_error&) {  // fmt::format_error
