@@ -456,11 +456,13 @@ void draw_world_note(const AppState& state) {
              palette().text);
 }
 
-// The scenario's title and what it shows; while Start runs a PyTorch script (or its run is on
-// screen), the script's: the scenario's words speak of ringlab's own job.
+// The scenario's title and what it shows; while Start runs a PyTorch script (or its run is still
+// going), the script's: the scenario's words speak of ringlab's own job. A script's run that has
+// ended stays on screen under the scenario's title once Start runs the engine again, and the
+// status line names it (as the engine's run under the script's title).
 void draw_title(AppState& state) {
   const TorchState& t = state.torch;
-  const bool script = t.runs_next() || (t.live && !t.script().empty());
+  const bool script = t.runs_next() || (t.live && !t.script().empty() && state.run.live());
   const std::string title = script ? trf("PyTorch script: {}", t.script_name()) : state.scenario.title(language_code());
   const std::string about = !script ? state.scenario.description(language_code())
                             : t.side_by_side
