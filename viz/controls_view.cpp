@@ -179,7 +179,9 @@ void draw_script_job(AppState& state) {
   const JobConfig& j = *t.announced_job();
   auto row = [&](const char* english, const std::string& value) {
     FormLabel(tr(english));
+    ImGui::PushTextWrapPos(0);  // "25600 (PyTorch's default)" is wider than a narrow pane's value column
     ImGui::TextUnformatted(value.c_str());
+    ImGui::PopTextWrapPos();
     state.said.script_job.push_back(fmt::format("{}: {}", tr(english), value));
   };
   row("Learning rate", fmt::format("{:.3g}", j.lr));
