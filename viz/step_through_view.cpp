@@ -144,7 +144,8 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
     int none = 0;
     FormLabel(tr("Ring step"), 0.3f);
     ImGui::BeginDisabled();
-    SliderIntBeside("##position", &none, 0, 1, tr("no all-reduce yet"));
+    // One rank all-reduces with nobody: its all-reduces (the timeline's bars) have no ring steps.
+    SliderIntBeside("##position", &none, 0, 1, model.world_size() == 1 ? tr("one rank: no ring") : tr("no all-reduce yet"));
     ImGui::EndDisabled();
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
