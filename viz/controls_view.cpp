@@ -289,7 +289,8 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
               trf("no step for {:.0f} s", quiet_s)};
     return {trf("≈ {:.0f} µs per step (the last second)", us), trf("≈ {:.0f} µs per step", us)};
   }
-  if (running && state.gated) return {tr("no step time while the gate holds the workers"), tr("no step time while held")};
+  // Playing or held, the gate sets the pace: what a step takes says nothing of training then.
+  if (running && state.gated) return {tr("no step time while the gate paces the workers"), tr("no step time at the gate")};
   if (state.run.stepped && stepping_barely_counts(model)) {
     const int64_t held = model.allreduces_held();
     return {trf("{:.0f} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",

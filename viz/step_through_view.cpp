@@ -157,6 +157,8 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
     case RingMode::Gated:
       ImGui::TextUnformatted(state.run.live() || state.run.phase == RunPhase::Idle
                                  ? tr("The workers really stop before every ring step. Next lets them take one more; Play lets them go at the chosen speed.")
+                             : !shown && !can_next
+                                 ? tr("The run ended before its first all-reduce: nothing was recorded to step through.")
                                  : tr("The run is over: Next and Previous step through what its workers recorded."));
       break;
     case RingMode::Replay:
