@@ -236,6 +236,7 @@ struct AppState {
   // Replay during a live run scrubs this copy of the collective log, taken when Replay was chosen
   // (step_through_view.cpp says why); null otherwise.
   std::shared_ptr<const view_model::CollectiveLog> replay_log;
+  std::string controls_shown_for;  // the scenario (or "script") the controls pane last showed
   SamplerViewState sampler;
   TrainingViewState training;
   TimelineViewState timeline;

@@ -349,6 +349,13 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
   ImGui::BeginChild("left", ImVec2(left_w, avail.y), false);
   const float step_h = std::min(fs * 19.5f, avail.y * 0.5f);
   ImGui::BeginChild("controls", ImVec2(0, avail.y - step_h - spacing), true);
+  // Another scenario (or the script instead of the engine) opens at its title: the pane kept the
+  // last one's scroll, and the new title sat half cut at the top.
+  const std::string shown = state.torch.runs_next() ? "script" : state.scenario.name;
+  if (shown != state.controls_shown_for) {
+    ImGui::SetScrollY(0.0f);
+    state.controls_shown_for = shown;
+  }
   note_pane(state, "controls", false);
   DrawControlsView(model, state);
   ImGui::EndChild();
