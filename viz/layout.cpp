@@ -302,6 +302,8 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     ImGui::PopFont();
     ImGui::TextUnformatted(tr("F5: Start · Shift+F5: Stop · Ctrl+R: Reset · Ctrl+Q: quit"));
     ImGui::TextUnformatted(tr("Space: play / hold the ring's animation"));
+    // Two buttons a newcomer takes for one: what each stops.
+    ImGui::TextUnformatted(tr("Pause (beside Start) stops the workers; Hold (Step-through) stops only the animation"));
     ImGui::TextUnformatted(tr("Escape: close a menu or a window"));
     ImGui::TextUnformatted(tr("Right / Left: next / previous ring step"));
     ImGui::TextUnformatted(tr("PageDown / PageUp (a presenter's clicker): next / previous ring step"));
