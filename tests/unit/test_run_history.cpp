@@ -104,6 +104,25 @@ RankExit exited(int rank, int code) {
   return exit;
 }
 
+// Rank `rank`'s begin or end of collective `id` (bucket 0) at `step`, as its CollectiveRunner reports it.
+Event collective_event(EventKind kind, int rank, int64_t step, int64_t id, const char* algorithm = "ring") {
+  Event e = make_event(kind, rank, step, 0);
+  e.collective_id = id;
+  e.bucket = 0;
+  e.text = algorithm;
+  return e;
+}
+
+// The chunk rank `rank` received (from `src`) at ring step `ring_step` of `phase` (0: reduce-scatter).
+Event chunk_event(int rank, int64_t step, int64_t id, int phase, int ring_step, int src = -1) {
+  Event e = make_event(EventKind::ChunkTransfer, rank, step, 0);
+  e.collective_id = id;
+  e.phase = static_cast<int8_t>(phase);
+  e.ring_step = ring_step;
+  e.src = src;
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("a rank spool keeps each rank's bytes apart, in order, across its memory block") {
@@ -224,18 +243,8 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   JobConfig job;
   job.world_size = 2;
   RunAccumulator acc(job);
-  for (int rank = 0; rank < 2; ++rank) {
-    Event begin = make_event(EventKind::CollectiveBegin, rank, 7, 0);
-    begin.collective_id = 14;
-    begin.bucket = 0;
-    begin.text = "ring";
-    acc.add(begin);
-  }
-  Event chunk = make_event(EventKind::ChunkTransfer, 0, 7, 0);
-  chunk.collective_id = 14;
-  chunk.phase = 1;
-  chunk.ring_step = 0;
-  acc.add(chunk);
+  for (int rank = 0; rank < 2; ++rank) acc.add(collective_event(EventKind::CollectiveBegin, rank, 7, 14));
+  acc.add(chunk_event(0, 7, 14, 1, 0));
   Event error = make_event(EventKind::Error, 0, 7, 0);
   error.text = "rank 0: ring_allreduce: timed out after 2 s";
   acc.add(error);
@@ -260,13 +269,7 @@ TEST_CASE("a rank killed as a step begins is at that step, after the last step's
   JobConfig job;
   job.world_size = 4;
   RunAccumulator acc(job);
-  for (EventKind kind : {EventKind::CollectiveBegin, EventKind::CollectiveEnd}) {
-    Event e = make_event(kind, 2, 2, 0);
-    e.collective_id = 4;
-    e.bucket = 0;
-    e.text = "ring";
-    acc.add(e);
-  }
+  for (EventKind kind : {EventKind::CollectiveBegin, EventKind::CollectiveEnd}) acc.add(collective_event(kind, 2, 2, 4));
   acc.add(make_event(EventKind::StepBegin, 2, 3, 1));
   const RunResult r = acc.finish({killed(2)});
   INFO(r.failure);
@@ -279,24 +282,11 @@ TEST_CASE("a killed rank whose chunk another rank received is placed inside that
   JobConfig job;
   job.world_size = 3;
   RunAccumulator acc(job);
-  const auto add = [&](EventKind kind, int rank, int64_t step, int64_t id) {
-    Event e = make_event(kind, rank, step, 0);
-    e.collective_id = id;
-    e.bucket = 0;
-    e.text = "ring";
-    acc.add(e);
-    return e;
-  };
-  add(EventKind::CollectiveBegin, 1, 9, 10);
-  add(EventKind::CollectiveEnd, 1, 9, 10);
-  add(EventKind::CollectiveBegin, 0, 10, 11);
-  add(EventKind::CollectiveBegin, 2, 10, 11);
-  Event chunk = make_event(EventKind::ChunkTransfer, 2, 10, 0);
-  chunk.collective_id = 11;
-  chunk.phase = 0;
-  chunk.ring_step = 0;
-  chunk.src = 1;
-  acc.add(chunk);
+  acc.add(collective_event(EventKind::CollectiveBegin, 1, 9, 10));
+  acc.add(collective_event(EventKind::CollectiveEnd, 1, 9, 10));
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, 10, 11));
+  acc.add(collective_event(EventKind::CollectiveBegin, 2, 10, 11));
+  acc.add(chunk_event(2, 10, 11, 0, 0, 1));
   const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
   CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0) completed (its last report: it died later, "
@@ -310,17 +300,10 @@ TEST_CASE("after a restart a rank's position comes from the new attempt only") {
   JobConfig job;
   job.world_size = 2;
   RunAccumulator acc(job);
-  const auto begin = [&](int rank, int64_t step, int64_t id) {
-    Event e = make_event(EventKind::CollectiveBegin, rank, step, 0);
-    e.collective_id = id;
-    e.bucket = 0;
-    e.text = "ring";
-    acc.add(e);
-  };
-  begin(0, 7, 14);
-  begin(1, 7, 14);
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, 7, 14));
+  acc.add(collective_event(EventKind::CollectiveBegin, 1, 7, 14));
   acc.add(restart_marker(1, 3));
-  begin(0, 3, 0);
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, 3, 0));
   const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
   CHECK(r.failure.find("rank 0: step 3, collective 0 (ring, bucket 0)") != std::string::npos);
@@ -336,17 +319,8 @@ TEST_CASE("a rank whose chunk arrived but whose send did not finish is in the st
   JobConfig job;
   job.world_size = 3;
   RunAccumulator acc(job);
-  Event begin = make_event(EventKind::CollectiveBegin, 0, 3, 0);
-  begin.collective_id = 5;
-  begin.bucket = 0;
-  begin.text = "ring";
-  acc.add(begin);
-  Event chunk = make_event(EventKind::ChunkTransfer, 0, 3, 0);
-  chunk.collective_id = 5;
-  chunk.phase = 0;
-  chunk.ring_step = 0;
-  chunk.src = 2;
-  acc.add(chunk);
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, 3, 5));
+  acc.add(chunk_event(0, 3, 5, 0, 0, 2));
   FlightRecorder recorder;
   for (int i = 0; i < 5; ++i) recorder.complete(recorder.schedule("allreduce", 2737, "mpi", "ring", i / 2));
   const int64_t seq = recorder.schedule("allreduce", 2737, "mpi", "ring", 3);
@@ -391,11 +365,7 @@ TEST_CASE("a killed rank's stale position is marked as its last report") {
   job.world_size = 3;
   RunAccumulator acc(job);
   const auto in_collective = [&](int rank, int64_t step, int64_t id) {
-    Event begin = make_event(EventKind::CollectiveBegin, rank, step, 0);
-    begin.collective_id = id;
-    begin.bucket = 0;
-    begin.text = "ring";
-    acc.add(begin);
+    acc.add(collective_event(EventKind::CollectiveBegin, rank, step, id));
   };
   in_collective(1, 9, 10);
   in_collective(0, 30, 31);
@@ -415,11 +385,7 @@ TEST_CASE("a rank that exits failing without a word is placed by the others, and
   JobConfig job;
   job.world_size = 3;
   const auto in_collective = [](RunAccumulator& acc, int rank, int64_t step, int64_t id) {
-    Event begin = make_event(EventKind::CollectiveBegin, rank, step, 0);
-    begin.collective_id = id;
-    begin.bucket = 0;
-    begin.text = "native";
-    acc.add(begin);
+    acc.add(collective_event(EventKind::CollectiveBegin, rank, step, id, "native"));
   };
   const auto error_of = [](int rank, const char* text) {
     Event e = make_event(EventKind::Error, rank, 6, 0);
@@ -460,11 +426,7 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
   job.world_size = 3;
   RunAccumulator acc(job);
   const auto collective = [&](int rank, int64_t step, int64_t id, bool done) {
-    Event e = make_event(done ? EventKind::CollectiveEnd : EventKind::CollectiveBegin, rank, step, 0);
-    e.collective_id = id;
-    e.bucket = 0;
-    e.text = "native";
-    acc.add(e);
+    acc.add(collective_event(done ? EventKind::CollectiveEnd : EventKind::CollectiveBegin, rank, step, id, "native"));
   };
   for (int64_t id = 10; id <= 11; ++id) {
     for (int rank : {0, 2}) collective(rank, id - 1, id, false), collective(rank, id - 1, id, true);
