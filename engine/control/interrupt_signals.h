@@ -2,10 +2,10 @@
 // Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed; left ignored under nohup) as a request
 // to stop, not an instant death. The first one is only recorded, for the program to act on: stop
 // the run at a step boundary, write what it has, exit 130, 143 or 129 (128 + the signal, as a
-// shell reports a process killed by it). A second one, while
-// that wind-down goes on (the same signal 0.2 s or more after the first, or another signal: a
-// copy within 0.2 s is the same request, as `timeout` sends it twice), ends the process at once, by the same signal, after removing the files
-// registered with remove_on_abort() (outputs created empty for this run, checkpoints). The
+// shell reports a process killed by it). A second one, while that wind-down goes on, ends the
+// process at once, by the same signal, after removing the files registered with
+// remove_on_abort() (outputs created empty for this run, checkpoints). The same signal within
+// 0.2 s of the first is not a second one: `timeout` sends each signal twice. The
 // workers go with it: the kernel kills them when the controller dies (PR_SET_PDEATHSIG, see
 // launcher.cpp), so none is left behind.
 #include <chrono>

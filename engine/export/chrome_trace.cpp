@@ -357,8 +357,8 @@ void ChromeTraceWriter::write(std::ostream& out) {
   trace.finish();
 }
 
-void ChromeTraceWriter::write(const std::string& path, const std::string& what) {
-  write_spooled_file(state_->records, path, what.c_str(), [this](std::ostream& out) { write(out); });
+void ChromeTraceWriter::write(const std::string& path, const char* what) {
+  write_spooled_file(state_->records, path, what, [this](std::ostream& out) { write(out); });
 }
 
 void write_chrome_trace(const std::vector<Event>& events, std::ostream& out) {

@@ -39,7 +39,7 @@ class ChromeTraceWriter : public EventSink {
   // Writes the whole trace; collectives that never ended are marked "(unfinished)". Throws Error
   // naming the path when it cannot be written, or when the records could not be kept.
   // `what` names the output in that error (the flag that asked for it, where there is one).
-  void write(const std::string& path, const std::string& what = "the Chrome trace");
+  void write(const std::string& path, const char* what = "the Chrome trace");
   void write(std::ostream& out);
 
  private:

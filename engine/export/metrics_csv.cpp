@@ -125,8 +125,8 @@ void MetricsCsvWriter::write(std::ostream& out) {
   }
 }
 
-void MetricsCsvWriter::write(const std::string& path, const std::string& what) {
-  write_spooled_file(rows_, path, what.c_str(), [this](std::ostream& out) { write(out); });
+void MetricsCsvWriter::write(const std::string& path, const char* what) {
+  write_spooled_file(rows_, path, what, [this](std::ostream& out) { write(out); });
 }
 
 void write_metrics_csv(const std::vector<Event>& events, std::ostream& out) {

@@ -29,7 +29,7 @@ class MetricsCsvWriter : public EventSink {
   // Writes the CSV: every finished step, the open ones included. Throws Error naming the path
   // when it cannot be written, or when the rows could not be kept.
   // `what` names the output in that error (the flag that asked for it, where there is one).
-  void write(const std::string& path, const std::string& what = "the metrics CSV");
+  void write(const std::string& path, const char* what = "the metrics CSV");
   void write(std::ostream& out);
 
   struct Row {
