@@ -32,6 +32,11 @@ out=$("$ringlab" run -q -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "a ru
 grep -qF "ringlab run: note: --fault kill:1@999999 never fires: this run's steps are 0 to 3" <<<"$out" &&
   ok "a fault past the last step is noted" || bad "no note for a fault that never fires: $out"
 
+# --uneven taking every batch a rank has is said before the run (with Join the run still completes).
+out=$("$ringlab" run -q -n 2 --epochs 1 --uneven 1:100 --join 2>&1) || bad "--uneven 1:100 --join exited non-zero: $out"
+grep -qF "ringlab run: note: --uneven takes 100 batches an epoch from rank 1, which has 4: it gets none" <<<"$out" &&
+  ok "an --uneven that leaves a rank no batch is noted" || bad "no note for --uneven 1:100: $out"
+
 # 2. The report holds every field, with real values.
 /usr/bin/python3 - "$work/r.json" <<'PY' && ok "report fields" || bad "report fields"
 import json, sys
@@ -123,6 +128,11 @@ expect_error "--epochs" run --epochs -1
 expect_error "--world-size" run --world-size 0
 expect_error "--world-size" run --world-size 100000
 expect_error "--backend" run --backend carrier-pigeon
+# Refusals that say what would work instead.
+examples=$(cd "$(dirname "$0")/../../examples" && pwd)
+expect_error "--fault works on ringlab's own workers only" run --torch "$examples/ddp_cpu.py" -n 2 --fault kill:1@3
+expect_error "--torch runs its script on one node" run --torch "$examples/ddp_cpu.py" --nnodes 2 --nproc-per-node 1
+expect_error "--trace goes with --compare-report" simulate --trace /nonexistent.json
 expect_error "--hidden" run --hidden 48,,48
 expect_error "--hidden" run --hidden abc
 expect_error "--report" run --report /nonexistent-dir/r.json
