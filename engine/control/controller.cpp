@@ -631,7 +631,9 @@ struct Controller::Impl {
   void supervise() {
     if (joining()) join_node();
     if (multi_node()) {
-      if (stop_requested) return publish_stopped_before_start("node 0");
+      // A stop may come before node 0 reaches its wait (its join file is written earlier): it
+      // still was waiting for the others, and a joining node for node 0.
+      if (stop_requested) return publish_stopped_before_start(joining() ? "node 0" : "the other nodes to join");
       if (!joining() && !wait_for_other_nodes()) return publish_stopped_before_start("the other nodes to join");
       if (!joining()) node_watch = std::make_unique<NodeWatch>(options.nnodes);
       nodes_met.store(true, std::memory_order_release);
