@@ -73,6 +73,7 @@ struct TimelineViewState {
   double drawn_end_ms = 0.0, drawn_window_ms = 0.0;  // the last frame's: Follow unticked stays there
   bool let_go_shown = false;  // the last frame veiled a stretch whose spans were let go (--state-json)
   size_t spans_shown = 0;     // spans the last frame drew, or found too narrow to draw (--state-json)
+  std::string open_label;     // the last frame's words on the open all-reduces ("waiting", "paused", ...; --state-json)
 };
 
 // The Scale view's what-if: the controls only; the curves are computed from these (and cached).
@@ -237,6 +238,7 @@ struct AppState {
   // (step_through_view.cpp says why); null otherwise.
   std::shared_ptr<const view_model::CollectiveLog> replay_log;
   std::string controls_shown_for;  // the scenario (or "script") the controls pane last showed
+  float controls_tallest = 0;      // the controls' height at its tallest since the pointer came into the pane
   SamplerViewState sampler;
   TrainingViewState training;
   TimelineViewState timeline;

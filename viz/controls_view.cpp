@@ -276,6 +276,9 @@ bool stepping_barely_counts(const view_model::RunModel& model) {
 
 // The step time's row, in its fullest form and shorter ones for a narrow pane (the fullest
 // stays in the tooltip). Empty when there is none to show.
+// A step time in whole microseconds, grouped in thousands like the status's other counts.
+std::string micros(double us) { return grouped(std::llround(us)); }
+
 std::vector<std::string> pace_forms(const view_model::RunModel& model, const AppState& state) {
   const bool running = state.run.phase == RunPhase::Running;
   if (running && !state.gated && model.live_us_per_step() > 0) {  // paused: no pace to show
@@ -285,17 +288,18 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
     // last second's pace would go on reading as if they trained.
     const double quiet_s = static_cast<double>(now_ns() - model.last_step_ns()) * 1e-9;
     if (quiet_s > std::max(2.0, 20 * us * 1e-6))
-      return {trf("no step for {:.0f} s (before that ≈ {:.0f} µs per step)", quiet_s, us),
+      return {trf("no step for {:.0f} s (before that ≈ {} µs per step)", quiet_s, micros(us)),
               trf("no step for {:.0f} s", quiet_s)};
-    return {trf("≈ {:.0f} µs per step (the last second)", us), trf("≈ {:.0f} µs per step", us)};
+    return {trf("≈ {} µs per step (the last second)", micros(us)), trf("≈ {} µs per step", micros(us))};
   }
   // Playing or held, the gate sets the pace: what a step takes says nothing of training then.
   if (running && state.gated) return {tr("no step time while the gate paces the workers"), tr("no step time at the gate")};
+  const std::string us = micros(model.us_per_step());
   if (state.run.stepped && stepping_barely_counts(model)) {
     const int64_t held = model.allreduces_held();
-    return {trf("{:.0f} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",
-                model.us_per_step(), held, held == 1 ? "" : "s", 100 * held_share(model)),
-            trf("{:.0f} µs per step, gate waits left out", model.us_per_step())};
+    return {trf("{} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",
+                us, held, held == 1 ? "" : "s", 100 * held_share(model)),
+            trf("{} µs per step, gate waits left out", us)};
   }
   if (state.run.stepped) return {tr("stepped through at the gate: no µs per step"), tr("stepped through: no µs per step")};
   if (model.us_per_step() > 0 && model.generations().size() > 1) {
@@ -303,11 +307,11 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
     // again: the figure is the last world's alone, and says so.
     const view_model::Generation& last = model.generations().back();
     const std::string backend = last.has_job ? last.job.backend : state.job.backend;
-    return {trf("{:.0f} µs per step in the last world ({} rank{} on {})", model.us_per_step(), last.world_size,
+    return {trf("{} µs per step in the last world ({} rank{} on {})", us, last.world_size,
                 last.world_size == 1 ? "" : "s", backend),
-            trf("{:.0f} µs per step ({} rank{})", model.us_per_step(), last.world_size, last.world_size == 1 ? "" : "s")};
+            trf("{} µs per step ({} rank{})", us, last.world_size, last.world_size == 1 ? "" : "s")};
   }
-  if (model.us_per_step() > 0) return {trf("{:.0f} µs per step", model.us_per_step())};
+  if (model.us_per_step() > 0) return {trf("{} µs per step", us)};
   return {};
 }
 

@@ -294,6 +294,24 @@ bool armed_fault_ran(const view_model::RunModel& model, const view_model::Failur
   return ran.fault == armed.fault && ran.rank == armed.rank && ran.step == armed.step;
 }
 
+void draw_lab_buttons(const view_model::RunModel& model, AppState& state) {
+  const view_model::FailureLabSettings& s = state.lab.settings;
+  const bool live = state.run.live();
+  if (s.fault != LabFault::None) {
+    ImGui::BeginDisabled(HasRefusedField(state));  // as the Start above: fix the field first
+    if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
+                      ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
+      RequestStart(state, live);
+      state.lab.report_open = true;
+    }
+    ImGui::EndDisabled();
+  }
+  draw_kill_now(model, state);
+  if (!state.lab.report_open && (s.fault != LabFault::None || model.failure().failed) &&
+      ImGui::SmallButton(label("Show the explanation", "lab_show").c_str()))
+    state.lab.report_open = true;
+}
+
 }  // namespace
 
 void DrawFailureLabControls(const view_model::RunModel& model, AppState& state) {
@@ -312,20 +330,7 @@ void DrawFailureLabControls(const view_model::RunModel& model, AppState& state) 
   // timeout comes back when the lab has no fault.
   view_model::apply_lab(s, state.scenario.job.timeout_s, state.job);
   if (!open) return;
-  const bool live = state.run.live();
-  if (s.fault != LabFault::None) {
-    ImGui::BeginDisabled(HasRefusedField(state));  // as the Start above: fix the field first
-    if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
-                      ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
-      RequestStart(state, live);
-      state.lab.report_open = true;
-    }
-    ImGui::EndDisabled();
-  }
-  draw_kill_now(model, state);
-  if (!state.lab.report_open && (s.fault != LabFault::None || model.failure().failed) &&
-      ImGui::SmallButton(label("Show the explanation", "lab_show").c_str()))
-    state.lab.report_open = true;
+  draw_lab_buttons(model, state);
 }
 
 bool FailureLabPaneShown(const view_model::RunModel& model, AppState& state) {

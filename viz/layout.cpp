@@ -330,6 +330,22 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   ImGui::EndMenuBar();
 }
 
+// A pane whose content gets shorter while it is scrolled to its end slides everything above the
+// change down by as much: picking "No fault" in the Failure lab, or folding a section, put another
+// field (Bucket cap KB) where Epochs had been, under the pointer about to click it. While the
+// pointer is in the pane (or one of its menus is open) the pane keeps its tallest height, the
+// difference left blank at its end; it settles once the pointer leaves.
+void keep_height_under_pointer(float& tallest) {
+  const float height = ImGui::GetCursorPosY();
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const ImVec2 lo = ImGui::GetWindowPos(), hi(lo.x + ImGui::GetWindowWidth(), lo.y + ImGui::GetWindowHeight());
+  const bool pointer_in = mouse.x >= lo.x && mouse.x < hi.x && mouse.y >= lo.y && mouse.y < hi.y;
+  if (!pointer_in && !ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel)) tallest = 0;
+  tallest = std::max(tallest, height);
+  const float gap = tallest - height - ImGui::GetStyle().ItemSpacing.y;
+  if (gap > 0) ImGui::Dummy(ImVec2(0, gap));
+}
+
 }  // namespace
 
 void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
@@ -360,6 +376,7 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
   }
   note_pane(state, "controls", false);
   DrawControlsView(model, state);
+  keep_height_under_pointer(state.controls_tallest);
   ImGui::EndChild();
   ImGui::BeginChild("step_through", ImVec2(0, 0), true);
   DrawStepThroughView(model, state);

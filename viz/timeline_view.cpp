@@ -118,15 +118,27 @@ void bar_label(ImDrawList* dl, float x0, float x1, float y0, float y1, float lef
   dl->AddText(ImVec2(a, y0 + (y1 - y0 - ts.y) / 2), color, text);
 }
 
-// A collective its rank is still in (or was in when its group failed): the rank is waiting, for
-// a peer, or in step-through for the teacher's Next at the gate.
-void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit, bool at_gate) {
+// Why a rank's open collective is open: waiting for a peer, or held at the gate (for the
+// teacher's Next in step-through, or by Pause, which closes the same gate).
+enum class OpenBecause { Peer, Gate, Pause };
+
+const char* open_label(OpenBecause why) {
+  switch (why) {
+    case OpenBecause::Gate: return tr("at the gate");
+    case OpenBecause::Pause: return tr("paused");
+    case OpenBecause::Peer: break;
+  }
+  return tr("waiting");
+}
+
+// A collective its rank is still in (or was in when its group failed).
+void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit, OpenBecause why) {
   const Palette& p = palette();
   if (x1 - x0 < 1.0f) x1 = x0 + 1.0f;
-  const uint32_t color = at_gate ? p.gate : p.reduced;
+  const uint32_t color = why == OpenBecause::Peer ? p.reduced : p.gate;
   dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(color, 0.35f));
   hatch(dl, ImVec2(x0, y0), ImVec2(x1, y1), color, ImGui::GetFontSize() * 0.45f);
-  bar_label(dl, x0, x1, y0, y1, left, limit, p.text, tr(at_gate ? "at the gate" : "waiting"));
+  bar_label(dl, x0, x1, y0, y1, left, limit, p.text, open_label(why));
 }
 
 // The failure lab's note at a lane's right end: its words, font and size (no text: no note).
@@ -453,7 +465,7 @@ class LanePainter {
       return;
     }
     flush(column);
-    if (s.unfinished) return draw_unfinished(dl_, x0, x1, y0, y1, a_.plot_min.x, label_limit_, false);
+    if (s.unfinished) return draw_unfinished(dl_, x0, x1, y0, y1, a_.plot_min.x, label_limit_, OpenBecause::Peer);
     bar(s, x0, x1, y0, y1);
   }
 
@@ -540,12 +552,16 @@ class LanePainter {
 // Collectives still open: live, a rank waiting for a straggler; after a failure, the ranks left
 // waiting for the one that broke the run, which gets its red band and the lab's note. A gated run
 // that has not failed holds its ranks at the gate between the teacher's presses (and a Stop leaves
-// them there).
-void draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& model, const AppState& state, const TimeAxis& a,
+// them there). Returns the words on the open collectives it drew, empty when there were none.
+std::string draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& model, const AppState& state, const TimeAxis& a,
                           const std::vector<LaneNote>& notes, float lane_h, float row_h, double held_until_ms) {
   const view_model::TimelineModel& tl = model.timeline();
   const view_model::FailureDiagnosis& failure = model.failure();
-  const bool at_gate = state.step.mode == RingMode::Gated && !failure.failed;
+  const OpenBecause why = failure.failed                      ? OpenBecause::Peer
+                          : state.run.phase == RunPhase::Paused ? OpenBecause::Pause
+                          : state.step.mode == RingMode::Gated  ? OpenBecause::Gate
+                                                                : OpenBecause::Peer;
+  std::string said;
   for (int rank = 0; rank < static_cast<int>(notes.size()); ++rank) {
     const LaneRows rows{a.plot_min.y + rank * lane_h, lane_h, row_h};
     const auto [y0, y1] = rows.band(1);
@@ -556,7 +572,8 @@ void draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& model, con
     if (!killed)
       tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
         const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);
-        draw_unfinished(dl, a.x_of(s.t_begin_ns / 1e6), a.x_of(until_ms), y0, y1, a.plot_min.x, label_limit, at_gate);
+        draw_unfinished(dl, a.x_of(s.t_begin_ns / 1e6), a.x_of(until_ms), y0, y1, a.plot_min.x, label_limit, why);
+        said = open_label(why);
       });
     if (failure.failed) {
       const view_model::RankDiagnosis* d = failure.rank(rank);
@@ -565,6 +582,7 @@ void draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& model, con
                         ImVec2(a.plot_max.x, rows.top + lane_h - 1));
     }
   }
+  return said;
 }
 
 // The stretches let go that the window reaches into, each veiled with its note where it fits; a
@@ -601,6 +619,7 @@ void span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, cons
 void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::TimelineModel& tl = model.timeline();
   TimelineViewState& v = state.timeline;
+  v.open_label.clear();
   const float fs = ImGui::GetFontSize();
   const int all_lanes = tl.lanes();
   const view_model::Generation* generation = model.current_generation();
@@ -648,7 +667,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                                          [&](const TimelineSpan& s) { lane.span(s); });
     lane.finish();
   }
-  draw_open_and_failed(dl, model, state, a, notes, lane_h, row_h, held_until_ms);
+  v.open_label = draw_open_and_failed(dl, model, state, a, notes, lane_h, row_h, held_until_ms);
   draw_let_go_stretches(dl, tl, v, a, hovered, hit);
   if (ended && latest_ms > a.begin && latest_ms < a.end) draw_run_end(dl, a.x_of(latest_ms), a.plot_min, a.plot_max);
   dl->PopClipRect();

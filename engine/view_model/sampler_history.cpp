@@ -2,6 +2,8 @@
 
 #include "engine/job/job_config.h"
 
+#include <algorithm>
+
 namespace ringlab::view_model {
 
 SamplerHistory::SamplerHistory(size_t max_indices) : max_indices_(max_indices) {}
@@ -72,9 +74,25 @@ std::vector<std::vector<int64_t>> shards_of_world(const std::vector<std::vector<
   return all;
 }
 
+EpochKey SamplerHistory::newest_trained(int generation) const {
+  EpochKey newest{generation, -1};
+  for (const RankBatch& b : batches_)
+    if (b.generation == generation && b.epoch > newest.epoch) newest.epoch = b.epoch;
+  return newest;
+}
+
 int followed_epoch(const SamplerHistory& history, const std::vector<EpochKey>& epochs, int world, bool live) {
   const int newest = static_cast<int>(epochs.size()) - 1;
-  if (newest < 1 || !live || world <= 0) return newest;
+  if (newest < 1) return newest;
+  if (!live) {
+    // A run stopped between epochs drew the next epoch's shards and took no step in it: the
+    // status names the epoch of its last step, and so does the sampler.
+    const EpochKey trained = history.newest_trained(epochs[newest].generation);
+    if (trained.epoch < 0) return newest;
+    const auto after = std::upper_bound(epochs.begin(), epochs.end(), trained);
+    return after == epochs.begin() ? newest : static_cast<int>(after - epochs.begin()) - 1;
+  }
+  if (world <= 0) return newest;
   const auto complete = [&](int slot) {
     const auto* shards = history.shards(epochs[slot]);
     return shards && reported_ranks(*shards) >= world;

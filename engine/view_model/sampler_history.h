@@ -35,6 +35,8 @@ class SamplerHistory {
   const std::vector<std::vector<int64_t>>* shards(const EpochKey& key) const;
   // The rank's current batch (from its latest step), or epoch -1 when unknown.
   RankBatch current_batch(int rank) const;
+  // The newest epoch some rank of `generation` took a step in; epoch -1 when none did.
+  EpochKey newest_trained(int generation) const;
   int ranks() const { return static_cast<int>(batches_.size()); }
   size_t held_indices() const { return held_indices_; }
 
@@ -61,8 +63,8 @@ std::vector<std::vector<int64_t>> shards_of_world(const std::vector<std::vector<
 // Which of `epochs` (in order) "Newest epoch" shows: while a run goes on, the newest epoch of its
 // newest set of workers that all `world` ranks have reported (each rank sends its events every
 // few milliseconds, and a short epoch is over by then: the newest few are still partial), or the
-// newest when none is complete yet. A finished or failed run shows its newest epoch, complete or
-// not. -1 when there are no epochs.
+// newest when none is complete yet. A finished, stopped or failed run shows the epoch of its last
+// step (complete or not), or its newest when no step was taken. -1 when there are no epochs.
 int followed_epoch(const SamplerHistory& history, const std::vector<EpochKey>& epochs, int world, bool live);
 
 }  // namespace ringlab::view_model

@@ -147,3 +147,24 @@ TEST_CASE("the wheel zooms about the mouse, a drag pans, a double-click follows 
   CHECK(v.drawn_window_ms == doctest::Approx(window));
   CHECK(v.drawn_end_ms == doctest::Approx(end));
 }
+
+TEST_CASE("an all-reduce left open says why: waiting for a peer, held at the gate, or paused") {
+  TimelinePane pane;
+  // Step 2 begins: rank 0 enters its all-reduce, rank 1 has not yet.
+  pane.model.consume(span(EventKind::StepBegin, 0, 2, 3000, 3000));
+  pane.model.consume(collective(EventKind::CollectiveBegin, 0, 2, 3100, 3100));
+  pane.state.run.phase = viz::RunPhase::Running;
+  pane.frame();
+  CHECK(pane.state.timeline.open_label == "waiting");
+  pane.state.step.mode = view_model::RingMode::Gated;
+  pane.frame();
+  CHECK(pane.state.timeline.open_label == "at the gate");
+  // Pause closes the same gate, in any mode: the bar says the run is paused, not waiting for a peer.
+  pane.state.step.mode = view_model::RingMode::Follow;
+  pane.state.run.phase = viz::RunPhase::Paused;
+  pane.frame();
+  CHECK(pane.state.timeline.open_label == "paused");
+  pane.model.consume(collective(EventKind::CollectiveEnd, 0, 2, 3100, 3300));
+  pane.frame();
+  CHECK(pane.state.timeline.open_label.empty());
+}

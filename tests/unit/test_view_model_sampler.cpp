@@ -149,3 +149,18 @@ TEST_CASE("following a live change of world: a new set's first epoch is shown ev
   CHECK(followed_epoch(h, epochs, 4, true) == 1);  // not the old set's epoch
   CHECK(shards_of_world(*h.shards(epochs[1]), 0).size() == 1);  // world unknown: as reported
 }
+
+TEST_CASE("a run stopped between epochs: the sampler shows the epoch of its last step, as the status does") {
+  SamplerHistory h;
+  for (int r = 0; r < 2; ++r) h.consume(shard_event(r, 0, {r, r + 2}), 1);
+  for (int r = 0; r < 2; ++r) h.consume(step_begin(r, 0, 0), 1);
+  for (int r = 0; r < 2; ++r) h.consume(shard_event(r, 1, {1 - r, 3 - r}), 1);  // epoch 1 drawn, no step yet
+  const std::vector<EpochKey> epochs = h.epochs();
+  REQUIRE(epochs.size() == 2);
+  CHECK(h.newest_trained(1).epoch == 0);
+  CHECK(h.newest_trained(2).epoch == -1);
+  CHECK(followed_epoch(h, epochs, 2, false) == 0);  // stopped: epoch 0 (the "epoch 1" both panes name)
+  CHECK(followed_epoch(h, epochs, 2, true) == 1);   // live: the shards just drawn, complete
+  h.consume(step_begin(1, 1, 1), 1);
+  CHECK(followed_epoch(h, h.epochs(), 2, false) == 1);  // a step in epoch 1: it is the last step's
+}
