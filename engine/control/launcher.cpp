@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "engine/control/openmpi_settings.h"
+#include "engine/control/output_relay.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/core/thread_name.h"
@@ -248,6 +250,8 @@ struct ChildSetup {
   pid_t parent;
   int death_signal;  // sent to the child by the kernel when the forking thread dies
   int stdin_fd;      // /dev/null: workers never read the terminal
+  int stdout_fd;     // -1: this process's own; else the output relay's pipe
+  int stderr_fd;
   int exec_report_fd;
 };
 
@@ -265,6 +269,8 @@ struct ChildSetup {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) ::signal(sig, SIG_DFL);
   ::dup2(s.stdin_fd, STDIN_FILENO);
+  if (s.stdout_fd >= 0) ::dup2(s.stdout_fd, STDOUT_FILENO);
+  if (s.stderr_fd >= 0) ::dup2(s.stderr_fd, STDERR_FILENO);
   // Sockets and files of the controller (the store's listening socket) stay with it.
   if (s.exec_report_fd > 3) ::close_range(3, static_cast<unsigned>(s.exec_report_fd) - 1, 0);
   ::close_range(static_cast<unsigned>(s.exec_report_fd) + 1, ~0U, 0);
@@ -290,8 +296,17 @@ int read_exec_report(int fd) {
   return n == static_cast<ssize_t>(sizeof(error)) ? error : 0;
 }
 
+// `output`: the relay's pipe ends for the child's stdout and stderr (closed here once it is
+// started), or -1 each for this process's own.
 pid_t spawn(int rank, const std::string& path, const std::vector<std::string>& argv, const EnvMap& env,
-            int death_signal) {
+            int death_signal, OutputRelay::ChildEnds output = {}) {
+  struct CloseEnds {
+    OutputRelay::ChildEnds& ends;
+    ~CloseEnds() {
+      for (int fd : {ends.out, ends.err})
+        if (fd >= 0) ::close(fd);
+    }
+  } close_ends{output};
   CStringArray args(argv), envp = CStringArray::from_env(env);
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
@@ -301,7 +316,8 @@ pid_t spawn(int rank, const std::string& path, const std::vector<std::string>& a
     throw Error(start_context(rank), std::string("pipe: ") + std::strerror(errno));
   }
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  ChildSetup setup{path.c_str(), args.get(), envp.get(), ::getpid(), death_signal, devnull, report[1]};
+  ChildSetup setup{path.c_str(), args.get(), envp.get(), ::getpid(), death_signal, devnull, output.out, output.err,
+                   report[1]};
   pid_t pid = ::fork();
   if (pid == 0) become_child(setup);
   int fork_error = errno;
@@ -375,6 +391,7 @@ struct Launcher::Impl {
   std::vector<Process> processes;  // in rank order
   std::vector<size_t> exit_order;  // indices into processes, in the order their exits were seen
   bool started = false;
+  std::unique_ptr<OutputRelay> relay;  // spec.relay_output: the ranks' stdout and stderr
 
   // Linux sends PR_SET_PDEATHSIG when the *thread* that forked exits, not the process. So the
   // forks happen on a thread that lives as long as this Launcher: a controller may call start()
@@ -417,7 +434,8 @@ void Launcher::Impl::spawn_all() {
       int rank = spec.node_rank * spec.local_world_size + local;
       std::vector<std::string> argv = {spec.executable};
       argv.insert(argv.end(), spec.worker_args.begin(), spec.worker_args.end());
-      pid_t pid = spawn(rank, spec.executable, argv, rank_environment(spec, local), SIGKILL);
+      const OutputRelay::ChildEnds output = relay ? relay->add(rank) : OutputRelay::ChildEnds{};
+      pid_t pid = spawn(rank, spec.executable, argv, rank_environment(spec, local), SIGKILL, output);
       std::lock_guard lock(mutex);
       processes.push_back(Process{pid, false, false, RankExit{rank, pid}});
     }
@@ -556,6 +574,7 @@ void Launcher::start() {
   validate(spec);
   if (spec.executable.empty()) spec.executable = self_executable(starter_of(spec));
   if (spec.master_port == 0) spec.master_port = pick_free_port(spec.master_addr);
+  if (spec.relay_output && !spec.use_mpirun && !spec.placement.srun) impl_->relay = std::make_unique<OutputRelay>();
 
   std::promise<void> spawned;
   auto result = spawned.get_future();
@@ -608,6 +627,14 @@ void Launcher::terminate_all(std::chrono::milliseconds grace) {
   bool any_unreaped = std::any_of(impl_->processes.begin(), impl_->processes.end(),
                                   [](const Impl::Process& p) { return !p.reaped; });
   if (any_unreaped) impl_->terminate(lock, grace, false);
+}
+
+bool Launcher::drain_output(std::chrono::milliseconds timeout) {
+  return !impl_->relay || impl_->relay->drain(timeout);
+}
+
+std::vector<std::string> Launcher::stderr_tail(int rank) const {
+  return impl_->relay ? impl_->relay->stderr_tail(rank) : std::vector<std::string>{};
 }
 
 std::vector<pid_t> Launcher::pids() const {

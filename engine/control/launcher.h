@@ -77,6 +77,9 @@ struct LaunchSpec {
   std::map<std::string, std::string> env;    // extra environment for every rank
   std::string master_addr = "127.0.0.1";
   uint16_t master_port = 0;  // 0: start() picks a free port on master_addr (see spec())
+  // Each rank's stdout and stderr through this process, on whole lines (output_relay.h): a
+  // script's ranks print at once. Not for mpirun or srun, which relay their ranks' output themselves.
+  bool relay_output = false;
 };
 
 
@@ -109,6 +112,11 @@ class Launcher {
   // reaped and reused by another process in between.
   bool signal_process(size_t index, int signal);
   bool running() const;
+  // With spec.relay_output: waits (at most `timeout`) until what the ranks wrote has been
+  // written out here; false when a pipe stayed open (a child a rank left running). True without.
+  bool drain_output(std::chrono::milliseconds timeout);
+  // The last lines the process of `rank` wrote to stderr, oldest first (with spec.relay_output).
+  std::vector<std::string> stderr_tail(int rank) const;
   const LaunchSpec& spec() const;  // as started: the executable and master_port resolved
 
  private:

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 namespace ringlab {
 
@@ -21,11 +22,19 @@ struct RankExit {
   // nodes of a run, where the steady clock is not, to find which rank failed first.
   int64_t seen_unix_ns = 0;
   std::string program = {};  // rank -1's program: what started the ranks ("mpirun", "srun")
+  // A rank that failed on its own: the line its stderr ended with, where the launcher relayed it
+  // (a PyTorch script's: the exception its traceback ends with). Empty when unknown.
+  std::string last_words = {};
   bool ok() const { return exited && exit_code == 0 && !timed_out; }
   // "exit code 3", "killed by SIGKILL"; a note is added when the launcher caused it:
   // "killed by SIGTERM (timed out)", "killed by SIGTERM (stopped by the launcher)".
   std::string describe() const;
 };
+
+// What a process's last stderr lines (oldest first) say of its end: the last line that names a
+// Python exception ("SyntaxError: '(' was never closed", "RuntimeError: ..."), else the last line
+// that is not blank; "" when there is none.
+std::string last_words_of(const std::vector<std::string>& stderr_tail);
 
 // Signal names as the shell spells them: "SIGKILL", "SIGTERM"; "signal 77" when unnamed.
 std::string signal_name(int signal);
