@@ -203,19 +203,62 @@ class RunOutputs : public EventSink {
   std::unique_ptr<MetricsCsvWriter> metrics_;
 };
 
+// The tasks of the Slurm allocation this runs in (SLURM_NTASKS, which `salloc -n 4` sets); 1
+// when it says none.
+int allocation_tasks() {
+  const char* tasks = std::getenv("SLURM_NTASKS");
+  int n = 0;
+  if (!tasks || std::sscanf(tasks, "%d", &n) != 1 || n < 1) return 1;
+  return n;
+}
+
+// "rank 2 starts here", "ranks 2 to 3 start here".
+std::string ranks_start_here(const ControllerOptions& o) {
+  const int first = o.node_rank * o.nproc_per_node(), last = first + o.nproc_per_node() - 1;
+  return first == last ? fmt::format("rank {} starts here", first) : fmt::format("ranks {} to {} start here", first, last);
+}
+
+// The job flags given to a joining node that node 0's job does not share, each with node 0's
+// value: "--epochs 9 (node 0's: 300)". A joining node runs node 0's job whatever its own flags say.
+std::vector<std::string> flags_node0_overrides(const JobFlags& flags, const JobConfig& mine, const JobConfig& node0) {
+  std::vector<std::string> differ;
+  const auto compare = [&](const char* flag, const std::string& own, const std::string& theirs) {
+    if (given(flags, flag) && own != theirs) differ.push_back(fmt::format("{} {} (node 0's: {})", flag, own, theirs));
+  };
+  const auto list = [](const std::vector<std::string>& items) { return items.empty() ? "none" : fmt::format("{}", fmt::join(items, ",")); };
+  compare("--backend", mine.backend, node0.backend);
+  compare("--algorithm", mine.algorithm, node0.algorithm);
+  compare("--samples", std::to_string(mine.samples), std::to_string(node0.samples));
+  compare("--batch-size", std::to_string(mine.batch_size), std::to_string(node0.batch_size));
+  compare("--lr", fmt::format("{:g}", mine.lr), fmt::format("{:g}", node0.lr));
+  compare("--momentum", fmt::format("{:g}", mine.momentum), fmt::format("{:g}", node0.momentum));
+  compare("--weight-decay", fmt::format("{:g}", mine.weight_decay), fmt::format("{:g}", node0.weight_decay));
+  compare("--seed", std::to_string(mine.seed), std::to_string(node0.seed));
+  compare("--epochs", std::to_string(mine.epochs), std::to_string(node0.epochs));
+  compare("--bucket-cap-kb", std::to_string(mine.bucket_cap_kb), std::to_string(node0.bucket_cap_kb));
+  compare("--first-bucket-kb", std::to_string(mine.first_bucket_kb), std::to_string(node0.first_bucket_kb));
+  compare("--grad-accum", std::to_string(mine.grad_accum), std::to_string(node0.grad_accum));
+  compare("--timeout", fmt::format("{:g}", mine.timeout_s), fmt::format("{:g}", node0.timeout_s));
+  compare("--fault", list(mine.faults), list(node0.faults));
+  return differ;
+}
+
 // Once the nodes of a multi-node run have met: a joining node says whose run it joined and what
-// that run is (node 0's job, whatever this node's own job flags said).
-void say_nodes_met(const Controller& controller) {
+// that run is (node 0's job, whatever this node's own job flags said: those that differ are named).
+void say_nodes_met(const Controller& controller, const JobFlags& flags, const JobConfig& mine) {
   const ControllerOptions& o = controller.options();
-  const int first = o.node_rank * o.nproc_per_node();
-  if (o.node_rank == 0)
-    std::fprintf(stderr, "ringlab run: all %d nodes joined; ranks %d to %d start here\n", o.nnodes, first,
-                 first + o.nproc_per_node() - 1);
-  else
-    std::fprintf(stderr, "ringlab run: node %d of %d joined run %s at %s (node 0's job: %s); ranks %d to %d start "
-                 "here\n", o.node_rank, o.nnodes, controller.run_id().c_str(),
-                 net::host_port(o.master_addr, o.master_port).c_str(), o.job.describe().c_str(), first,
-                 first + o.nproc_per_node() - 1);
+  if (o.node_rank == 0) {
+    std::fprintf(stderr, "ringlab run: all %d nodes joined; %s\n", o.nnodes, ranks_start_here(o).c_str());
+  } else {
+    std::fprintf(stderr, "ringlab run: node %d of %d joined run %s at %s (node 0's job: %s); %s; node 0 shows the "
+                 "run's progress and prints its report\n", o.node_rank, o.nnodes, controller.run_id().c_str(),
+                 net::host_port(o.master_addr, o.master_port).c_str(), o.job.describe().c_str(),
+                 ranks_start_here(o).c_str());
+    const std::vector<std::string> overridden = flags_node0_overrides(flags, mine, o.job);
+    if (!overridden.empty())
+      std::fprintf(stderr, "ringlab run: note: every node runs node 0's job; given here and not used: %s\n",
+                   fmt::format("{}", fmt::join(overridden, ", ")).c_str());
+  }
   std::fflush(stderr);
 }
 
@@ -227,12 +270,12 @@ constexpr std::chrono::seconds kStopPatience(5);
 // bar; the first Ctrl-C or SIGTERM asks the controller to stop the run (a second one ends the
 // process at once: see InterruptSignals).
 RunResult watch(Controller& controller, const InterruptSignals& signals, LiveReport& live, ProgressBar& bar,
-                bool quiet) {
+                bool quiet, const std::function<void()>& on_nodes_met) {
   bool asked = false, said_met = false;
   while (!controller.poll()) {
     if (!said_met && controller.nodes_met()) {
       said_met = true;
-      say_nodes_met(controller);
+      on_nodes_met();
     }
     const int sig = signals.wait(std::chrono::milliseconds(100));
     if (sig != 0 && !asked) {
@@ -279,6 +322,28 @@ void write_flight_dump(const RunResult& r, const std::string& path) {
     out << (r.flight_report.empty() ? std::string("{\"ok\": true, \"note\": \"no rank failed\"}") : r.flight_report)
         << "\n";
   });
+}
+
+// A join file of a run whose node 0 still answers belongs to that run: writing over it would
+// send its late nodes to this one (with this run's token), and removing it at this run's end would
+// leave them none. One left behind by a run that ended without removing it (SIGKILL) is taken.
+void refuse_live_join_file(const std::string& path) {
+  std::error_code missing;
+  if (!std::filesystem::exists(path, missing)) return;
+  JoinInfo other;
+  try {
+    other = read_join_file(path);
+  } catch (const Error&) {
+    return;  // not a join file this can read: written over, as any output file is
+  }
+  try {
+    net::connect_tcp(other.master_addr, other.master_port, std::chrono::milliseconds(300));
+  } catch (const Error&) {
+    return;  // nobody answers there: the run it describes has ended
+  }
+  throw InputError(fmt::format("--join-file {}: it belongs to run {}, whose node 0 still answers at {}; give this run "
+                               "a join file of its own (or end that run first)",
+                               path, other.run_id, net::host_port(other.master_addr, other.master_port)));
 }
 
 // Node 0 of a multi-node run says what every other node runs to join it, and with --join-file
@@ -352,9 +417,11 @@ void run(RunFlags& f) {
     throw InputError(fmt::format("unexpected argument '{}' (a script's own arguments go after --torch SCRIPT --)",
                                  f.torch_args.front()));
   options.placement = placement_from_flags(f.hosts, f.hostfile, f.launcher);
-  // Across hosts without -n, the world is every slot the hosts have.
+  // Across hosts without -n, the world is every slot the hosts have; under srun, every task of
+  // the allocation (salloc -n 4).
   if (options.placement.spans_hosts() && f.job.cmd->count("--world-size") == 0)
     options.job.world_size = total_slots(options.placement.hosts);
+  if (options.placement.srun && f.job.cmd->count("--world-size") == 0) options.job.world_size = allocation_tasks();
   options.validate();
   check_outputs(f);
   if (options.node_rank > 0 && (!f.report.empty() || !f.trace.empty() || !f.metrics.empty() || !f.flight_dump.empty()))
@@ -370,8 +437,12 @@ void run(RunFlags& f) {
   const bool own_report = !f.quiet && options.torch.empty();
   RunOutputs sinks(!f.trace.empty(), !f.metrics.empty(), own_report ? &live : nullptr, placed_ranks(options));
   Controller controller(options, sinks);
-  if (options.nnodes > 1 && options.node_rank == 0) invite_other_nodes(controller, f);
+  const bool invites = options.nnodes > 1 && options.node_rank == 0;
+  if (invites && !f.join_file.empty()) refuse_live_join_file(f.join_file);
   controller.start();  // makes the run's private folder, so its files are known from here on
+  // Once its store is bound: a node 0 that cannot bind its port has no run to invite anyone to,
+  // and must leave a join file of the same name (another run's) as it was.
+  if (invites) invite_other_nodes(controller, f);
   for (const std::string& path : controller.scratch_files()) signals.remove_on_abort(path);
   // The join file holds the token: it goes with the run (the other nodes have joined by then).
   const bool wrote_join_file = options.nnodes > 1 && options.node_rank == 0 && !f.join_file.empty();
@@ -379,9 +450,15 @@ void run(RunFlags& f) {
   RunResult result;
   {
     const JobConfig& j = options.job;
+    const JobConfig own_job = j;  // a joining node's own, before node 0's job replaces it
     const int64_t per_rank = (j.samples + j.world_size - 1) / j.world_size;
-    ProgressBar bar(j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet);
-    result = watch(controller, signals, live, bar, f.quiet);
+    // A joining node's ranks report to node 0, which draws the progress: here it would stand at 0.
+    ProgressBar bar(j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet && options.node_rank == 0);
+    if (options.node_rank > 0 && !f.quiet)
+      std::fprintf(stderr, "ringlab run: node %d of %d: joining node 0's run at %s (waiting at most %.0f s)\n",
+                   options.node_rank, options.nnodes, net::host_port(options.master_addr, options.master_port).c_str(),
+                   options.job.timeout_s);
+    result = watch(controller, signals, live, bar, f.quiet, [&] { say_nodes_met(controller, f.job, own_job); });
   }
   if (wrote_join_file) std::remove(f.join_file.c_str());
   // What was printed as the run went is not printed again; a failure is printed even with -q.

@@ -206,6 +206,7 @@ struct Controller::Impl {
     const char* inherited = std::getenv("PYTHONPATH");
     spec.env["PYTHONPATH"] = inherited && *inherited ? t.python_path + ":" + inherited : t.python_path;
     if (t.teaching) spec.env["RINGLAB_TORCH_TEACHING"] = "1";
+    spec.relay_output = true;  // the script's ranks print at once: whole lines, and its last words kept
   }
 
   std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }
@@ -271,8 +272,6 @@ struct Controller::Impl {
   bool stalled(int64_t& last_version_ns, uint64_t& last_version, int64_t& last_look_ns) const {
     if (joining()) return false;  // the events go to node 0, whose watchdog ends the run for all
     const uint64_t v = events.version();
-    // A PyTorch script that does not use the watcher reports nothing at all: not a stall.
-    if (!options.torch.empty() && v == 0) return false;
     const int64_t now = now_ns();
     if (now - last_look_ns > kSuspendedGapNs) last_version_ns += now - last_look_ns;
     last_look_ns = now;
@@ -288,14 +287,26 @@ struct Controller::Impl {
     return now - last_version_ns > static_cast<int64_t>((options.job.timeout_s + 15.0) * 1e9);
   }
 
+  // What the watchdog says when it stops a run. A PyTorch script reports from watch() on, which
+  // comes after init_process_group: a rank stuck before it (asleep, or in a long setup) holds
+  // every other rank in init_process_group, and nothing at all is heard.
+  std::string stall_words() const {
+    const double limit_s = options.job.timeout_s + 15.0;
+    if (!options.torch.empty() && events.version() == 0)
+      return fmt::format("no rank reached ringlab_torch.watch(...) within {:.0f} s of starting (--timeout + 15 s): "
+                         "init_process_group waits for every rank, so one rank stuck before it (or a setup that "
+                         "takes longer: give --timeout more) holds them all; the run was stopped",
+                         limit_s);
+    return fmt::format("no progress from any rank for {:.0f} s: the run was stopped", limit_s);
+  }
+
   // Whether the launcher should terminate the workers now: a stop whose patience has run out,
   // or a run that has stalled (which stops it).
   bool terminate_now(int64_t& last_ns, uint64_t& last_version, int64_t& last_look_ns) {
     stop_at_server_limit();
     stop_when_another_node_ended();
     if (stalled(last_ns, last_version, last_look_ns)) {
-      emit_note(EventKind::Error,
-                fmt::format("no progress from any rank for {:.0f} s: the run was stopped", options.job.timeout_s + 15.0));
+      emit_note(EventKind::Error, stall_words());
       request(StopCause::NoProgress, std::chrono::milliseconds(0));
     }
     if (!stop_requested) return false;
@@ -311,6 +322,10 @@ struct Controller::Impl {
     // Workers flush their events before they exit; let the server take in the last of them.
     if (event_server) event_server->wait_drained(std::chrono::milliseconds(3000));
     stop_at_server_limit();
+    // And their output, before the run's own summary is printed after it.
+    launcher->drain_output(std::chrono::milliseconds(2000));
+    for (RankExit& e : exits)
+      if (e.rank >= 0 && !e.ok() && !e.terminated) e.last_words = last_words_of(launcher->stderr_tail(e.rank));
     return exits;
   }
 
@@ -384,13 +399,26 @@ struct Controller::Impl {
     }
   }
 
-  // Node 0 starts its workers once every node has joined; false when a stop came first.
+  // A joined node: until node 0 says the run starts (node 0 itself waits up to the timeout for
+  // the others); false when a stop came first.
+  bool wait_for_node0_start() {
+    return wait_for_start(*store, options.node_rank, timeout() + kNodeExchangeWait, [&] { return stop_requested.load(); });
+  }
+
+  // Node 0 starts its workers once every node has joined; false when a stop came first, here or
+  // on a node that joined (its note: Ctrl-C there stops the whole run).
   bool wait_for_other_nodes() {
     try {
-      return wait_for_nodes(
+      const bool met = wait_for_nodes(
           *store, options.nnodes, timeout(), net::host_port(options.master_addr, options.master_port),
           [&] { return store_server->errors(); },
-          [&] { return stop_requested.load(); });
+          [&] {
+            if (!stop_requested)
+              if (const std::optional<AbortNote> note = read_abort(*store)) stop_for(*note);
+            return stop_requested.load();
+          });
+      if (met) announce_start(*store);
+      return met;
     } catch (const InputError& e) {
       try {
         tell_joined_nodes(*store, options.nnodes, e.what(), kNodeExchangeWait);
@@ -597,7 +625,9 @@ struct Controller::Impl {
     RunResult r;
     r.job = options.job;
     r.stop_cause = stop_info().cause;
-    r.failure = fmt::format("{}: stopped while waiting for {}", to_string(r.stop_cause), waiting_for);
+    const StopInfo stop = stop_info();
+    r.failure = fmt::format("{}{}: stopped while waiting for {}", to_string(r.stop_cause),
+                            stop.detail.empty() ? "" : " " + stop.detail, waiting_for);
     publish(std::move(r));
   }
 
@@ -635,6 +665,12 @@ struct Controller::Impl {
       // still was waiting for the others, and a joining node for node 0.
       if (stop_requested) return publish_stopped_before_start(joining() ? "node 0" : "the other nodes to join");
       if (!joining() && !wait_for_other_nodes()) return publish_stopped_before_start("the other nodes to join");
+      // A joined node starts its workers when node 0 starts its own: stopped before that, it has
+      // none to stop, and tells node 0, which would otherwise wait on for the nodes still to come.
+      if (joining() && !wait_for_node0_start()) {
+        tell_other_nodes(stop_info().cause, "stopped before the run started");
+        return publish_stopped_before_start("node 0 to start the run (it starts once every node has joined)");
+      }
       if (!joining()) node_watch = std::make_unique<NodeWatch>(options.nnodes);
       nodes_met.store(true, std::memory_order_release);
       launch(options.job, options.checkpoint_in);

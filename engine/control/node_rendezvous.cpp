@@ -19,6 +19,7 @@ namespace {
 constexpr const char* kRun = "ringlab/nodes/run";
 constexpr const char* kAbort = "ringlab/nodes/abort";
 constexpr const char* kResult = "ringlab/nodes/result";
+constexpr const char* kStarted = "ringlab/nodes/started";
 constexpr auto kPollInterval = std::chrono::milliseconds(50);
 
 std::string node_key(const char* what, int node) { return fmt::format("ringlab/nodes/{}/{}", what, node); }
@@ -133,6 +134,26 @@ bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds ti
     message += fmt::format("; node 0's store refused: {}", fmt::join(refused, "; "));
   }
   throw InputError(message);
+}
+
+void announce_start(StoreClient& store) { store.set(kStarted, {1}); }
+
+bool wait_for_start(StoreClient& store, int node_rank, std::chrono::milliseconds timeout,
+                    const std::function<bool()>& stop) {
+  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+  for (;;) {
+    if (store.check({kStarted})) return true;
+    if (std::optional<std::string> verdict = peek(store, kResult)) {
+      store.set(node_key("done", node_rank), {1});  // read: node 0 need not wait for this node
+      throw InputError(fmt::format("node 0 says: {}", *verdict));
+    }
+    if (stop()) return false;
+    if (now_ns() >= deadline)
+      throw Error(fmt::format("node {} joined, but node 0 did not start the run within {} s", node_rank,
+                              timeout.count() / 1000));
+    beat(store, node_rank);
+    std::this_thread::sleep_for(kPollInterval);
+  }
 }
 
 void publish_abort(StoreClient& store, const AbortNote& note) {

@@ -7,6 +7,7 @@
 //   node K checks the run against its own flags, then says it joined ......... joined/K
 //                                          ... or why it refused ............. refused/K
 //   node 0 waits for every node to join before it starts its workers
+//   node 0 says the run starts; the joined nodes start theirs then ............ started
 //   node K > 0 counts up while its controller lives, a few times a second .... beat/K
 //   a node whose workers failed, or that was stopped, says so ................ abort
 //   every node K > 0 publishes how its processes ended ........................ exits/K
@@ -49,6 +50,14 @@ RunInvitation join_run(StoreClient& store, int node_rank, const RunInvitation& m
 // (false when it was asked to).
 bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, const std::string& store_at,
                     const std::function<std::vector<std::string>()>& refused_connections,
+                    const std::function<bool()>& stop);
+
+// Node 0, once every node has joined: the run starts. A joined node waits for it before it starts
+// its own workers (beating meanwhile): true once node 0 said so, false when `stop()` came first.
+// Throws InputError "node 0 says: ..." when node 0 said instead why the run cannot start (another
+// node never came), and Error when node 0 said nothing within `timeout`.
+void announce_start(StoreClient& store);
+bool wait_for_start(StoreClient& store, int node_rank, std::chrono::milliseconds timeout,
                     const std::function<bool()>& stop);
 
 // Any node: the run must end. `cause` is a stop somebody asked for on that node (Ctrl-C there is

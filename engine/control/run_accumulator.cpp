@@ -216,7 +216,12 @@ std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) 
     case StopCause::Interrupt: what = "interrupted by SIGINT (Ctrl-C)"; break;
     case StopCause::Terminate: what = "stopped by SIGTERM"; break;
     case StopCause::StopButton: what = "the run was stopped"; break;
-    default: what = stop.detail.empty() ? fmt::format("stopped by {}", to_string(stop.cause)) : stop.detail; break;
+    default:
+      // A stop somebody asked for (SIGHUP) is named by its cause, and its detail ("on node 1")
+      // follows; any other stop's detail says all of it.
+      what = stop.detail.empty() || asked_by_user(stop.cause) ? fmt::format("stopped by {}", to_string(stop.cause))
+                                                              : stop.detail;
+      break;
   }
   if (!asked_by_user(stop.cause)) return what;
   if (!stop.detail.empty()) what += " " + stop.detail;  // "on node 1"
@@ -252,10 +257,20 @@ std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
 
 std::string RunAccumulator::failed_line(const RankExit& failed) const {
   if (failed.rank >= 0)
-    return fmt::format("rank {}{} failed: {}", failed.rank,
-                       r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe());
+    return fmt::format("rank {}{} failed: {}{}", failed.rank,
+                       r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe(),
+                       // Said once: a rank that reported its own error has it as the first error.
+                       failed.last_words.empty() || first_error_rank_ == failed.rank
+                           ? ""
+                           : "; its stderr ended with: " + failed.last_words);
   RankExit starter = failed;
   if (starter.program.empty()) starter.program = "mpirun";
+  // srun passes on the signal that stopped its step (128 + N); ringlab sent none (the exit
+  // would be marked terminated): Slurm did, on scancel or at the job's time limit.
+  const int code = starter.exit_code;
+  if (starter.program == "srun" && starter.exited && !starter.terminated && code > 128 && code < 128 + 65)
+    return fmt::format("srun was stopped by {} (exit code {}: Slurm stops a step so on scancel or at the job's time "
+                       "limit)", signal_name(code - 128), code);
   return fmt::format("{}{} failed: {}", silent_ranks(starter), starter.program, failed.describe());
 }
 
@@ -308,10 +323,11 @@ std::string RunAccumulator::stuck_from_last_reports() const {
 // Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
 std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
                                             const std::vector<nlohmann::json>& flight) const {
-  std::string msg;
-  if (failed) msg = failed_line(*failed);
+  // A rank that ended normally while others waited for it caused the failure that the first rank
+  // to fail only echoes ("Connection closed by peer"): it comes first, where a reader looks.
+  std::string msg = ranks_that_ended_early(exits);
+  if (failed) msg += "\n" + failed_line(*failed);
   if (!injected_.empty()) msg += fmt::format("\nfault injected: {}", fmt::join(injected_, "; "));
-  msg += ranks_that_ended_early(exits);
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.
   const RankExit* silent = failed && ended_without_a_word(*failed) ? failed : nullptr;
@@ -390,6 +406,10 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
     const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
     if (asked_by_user(stop.cause) && !failed_on_its_own)
       r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
+    else if (stop.cause == StopCause::OtherNode && failed_on_its_own)
+      // Another node's note only brought the news first (its rank lost a peer and failed at
+      // once); the exits of every node, the cause first, say which rank failed.
+      r.failure = failure_details(failed, exits, flight);
     else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
       r.failure = stop_message(stop, terminated) + "\n" +
                   failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight);

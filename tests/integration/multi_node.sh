@@ -217,6 +217,48 @@ if [ $rc = 130 ] && grep -q "stopping before any worker started (not every node 
   ok "Ctrl-C on node 0 before node 1 joined: exit 130, it says no worker had started"
 else fail "Ctrl-C on node 0 before node 1 joined (exit $rc): $(tail -3 "$work/wait.err")"; fi
 
+# Of three nodes, node 1 joined and is stopped (Ctrl-C) while node 0 still waits for node 2:
+# node 1 started no worker, and tells node 0, which stops waiting at once instead of at its timeout.
+port=$(free_port)
+"$ringlab" run --nnodes 3 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 60 \
+  --join-file "$work/three.join" > /dev/null 2> "$work/three.0.err" &
+node0=$!
+for i in $(seq 100); do [ -f "$work/three.join" ] && break; sleep 0.1; done
+"$ringlab" run --join-file "$work/three.join" --node-rank 1 > /dev/null 2> "$work/three.1.err" &
+node1=$!
+for i in $(seq 100); do grep -q "joining node 0's run" "$work/three.1.err" 2> /dev/null && break; sleep 0.1; done
+sleep 1
+kill -INT $node1; wait $node1; rc1=$?
+for i in $(seq 100); do kill -0 $node0 2> /dev/null || break; sleep 0.1; done  # 10 s, far under its 60
+if kill -0 $node0 2> /dev/null; then
+  kill $node0; fail "Ctrl-C on a joined node while node 0 waited for another: node 0 went on waiting"
+else
+  wait $node0; rc0=$?
+  if [ $rc1 = 130 ] && grep -q "stopped while waiting for node 0 to start the run" "$work/three.1.err" &&
+     grep -q "SIGINT (Ctrl-C) on node 1: stopped while waiting for the other nodes to join" "$work/three.0.err"; then
+    ok "Ctrl-C on node 1 of 3 while node 0 waits for node 2: node 1 exits 130, node 0 stops waiting and says why"
+  else fail "Ctrl-C on a joined node (exits $rc1/$rc0): $(tail -2 "$work/three.1.err") / $(tail -2 "$work/three.0.err")"; fi
+fi
+
+# A second node 0 given the join file of a run whose node 0 answers: refused, the file left as it was.
+port=$(free_port)
+"$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 20 -q \
+  --join-file "$work/live.join" > /dev/null 2> "$work/live.0.err" &
+live0=$!
+for i in $(seq 100); do [ -f "$work/live.join" ] && break; sleep 0.1; done
+before=$(md5sum < "$work/live.join")
+"$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$(free_port)" -q \
+  --join-file "$work/live.join" > /dev/null 2> "$work/live.dup.err"
+rc=$?
+after=$(md5sum < "$work/live.join")
+"$ringlab" run --join-file "$work/live.join" --node-rank 1 -q > /dev/null 2> "$work/live.1.err"
+rc1=$?
+wait $live0; rc0=$?
+if [ $rc = 2 ] && grep -q "it belongs to run .*, whose node 0 still answers" "$work/live.dup.err" &&
+   [ "$before" = "$after" ] && [ $rc1 = 0 ] && [ $rc0 = 0 ]; then
+  ok "a second node 0 given a live run's join file is refused (exit 2); the first run's node 1 still joins it"
+else fail "a live run's join file: exit $rc, then $rc1/$rc0: $(head -2 "$work/live.dup.err" "$work/live.1.err")"; fi
+
 [ ! -e "$work/never.join" ] && ok "node 0 removed its join file (it holds the token) when the run ended" \
   || fail "node 0 left its join file behind"
 chmod 644 "$work/never.join.copy"

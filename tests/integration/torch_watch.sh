@@ -10,7 +10,10 @@
 #   - a rank that skips a step ends its script one collective early: the report names it as the
 #     cause, not only the error of the rank it left waiting;
 #   - a rank that stalls outside a collective: the watchdog ends the run, and the ranks' last
-#     reports name it missing from the collective the other waits in.
+#     reports name it missing from the collective the other waits in; one stuck before
+#     init_process_group (nothing reported at all) is ended the same way;
+#   - the script's ranks printing at once, unbuffered (a print is two writes): every line whole;
+#     a failing rank's last stderr line (a SyntaxError) is in the failure.
 set -uo pipefail
 ringlab=$(realpath "$1")
 src=$2
@@ -203,8 +206,8 @@ failing_rank() {
   else fail "$name: exit $rc"; show_failure "$work/$name"; fi
 }
 # Rank 1 leaves out step 3 and so ends one collective early; rank 0 fails in the collective rank
-# 1 never joined ("Connection closed by peer").
-failing_rank skip "rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
+# 1 never joined ("Connection closed by peer"). The rank that ended early heads the failure.
+failing_rank skip "ringlab run: rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
   "a rank that skipped a step: named as ending one collective early" 120 --skip-at-step 3
 # Rank 1 calls os._exit(3) before step 3: no error of its own, its last events unsent. It is
 # named by its exit code, and rank 0's lost connection, if it reports one, is not "first error".
@@ -217,6 +220,40 @@ fi
 # watchdog (--timeout 5, so 20 s without progress) ends the run.
 failing_rank stall "from the ranks' last reports: collective 4 has ranks {0} waiting in it; missing ranks: {1}" \
   "a rank that stalled before step 3: the watchdog ended the run, rank 1 missing from collective 4" 5 --stall-at-step 3
+# Rank 1 sleeps before init_process_group, where rank 0 waits for it: no rank reaches watch(), so
+# nothing is heard at all, and the watchdog still ends the run after --timeout + 15 s.
+failing_rank before_init "first error: no rank reached ringlab_torch.watch(...) within 18 s of starting" \
+  "a rank stuck before init_process_group: the watchdog ended the run, though nothing was reported" 3 --stall-before-init
+
+# Two ranks printing 300 lines each at once, unbuffered: each print() is its text and then its
+# newline, two writes, and ranks that shared the terminal glued their lines together.
+cat > "$work/chatty.py" << 'PY'
+import os
+rank = os.environ["RANK"]
+for i in range(300):
+    print(f"[rank {rank}] line {i}", flush=True)
+print(f"[rank {rank}] no newline at the end", end="")
+PY
+PYTHONUNBUFFERED=1 "$ringlab" run --torch "$work/chatty.py" -n 2 > "$work/chatty.out" 2> "$work/chatty.err"
+if $py - "$work/chatty.out" << 'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+script = [l for l in lines if l.startswith("[rank")]
+assert len(script) == 602, len(script)
+assert all(re.fullmatch(r"\[rank [01]\] (line \d+|no newline at the end)", l) for l in script), \
+    [l for l in script if not re.fullmatch(r"\[rank [01]\] (line \d+|no newline at the end)", l)][:3]
+assert "" not in lines[:-1], "an empty line: a newline written apart from its text"
+PY
+then ok "two ranks printing at once, unbuffered: 602 whole lines, the last ones without a newline given one"
+else fail "chatty: $(tail -3 "$work/chatty.err")"; fi
+
+# A script that does not compile: its stderr's last line says why, in the failure.
+printf 'print("never closed"\n' > "$work/broken.py"
+"$ringlab" run --torch "$work/broken.py" -n 2 > /dev/null 2> "$work/broken.err"
+rc=$?
+if [ $rc = 1 ] && grep -q "^ringlab run: rank [01] failed: exit code 1; its stderr ended with: SyntaxError: '(' was never closed" "$work/broken.err"
+then ok "a script with a SyntaxError: the failure quotes it, exit 1"
+else fail "broken: exit $rc: $(grep ringlab "$work/broken.err" | head -2)"; fi
 
 echo "$failures failure(s)"
 [ $failures = 0 ]

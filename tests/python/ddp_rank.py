@@ -31,6 +31,7 @@ def main():
     p.add_argument("--skip-at-step", type=int, default=-1, help="leave out this step (a batch dropped)")
     p.add_argument("--exit-at-step", type=int, default=-1, help="os._exit(3) before this step: no error, no last events")
     p.add_argument("--stall-at-step", type=int, default=-1, help="sleep 10 minutes before this step")
+    p.add_argument("--stall-before-init", action="store_true", help="sleep 10 minutes before init_process_group")
     p.add_argument("--fail-rank", type=int, default=-1, help="the rank that fails, skips or stalls (-1: every rank)")
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--epochs", type=int, default=2)
@@ -41,6 +42,8 @@ def main():
     torch.manual_seed(3)
     X = torch.randn(args.samples, 3)
     Y = X.sum(dim=1, keepdim=True)
+    if args.stall_before_init and args.fail_rank in (-1, rank):
+        time.sleep(600)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     # 3*4+4 + 4*1+1 = 21 parameters: one bucket of at most 64 values, so values travel
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))

@@ -441,9 +441,10 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
   rank2.terminated = true, rank2.exited = false, rank2.signal = 15;  // torn down after rank 0 failed
   const RunResult r = acc.finish({rank1, rank0, rank2});
   INFO(r.failure);
-  CHECK(r.failure.find("rank 0 failed: exit code 1\nrank 1 ended normally after collective 11, while rank "
-                       "0 in collective 12, rank 2 in collective 12 still waited for it: the ranks did not call the "
-                       "same collectives.") != std::string::npos);
+  // The rank that ended early comes first: rank 0's failure only echoes it.
+  CHECK(r.failure.rfind("rank 1 ended normally after collective 11, while rank 0 in collective 12, rank 2 in collective "
+                        "12 still waited for it: the ranks did not call the same collectives.", 0) == 0);
+  CHECK(r.failure.find("made for uneven inputs).\nrank 0 failed: exit code 1\n") != std::string::npos);
   CHECK(r.failure.find("first error: rank 0: step 11: Connection closed by peer") != std::string::npos);
   // No flight recorder was sent: the last reports line up.
   CHECK(r.failure.find("\nfrom the ranks' last reports: collective 12 has ranks {0, 2} waiting in it; missing ranks: {1}") !=
@@ -678,6 +679,49 @@ TEST_CASE("a PyTorch script stopped by Ctrl-C: its processes were sent SIGTERM, 
   CHECK(r.failure.rfind("interrupted by SIGINT (Ctrl-C) at step 13: the script's processes were sent SIGTERM (a script "
                         "does not stop together at a step boundary)", 0) == 0);
   CHECK(r.failure.find("of 4 epochs") == std::string::npos);  // the job's default, not the script's
+}
+
+TEST_CASE("a stop asked for on another node is named once: by its cause, then the node") {
+  JobConfig job;
+  job.world_size = 2;
+  for (const StopCause cause : {StopCause::Hangup, StopCause::Terminate}) {
+    RunAccumulator acc(job);
+    for (int64_t step = 0; step < 5; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
+    const RunResult r = acc.finish({exited(0, 0), exited(1, 0)}, StopInfo{cause, "on node 1", false});
+    INFO(r.failure);
+    const std::string named = cause == StopCause::Hangup ? "stopped by SIGHUP (the terminal closed) on node 1 at step 5"
+                                                         : "stopped by SIGTERM on node 1 at step 5";
+    CHECK(r.failure.rfind(named, 0) == 0);
+    CHECK(r.failure.find("on node 1 on node 1") == std::string::npos);
+  }
+}
+
+TEST_CASE("a rank killed on node 0 while node 1's note of its own victim came first: the killed rank heads the failure") {
+  JobConfig job;
+  job.world_size = 4;
+  job.ranks_per_node = {2, 2};
+  RunAccumulator acc(job);
+  RankExit victim = exited(2, 1);
+  victim.node = 1;
+  const RankExit cause = killed(1);  // merged: killed by a signal first, whichever node saw it
+  const RunResult r = acc.finish({cause, victim}, StopInfo{StopCause::OtherNode, "node 1: rank 2 exit code 1", false});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("rank 1 (node 0) failed: killed by SIGKILL", 0) == 0);
+  CHECK(r.failure.find("node 1: rank 2 exit code 1") == std::string::npos);
+}
+
+TEST_CASE("srun ended by a SIGTERM ringlab did not send (scancel): said as Slurm's stop") {
+  JobConfig job;
+  job.world_size = 4;
+  RunAccumulator acc(job);
+  RankExit srun = exited(-1, 143);
+  srun.program = "srun";
+  const RunResult r = acc.finish({srun});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("srun was stopped by SIGTERM (exit code 143: Slurm stops a step so on scancel or at the job's "
+                        "time limit)", 0) == 0);
+  srun.exit_code = 1;  // a task failed: srun's own failure, as before
+  CHECK(RunAccumulator(job).finish({srun}).failure.find("srun failed: exit code 1") != std::string::npos);
 }
 
 TEST_CASE("a script that did not announce its epochs is reported with the epochs it trained in") {
