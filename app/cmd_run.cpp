@@ -470,10 +470,10 @@ void run(RunFlags& f) {
     std::fputs(format_seed_report(result).c_str(), stdout);
   } else if (!f.quiet && !options.torch.empty() && result.ok) {
     // The script said its own lines; ringlab says what it watched, once.
-    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld steps in %d epochs, %.0f µs per step (rank 0)%s\n",
+    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld step%s in %d epoch%s, %.0f µs per step (rank 0)%s\n",
                  std::filesystem::path(options.torch.argv.front()).filename().c_str(),
                  result.job.world_size, result.job.world_size == 1 ? "" : "s", static_cast<long long>(result.steps),
-                 result.job.epochs, result.us_per_step,
+                 result.steps == 1 ? "" : "s", result.job.epochs, result.job.epochs == 1 ? "" : "s", result.us_per_step,
                  f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");
   }
   std::fflush(stdout);

@@ -201,7 +201,12 @@ void RunSession::finish(const RunResult& result) {
     // Side by side, the engine runs the job the script said it ran (its RunBegin): the script is
     // the reference, whatever the controls said, and the two curves can only coincide on one job.
     const view_model::Generation* ran = model_.current_generation();
-    if (state_.torch.live && !next.torch && ran && ran->has_job) next.job = with_training_of(next.job, ran->job);
+    if (state_.torch.live && !next.torch && ran && ran->has_job) {
+      next.job = with_training_of(next.job, ran->job);
+      // A script that did not tell watch() its epochs announced JobConfig's 4: the run's result
+      // counts the epochs it trained in, and the engine trains as many.
+      if (!ran->epochs_announced) next.job.epochs = std::max(result.job.epochs, 1);
+    }
     launch(next);
   }
 }

@@ -59,7 +59,10 @@ double unit_for(double largest) { return largest >= 1e6 ? 1e6 : largest >= 1e4 ?
 std::string format_in_unit(double v, double unit) {
   const double a = std::fabs(v);
   if (a == 0) return "0";
-  if (unit > 1) return fmt::format("{:.3g}{}", v / unit, unit == 1e6 ? "M" : "k");
+  // A diverged run's loss axis spans 1e-05 to 1e+29: past ten thousand millions, and below 1,
+  // a unit says nothing ("1e+29M", "1e-05M"); powers of ten do.
+  if (a >= 1e10) return fmt::format("{:.0e}", v);
+  if (unit > 1 && a >= 1) return fmt::format("{:.3g}{}", v / unit, unit == 1e6 ? "M" : "k");
   // A log axis of losses runs 1, 0.1, 0.01, 0.001: decimals down to 0.0001, so one axis does not
   // mix "0.01" with "1.0e-03"; smaller than that, powers of ten.
   if (a >= 1e-4) return fmt::format("{:.4g}", v);
@@ -88,7 +91,10 @@ std::vector<std::string> format_axis(const std::vector<double>& values) {
 // Decimals while every tick has them (down to 0.0001); once one is smaller, every tick is a
 // power of ten ("1", "1e-3", "1e-6"): one format down the whole axis, never "0.0001" over "1.0e-05".
 std::vector<std::string> format_log_axis(const std::vector<double>& values) {
-  const bool powers = std::any_of(values.begin(), values.end(), [](double v) { return v > 0 && v < 1e-4; });
+  // Below 0.0001, or up to a million and more (a diverged run's losses): powers of ten, not
+  // 0.0001 over 1.0e-05, nor "0.001M" under "10M".
+  const bool powers =
+      std::any_of(values.begin(), values.end(), [](double v) { return (v > 0 && v < 1e-4) || v >= 1e6; });
   if (!powers) return format_axis(values);
   std::vector<std::string> out;
   for (double v : values) {

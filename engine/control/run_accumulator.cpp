@@ -1,6 +1,7 @@
 #include "engine/control/run_accumulator.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -66,6 +67,8 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::StepEnd:
       if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
+      if (!std::isfinite(e.value) && e.step >= 0 && (diverged_.step < 0 || e.step < diverged_.step))
+        diverged_ = {e.step, e.rank, e.value};
       if (e.rank == 0) {
         ++rank0_steps_;
         ++unreported_steps_;
@@ -133,6 +136,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   positions_.clear();
   first_error_.clear();
   first_error_rank_ = -1;
+  diverged_ = {};
   flight_.clear();
   spoke_at_end_.clear();
   finished_.clear();
@@ -206,6 +210,14 @@ std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
   std::vector<std::string> lines;
   for (int r = 0; r < world_size; ++r) lines.push_back(describe(r, world_size));
   return lines;
+}
+
+std::string RunAccumulator::divergence_words() const {
+  return fmt::format("the training diverged: rank {}'s loss was {} at step {}, and every process went on to its end "
+                     "(from there its parameters are not numbers); a learning rate too large for the model and its "
+                     "data is the usual cause",
+                     diverged_.rank, std::isnan(diverged_.loss) ? "nan" : diverged_.loss > 0 ? "inf" : "-inf",
+                     diverged_.step);
 }
 
 // "interrupted by SIGINT (Ctrl-C) at step 1234, after 3 of 1000000 epochs"; and whether the
@@ -398,7 +410,12 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
     if (!e.ok() && !failed) failed = &e;
   r.stop_cause = stop.cause;
   r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
-  if (!r.ok) {
+  // Every process may end well on a loss of nan: the training did not.
+  if (r.ok && diverged_.step >= 0) {
+    r.ok = false;
+    r.failure = divergence_words();
+  }
+  if (!r.ok && r.failure.empty()) {
     // Stopped by the user, and no process failed on its own meanwhile: the stop is the whole
     // story (errors of ranks torn down mid-collective, a peer's reset connection, are its echo).
     const bool failed_on_its_own =

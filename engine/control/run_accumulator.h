@@ -78,6 +78,13 @@ class RunAccumulator {
   // died or was torn down before it could report its own.
   double unreported_us_ = 0.0;
   int64_t unreported_steps_ = 0;
+  // The first step whose loss was not a finite number (inf, nan), on any rank: the run diverged.
+  struct Divergence {
+    int64_t step = -1;
+    int rank = -1;
+    double loss = 0;
+  } diverged_;
+  std::string divergence_words() const;
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause
   int first_error_rank_ = -1;

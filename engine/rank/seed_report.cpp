@@ -1,5 +1,7 @@
 #include "engine/rank/seed_report.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <utility>
 
@@ -40,7 +42,8 @@ std::string seed_header(const JobConfig& j, const std::vector<float>& demo_outpu
 }
 
 std::string epoch_line(size_t epoch, double mse) {
-  return fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", epoch + 1, mse);
+  // As Python prints it: a diverged run's nan has no sign ("-nan" is C's).
+  return fmt::format("epoch {} done, MSE over the whole dataset: {:.6f}\n", epoch + 1, std::isnan(mse) ? NAN : mse);
 }
 
 std::string seed_footer() { return "\ndestroy_process_group  : done\n"; }

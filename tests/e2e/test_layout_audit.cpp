@@ -210,6 +210,9 @@ TEST_CASE("a log axis of losses is labelled in one format from 1 down to 0.0001"
   // An axis that reaches below 0.0001 writes every tick as a power of ten, not 0.0001 over 1.0e-05.
   CHECK(ringlab::viz::format_log_axis({1.0, 0.01, 0.0001, 1e-6}) == std::vector<std::string>{"1", "1e-2", "1e-4", "1e-6"});
   CHECK(ringlab::viz::format_log_axis({1.0, 0.1, 0.01}) == std::vector<std::string>{"1", "0.1", "0.01"});
+  // A diverged run's losses reach 1e+29: powers of ten up there too, not "1e-05M" under "1e+29M".
+  CHECK(ringlab::viz::format_log_axis({10.0, 1e3, 1e29}) == std::vector<std::string>{"1e1", "1e3", "1e29"});
+  CHECK(ringlab::viz::format_number(1e29) == "1e+29");
   // Durations in the unit that keeps them short: an MPI all-reduce's 45 µs is not "0.05 ms".
   CHECK(ringlab::viz::format_duration(45'000) == "45.0 µs");
   CHECK(ringlab::viz::format_duration(2'310'000) == "2.31 ms");

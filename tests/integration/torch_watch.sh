@@ -153,15 +153,17 @@ assert [r["cause"] for r in f["ranks"]] == ["waiting", "exited", "waiting"], f' 
   else fail "app, os._exit: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
   # A script that does not tell watch() its epochs: the controls count the epochs it began,
   # and say so, rather than show JobConfig's default.
+  # Side by side, the engine then trains the 3 epochs too, not JobConfig's 4.
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
-    --world-size 2 --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/unnamed.json" \
+    --world-size 2 --side-by-side --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/unnamed.json" \
     -- --epochs 3 --unnamed-epochs > /dev/null 2> "$work/gui.err"
   if $py -c '
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "finished", s["run_phase"]
-assert "Epochs: 3 (counted)" in s["said"]["script_job"], s["said"]' "$work/unnamed.json" 2> "$work/cmp"
-  then ok "app, a script that does not name its epochs: the controls show the 3 it began"
+assert "Epochs: 3 (counted)" in s["said"]["script_job"], s["said"]
+assert len(s["epoch_mse"]) == 3, s["epoch_mse"]' "$work/unnamed.json" 2> "$work/cmp"
+  then ok "app, a script that does not name its epochs: the controls show the 3 it began, and side by side the engine trains 3"
   else fail "app, unnamed epochs: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
 else
   echo "note: no xvfb-run here: the app's checks are not run"

@@ -724,6 +724,29 @@ TEST_CASE("srun ended by a SIGTERM ringlab did not send (scancel): said as Slurm
   CHECK(RunAccumulator(job).finish({srun}).failure.find("srun failed: exit code 1") != std::string::npos);
 }
 
+TEST_CASE("every process ended well on a loss that is no number: the run diverged, and says where") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  for (int64_t step = 0; step < 20; ++step)
+    for (int rank = 0; rank < 2; ++rank) {
+      Event end = make_event(EventKind::StepEnd, rank, step, 0);
+      // Rank 1's loss overflows at step 17 (rank 0's a step later); nan from there on.
+      end.value = step < 17 || (step == 17 && rank == 0) ? 1e30 * double(step) : step == 17 ? INFINITY : NAN;
+      acc.add(end);
+    }
+  const RunResult r = acc.finish({exited(0, 0), exited(1, 0)});
+  INFO(r.failure);
+  CHECK_FALSE(r.ok);
+  CHECK(r.failure.rfind("the training diverged: rank 1's loss was inf at step 17", 0) == 0);
+  // A run whose losses stay numbers is not touched.
+  RunAccumulator fine(job);
+  Event end = make_event(EventKind::StepEnd, 0, 0, 0);
+  end.value = 0.5;
+  fine.add(end);
+  CHECK(fine.finish({exited(0, 0), exited(1, 0)}).ok);
+}
+
 TEST_CASE("a script that did not announce its epochs is reported with the epochs it trained in") {
   const auto run = [](const std::string& job_json) {
     RunAccumulator acc(JobConfig{});
