@@ -388,6 +388,8 @@ void run(RunFlags& f) {
   if (!f.join_file.empty() && f.node_rank == 0 && f.job.nnodes < 2)
     throw InputError(fmt::format("--join-file {}: node 0 writes it for a run of several nodes (--nnodes N); to join "
                                  "the run it describes, give --node-rank K (1 or more)", f.join_file));
+  if (f.node_rank < 0)
+    throw InputError(fmt::format("--node-rank {}: a node's rank is 0 (the node that hosts the store) or more", f.node_rank));
   if (!f.join_file.empty() && f.node_rank > 0) {
     joined = read_join_file(f.join_file);
     take_from_join_file(f, *joined);

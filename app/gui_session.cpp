@@ -140,6 +140,7 @@ void RunSession::launch(const PlannedRun& run) {
     options.gated = state_.gated;
     options.max_restarts = state_.lab.settings.max_restarts;
     options.keep_history = false;  // the views draw from the events; no report is written here
+    state_.torch.live = run.torch;  // before the script is looked for: a missing one is its failure
     if (run.torch) {
       options.torch = resolve_torch_script(state_.torch.script(), state_.torch.args);
       // The Algorithm control: "ring" draws PyTorch's own tensors going round the ring.
@@ -148,7 +149,6 @@ void RunSession::launch(const PlannedRun& run) {
       options.gated = false;
       options.max_restarts = 0;
     }
-    state_.torch.live = run.torch;
     controller_ = std::make_unique<Controller>(options, feed_);
     controller_->start();
   } catch (const Error& e) {

@@ -75,8 +75,15 @@ void write_report_json(const RunResult& r, const std::string& path) {
   if (!r.torch_script.empty()) j["torch_script"] = r.torch_script;  // the job is what the script announced
   // The job under the names a scenario's `job` takes (JobConfig's JSON): a report can be turned
   // back into the same run, faults, uneven inputs and Join included.
-  const nlohmann::json job = c;
-  for (const auto& [key, value] : job.items()) j[key] = value;
+  // A script none of whose ranks reached watch() never said its job: ringlab's defaults would
+  // read as the script's (lr 0.03, 256 samples). Only the world, which ringlab started, is known.
+  if (!r.torch_script.empty() && r.rank_count == 0) {
+    j["world_size"] = c.world_size;
+    j["job_unknown"] = "no rank reached ringlab_torch.watch(...), which reports the script's job";
+  } else {
+    const nlohmann::json job = c;
+    for (const auto& [key, value] : job.items()) j[key] = value;
+  }
   if (!r.mpi_settings.empty()) j["mpi_settings"] = r.mpi_settings;  // how mpirun set OpenMPI up
   // Where the ranks ran: each node's count, node 0 first (torchrun's RANK order); 1 node: [N].
   j["ranks_per_node"] = c.ranks_per_node.empty() ? std::vector<int>{c.world_size} : c.ranks_per_node;

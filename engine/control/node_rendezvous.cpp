@@ -66,7 +66,8 @@ std::string disagreement(const RunInvitation& run, const RunInvitation& mine, bo
   if (mine.nnodes != run.nnodes)
     return fmt::format("this node was given --nnodes {} but node 0 runs --nnodes {}", mine.nnodes, run.nnodes);
   if (mine.nproc_per_node != run.nproc_per_node)
-    return fmt::format("this node was given --nproc-per-node {} but node 0 runs --nproc-per-node {}",
+    return fmt::format("this node would start {} ranks (its --nproc-per-node, or -n over --nnodes) but node 0 runs {} "
+                       "per node",
                        mine.nproc_per_node, run.nproc_per_node);
   return "";
 }

@@ -251,10 +251,12 @@ else fail "chatty: $(tail -3 "$work/chatty.err")"; fi
 
 # A script that does not compile: its stderr's last line says why, in the failure.
 printf 'print("never closed"\n' > "$work/broken.py"
-"$ringlab" run --torch "$work/broken.py" -n 2 > /dev/null 2> "$work/broken.err"
+"$ringlab" run --torch "$work/broken.py" -n 2 --report "$work/broken.json" > /dev/null 2> "$work/broken.err"
 rc=$?
-if [ $rc = 1 ] && grep -q "^ringlab run: rank [01] failed: exit code 1; its stderr ended with: SyntaxError: '(' was never closed" "$work/broken.err"
-then ok "a script with a SyntaxError: the failure quotes it, exit 1"
+# Its report has no job but the world: ringlab's defaults are not the script's.
+if [ $rc = 1 ] && grep -q "^ringlab run: rank [01] failed: exit code 1; its stderr ended with: SyntaxError: '(' was never closed" "$work/broken.err" &&
+   $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert "job_unknown" in r and "lr" not in r and r["world_size"] == 2, r' "$work/broken.json"
+then ok "a script with a SyntaxError: the failure quotes it, exit 1; its report claims no job"
 else fail "broken: exit $rc: $(grep ringlab "$work/broken.err" | head -2)"; fi
 
 echo "$failures failure(s)"
