@@ -1,6 +1,7 @@
 #include "engine/export/metrics_csv.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/core.h>
 
@@ -118,7 +119,9 @@ void MetricsCsvWriter::write(std::ostream& out) {
     RankSpool::Reader in(rows_, rank);
     while (!in.done()) {
       const Row row = in.read<Row>();
-      out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step, row.loss,
+      // A diverged step's nan has no sign ("-nan" is C's; Python and pandas write and read "nan").
+      out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step,
+                         std::isnan(row.loss) ? NAN : row.loss,
                          std::max<int64_t>(0, row.end_ns - row.begin_ns) / 1e3, row.forward_ns / 1e3,
                          row.backward_ns / 1e3, row.comm_ns / 1e3, row.optimizer_ns / 1e3);
     }

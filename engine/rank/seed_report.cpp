@@ -1,8 +1,7 @@
 #include "engine/rank/seed_report.h"
 
-#include <cmath>
-
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include <fmt/core.h>

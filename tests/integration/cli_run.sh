@@ -166,10 +166,12 @@ fi
 
 # A learning rate the model cannot take: every process ends well on a loss of nan. The run says
 # it diverged and where, exits 1, and the report is not "ok"; the MSE line prints nan as Python does.
-timeout 60 "$ringlab" run -n 2 --lr 5 --epochs 3 --report "$work/diverged.json" > "$work/diverged.out" 2> "$work/diverged.err"
+timeout 60 "$ringlab" run -n 2 --lr 5 --epochs 3 --report "$work/diverged.json" --metrics "$work/diverged.csv" \
+  > "$work/diverged.out" 2> "$work/diverged.err"
 rc=$?
 if [ $rc -eq 1 ] && grep -q "^ringlab run: the training diverged: rank [01]'s loss was inf at step [0-9]" "$work/diverged.err" &&
    grep -q "^epoch 3 done, MSE over the whole dataset: nan$" "$work/diverged.out" &&
+   grep -q ",nan," "$work/diverged.csv" && ! grep -q -- "-nan" "$work/diverged.csv" &&
    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] is False and "diverged" in r["failure"]' "$work/diverged.json"; then
   ok "a diverged run (--lr 5): exit 1, the step its loss became inf, the report not ok"
 else bad "diverged run: exit $rc: $(head -2 "$work/diverged.err")"; fi
