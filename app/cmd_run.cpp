@@ -243,22 +243,29 @@ std::vector<std::string> flags_node0_overrides(const JobFlags& flags, const JobC
   return differ;
 }
 
-// Once the nodes of a multi-node run have met: a joining node says whose run it joined and what
-// that run is (node 0's job, whatever this node's own job flags said: those that differ are named).
-void say_nodes_met(const Controller& controller, const JobFlags& flags, const JobConfig& mine) {
+// A joining node, once node 0 took it in: whose run it joined and what that run is (node 0's
+// job, whatever this node's own job flags said: those that differ are named).
+void say_joined(const Controller& controller, const JobFlags& flags, const JobConfig& mine) {
   const ControllerOptions& o = controller.options();
-  if (o.node_rank == 0) {
+  std::fprintf(stderr, "ringlab run: node %d of %d joined run %s at %s (node 0's job: %s, %d epoch%s); its workers "
+               "start when every node has joined\n", o.node_rank, o.nnodes, controller.run_id().c_str(),
+               net::host_port(o.master_addr, o.master_port).c_str(), o.job.describe().c_str(), o.job.epochs,
+               o.job.epochs == 1 ? "" : "s");
+  const std::vector<std::string> overridden = flags_node0_overrides(flags, mine, o.job);
+  if (!overridden.empty())
+    std::fprintf(stderr, "ringlab run: note: every node runs node 0's job; given here and not used: %s\n",
+                 fmt::format("{}", fmt::join(overridden, ", ")).c_str());
+  std::fflush(stderr);
+}
+
+// Once the nodes of a multi-node run have met and the workers start.
+void say_nodes_met(const Controller& controller) {
+  const ControllerOptions& o = controller.options();
+  if (o.node_rank == 0)
     std::fprintf(stderr, "ringlab run: all %d nodes joined; %s\n", o.nnodes, ranks_start_here(o).c_str());
-  } else {
-    std::fprintf(stderr, "ringlab run: node %d of %d joined run %s at %s (node 0's job: %s); %s; node 0 shows the "
-                 "run's progress and prints its report\n", o.node_rank, o.nnodes, controller.run_id().c_str(),
-                 net::host_port(o.master_addr, o.master_port).c_str(), o.job.describe().c_str(),
-                 ranks_start_here(o).c_str());
-    const std::vector<std::string> overridden = flags_node0_overrides(flags, mine, o.job);
-    if (!overridden.empty())
-      std::fprintf(stderr, "ringlab run: note: every node runs node 0's job; given here and not used: %s\n",
-                   fmt::format("{}", fmt::join(overridden, ", ")).c_str());
-  }
+  else
+    std::fprintf(stderr, "ringlab run: node %d of %d: every node has joined; %s; node 0 shows the run's progress and "
+                 "prints its report\n", o.node_rank, o.nnodes, ranks_start_here(o).c_str());
   std::fflush(stderr);
 }
 
@@ -270,12 +277,16 @@ constexpr std::chrono::seconds kStopPatience(5);
 // bar; the first Ctrl-C or SIGTERM asks the controller to stop the run (a second one ends the
 // process at once: see InterruptSignals).
 RunResult watch(Controller& controller, const InterruptSignals& signals, LiveReport& live, ProgressBar& bar,
-                bool quiet, const std::function<void()>& on_nodes_met) {
-  bool asked = false, said_met = false;
+                bool quiet, const std::function<void()>& on_joined) {
+  bool asked = false, said_joined = false, said_met = false;
   while (!controller.poll()) {
+    if (!said_joined && controller.joined()) {
+      said_joined = true;
+      on_joined();
+    }
     if (!said_met && controller.nodes_met()) {
       said_met = true;
-      on_nodes_met();
+      say_nodes_met(controller);
     }
     const int sig = signals.wait(std::chrono::milliseconds(100));
     if (sig != 0 && !asked) {
@@ -377,8 +388,9 @@ std::vector<int> placed_ranks(const ControllerOptions& o) {
 
 std::string joined_node_footer(const ControllerOptions& o) {
   const int first = o.node_rank * o.nproc_per_node();
-  return fmt::format("node {} of {}: ranks {} to {} ended well; node 0 prints the run's report\n", o.node_rank,
-                     o.nnodes, first, first + o.nproc_per_node() - 1);
+  const int last = first + o.nproc_per_node() - 1;
+  return fmt::format("node {} of {}: {} ended well; node 0 prints the run's report\n", o.node_rank, o.nnodes,
+                     first == last ? fmt::format("rank {}", first) : fmt::format("ranks {} to {}", first, last));
 }
 
 void run(RunFlags& f) {
@@ -455,12 +467,14 @@ void run(RunFlags& f) {
     const JobConfig own_job = j;  // a joining node's own, before node 0's job replaces it
     const int64_t per_rank = (j.samples + j.world_size - 1) / j.world_size;
     // A joining node's ranks report to node 0, which draws the progress: here it would stand at 0.
-    ProgressBar bar(j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size), !f.quiet && options.node_rank == 0);
+    // A script prints its own lines, and its epochs and batches are its own: no bar for it either.
+    ProgressBar bar(j.epochs * ((per_rank + j.batch_size - 1) / j.batch_size),
+                    !f.quiet && options.node_rank == 0 && options.torch.empty());
     if (options.node_rank > 0 && !f.quiet)
       std::fprintf(stderr, "ringlab run: node %d of %d: joining node 0's run at %s (waiting at most %.0f s)\n",
                    options.node_rank, options.nnodes, net::host_port(options.master_addr, options.master_port).c_str(),
                    options.job.timeout_s);
-    result = watch(controller, signals, live, bar, f.quiet, [&] { say_nodes_met(controller, f.job, own_job); });
+    result = watch(controller, signals, live, bar, f.quiet, [&] { say_joined(controller, f.job, own_job); });
   }
   if (wrote_join_file) std::remove(f.join_file.c_str());
   // What was printed as the run went is not printed again; a failure is printed even with -q.

@@ -140,6 +140,7 @@ struct Controller::Impl {
   // their node rank, say).
   std::atomic<bool> in_the_run{true};
   std::atomic<bool> nodes_met{false};
+  std::atomic<bool> joined{false};  // a joining node: node 0 took it into the run
   std::unique_ptr<NodeWatch> node_watch;  // node 0 of a multi-node run: are the others alive?
   std::vector<int> lost_nodes;            // nodes whose controller never said how its ranks ended
 
@@ -374,6 +375,7 @@ struct Controller::Impl {
     place_on_nodes(options.job, options.nnodes);
     run_id = run.run_id;
     event_addr = net::host_port(options.master_addr, run.event_port);
+    joined.store(true, std::memory_order_release);
   }
 
   // Node 0 may not be up yet: tried again until the run's timeout, a second at a time, so that a
@@ -901,5 +903,6 @@ const ControllerOptions& Controller::options() const { return impl_->options; }
 const std::string& Controller::token() const { return impl_->token; }
 const std::string& Controller::run_id() const { return impl_->run_id; }
 bool Controller::nodes_met() const { return impl_->nodes_met.load(std::memory_order_acquire); }
+bool Controller::joined() const { return impl_->joined.load(std::memory_order_acquire); }
 
 }  // namespace ringlab

@@ -153,9 +153,12 @@ class Controller {
   // The run's token and id, as the controller settled them (made up, or given in the options).
   const std::string& token() const;
   const std::string& run_id() const;
-  // A multi-node run: every node has joined (node 0), or this node has joined node 0's run; its
-  // options() then hold the job node 0 published.
+  // A multi-node run: every node has joined and the workers start (on a joining node, once node
+  // 0 said so); its options() then hold the job node 0 published.
   bool nodes_met() const;
+  // A joining node: node 0 has taken it into the run (options() now holds node 0's job and the
+  // run's id); its workers start once every node has joined (nodes_met).
+  bool joined() const;
 
  private:
   struct Impl;

@@ -67,7 +67,10 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::StepEnd:
       if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
-      if (!std::isfinite(e.value) && e.step >= 0 && (diverged_.step < 0 || e.step < diverged_.step))
+      // The first step whose loss was not finite, and of the ranks at it the lowest (as they
+      // arrive, the order of ranks at one step is chance).
+      if (!std::isfinite(e.value) && e.step >= 0 &&
+          (diverged_.step < 0 || e.step < diverged_.step || (e.step == diverged_.step && e.rank < diverged_.rank)))
         diverged_ = {e.step, e.rank, e.value};
       if (e.rank == 0) {
         ++rank0_steps_;

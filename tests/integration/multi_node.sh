@@ -226,8 +226,9 @@ node0=$!
 for i in $(seq 100); do [ -f "$work/three.join" ] && break; sleep 0.1; done
 "$ringlab" run --join-file "$work/three.join" --node-rank 1 > /dev/null 2> "$work/three.1.err" &
 node1=$!
-for i in $(seq 100); do grep -q "joining node 0's run" "$work/three.1.err" 2> /dev/null && break; sleep 0.1; done
-sleep 1
+# Node 1 says when node 0 has taken it in, before any worker starts.
+for i in $(seq 100); do grep -q "node 1 of 3 joined run .*its workers start when every node has joined" "$work/three.1.err" 2> /dev/null && break; sleep 0.1; done
+grep -q "node 1 of 3 joined run" "$work/three.1.err" || fail "node 1 of 3 never said it joined: $(cat "$work/three.1.err")"
 kill -INT $node1; wait $node1; rc1=$?
 for i in $(seq 100); do kill -0 $node0 2> /dev/null || break; sleep 0.1; done  # 10 s, far under its 60
 if kill -0 $node0 2> /dev/null; then
