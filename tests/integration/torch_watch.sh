@@ -13,7 +13,8 @@
 #     reports name it missing from the collective the other waits in; one stuck before
 #     init_process_group (nothing reported at all) is ended the same way;
 #   - the script's ranks printing at once, unbuffered (a print is two writes): every line whole;
-#     a failing rank's last stderr line (a SyntaxError) is in the failure.
+#     a failing rank's last stderr line (a SyntaxError) is in the failure; in a terminal no
+#     progress bar lands among the script's lines.
 set -uo pipefail
 ringlab=$(realpath "$1")
 src=$2
@@ -248,6 +249,17 @@ assert "" not in lines[:-1], "an empty line: a newline written apart from its te
 PY
 then ok "two ranks printing at once, unbuffered: 602 whole lines, the last ones without a newline given one"
 else fail "chatty: $(tail -3 "$work/chatty.err")"; fi
+
+# In a terminal, a script's run draws no progress bar: its total would be JobConfig's steps, not
+# the script's, and its carriage returns landed in the middle of the script's lines.
+if command -v script > /dev/null; then
+  script -qec "'$ringlab' run --torch '$work/chatty.py' -n 2" /dev/null > "$work/chatty.tty" 2>&1
+  if grep -q "\] step [0-9]*/[0-9]" "$work/chatty.tty"; then
+    fail "a script's run in a terminal drew a progress bar: $(grep -m1 -o ".\{20\}\] step [0-9]*/[0-9]*.\{20\}" "$work/chatty.tty")"
+  elif [ "$(grep -c "^\[rank [01]\] line [0-9]*.\?$" "$work/chatty.tty")" != 600 ]; then
+    fail "a script's run in a terminal: $(grep -c "^\[rank [01]\] line" "$work/chatty.tty") of 600 lines whole"
+  else ok "a script's run in a terminal: no progress bar among its 600 lines"; fi
+fi
 
 # A script that does not compile: its stderr's last line says why, in the failure.
 printf 'print("never closed"\n' > "$work/broken.py"
