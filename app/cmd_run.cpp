@@ -39,6 +39,7 @@
 #include "engine/job/scenario.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ringlab::app {
 namespace {
@@ -218,40 +219,32 @@ std::string ranks_start_here(const ControllerOptions& o) {
   return first == last ? fmt::format("rank {} starts here", first) : fmt::format("ranks {} to {} start here", first, last);
 }
 
-// The job flags given to a joining node that node 0's job does not share, each with node 0's
-// value: "--epochs 9 (node 0's: 300)". A joining node runs node 0's job whatever its own flags say.
-std::vector<std::string> flags_node0_overrides(const JobFlags& flags, const JobConfig& mine, const JobConfig& node0) {
+// The job fields this joining node's flags set otherwise than node 0's job, by their names in a
+// report, each with node 0's value: "epochs 9 (node 0's: 300)". They are the flags laid on node
+// 0's job as a scenario's are (JobFlags::resolve_onto), so every job flag is covered.
+std::vector<std::string> flags_node0_overrides(JobFlags& flags, const JobConfig& node0) {
+  nlohmann::json theirs = node0, mine;
+  try {
+    mine = flags.resolve_onto(node0);
+  } catch (const Error& e) {  // this node's flags do not fit node 0's job: all the more not used
+    return {e.what()};
+  }
   std::vector<std::string> differ;
-  const auto compare = [&](const char* flag, const std::string& own, const std::string& theirs) {
-    if (given(flags, flag) && own != theirs) differ.push_back(fmt::format("{} {} (node 0's: {})", flag, own, theirs));
-  };
-  const auto list = [](const std::vector<std::string>& items) { return items.empty() ? "none" : fmt::format("{}", fmt::join(items, ",")); };
-  compare("--backend", mine.backend, node0.backend);
-  compare("--algorithm", mine.algorithm, node0.algorithm);
-  compare("--samples", std::to_string(mine.samples), std::to_string(node0.samples));
-  compare("--batch-size", std::to_string(mine.batch_size), std::to_string(node0.batch_size));
-  compare("--lr", fmt::format("{:g}", mine.lr), fmt::format("{:g}", node0.lr));
-  compare("--momentum", fmt::format("{:g}", mine.momentum), fmt::format("{:g}", node0.momentum));
-  compare("--weight-decay", fmt::format("{:g}", mine.weight_decay), fmt::format("{:g}", node0.weight_decay));
-  compare("--seed", std::to_string(mine.seed), std::to_string(node0.seed));
-  compare("--epochs", std::to_string(mine.epochs), std::to_string(node0.epochs));
-  compare("--bucket-cap-kb", std::to_string(mine.bucket_cap_kb), std::to_string(node0.bucket_cap_kb));
-  compare("--first-bucket-kb", std::to_string(mine.first_bucket_kb), std::to_string(node0.first_bucket_kb));
-  compare("--grad-accum", std::to_string(mine.grad_accum), std::to_string(node0.grad_accum));
-  compare("--timeout", fmt::format("{:g}", mine.timeout_s), fmt::format("{:g}", node0.timeout_s));
-  compare("--fault", list(mine.faults), list(node0.faults));
+  for (const auto& [key, value] : mine.items())
+    if (!theirs.contains(key) || theirs.at(key) != value)
+      differ.push_back(fmt::format("{} {} (node 0's: {})", key, value.dump(), theirs.value(key, nlohmann::json()).dump()));
   return differ;
 }
 
 // A joining node, once node 0 took it in: whose run it joined and what that run is (node 0's
 // job, whatever this node's own job flags said: those that differ are named).
-void say_joined(const Controller& controller, const JobFlags& flags, const JobConfig& mine) {
+void say_joined(const Controller& controller, JobFlags& flags) {
   const ControllerOptions& o = controller.options();
   std::fprintf(stderr, "ringlab run: node %d of %d joined run %s at %s (node 0's job: %s, %d epoch%s); its workers "
                "start when every node has joined\n", o.node_rank, o.nnodes, controller.run_id().c_str(),
                net::host_port(o.master_addr, o.master_port).c_str(), o.job.describe().c_str(), o.job.epochs,
                o.job.epochs == 1 ? "" : "s");
-  const std::vector<std::string> overridden = flags_node0_overrides(flags, mine, o.job);
+  const std::vector<std::string> overridden = flags_node0_overrides(flags, o.job);
   if (!overridden.empty())
     std::fprintf(stderr, "ringlab run: note: every node runs node 0's job; given here and not used: %s\n",
                  fmt::format("{}", fmt::join(overridden, ", ")).c_str());
@@ -464,7 +457,6 @@ void run(RunFlags& f) {
   RunResult result;
   {
     const JobConfig& j = options.job;
-    const JobConfig own_job = j;  // a joining node's own, before node 0's job replaces it
     const int64_t per_rank = (j.samples + j.world_size - 1) / j.world_size;
     // A joining node's ranks report to node 0, which draws the progress: here it would stand at 0.
     // A script prints its own lines, and its epochs and batches are its own: no bar for it either.
@@ -474,7 +466,7 @@ void run(RunFlags& f) {
       std::fprintf(stderr, "ringlab run: node %d of %d: joining node 0's run at %s (waiting at most %.0f s)\n",
                    options.node_rank, options.nnodes, net::host_port(options.master_addr, options.master_port).c_str(),
                    options.job.timeout_s);
-    result = watch(controller, signals, live, bar, f.quiet, [&] { say_joined(controller, f.job, own_job); });
+    result = watch(controller, signals, live, bar, f.quiet, [&] { say_joined(controller, f.job); });
   }
   if (wrote_join_file) std::remove(f.join_file.c_str());
   // What was printed as the run went is not printed again; a failure is printed even with -q.

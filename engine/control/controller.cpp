@@ -626,8 +626,8 @@ struct Controller::Impl {
     remove_checkpoints();
     RunResult r;
     r.job = options.job;
-    r.stop_cause = stop_info().cause;
     const StopInfo stop = stop_info();
+    r.stop_cause = stop.cause;
     r.failure = fmt::format("{}{}: stopped while waiting for {}", to_string(r.stop_cause),
                             stop.detail.empty() ? "" : " " + stop.detail, waiting_for);
     publish(std::move(r));
@@ -663,16 +663,17 @@ struct Controller::Impl {
   void supervise() {
     if (joining()) join_node();
     if (multi_node()) {
-      // A stop may come before node 0 reaches its wait (its join file is written earlier): it
-      // still was waiting for the others, and a joining node for node 0.
-      if (stop_requested) return publish_stopped_before_start(joining() ? "node 0" : "the other nodes to join");
-      if (!joining() && !wait_for_other_nodes()) return publish_stopped_before_start("the other nodes to join");
-      // A joined node starts its workers when node 0 starts its own: stopped before that, it has
-      // none to stop, and tells node 0, which would otherwise wait on for the nodes still to come.
-      if (joining() && !wait_for_node0_start()) {
+      // A joined node starts its workers when node 0 starts its own: stopped before that (or
+      // while it was joining), it has none to stop, and tells node 0, which would otherwise wait
+      // on for the nodes still to come. (request() tells it too once this node is in the run;
+      // the first note is the one kept.) A stop may also come before node 0 reaches its wait
+      // (its join file is written earlier): it still was waiting for the others.
+      if (joining() && (stop_requested || !wait_for_node0_start())) {
         tell_other_nodes(stop_info().cause, "stopped before the run started");
         return publish_stopped_before_start("node 0 to start the run (it starts once every node has joined)");
       }
+      if (!joining() && (stop_requested || !wait_for_other_nodes()))
+        return publish_stopped_before_start("the other nodes to join");
       if (!joining()) node_watch = std::make_unique<NodeWatch>(options.nnodes);
       nodes_met.store(true, std::memory_order_release);
       launch(options.job, options.checkpoint_in);

@@ -261,10 +261,9 @@ std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
   for (int r = 0; r < world_; ++r)
     if (!spoke_at_end_.count(r)) silent.push_back(r);
   if (silent.empty() || static_cast<int>(silent.size()) == world_) return "";
-  const int code = starter.exit_code;
-  if (silent.size() == 1 && starter.program == "mpirun" && starter.exited && code > 128 && code < 128 + 65)
+  if (const int sig = starter.signal_in_exit_code(); silent.size() == 1 && starter.program == "mpirun" && sig != 0)
     return fmt::format("rank {} failed: killed by {} (mpirun's exit code {} is 128 + {}); ", silent.front(),
-                       signal_name(code - 128), code, code - 128);
+                       signal_name(sig), starter.exit_code, sig);
   const bool one = silent.size() == 1;
   return fmt::format("{} {} failed: {} ended without a word, killed or crashed ({}'s own message says how); ",
                      one ? "rank" : "ranks", fmt::join(silent, ", "), one ? "it" : "they", starter.program);
@@ -282,10 +281,9 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
   if (starter.program.empty()) starter.program = "mpirun";
   // srun passes on the signal that stopped its step (128 + N); ringlab sent none (the exit
   // would be marked terminated): Slurm did, on scancel or at the job's time limit.
-  const int code = starter.exit_code;
-  if (starter.program == "srun" && starter.exited && !starter.terminated && code > 128 && code < 128 + 65)
+  if (const int sig = starter.signal_in_exit_code(); starter.program == "srun" && !starter.terminated && sig != 0)
     return fmt::format("srun was stopped by {} (exit code {}: Slurm stops a step so on scancel or at the job's time "
-                       "limit)", signal_name(code - 128), code);
+                       "limit)", signal_name(sig), starter.exit_code);
   return fmt::format("{}{} failed: {}", silent_ranks(starter), starter.program, failed.describe());
 }
 

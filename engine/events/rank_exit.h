@@ -26,6 +26,9 @@ struct RankExit {
   // (a PyTorch script's: the exception its traceback ends with). Empty when unknown.
   std::string last_words = {};
   bool ok() const { return exited && exit_code == 0 && !timed_out; }
+  // A starter (mpirun, srun) or a shell exits with 128 + N when signal N ended what it ran: N,
+  // or 0 when this exit is not one of those.
+  int signal_in_exit_code() const { return exited && exit_code > 128 && exit_code < 128 + 65 ? exit_code - 128 : 0; }
   // "exit code 3", "killed by SIGKILL"; a note is added when the launcher caused it:
   // "killed by SIGTERM (timed out)", "killed by SIGTERM (stopped by the launcher)".
   std::string describe() const;

@@ -252,8 +252,11 @@ before=$(md5sum < "$work/live.join")
   --join-file "$work/live.join" > /dev/null 2> "$work/live.dup.err"
 rc=$?
 after=$(md5sum < "$work/live.join")
-"$ringlab" run --join-file "$work/live.join" --node-rank 1 -q > /dev/null 2> "$work/live.1.err"
+# Node 1 is given a job flag of its own: node 0's job runs, and a note names what was not used.
+"$ringlab" run --join-file "$work/live.join" --node-rank 1 -q --epochs 9 > /dev/null 2> "$work/live.1.err"
 rc1=$?
+grep -q "given here and not used: epochs 9 (node 0's: 4)" "$work/live.1.err" && ok "node 1's own --epochs 9 is named as not used" \
+  || fail "node 1's --epochs 9: $(cat "$work/live.1.err")"
 wait $live0; rc0=$?
 if [ $rc = 2 ] && grep -q "it belongs to run .*, whose node 0 still answers" "$work/live.dup.err" &&
    [ "$before" = "$after" ] && [ $rc1 = 0 ] && [ $rc0 = 0 ]; then
