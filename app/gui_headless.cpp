@@ -45,7 +45,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"largest_frame_vertices", state.largest_frame_vertices},
                  {"world_slider_moved_px", state.controls_moved.world_slider_moved()},  // while this run trained
-                 {"side_panes_reused", state.side_panes_reused}, {"open_s", state.window_open_s}};
+                 {"side_panes_reused", state.side_panes_reused}, {"frames_in_part", state.frames_in_part},
+                 {"pixels_presented", state.pixels_presented}, {"open_s", state.window_open_s}};
   // Where each pane of the last frame was (logical pixels), and which was the big one.
   j["panes"] = nlohmann::json::array();
   for (const auto& p : state.panes_drawn)

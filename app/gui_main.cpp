@@ -24,6 +24,7 @@
 #include "app/gui_options.h"
 #include "app/gui_session.h"
 #include "app/pane_cache.h"
+#include "app/partial_present.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
 #include "engine/dist/process_group.h"
@@ -216,6 +217,11 @@ void require_gl_version(int loaded) {
                                GLAD_VERSION_MINOR(loaded), renderer ? renderer : "unknown renderer"));
 }
 
+std::string gl_renderer() {
+  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  return renderer ? renderer : "";
+}
+
 struct Window {
   GLFWwindow* handle = nullptr;
   ~Window() {
@@ -371,14 +377,23 @@ class FrameLoop {
   bool present(const view_model::FrameCause& cause, int64_t t0, int fb_w, int fb_h) {
     // While workers compute, side panes between their refreshes are shown from their last drawing
     // (not in the headless frames: their screenshots show each pane as drawn in that frame).
+    ImDrawData& draw = *ImGui::GetDrawData();
     const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
     if (!target_)
-      state_.side_panes_reused +=
-          pane_cache_.apply(*ImGui::GetDrawData(), state_.panes_drawn, pacer_, cause, t0, background);
+      state_.side_panes_reused += pane_cache_.apply(draw, state_.panes_drawn, pacer_, cause, t0, background);
+    if (target_) return render_whole(fb_w, fb_h, background);
     // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
     if (cause.input) frame_change_.forget();
-    const bool present = target_ || frame_change_.changed(*ImGui::GetDrawData()) || pane_cache_.redrawn();
-    if (!present) return false;
+    const bool changed = frame_change_.changed(draw);
+    if (!partial_.available()) return (changed || pane_cache_.redrawn()) && render_whole(fb_w, fb_h, background);
+    viz::Damage damage = frame_change_.damage();
+    for (const viz::ScreenRect& pane : pane_cache_.changed_rects()) damage.add(pane);
+    if (damage.empty()) return false;
+    render_part(damage, fb_w, fb_h, background);
+    return true;
+  }
+
+  bool render_whole(int fb_w, int fb_h, ImVec4 background) {
     if (target_) target_->bind();
     glViewport(0, 0, fb_w, fb_h);
     glClearColor(background.x, background.y, background.z, 1.0f);
@@ -387,7 +402,45 @@ class FrameLoop {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (target_) glFinish();  // software GL draws here: count it in the frame's time
     else glfwSwapBuffers(window_);
+    state_.pixels_presented += static_cast<int64_t>(fb_w) * fb_h;
     return true;
+  }
+
+  // Redraws the damaged rectangles alone over the back buffer, which still holds the last frame
+  // (frames are copied out of it, never swapped), and copies them to the window.
+  void render_part(const viz::Damage& damage, int fb_w, int fb_h, ImVec4 background) {
+    ImDrawData& draw = *ImGui::GetDrawData();
+    const std::vector<viz::ScreenRect> clips = viz::take_clip_rects(draw);
+    int64_t pixels = 0;
+    glViewport(0, 0, fb_w, fb_h);
+    glClearColor(background.x, background.y, background.z, 1.0f);
+    for (const viz::ScreenRect& r : damage.rects()) pixels += render_rect(draw, clips, r, fb_w, fb_h);
+    state_.pixels_presented += pixels;
+    if (pixels < static_cast<int64_t>(fb_w) * fb_h) ++state_.frames_in_part;
+  }
+
+  // One rectangle: its edges are moved out to whole framebuffer pixels, so each command's clip
+  // rectangle cut down to it covers there the same pixels it covers in a whole frame. Returns the
+  // pixels it presented.
+  int64_t render_rect(ImDrawData& draw, const std::vector<viz::ScreenRect>& clips, const viz::ScreenRect& r, int fb_w,
+                      int fb_h) {
+    const ImVec2 origin = draw.DisplayPos, scale = draw.FramebufferScale;
+    const int x0 = std::max(0, static_cast<int>(std::floor((r.x0 - origin.x) * scale.x)));
+    const int y0 = std::max(0, static_cast<int>(std::floor((r.y0 - origin.y) * scale.y)));
+    const int x1 = std::min(fb_w, static_cast<int>(std::ceil((r.x1 - origin.x) * scale.x)));
+    const int y1 = std::min(fb_h, static_cast<int>(std::ceil((r.y1 - origin.y) * scale.y)));
+    if (x1 <= x0 || y1 <= y0) return 0;
+    viz::clip_draw_data(draw, clips,
+                        viz::ScreenRect{origin.x + x0 / scale.x, origin.y + y0 / scale.y, origin.x + x1 / scale.x,
+                                        origin.y + y1 / scale.y});
+    glEnable(GL_SCISSOR_TEST);  // for the clear and the panes' copies; Dear ImGui scissors each command itself
+    glScissor(x0, fb_h - y1, x1 - x0, y1 - y0);
+    glClear(GL_COLOR_BUFFER_BIT);
+    pane_cache_.draw_panes(fb_h);
+    glDisable(GL_SCISSOR_TEST);
+    ImGui_ImplOpenGL3_RenderDrawData(&draw);
+    partial_.present(x0, fb_h - y1, x1 - x0, y1 - y0);
+    return static_cast<int64_t>(x1 - x0) * (y1 - y0);
   }
 
   // What the frame cost, for --frame-stats, the pacer and --state-json.
@@ -433,6 +486,7 @@ class FrameLoop {
   view_model::FramePacer pacer_;
   viz::FrameChange frame_change_;
   PaneCache pane_cache_;  // freed with the loop, while the GL context is current
+  const PartialPresent partial_{window_, gl_renderer()};
   const int64_t window_opened_ns_ = now_ns();
   uint64_t window_events_drawn_ = g_window_events;
   bool switched_ = false, killed_ = false;

@@ -5,6 +5,7 @@
 #include <glad/gl.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -39,9 +40,13 @@ void PaneCache::release(Entry& e) {
 int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes, const view_model::FramePacer& pacer,
                      const view_model::FrameCause& cause, int64_t now_ns, ImVec4 background) {
   redrawn_ = false;
+  changed_rects_.clear();
+  std::vector<viz::ScreenRect> shown_before;
+  for (const Entry* e : shown_) shown_before.push_back(viz::ScreenRect{e->min.x, e->min.y, e->max.x, e->max.y});
   shown_.clear();
   if (!pacer.side_panes_reusable(cause)) {
     for (auto& [id, e] : entries_) e.drawn_ns = 0;
+    changed_rects_ = shown_before;  // the panes' lists are drawn there again, or something else is
     return 0;
   }
   int reused = 0;
@@ -55,12 +60,20 @@ int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes
       if (!draw_afresh(e, pane.list, min, max, frame, background)) continue;  // shown as it is
       e.drawn_ns = now_ns;
       redrawn_ = true;
+      changed_rects_.push_back(viz::ScreenRect{min.x, min.y, max.x, max.y});
     } else {
       ++reused;
     }
     shown_.push_back(&e);
     frame.CmdLists[slot] = nullptr;
   }
+  // A pane's texture shown last frame where none is shown now (the pane moved or went) leaves
+  // pixels that the frame's lists may not all cover.
+  for (const viz::ScreenRect& before : shown_before)
+    if (std::none_of(shown_.begin(), shown_.end(), [&](const Entry* e) {
+          return same_place(e->min, e->max, ImVec2(before.x0, before.y0), ImVec2(before.x1, before.y1));
+        }))
+      changed_rects_.push_back(before);
   // The panes shown from their textures leave the draw data: draw_panes copies them in.
   int kept = 0;
   frame.TotalVtxCount = frame.TotalIdxCount = 0;

@@ -14,6 +14,7 @@
 
 #include "engine/view_model/frame_pacing.h"
 #include "viz/app_state.h"
+#include "viz/frame_change.h"
 
 namespace ringlab::app {
 
@@ -38,6 +39,9 @@ class PaneCache {
   // Whether the last apply drew any texture afresh (what is on screen then changed, although the
   // draw data, which no longer holds the panes, may look the same).
   bool redrawn() const { return redrawn_; }
+  // Where the last apply changed what its panes put on screen (display coordinates): the panes
+  // drawn afresh, and where a pane shown from its texture the time before is no longer shown.
+  const std::vector<viz::ScreenRect>& changed_rects() const { return changed_rects_; }
 
  private:
   struct Entry {
@@ -53,6 +57,7 @@ class PaneCache {
   std::map<std::string, Entry> entries_;
   std::vector<const Entry*> shown_;  // this frame's, for draw_panes
   bool redrawn_ = false;
+  std::vector<viz::ScreenRect> changed_rects_;
 };
 
 }  // namespace ringlab::app

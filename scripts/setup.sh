@@ -8,8 +8,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
   libgloo-dev libopenmpi-dev openmpi-bin
   slurm-wlm munge iproute2 util-linux
-  libglfw3-dev libimgui-dev python3-glad libstb-dev libfreetype-dev fonts-dejavu-core
-  xvfb xauth libgl1-mesa-dri xdotool x11-apps
+  libglfw3-dev libxrandr-dev libimgui-dev python3-glad libstb-dev libfreetype-dev fonts-dejavu-core
+  xvfb xauth libgl1-mesa-dri xdotool x11-apps x11-xserver-utils
   python3-torch
 )
 

@@ -1,14 +1,49 @@
 #pragma once
-// Whether a frame would put anything new on the screen. On a machine without a GPU the software
-// renderer fills every pixel of every frame (about 28 ms of CPU at 1920x1080 here), also for the
-// frames a quiet window draws now and then, which Dear ImGui lays out the same as the last. The
-// window skips presenting those: it keeps showing the last frame, which is the same picture.
+// Whether a frame would put anything new on the screen, and where. On a machine without a GPU the
+// software renderer fills every pixel of every frame (about 28 ms of CPU at 1920x1080 here), also
+// for the frames a quiet window draws now and then, which Dear ImGui lays out the same as the
+// last. The window skips presenting those: it keeps showing the last frame, which is the same
+// picture. And in a frame where only a pane or two moved (the ring's animation, the step-through
+// slider), the window redraws and presents those rectangles alone (app/partial_present.h).
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 struct ImDrawData;
 
 namespace ringlab::viz {
+
+// A rectangle on screen in Dear ImGui's display coordinates (x0, y0 its top left corner).
+struct ScreenRect {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool empty() const { return x1 <= x0 || y1 <= y0; }
+  float area() const { return empty() ? 0 : (x1 - x0) * (y1 - y0); }
+  void add(const ScreenRect& r);  // grows to cover r as well (an empty r changes nothing)
+  ScreenRect clipped_to(const ScreenRect& r) const;
+  bool overlaps(const ScreenRect& r) const { return !clipped_to(r).empty(); }
+};
+
+// Where a frame differs from the one on screen: a few rectangles, none overlapping another. Each
+// costs a pass of the renderer over the frame's triangles and a copy to the window, so past
+// kMost the two whose joined rectangle wastes the least area are joined.
+class Damage {
+ public:
+  static constexpr size_t kMost = 4;
+  void add(ScreenRect r);
+  const std::vector<ScreenRect>& rects() const { return rects_; }
+  bool empty() const { return rects_.empty(); }
+  float area() const;
+
+ private:
+  std::vector<ScreenRect> rects_;
+};
+
+// Cuts the clip rectangle of every command in `draw` down to its part inside `r`, from the clip
+// rectangles kept in `whole` (take_clip_rects: the frame's own). The renderer then draws nothing
+// outside r; a command left with nothing is skipped.
+std::vector<ScreenRect> take_clip_rects(const ImDrawData& draw);
+void clip_draw_data(ImDrawData& draw, const std::vector<ScreenRect>& whole, const ScreenRect& r);
 
 class FrameChange {
  public:
@@ -16,12 +51,29 @@ class FrameChange {
   // does): the same display size, the same vertices, indices, clip rectangles and textures in
   // the same order is the same picture. Keeps `draw`'s bytes for the next call.
   bool changed(const ImDrawData& draw);
+  // Where the frame last given to changed() differs from the one before it: where the draw lists
+  // (Dear ImGui's windows) that changed, came or went draw now and drew then. The whole display
+  // when that cannot be told apart: the first frame, after forget(), a new display size, or
+  // windows drawn in another order (one may now cover another).
+  const Damage& damage() const { return damage_; }
   // The next frame is presented whatever it holds (the window was resized, exposed, or its
   // contents may have been lost).
-  void forget() { last_.clear(); }
+  void forget() {
+    last_.clear();
+    last_lists_.clear();
+  }
 
  private:
+  struct ListBytes {
+    std::string owner;          // the Dear ImGui window that filled the list
+    size_t begin = 0, end = 0;  // its bytes in the frame's bytes
+    ScreenRect drawn;           // what its triangles cover, inside their clip rectangles
+  };
+  Damage compare_lists(const ScreenRect& display) const;
+
   std::vector<uint8_t> last_, now_;
+  std::vector<ListBytes> last_lists_, now_lists_;
+  Damage damage_;
 };
 
 }  // namespace ringlab::viz

@@ -53,13 +53,17 @@
 # 26. The World size slider dragged before a run: the app says the world was set here, and
 #     the fields under it stay where they were (the note once pushed them down a row or two,
 #     and a click meant for Epochs typed into the field that slid under the pointer).
+# 27. A long run, then Stop: on this CPU renderer the window presented most of the run's frames
+#     in part (the rectangles that changed, over the last frame). Once the screen is still, the
+#     whole screen is painted red over the window and uncovered again (xrefresh): the window
+#     draws itself whole, and that is the very picture the frames in part had left there.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
 source "$(dirname "$0")/lib/headless.bash"
 require_headless_app "$RINGLAB"
-for tool in xdotool xwd; do
-  command -v $tool > /dev/null || { echo "SKIP: $tool is not installed (apt-get install xdotool x11-apps)"; exit 77; }
+for tool in xdotool xwd xrefresh; do
+  command -v $tool > /dev/null || { echo "SKIP: $tool is not installed (scripts/setup.sh installs it)"; exit 77; }
 done
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -108,6 +112,16 @@ if ! timeout 10 xdotool windowfocus --sync "$wid" || ! kill -0 $app 2> /dev/null
   wait $app; echo "the app ended (exit code $?) before its window took the focus:"; tail -20 "$out/$name.log"; exit 1
 fi
 sleep 1  # the first frames
+# Whether two screen dumps hold the same pixels (their headers may differ in unused bytes).
+same_pixels() {
+  python3 -c '
+import struct, sys
+def pixels(name):
+    data = open(name, "rb").read()
+    header = struct.unpack(">25I", data[:100])
+    return data[header[0] + 12 * header[19]:]  # after the header and the colour map
+sys.exit(pixels(sys.argv[1]) != pixels(sys.argv[2]))' "$1" "$2"
+}
 for key in "$@"; do
   if ! kill -0 $app 2> /dev/null; then
     wait $app; echo "the app ended (exit code $?) during the drive, before '$key':"; tail -20 "$out/$name.log"; exit 1
@@ -117,6 +131,15 @@ for key in "$@"; do
       for _ in $(seq 600); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 4 ] && break; sleep 0.1; done
       sleep 2 ;;  # they join the group and reach the gate
     pause) sleep 1.5 ;;
+    settled:*)  # settled:FILE: the screen once two dumps a second apart hold the same pixels
+      for _ in $(seq 30); do
+        xwd -root -silent > "$out/${key#settled:}"
+        sleep 1
+        xwd -root -silent > "$out/now.xwd"
+        same_pixels "$out/${key#settled:}" "$out/now.xwd" && break
+      done
+      same_pixels "$out/${key#settled:}" "$out/now.xwd" || { echo "the screen never stood still for a second in 60 s"; exit 1; } ;;
+    refresh) xrefresh -solid red; sleep 0.5 ;;  # every window uncovered: each draws itself again
     quickstop) xdotool key F5; sleep 0.15; xdotool key shift+F5; sleep 0.3 ;;  # Stop while the workers start
     click:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click --repeat 2 1; sleep 0.3 ;;
     tap:*) IFS=: read -r _ x y <<< "$key"; xdotool mousemove "$x" "$y" click 1; sleep 0.3 ;;
@@ -552,5 +575,27 @@ print(f"   {live['window']['side_panes_reused']} side panes reused; {compared} p
 PY
     ok "a live run: side panes reused between refreshes, in place and the right way up (classroom-panes.png)" ||
     bad "side panes shown from their last drawing"
+fi
+if drive partial "$WORK/long.json" F5 wait-workers pause pause shift+F5 settled:partial.settled.xwd refresh; then
+  python3 - "$WORK/partial.json" "$WORK/partial.settled.xwd" "$WORK/partial.xwd" "$SRC/tests/integration/lib" << 'PY' &&
+import json, sys
+sys.path.insert(0, sys.argv[4])
+from xwd_to_png import read_xwd
+s = json.load(open(sys.argv[1]))
+w = s["window"]
+assert s["run_phase"] == "stopped", s["run_phase"]
+presented = w["frames_drawn"] - w["frames_unchanged"]
+assert w["frames_in_part"] > presented // 3, w
+width, height, still = read_xwd(sys.argv[2])
+_, _, whole = read_xwd(sys.argv[3])
+red = bytes([255, 0, 0])
+assert sum(row.count(red) for row in whole) < width * height // 100, "the window did not draw itself again"
+differ = [y for y in range(height) if still[y] != whole[y]]
+assert not differ, f"{len(differ)} rows differ between the frames in part and the whole frame, from row {differ[0]}"
+print(f"   {w['frames_in_part']} of {presented} frames presented in part, "
+      f"{w['pixels_presented'] / presented / (width * height):.2f} of the screen a frame on average")
+PY
+    ok "frames in part leave the picture a whole frame draws (classroom-partial.png)" ||
+    bad "frames presented in part"
 fi
 exit $fail
