@@ -20,6 +20,7 @@
 #include "engine/core/thread_name.h"
 #include "engine/core/private_dir.h"
 #include "engine/core/limits.h"
+#include "engine/dist/backends.h"
 #include "engine/net/endpoint.h"
 #include "engine/net/socket.h"
 #include "engine/net/store.h"
@@ -382,6 +383,8 @@ struct Controller::Impl {
   // stop (Ctrl-C) is honoured while this node waits. A wrong token is refused at once.
   std::unique_ptr<StoreClient> connect_to_node0() {
     const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout()).count();
+    const std::string where = net::host_port(options.master_addr, options.master_port);
+    bool unanswered = false;  // the last try found a listener that said nothing
     for (;;) {
       const auto left = std::chrono::milliseconds(std::max<int64_t>(1, (deadline - now_ns()) / 1'000'000));
       try {
@@ -389,14 +392,23 @@ struct Controller::Impl {
                                              std::min(left, std::chrono::milliseconds(1000)));
       } catch (const TimeoutError& e) {
         if (stop_requested) throw StoppedWaiting();
+        unanswered = dynamic_cast<const StoreHelloUnanswered*>(&e) != nullptr;
         if (now_ns() < deadline) continue;
+        if (unanswered)
+          throw InputError(fmt::format("node {} cannot join node 0's run within {} s: {} takes the connection but does "
+                                       "not answer the store's hello: another program listens on that port, or node 0 "
+                                       "is suspended (Ctrl-Z); node 0's store is at the --master-port node 0 was given",
+                                       options.node_rank, timeout().count() / 1000, where));
         throw InputError(fmt::format("node {} cannot reach node 0's store at {} within {} s: is node 0 started, "
-                                     "with this --master-addr and --master-port?", options.node_rank,
-                                     net::host_port(options.master_addr, options.master_port), timeout().count() / 1000));
-      } catch (const Error& e) {
+                                     "with this --master-addr and --master-port?",
+                                     options.node_rank, where, timeout().count() / 1000));
+      } catch (const TokenRefusedError& e) {
         throw InputError(fmt::format("node {} cannot join node 0's run: {}. A node joins with node 0's token: "
                                      "--join-file PATH (written by node 0's --join-file), or RINGLAB_TOKEN",
                                      options.node_rank, e.what()));
+      } catch (const Error& e) {
+        throw InputError(fmt::format("node {} cannot join node 0's run: {}; node 0's store is at the --master-port "
+                                     "node 0 was given", options.node_rank, e.what()));
       }
     }
   }
@@ -754,13 +766,24 @@ struct Controller::Impl {
   }
 };
 
+void require_torch_backend(const std::string& backend) {
+  if (backend == "gloo") return;
+  if (backend == "nccl") {
+    const BackendInfo nccl = nccl_backend_info();
+    if (!nccl.available)
+      throw InputError("backend 'nccl' cannot run here: " + nccl.reason + " (a --torch script runs on --backend gloo here)");
+    return;
+  }
+  throw InputError("--torch runs the script on PyTorch's own backends: --backend gloo (or nccl on GPUs), not '" +
+                   backend + "'");
+}
+
 void ControllerOptions::validate() const {
   job.validate();
   // Before the multi-node checks: a --torch run across nodes is refused for what it is, not for a
   // missing --master-port that would not make it work either.
   if (!torch.empty()) {
-    if (job.backend == "mpi")
-      throw InputError("--torch runs the script on PyTorch's own backends: --backend gloo (or nccl on GPUs)");
+    require_torch_backend(job.backend);
     if (nnodes > 1) throw InputError("--torch runs its script on one node: drop --nnodes and --node-rank");
     if (max_restarts > 0) throw InputError("--max-restarts restarts ringlab's workers, not a --torch script");
   }

@@ -47,6 +47,10 @@ struct TorchScript {
   bool empty() const { return argv.empty(); }
 };
 
+// A --torch script runs on PyTorch's own process groups: gloo, or NCCL where a GPU is. Throws
+// InputError naming what to give instead (ringlab's MPI backend is its own workers').
+void require_torch_backend(const std::string& backend);
+
 struct ControllerOptions {
   JobConfig job;
   std::string master_addr = "127.0.0.1";  // where the store and event server listen

@@ -42,6 +42,12 @@ class PeerClosedError : public Error {
   using Error::Error;
 };
 
+// A server (the store, the event server) refused the token its client gave.
+class TokenRefusedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Bad user input (flags, files): the CLI prints it as one line and exits non-zero.
 class InputError : public Error {
  public:

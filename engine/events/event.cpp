@@ -62,4 +62,9 @@ const char* to_string(ErrorCode code) {
   return "?";
 }
 
+std::string said_by_rank(const Event& e) {
+  const std::string prefix = "rank " + std::to_string(e.rank) + ": ";
+  return e.text.rfind(prefix, 0) == 0 ? e.text : prefix + e.text;
+}
+
 }  // namespace ringlab

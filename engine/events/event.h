@@ -104,6 +104,9 @@ struct Event {
 };
 
 const char* to_string(EventKind kind);
+// An error's or a log line's text as the run's output shows it: "rank R: text", unless the text
+// already begins with its rank (a worker's own errors carry it).
+std::string said_by_rank(const Event& e);
 
 // Payloads longer than one frame may carry (a sampler shard of millions of indices, a big model's
 // parameters) travel as several events of the same kind, each with a piece of the array, in

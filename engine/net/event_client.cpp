@@ -78,7 +78,7 @@ struct EventClient::Impl {
     }
     if (status == net::ReadStatus::Closed)
       throw Error(context(), fmt::format("event server at {} closed the connection during the handshake", where));
-    if (answer == 1) throw Error(context(), fmt::format("event server at {} refused the token", where));
+    if (answer == 1) throw TokenRefusedError(context(), fmt::format("event server at {} refused the token", where));
     if (answer == 2)
       throw Error(context(), fmt::format("event server at {} speaks another protocol version than {}",
                                          where, event_codec::kVersion));

@@ -334,16 +334,32 @@ struct StoreClient::Impl {
     net::end_frame(out, frame);
     const auto deadline = net::deadline_after(timeout);
     net::write_all(socket.fd(), out.data(), out.size(), deadline, where);
-    const auto reply = reader->next(deadline, timeout);
+    const auto reply = read_hello_answer(deadline);
     if (!reply) throw Error(fmt::format("store at {} closed the connection during the handshake", where));
     wire::Reader r(*reply, "store hello answer");
     const auto status = static_cast<HelloStatus>(r.u8());
-    if (status == HelloStatus::WrongToken) throw Error(fmt::format("store at {} refused the token", where));
+    if (status == HelloStatus::WrongToken) throw TokenRefusedError(fmt::format("store at {} refused the token", where));
     if (status == HelloStatus::WrongVersion)
       throw Error(fmt::format("store at {} speaks another protocol version than {}", where, kStoreVersion));
-    if (status != HelloStatus::Accepted)
-      throw Error(fmt::format("store at {} answered the handshake with code {}", where,
-                              static_cast<int>(status)));
+    if (status != HelloStatus::Accepted || reply->size() != 1)
+      throw Error(fmt::format("{} is not a ringlab store: it answered the store's hello with {} bytes a store never "
+                              "sends (another program listens on that port?)", where, reply->size()));
+  }
+
+  // Another program on the port (a wrong --master-port) answers the hello with its own bytes,
+  // or with nothing: each is said for what it is, not as a frame size or a store that is down.
+  std::optional<std::span<const uint8_t>> read_hello_answer(std::chrono::steady_clock::time_point deadline) {
+    try {
+      return reader->next(deadline, timeout);
+    } catch (const TimeoutError&) {
+      throw StoreHelloUnanswered(fmt::format("{} took the connection but did not answer the store's hello within {}",
+                                             where, net::describe_duration(timeout)));
+    } catch (const PeerClosedError&) {
+      throw;
+    } catch (const Error&) {
+      throw Error(fmt::format("{} is not a ringlab store: it answered the store's hello with bytes a store never "
+                              "sends (another program listens on that port?)", where));
+    }
   }
 
   // How long the answer to a request may take: what the server was asked to wait (a Get's or

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/error.h"
+
 namespace ringlab {
 
 class StoreServer {
@@ -32,6 +34,13 @@ class StoreServer {
 
 // One connection to the store. Safe to share between threads (requests take turns); a request
 // that fails on the connection itself leaves the client unusable (later requests throw Error).
+// Something took the connection but did not answer the store's hello in time: another program
+// on that port, or a store whose process is suspended.
+class StoreHelloUnanswered : public TimeoutError {
+ public:
+  using TimeoutError::TimeoutError;
+};
+
 class StoreClient {
  public:
   // Connects (retrying until `timeout` while the server is not listening yet) and presents the

@@ -25,7 +25,6 @@ FailureTracker::FailureTracker(FailureTracker&&) noexcept = default;
 FailureTracker& FailureTracker::operator=(FailureTracker&&) noexcept = default;
 namespace {
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool is_progress(EventKind kind) {
   switch (kind) {
@@ -311,8 +310,7 @@ void FailureTracker::consume(const Event& e) {
         t.error = e.text;
         if (e.code >= 0 && e.code <= static_cast<int32_t>(ErrorCode::BadInput)) t.error_code = static_cast<ErrorCode>(e.code);
       }
-      errors_.push_back(starts_with(e.text, fmt::format("rank {}: ", e.rank).c_str()) ? e.text
-                                                                                     : fmt::format("rank {}: {}", e.rank, e.text));
+      errors_.push_back(said_by_rank(e));
       failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
       break;
     case EventKind::FlightRecord:

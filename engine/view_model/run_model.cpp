@@ -145,10 +145,10 @@ void RunModel::consume(const Event& event) {
       break;
     case EventKind::Error:  // not those of the teardown a stop asked for
       if (stopped_at_ns_ < 0 || event.t_end_ns < stopped_at_ns_)
-        keep(errors_, "rank " + std::to_string(event.rank) + ": " + event.text);
+        keep(errors_, said_by_rank(event));
       break;
     case EventKind::Log:
-      keep(logs_, "rank " + std::to_string(event.rank) + ": " + event.text);
+      keep(logs_, said_by_rank(event));
       break;
     case EventKind::GateWait:  // the first gate of an all-reduce, before reduce-scatter step 1
       if (event.rank == 0 && event.phase == 0 && event.ring_step == 0) ++allreduces_held_;

@@ -314,6 +314,38 @@ TEST_CASE("connect errors name host:port") {
   }
 }
 
+TEST_CASE("another program on the store's port is named for what it does, not as a frame size or a store that is down") {
+  // A wrong --master-port: a listener that answers with its own bytes (an SSH banner), and one
+  // that takes the connection and says nothing (an HTTP server waiting for a request line).
+  for (const bool banner : {true, false}) {
+    CAPTURE(banner);
+    net::Socket listener = net::listen_tcp(kHost, 0);
+    std::atomic<bool> done{false};
+    std::thread other([&] {
+      net::wait_ready(listener.fd(), POLLIN, net::deadline_after(10000ms));
+      net::Socket s = net::accept_tcp(listener);
+      if (!s.valid()) return;
+      const std::string text = "SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n";
+      if (banner) send_raw(s, std::vector<uint8_t>(text.begin(), text.end()));
+      while (!done) std::this_thread::sleep_for(10ms);
+    });
+    const std::string where = "127.0.0.1:" + std::to_string(net::local_port(listener));
+    try {
+      StoreClient client(kHost, net::local_port(listener), kToken, 500ms);
+      FAIL("a client was made with a program that is not a store");
+    } catch (const StoreHelloUnanswered& e) {
+      CHECK_FALSE(banner);
+      CHECK(std::string(e.what()) == where + " took the connection but did not answer the store's hello within 500 ms");
+    } catch (const Error& e) {
+      CHECK(banner);
+      CHECK(contains(e.what(), where + " is not a ringlab store: it answered the store's hello with bytes a store never sends"));
+      CHECK_FALSE(contains(e.what(), "frame of"));
+    }
+    done = true;
+    other.join();
+  }
+}
+
 TEST_CASE("tokens_equal compares whole strings") {
   CHECK(net::tokens_equal("abc", "abc"));
   CHECK(net::tokens_equal("", ""));

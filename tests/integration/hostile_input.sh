@@ -158,6 +158,12 @@ row "run --torch a relative path that is not there" "--torch nonexistent/train.p
 row "run --torch a folder" "--torch /tmp: not a regular file" "$bin" run --torch /tmp
 row "run --torch '' (an unset variable)" "--torch: needs a script's path; it was given an empty one" "$bin" run --torch ""
 row "gui --torch ''" "--torch: needs a script's path; it was given an empty one" "$bin" gui --torch "" --frames 1
+row "run --torch --backend mpi (ringlab's own workers' backend)" "--torch runs the script on PyTorch's own backends: --backend gloo \\(or nccl on GPUs\\), not 'mpi'" \
+  "$bin" run --torch "$src/examples/ddp_cpu.py" --backend mpi
+if ! nvidia-smi > /dev/null 2>&1; then  # no GPU: NCCL is refused for the script, pointing at gloo (not at ringlab's mpi)
+  row "run --torch --backend nccl without a GPU" "backend 'nccl' cannot run here: .*\\(a --torch script runs on --backend gloo here\\)$" \
+    "$bin" run --torch "$src/examples/ddp_cpu.py" --backend nccl
+fi
 row "run --torch with a job flag of the script's" "--epochs is the script.s to decide with --torch" "$bin" run --torch "$src/examples/ddp_cpu.py" --epochs 3
 row "run --join-file without --node-rank" "give --node-rank K" "$bin" run --join-file /nonexistent/run.join
 row "run --master-port 70000" "--master-port must be in \[0, 65535\], got 70000" "$bin" run --master-port 70000

@@ -172,6 +172,43 @@ env -u RINGLAB_TOKEN "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 
   > /dev/null 2> "$work/none.err"
 expect "missing token: refused before anything starts" "$work/none.err" "node 1 joins node 0's run with node 0's token" $?
 
+# A wrong --master-port on node 1 that reaches another program: one that answers with its own
+# bytes (an SSH server's banner) is named at once; one that takes the connection and says nothing
+# (an HTTP server waiting for its request line) is named as such at the timeout, not as a store
+# that is down. Both listen on loopback, started here and stopped here.
+cat > "$work/foreign.py" << 'PY'
+import socket, sys, time
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", int(sys.argv[1])))
+server.listen(8)
+server.settimeout(30)
+held = []
+try:
+    while True:
+        conn, _ = server.accept()
+        if sys.argv[2] == "banner":
+            conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
+        held.append(conn)  # silent: the connection stays open, unanswered
+except socket.timeout:
+    pass
+PY
+# foreign_row MODE TIMEOUT LABEL PATTERN: node 1 sent to a port where foreign.py listens in MODE.
+foreign_row() {
+  local port foreign
+  port=$(free_port)
+  $py "$work/foreign.py" "$port" "$1" & foreign=$!
+  sleep 0.5
+  RINGLAB_TOKEN=t timeout 30 "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 --master-port "$port" \
+    --timeout "$2" -q > /dev/null 2> "$work/$1.err"
+  expect "$3" "$work/$1.err" "${4//PORT/$port}" $?
+  kill $foreign 2> /dev/null; wait $foreign 2> /dev/null
+}
+foreign_row banner 20 "node 1 at a port another program answers: not a ringlab store, said at once" \
+  "127.0.0.1:PORT is not a ringlab store: it answered the store's hello with bytes a store never sends"
+foreign_row silent 3 "node 1 at a port that takes the connection and says nothing: named as such" \
+  "cannot join node 0's run within 3 s: 127.0.0.1:PORT takes the connection but does not answer the store's hello"
+
 port=$(free_port); node0_bg "$port" 8 "$work/nn.join"
 RINGLAB_TOKEN=$(token_of "$work/nn.join") "$ringlab" run --nnodes 3 --nproc-per-node 1 --node-rank 1 \
   --master-port "$port" -q > /dev/null 2> "$work/nn.err"

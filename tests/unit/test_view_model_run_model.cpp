@@ -81,6 +81,10 @@ TEST_CASE("run end, errors and ingest from a store") {
   RunModel m;
   CHECK(m.ingest(store) == 3);
   CHECK(m.errors().back() == "rank 1: peer gone");
+  err.text = "rank 1: step 3: RuntimeError: a failure on purpose";  // a script's error names its rank
+  store.emit(err);
+  CHECK(m.ingest(store) == 1);
+  CHECK(m.errors().back() == "rank 1: step 3: RuntimeError: a failure on purpose");  // not "rank 1: rank 1:"
   CHECK_FALSE(m.run_ended());
   store.emit(make(EventKind::RunEnd, 0, -1));
   store.emit(make(EventKind::RunEnd, 1, -1));
