@@ -33,7 +33,7 @@ const BackendInfo* backend_info(const AppState& s, const std::string& name) {
 // A field that only a fresh run can change is disabled while one runs.
 void restart_tooltip(const AppState& s) {
   if (s.run.live() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("Takes effect at the next Start."));
+    Tooltip(tr("Takes effect at the next Start."));
 }
 
 const char* phase_text(RunPhase phase) {
@@ -72,7 +72,7 @@ void draw_backend_choice(AppState& state) {
     }
     ImGui::EndDisabled();
     if (!available && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("%s", info ? info->reason.c_str() : tr("not built into this ringlab"));
+      Tooltip(info ? info->reason.c_str() : tr("not built into this ringlab"));
   }
 }
 
@@ -145,7 +145,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::TextUnformatted(range_text(lo, hi).c_str());
     ImGui::EndTooltip();
   } else if (!editing && !ImGui::IsAnyItemActive() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::SetTooltip("%s", state.run.live() ? tr("Takes effect at the next Start.")
+    Tooltip(state.run.live() ? tr("Takes effect at the next Start.")
                                            : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
   }
   if (edit.refused) {
@@ -241,7 +241,7 @@ void draw_buttons(AppState& state) {
   if (ImGui::Button(label("▶ Start", "start").c_str(), size)) RequestStart(state);
   ImGui::EndDisabled();
   if (refused && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::SetTooltip("%s", tr("A field below holds a value the job refused: fix it (its range is under it) to start."));
+    Tooltip(tr("A field below holds a value the job refused: fix it (its range is under it) to start."));
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) RequestStart(state);  // greyed, but the press is answered
   }
   grid.place(1);
@@ -249,14 +249,14 @@ void draw_buttons(AppState& state) {
   if (ImGui::Button(label(pause, "pause").c_str(), size)) state.requests.pause_toggle = true;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));
+    Tooltip(tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));
   grid.place(2);
   ImGui::BeginDisabled(!live);
   if (ImGui::Button(label("■ Stop", "stop").c_str(), size)) state.requests.stop = true;
   ImGui::EndDisabled();
   grid.place(3);
   if (ImGui::Button(label("Reset", "reset").c_str(), size)) RequestReset(state);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("Stop, forget this run and go back to the scenario's settings."));
+  if (ImGui::IsItemHovered()) Tooltip(tr("Stop, forget this run and go back to the scenario's settings."));
 }
 
 // The workers take the gate's waits out of their step time, but a held rank looks for the next
@@ -515,7 +515,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   // A live change happens when the slider is let go, not on every value it passes.
   if (slid.released && state.run.live()) state.requests.change_world = true;
   if (slid.hovered)
-    ImGui::SetTooltip("%s", tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
+    Tooltip(tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
   if (state.run.phase != RunPhase::Idle) draw_world_note(state);
   draw_run_notices(model, state);

@@ -270,7 +270,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     const bool can_grow = state.ui_scale * 1.1f <= state.ui_scale_max + 1e-3f;
     if (ImGui::MenuItem(tr("Larger text"), "Ctrl+=", false, can_grow)) ++state.requests.zoom_steps;
     if (!can_grow && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("%s", tr("This is the largest text this window can show without cutting words."));
+      Tooltip(tr("This is the largest text this window can show without cutting words."));
     if (ImGui::MenuItem(tr("Smaller text"), "Ctrl+-")) --state.requests.zoom_steps;
     if (ImGui::MenuItem(tr("Full screen"), "F11")) state.requests.toggle_fullscreen = true;
     ImGui::EndMenu();

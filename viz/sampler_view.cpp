@@ -89,7 +89,7 @@ void draw_sampler_switches(AppState& state) {
     state.job.set_epoch = !forget;
   }
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing it during a run asks to start the run again."));
+    Tooltip(tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing it during a run asks to start the run again."));
   FlowCheckbox(label("Newest epoch", "follow_epoch"), &state.sampler.follow);
   FlowCheckbox(label("Show order", "label_order"), &state.sampler.label_order);
 }

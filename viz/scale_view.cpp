@@ -194,13 +194,13 @@ void world_size_control(ScaleViewState& v) {
   if (SliderIntBeside("##scale_world", &v.ranks_per_node, 1, 1024, shown,
                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
           .hovered)
-    ImGui::SetTooltip("%s", tr("A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
+    Tooltip(tr("A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
   ImGui::SameLine(0, fs * 0.3f);
   if (ImGui::Button("◀##scale_less")) v.ranks_per_node = static_cast<int>(power_of_two_below(v.ranks_per_node));
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the power of two below"));
+  if (ImGui::IsItemHovered()) Tooltip(tr("the power of two below"));
   ImGui::SameLine(0, fs * 0.3f);
   if (ImGui::Button("▶##scale_more")) v.ranks_per_node = static_cast<int>(power_of_two_above(v.ranks_per_node));
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tr("the power of two above"));
+  if (ImGui::IsItemHovered()) Tooltip(tr("the power of two above"));
   v.ranks_per_node = std::clamp(v.ranks_per_node, 1, 1024);
 }
 
@@ -210,7 +210,7 @@ void nodes_control(ScaleViewState& v) {
   const std::string shown = trf(v.nodes == 1 ? "{} node" : "{} nodes", v.nodes);
   if (SliderIntBeside("##scale_nodes", &v.nodes, 1, 128, shown, ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
           .hovered)
-    ImGui::SetTooltip("%s", tr("Hosts, each with the ranks per node. Ranks of one node share a fast link; "
+    Tooltip(tr("Hosts, each with the ranks per node. Ranks of one node share a fast link; "
                                "between nodes the data crosses the network."));
   v.nodes = std::clamp(v.nodes, 1, 128);
   if (was == 1 && v.nodes > 1) enter_several_nodes(v);
@@ -237,7 +237,7 @@ void preset_items(std::string& chosen) {
     const std::string item = fmt::format("{} · α {} · {}", link_title(p.name), time_text(p.link.alpha_s),
                                          rate_text(1.0 / p.link.beta_s_per_byte));
     if (ImGui::Selectable(item.c_str(), chosen == p.name)) chosen = p.name;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n\n%s", p.description.c_str(), p.source.c_str());
+    if (ImGui::IsItemHovered()) Tooltip(p.description + "\n\n" + p.source);
   }
 }
 
@@ -328,7 +328,7 @@ void hover_readout(const LogLogPlot& plot, const sim::ScaleData& d, Quantity q, 
     const double y = value_of((*s.points)[best], q);
     tip += fmt::format("\n{}: {}", s.name, q == Quantity::Time ? time_text(y) : rate_text(y));
   }
-  ImGui::SetTooltip("%s", tip.c_str());
+  Tooltip(tip.c_str());
 }
 
 void draw_curves_plot(const char* id, ImVec2 size, Quantity q, const sim::ScaleData& d, const sim::LiveCalibration& live,
@@ -421,7 +421,7 @@ void draw_step_bar(const sim::StepBar& s, const ScaleViewState& v) {
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(efficiency_color(s.efficiency)), "%s", eff.c_str());
   ImGui::PopFont();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s", tr("Weak scaling: every rank keeps its batch, so the ideal step is one rank's compute. "
+    Tooltip(tr("Weak scaling: every rank keeps its batch, so the ideal step is one rank's compute. "
                                "Efficiency = compute / step."));
   draw_step_rows(s, width);
   const std::string numbers =

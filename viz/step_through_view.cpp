@@ -110,7 +110,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   if (ImGui::Button(label("Next →", "next").c_str(), ImVec2(grid.width, 0))) StepForward(model, state);
   ImGui::EndDisabled();
   if (!can_next && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr(state.run.phase == RunPhase::Paused ? "Paused: Resume lets the workers take their next step."
+    Tooltip(tr(state.run.phase == RunPhase::Paused ? "Paused: Resume lets the workers take their next step."
                                                                     : "Nothing further was recorded: the run is over."));
 
   float speed = static_cast<float>(st.speed);

@@ -20,11 +20,11 @@ void DrawTorchScriptControls(AppState& state) {
   ImGui::BeginDisabled(!has_script);
   FlowCheckbox(tr("Run it instead of ringlab's engine"), &t.use, true);
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("The next Start runs the script with the world size above; every view draws what it "
+    Tooltip(tr("The next Start runs the script with the world size above; every view draws what it "
                                "reports."));
   FlowCheckbox(tr("Side by side"), &t.side_by_side, true);
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", tr("The next Start runs the script, then ringlab's engine on the same job: the Training "
+    Tooltip(tr("The next Start runs the script, then ringlab's engine on the same job: the Training "
                                "view draws the two loss curves over each other."));
   ImGui::EndDisabled();
 }

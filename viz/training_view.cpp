@@ -268,7 +268,7 @@ std::string loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
     tip += elsewhere ? "\n" + trf("{} (at step {:.0f}): {:.6f}", set.legend[c.legend].text, p.step, p.loss)
                      : fmt::format("\n{}: {:.6f}", set.legend[c.legend].text, p.loss);
   }
-  ImGui::SetTooltip("%s", tip.c_str());
+  Tooltip(tip.c_str());
   return tip;
 }
 

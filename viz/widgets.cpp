@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "viz/fonts.h"
 #include "viz/rank_colors.h"
@@ -152,13 +153,30 @@ std::string cut_to_width(const std::string& text, float width) {
 
 }  // namespace
 
-void WrappedTooltip(const std::string& text, float width) {
+namespace {
+
+// A tooltip sized for its text in the frame that draws it. Dear ImGui fits a window to what it
+// held the frame before, so a tooltip whose text grew (a timeline followed live, the span under
+// the pointer changing every frame) was drawn cut at the old size; at a few frames a second
+// during a run, for long enough to see. `wrap`: where lines wrap (window coordinates), 0: never.
+void SizedTooltip(const std::string& text, float wrap) {
+  const ImVec2 pad = ImGui::GetStyle().WindowPadding;
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap > 0 ? wrap - pad.x : -1.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_Alpha, 1.0f);
+  ImGui::SetNextWindowSize(ImVec2(std::ceil(size.x + 2 * pad.x), std::ceil(size.y + 2 * pad.y)));
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * width);
+  if (wrap > 0) ImGui::PushTextWrapPos(wrap);
   ImGui::TextUnformatted(text.c_str());
-  ImGui::PopTextWrapPos();
+  if (wrap > 0) ImGui::PopTextWrapPos();
   ImGui::EndTooltip();
+  ImGui::PopStyleVar();
 }
+
+}  // namespace
+
+void Tooltip(const std::string& text) { SizedTooltip(text, 0); }
+
+void WrappedTooltip(const std::string& text, float width) { SizedTooltip(text, ImGui::GetFontSize() * width); }
 
 std::string JoinedInLines(const std::vector<std::string>& parts, float width, float font_size) {
   const auto width_of = [&](const std::string& text) {

@@ -20,6 +20,10 @@ float DrawRankLabel(ImDrawList* dl, const ImVec2& at, int rank, const std::strin
 // A hint in the dim text colour, wrapped at the pane's edge.
 void DimWrapped(const char* text);
 
+// A tooltip, sized for its text in the frame that draws it, and opaque also over a disabled
+// control (Dear ImGui 1.86 dims everything drawn inside BeginDisabled, a tooltip's window too,
+// and the text under it showed through).
+void Tooltip(const std::string& text);
 // A tooltip whose lines wrap at `width` text heights, so that none runs off the window.
 void WrappedTooltip(const std::string& text, float width = 30);
 

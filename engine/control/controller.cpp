@@ -565,8 +565,8 @@ struct Controller::Impl {
     if (lost_nodes.empty()) return;
     std::string lost;
     for (int node : lost_nodes)
-      lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, or its machine is gone)\n",
-                          node, ranks_of_node(node));
+      lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, suspended with "
+                          "Ctrl-Z, or its machine is gone)\n", node, ranks_of_node(node));
     r.ok = false;
     r.failure = lost + r.failure;
   }

@@ -40,6 +40,7 @@ void EventFeed::discard_queued() {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   queue_.clear();
   head_ = 0;
+  overflowed_ = 0;  // what the last run lost is not the next one's
 }
 
 size_t EventFeed::overflowed() const {

@@ -25,7 +25,7 @@ class EventFeed : public EventSink {
   // Moves up to `max` queued events into `out` (appended); returns how many.
   size_t drain(std::vector<Event>& out, size_t max);
   size_t queued() const;
-  void discard_queued();      // forget what the reader has not drained (a new run starts)
+  void discard_queued();      // forget what the reader has not drained, and lost (a new run starts)
   size_t overflowed() const;  // events the reader lost because it fell too far behind
 
  private:

@@ -15,6 +15,7 @@
 #include "viz/layout_audit.h"
 #include "viz/plot.h"
 #include "viz/views.h"
+#include "viz/widgets.h"
 
 using ringlab::viz::AuditLayout;
 using ringlab::viz::LayoutAudit;
@@ -217,4 +218,33 @@ TEST_CASE("a log axis of losses is labelled in one format from 1 down to 0.0001"
   CHECK(ringlab::viz::format_duration(45'000) == "45.0 µs");
   CHECK(ringlab::viz::format_duration(2'310'000) == "2.31 ms");
   CHECK(ringlab::viz::format_duration(2.06e9) == "2.06 s");
+}
+
+TEST_CASE("a tooltip whose text grew is sized for it in the same frame, not cut at last frame's size") {
+  ringlab::test::HeadlessImGui imgui{ImVec2(800, 600)};
+  ImGui::GetIO().Fonts->Build();
+  // A timeline followed live changes the span under a still pointer every frame, and with it the
+  // tooltip's text; at a few frames a second during a run, a cut tooltip stays on screen.
+  const std::string grown = "rank 2 · all-reduce #40 · bucket 0\nwaited 0.17 ms for the slowest rank, then reduce-scatter "
+                            "and all-gather took 0.31 ms: 2,737 floats in 6 ring steps";
+  const auto frame = [&](const std::string& text, bool ours) {
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::Begin("pane", nullptr, ImGuiWindowFlags_NoDecoration);
+    if (ours) ringlab::viz::WrappedTooltip(text);
+    else ImGui::SetTooltip("%s", text.c_str());  // Dear ImGui's own: fitted to last frame's text
+    ImGui::End();
+    ImGui::Render();
+    return AuditLayout(ImGui::GetDrawData());
+  };
+  for (const bool ours : {false, true}) {
+    CAPTURE(ours);
+    frame("short", ours);
+    frame("short", ours);
+    const LayoutAudit a = frame(grown, ours);
+    if (ours) CHECK(of_kind(a, TextFlaw::Kind::Cut).empty());
+    else CHECK_FALSE(of_kind(a, TextFlaw::Kind::Cut).empty());  // the audit sees the cut it fixes
+    frame("short", ours);  // and back, for the next round
+    frame("short", ours);
+  }
 }
