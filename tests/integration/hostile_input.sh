@@ -276,7 +276,7 @@ for _ in $(seq 50); do [[ -s busy.port ]] && break; sleep 0.1; done
 busy=$(cat busy.port)
 row "run --master-port <listening port>" "cannot bind 127.0.0.1:$busy: address already in use" "$bin" run --master-port "$busy"
 row "worker rank 0 MASTER_PORT=<listening port>" "cannot bind 127.0.0.1:$busy: address already in use" env MASTER_PORT=$busy "$bin" worker --timeout 3
-row "worker rank 1, master port is not a store" "no message from 127.0.0.1:$busy" env MASTER_PORT=$busy RANK=1 WORLD_SIZE=2 RINGLAB_TOKEN=t "$bin" worker --timeout 3
+row "worker rank 1, master port is not a store" "127.0.0.1:$busy took the connection but did not answer the store.s hello within 3 s" env MASTER_PORT=$busy RANK=1 WORLD_SIZE=2 RINGLAB_TOKEN=t "$bin" worker --timeout 3
 kill $busy_pid 2> /dev/null
 
 echo "== malformed checkpoint files (worker --checkpoint-in)"
