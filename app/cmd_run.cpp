@@ -405,8 +405,7 @@ void run(RunFlags& f) {
   if (f.max_restarts < 0 || f.max_restarts > 100)
     throw InputError(fmt::format("--max-restarts must be between 0 and 100, got {}", f.max_restarts));
   options.max_restarts = f.max_restarts;
-  if (f.torch_script.empty()) require_backend(options.job.backend);
-  else require_torch_backend(options.job.backend);
+  if (f.torch_script.empty()) require_backend(options.job.backend);  // a script's: options.validate()
   if (f.master_port < 0 || f.master_port > 65535)
     throw InputError(fmt::format("--master-port must be in [0, 65535], got {}", f.master_port));
   options.nnodes = f.job.nnodes;

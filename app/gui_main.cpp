@@ -385,7 +385,7 @@ class FrameLoop {
     // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
     if (cause.input) frame_change_.forget();
     const bool changed = frame_change_.changed(draw);
-    if (!partial_.available()) return (changed || pane_cache_.redrawn()) && render_whole(fb_w, fb_h, background);
+    if (!partial_.available()) return (changed || !pane_cache_.changed_rects().empty()) && render_whole(fb_w, fb_h, background);
     viz::Damage damage = frame_change_.damage();
     for (const viz::ScreenRect& pane : pane_cache_.changed_rects()) damage.add(pane);
     if (damage.empty()) return false;

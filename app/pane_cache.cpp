@@ -39,7 +39,6 @@ void PaneCache::release(Entry& e) {
 
 int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes, const view_model::FramePacer& pacer,
                      const view_model::FrameCause& cause, int64_t now_ns, ImVec4 background) {
-  redrawn_ = false;
   changed_rects_.clear();
   std::vector<viz::ScreenRect> shown_before;
   for (const Entry* e : shown_) shown_before.push_back(viz::ScreenRect{e->min.x, e->min.y, e->max.x, e->max.y});
@@ -59,7 +58,6 @@ int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes
     if (view_model::FramePacer::side_pane_due(now_ns, e.drawn_ns, moved)) {
       if (!draw_afresh(e, pane.list, min, max, frame, background)) continue;  // shown as it is
       e.drawn_ns = now_ns;
-      redrawn_ = true;
       changed_rects_.push_back(viz::ScreenRect{min.x, min.y, max.x, max.y});
     } else {
       ++reused;

@@ -36,11 +36,9 @@ class PaneCache {
   // Copies the panes that apply took out into the bound framebuffer (its height in pixels), after
   // it is cleared and before the rest of the frame is drawn over it (menus and tooltips).
   void draw_panes(int framebuffer_height) const;
-  // Whether the last apply drew any texture afresh (what is on screen then changed, although the
-  // draw data, which no longer holds the panes, may look the same).
-  bool redrawn() const { return redrawn_; }
   // Where the last apply changed what its panes put on screen (display coordinates): the panes
   // drawn afresh, and where a pane shown from its texture the time before is no longer shown.
+  // The draw data, which no longer holds the panes, may look the same as the last frame's.
   const std::vector<viz::ScreenRect>& changed_rects() const { return changed_rects_; }
 
  private:
@@ -56,7 +54,6 @@ class PaneCache {
 
   std::map<std::string, Entry> entries_;
   std::vector<const Entry*> shown_;  // this frame's, for draw_panes
-  bool redrawn_ = false;
   std::vector<viz::ScreenRect> changed_rects_;
 };
 

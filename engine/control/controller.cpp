@@ -384,7 +384,6 @@ struct Controller::Impl {
   std::unique_ptr<StoreClient> connect_to_node0() {
     const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout()).count();
     const std::string where = net::host_port(options.master_addr, options.master_port);
-    bool unanswered = false;  // the last try found a listener that said nothing
     for (;;) {
       const auto left = std::chrono::milliseconds(std::max<int64_t>(1, (deadline - now_ns()) / 1'000'000));
       try {
@@ -392,9 +391,8 @@ struct Controller::Impl {
                                              std::min(left, std::chrono::milliseconds(1000)));
       } catch (const TimeoutError& e) {
         if (stop_requested) throw StoppedWaiting();
-        unanswered = dynamic_cast<const StoreHelloUnanswered*>(&e) != nullptr;
         if (now_ns() < deadline) continue;
-        if (unanswered)
+        if (dynamic_cast<const StoreHelloUnanswered*>(&e))  // the last try found a listener that said nothing
           throw InputError(fmt::format("node {} cannot join node 0's run within {} s: {} takes the connection but does "
                                        "not answer the store's hello: another program listens on that port, or node 0 "
                                        "is suspended (Ctrl-Z); node 0's store is at the --master-port node 0 was given",
