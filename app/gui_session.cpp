@@ -240,6 +240,7 @@ void RunSession::update() {
   note_switch_landed();
   note_script_job();
   state_.run.events_lost = feed_.overflowed();
+  state_.run.events_queued = feed_.queued();
   // Events are allocated on the event server's threads and freed on this one; glibc keeps the
   // freed pages in those threads' arenas, so a long run's memory would creep up. Hand them back.
   if (now_ns() - last_trim_ns_ > kTrimEveryNs) {

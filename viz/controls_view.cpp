@@ -285,9 +285,11 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
     // following again after a stretch at the gate: the last second's pace is real
     const double us = model.live_us_per_step();
     // Unless no step has ended for far longer than a step takes (a rank stalled, a hang): the
-    // last second's pace would go on reading as if they trained.
+    // last second's pace would go on reading as if they trained. The newest step taken in is
+    // the newest there is only once the app has read every event that came: behind (a loaded
+    // machine, a burst), the quiet is the app's, and the workers' steps wait in the queue.
     const double quiet_s = static_cast<double>(now_ns() - model.last_step_ns()) * 1e-9;
-    if (quiet_s > std::max(2.0, 20 * us * 1e-6))
+    if (state.run.events_queued == 0 && quiet_s > std::max(2.0, 20 * us * 1e-6))
       return {trf("no step for {:.0f} s (before that ≈ {} µs per step)", quiet_s, micros(us)),
               trf("no step for {:.0f} s", quiet_s)};
     return {trf("≈ {} µs per step (the last second)", micros(us)), trf("≈ {} µs per step", micros(us))};

@@ -8,9 +8,11 @@
 
 #include <string_view>
 
+#include "engine/core/clock.h"
 #include "engine/view_model/failure_lab.h"
 #include "engine/view_model/run_model.h"
 #include "tests/support/headless_imgui.h"
+#include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
 #include "viz/views.h"
@@ -79,4 +81,47 @@ TEST_CASE("another scenario opens the controls pane at its title, not where the 
   app.frame(in_pane);
   app.frame(in_pane);
   CHECK(controls_pane().Scroll.y == 0);
+}
+
+namespace {
+
+// Rank 0 ended steps every 0.5 ms up to `ago_s` seconds before now (the workers' clock is this
+// machine's steady clock).
+void steps_ended(view_model::RunModel& model, double ago_s) {
+  model.consume(test::run_begin_event(0, 1, "gloo"));
+  const int64_t last = now_ns() - static_cast<int64_t>(ago_s * 1e9);
+  for (int step = 0; step < 100; ++step) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = 0;
+    e.step = step;
+    e.t_end_ns = last - (99 - step) * 500'000;
+    e.value = 0.5;
+    model.consume(e);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the status says no step has ended for seconds only once the app has read every event that came") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  steps_ended(app.model, 5.0);
+  REQUIRE(app.model.live_us_per_step() == doctest::Approx(500).epsilon(0.01));
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "no step for 5 s (before that ≈ 500 µs per step)");  // a stall: nothing more came
+
+  // The same newest step while thousands of the workers' events wait to be read: the app is
+  // behind, not the workers.
+  app.state.run.events_queued = 3000;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "≈ 500 µs per step (the last second)");
+}
+
+TEST_CASE("a step that ended a moment ago gives the last second's pace") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  steps_ended(app.model, 0.0);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "≈ 500 µs per step (the last second)");
 }
