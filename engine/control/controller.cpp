@@ -566,7 +566,9 @@ struct Controller::Impl {
       lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, suspended with "
                           "Ctrl-Z, or its machine is gone)\n", node, ranks_of_node(node));
     r.ok = false;
-    r.failure = lost + r.failure;
+    // The ranks still there failed next, on the connections the lost node's ranks held: their
+    // exit codes and errors follow, marked as what came after, not as a second cause.
+    r.failure = lost + (r.failure.empty() ? "" : "after that, on the nodes still answering:\n" + r.failure);
   }
 
   void ask_workers_to_stop() {
