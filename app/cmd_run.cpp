@@ -2,6 +2,7 @@
 // prints the seed script's report from rank 0's view, and exits non-zero if any rank failed.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -29,6 +30,7 @@
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
 #include "engine/control/join_file.h"
+#include "engine/control/suspend_signal.h"
 #include "engine/job/epoch_shape.h"
 #include "engine/job/fault_plan.h"
 #include "engine/events/rank_exit.h"
@@ -262,6 +264,35 @@ void say_nodes_met(const Controller& controller) {
   std::fflush(stderr);
 }
 
+// Ctrl-Z on a joined node: node 0 is told before this controller stops, and again once `fg`
+// (or SIGCONT) resumes it. Its ranks, in a process group of their own, train on meanwhile.
+void suspend_joined_node(Controller& controller, SuspendSignal& suspend, bool quiet) {
+  const int node = controller.options().node_rank;
+  controller.say_suspended(true);
+  if (!quiet)
+    std::fprintf(stderr, "ringlab run: Ctrl-Z: node %d's controller stops here (node 0 was told, and this node's "
+                 "ranks train on); `fg` resumes it, and the run's end waits for it\n", node);
+  std::fflush(stderr);
+  suspend.stop_now();
+  controller.say_suspended(false);
+  if (!quiet) std::fprintf(stderr, "ringlab run: node %d's controller resumed\n", node);
+}
+
+// Node 0: says when another node's controller was suspended with Ctrl-Z, and when it came back.
+void say_suspended_nodes(const Controller& controller, std::vector<int>& said, ProgressBar& bar, bool quiet) {
+  const std::vector<int> now = controller.suspended_nodes();
+  if (now == said) return;
+  bar.clear();
+  for (int node : now)
+    if (!quiet && std::find(said.begin(), said.end(), node) == said.end())
+      std::fprintf(stderr, "ringlab run: node %d's controller was suspended (Ctrl-Z there): its ranks train on, "
+                   "and the run's end waits for it to be resumed (`fg` on node %d)\n", node, node);
+  for (int node : said)
+    if (!quiet && std::find(now.begin(), now.end(), node) == now.end())
+      std::fprintf(stderr, "ringlab run: node %d's controller resumed\n", node);
+  said = now;
+}
+
 // How long the workers get to stop together at a step boundary after Ctrl-C or SIGTERM, before
 // they are terminated. A step (or an epoch's evaluation) longer than this is cut short.
 constexpr std::chrono::seconds kStopPatience(5);
@@ -272,7 +303,15 @@ constexpr std::chrono::seconds kStopPatience(5);
 RunResult watch(Controller& controller, const InterruptSignals& signals, LiveReport& live, ProgressBar& bar,
                 bool quiet, const std::function<void()>& on_joined) {
   bool asked = false, said_joined = false, said_met = false;
+  std::optional<SuspendSignal> suspend;
+  if (controller.options().node_rank > 0) suspend.emplace();
+  std::vector<int> said_suspended;
   while (!controller.poll()) {
+    if (suspend && suspend->requested()) {
+      bar.clear();
+      suspend_joined_node(controller, *suspend, quiet);
+    }
+    if (controller.options().node_rank == 0) say_suspended_nodes(controller, said_suspended, bar, quiet);
     if (!said_joined && controller.joined()) {
       said_joined = true;
       on_joined();

@@ -144,6 +144,7 @@ struct Controller::Impl {
   std::atomic<bool> joined{false};  // a joining node: node 0 took it into the run
   std::unique_ptr<NodeWatch> node_watch;  // node 0 of a multi-node run: are the others alive?
   std::vector<int> lost_nodes;            // nodes whose controller never said how its ranks ended
+  std::vector<int> suspended_nodes;       // node 0: those suspended (Ctrl-Z) at the last look; under `mutex`
 
   Impl(ControllerOptions o, EventSink& sink)
       : options(with_placement(std::move(o))),
@@ -449,6 +450,12 @@ struct Controller::Impl {
     }
   }
 
+  // How long node 0 waits at the end for a node whose controller is suspended (Ctrl-Z there) to
+  // be resumed and say how its ranks ended: as long as a rank waits for a peer.
+  std::chrono::milliseconds suspended_patience() const {
+    return std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+  }
+
   // "ranks 2 to 3": those of node `node`.
   std::string ranks_of_node(int node) const {
     const int first = node * options.nproc_per_node();
@@ -466,8 +473,13 @@ struct Controller::Impl {
     try {
       std::lock_guard<std::mutex> lock(store_mutex);
       note = read_abort(*store);
-      if (joining()) beat(*store, options.node_rank);
-      else silent = node_watch->silent(*store, kNodeSilence);
+      if (joining()) {
+        beat(*store, options.node_rank);
+      } else {
+        silent = node_watch->silent(*store, kNodeSilence);
+        std::lock_guard<std::mutex> state_lock(mutex);
+        suspended_nodes = node_watch->suspended();
+      }
     } catch (const Error& e) {
       if (joining()) note = AbortNote{0, StopCause::OtherNode, fmt::format("its store cannot be reached ({})", e.what())};
     }
@@ -519,7 +531,8 @@ struct Controller::Impl {
         publish_exits(*store, options.node_rank, exits);
         return exits;
       }
-      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait, *node_watch, lost_nodes);
+      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait, suspended_patience(),
+                                                   *node_watch, lost_nodes);
       exits.insert(exits.end(), remote.begin(), remote.end());
     } catch (const Error&) {
       // the store is gone: what this node saw is all there is
@@ -562,9 +575,16 @@ struct Controller::Impl {
   void say_lost_nodes(RunResult& r) const {
     if (lost_nodes.empty()) return;
     std::string lost;
-    for (int node : lost_nodes)
-      lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, suspended with "
-                          "Ctrl-Z, or its machine is gone)\n", node, ranks_of_node(node));
+    for (int node : lost_nodes) {
+      const std::vector<int>& suspended = node_watch->suspended();
+      if (std::find(suspended.begin(), suspended.end(), node) != suspended.end())
+        lost += fmt::format("node {} ({}) did not report how its ranks ended: its controller was suspended (Ctrl-Z "
+                            "there) and not resumed within {} s of the end (--timeout)\n",
+                            node, ranks_of_node(node), suspended_patience().count() / 1000);
+      else
+        lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, suspended with "
+                            "Ctrl-Z, or its machine is gone)\n", node, ranks_of_node(node));
+    }
     r.ok = false;
     // The ranks still there failed next, on the connections the lost node's ranks held: their
     // exit codes and errors follow, marked as what came after, not as a second cause.
@@ -926,6 +946,23 @@ void Controller::kill_rank(int rank) {
 const ControllerOptions& Controller::options() const { return impl_->options; }
 const std::string& Controller::token() const { return impl_->token; }
 const std::string& Controller::run_id() const { return impl_->run_id; }
+void Controller::say_suspended(bool suspended) {
+  if (impl_->options.node_rank == 0 || !impl_->joined.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(impl_->store_mutex);
+  try {
+    if (!impl_->store) return;
+    publish_suspended(*impl_->store, impl_->options.node_rank, suspended);
+    if (!suspended) beat(*impl_->store, impl_->options.node_rank);
+  } catch (const Error&) {
+    // node 0's store is gone: the monitor finds out at its next look and says so
+  }
+}
+
+std::vector<int> Controller::suspended_nodes() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->suspended_nodes;
+}
+
 bool Controller::nodes_met() const { return impl_->nodes_met.load(std::memory_order_acquire); }
 bool Controller::joined() const { return impl_->joined.load(std::memory_order_acquire); }
 

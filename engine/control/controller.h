@@ -163,6 +163,11 @@ class Controller {
   // A joining node: node 0 has taken it into the run (options() now holds node 0's job and the
   // run's id); its workers start once every node has joined (nodes_met).
   bool joined() const;
+  // A joined node whose controller stops for Ctrl-Z tells node 0 first (true), and again once
+  // resumed (false); node 0 then waits for it instead of taking its still beats for a lost node.
+  void say_suspended(bool suspended);
+  // Node 0: the nodes whose controllers said they are suspended, as the monitor last looked.
+  std::vector<int> suspended_nodes() const;
 
  private:
   struct Impl;

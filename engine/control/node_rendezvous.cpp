@@ -183,12 +183,21 @@ void beat(StoreClient& store, int node_rank) { store.add(node_key("beat", node_r
 NodeWatch::NodeWatch(int nnodes)
     : beats_(static_cast<size_t>(nnodes), -1), changed_ns_(static_cast<size_t>(nnodes), now_ns()) {}
 
+void publish_suspended(StoreClient& store, int node_rank, bool suspended) {
+  store.set(node_key("suspended", node_rank), {static_cast<uint8_t>(suspended ? 1 : 0)});
+}
+
 std::vector<int> NodeWatch::silent(StoreClient& store, std::chrono::milliseconds silence) {
   std::vector<int> quiet;
+  suspended_.clear();
   const int64_t now = now_ns();
   for (size_t node = 1; node < beats_.size(); ++node) {
     const int64_t count = store.add(node_key("beat", static_cast<int>(node)), 0);
-    if (count != beats_[node]) {
+    const std::optional<std::string> paused = peek(store, node_key("suspended", static_cast<int>(node)));
+    if (paused && !paused->empty() && (*paused)[0] == 1) {  // its silence is Ctrl-Z's, said before it came
+      suspended_.push_back(static_cast<int>(node));
+      changed_ns_[node] = now;
+    } else if (count != beats_[node]) {
       beats_[node] = count;
       changed_ns_[node] = now;
     } else if (now - changed_ns_[node] >= std::chrono::nanoseconds(silence).count()) {
@@ -205,8 +214,11 @@ void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit
 }
 
 std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
-                                    NodeWatch& watch, std::vector<int>& lost) {
-  const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
+                                    std::chrono::milliseconds suspended_timeout, NodeWatch& watch,
+                                    std::vector<int>& lost) {
+  const int64_t start = now_ns();
+  const int64_t deadline = start + std::chrono::nanoseconds(timeout).count();
+  const int64_t suspended_deadline = start + std::chrono::nanoseconds(suspended_timeout).count();
   std::vector<RankExit> all;
   for (int node = 1; node < nnodes; ++node) {
     std::optional<std::string> text;
@@ -214,7 +226,12 @@ std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono:
       const std::vector<int> quiet = watch.silent(store, kNodeSilence);
       return std::find(quiet.begin(), quiet.end(), node) != quiet.end();
     };
-    while (!(text = peek(store, node_key("exits", node))) && now_ns() < deadline && !gone())
+    auto waited_enough = [&] {
+      const std::vector<int>& suspended = watch.suspended();
+      const bool is_suspended = std::find(suspended.begin(), suspended.end(), node) != suspended.end();
+      return now_ns() >= (is_suspended ? std::max(deadline, suspended_deadline) : deadline);
+    };
+    while (!(text = peek(store, node_key("exits", node))) && !gone() && !waited_enough())
       std::this_thread::sleep_for(kPollInterval);
     if (!text) {  // that node's controller is gone: its ranks' events still tell what they did
       lost.push_back(node);

@@ -9,6 +9,7 @@
 //   node 0 waits for every node to join before it starts its workers
 //   node 0 says the run starts; the joined nodes start theirs then ............ started
 //   node K > 0 counts up while its controller lives, a few times a second .... beat/K
+//   node K > 0 says its controller stops for Ctrl-Z (1), and is resumed (0) ... suspended/K
 //   a node whose workers failed, or that was stopped, says so ................ abort
 //   every node K > 0 publishes how its processes ended ........................ exits/K
 //   node 0 publishes the run's verdict, naming the rank that failed first ..... result
@@ -75,22 +76,31 @@ std::optional<AbortNote> read_abort(StoreClient& store);
 // node 0's verdict). Node 0 watches the beats: a node whose count stood still for `silence` has
 // lost its controller (killed, or its machine is gone), and nobody will report its ranks' exits.
 void beat(StoreClient& store, int node_rank);
+// Node K > 0: its controller is about to stop for Ctrl-Z (true), or has been resumed (false). Its
+// ranks train on meanwhile, and node 0 waits for it instead of taking it for lost.
+void publish_suspended(StoreClient& store, int node_rank, bool suspended);
 class NodeWatch {
  public:
   explicit NodeWatch(int nnodes);
-  // The nodes silent for at least `silence` (each looked at once per call).
+  // The nodes silent for at least `silence` (each looked at once per call). A node that said it
+  // is suspended is not silent, however long it stays so.
   std::vector<int> silent(StoreClient& store, std::chrono::milliseconds silence);
+  // The nodes suspended at the last look.
+  const std::vector<int>& suspended() const { return suspended_; }
 
  private:
   std::vector<int64_t> beats_, changed_ns_;
+  std::vector<int> suspended_;
 };
 
 // Node K > 0 publishes its processes' exits; node 0 collects them, each tagged with its node,
-// waiting at most `timeout` and not at all for a node `watch` finds silent. `lost` gets the
-// nodes whose exits never came.
+// waiting at most `timeout` (`suspended_timeout` for a node whose controller said it is
+// suspended) and not at all for a node `watch` finds silent. `lost` gets the nodes whose exits
+// never came.
 void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits);
 std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
-                                    NodeWatch& watch, std::vector<int>& lost);
+                                    std::chrono::milliseconds suspended_timeout, NodeWatch& watch,
+                                    std::vector<int>& lost);
 
 // Every node's exits as one list, the one that caused the end first: a process killed by a signal
 // before one that exited with an error (its peers exit with an error because it died), then the

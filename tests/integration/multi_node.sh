@@ -8,6 +8,8 @@
 #   - SIGKILL of a worker on node 1: both nodes end (well before the run's 300 s timeout), and
 #     both name that rank;
 #   - no process of the run has the token on its command line;
+#   - a whole node lost (its controller killed); Ctrl-Z on node 1's controller for 7 s: node 0
+#     waits for it instead (the run goes on), and a Ctrl-C on node 0 then ends it as asked;
 #   - hostile rows: a wrong token, no token, a mismatched --nnodes, two nodes claiming one node
 #     rank, a node that never comes: each a clear error naming it, within the timeout.
 set -uo pipefail
@@ -348,6 +350,28 @@ assert r["interrupted"] is True and r["stopped_by"].startswith("SIGINT"), (r.get
   ok "Ctrl-C on node 1: node 1 exits 130, node 0's report says the run was interrupted"
 else
   fail "Ctrl-C on node 1: node 1 exit $(cat "$work/int1.1.rc"); node 0: $(head -2 "$work/int1.0.err")"
+fi
+
+# Ctrl-Z on node 1 (SIGTSTP to its controller; its ranks are in a process group of their own):
+# node 0 is told before the controller stops, and does not take its still beats for a lost node.
+long_pair tstp
+kill -TSTP "$node1_pid"
+sleep 7  # over twice the 3 s of silence after which node 0 takes a node for lost
+tstp_state=$(ps -o stat= -p "$node1_pid" | tr -d ' ')
+tstp_node0=$(kill -0 "$node0_pid" 2> /dev/null && echo alive || echo gone)
+tstp_workers=$(pgrep -fc "ringlab worker")
+kill -CONT "$node1_pid"
+sleep 1
+kill -INT "$node0_pid"
+wait_pair tstp
+if [[ "$tstp_state" == T* ]] && [ "$tstp_node0" = alive ] && [ "$tstp_workers" -ge 4 ] && $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["interrupted"] is True and r["stopped_by"].startswith("SIGINT"), (r.get("interrupted"), r.get("stopped_by"), r.get("failure"))
+assert "lost" not in r.get("failure", ""), r["failure"]' "$work/tstp.json"; then
+  ok "Ctrl-Z on node 1 for 7 s: node 0 and the 4 ranks go on; resumed, the run ends as node 0's Ctrl-C asked"
+else
+  fail "Ctrl-Z on node 1: its controller $tstp_state, node 0 $tstp_node0, $tstp_workers workers; node 0 said: $(head -3 "$work/tstp.0.err")"
 fi
 
 long_pair int00
