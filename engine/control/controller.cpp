@@ -415,7 +415,15 @@ struct Controller::Impl {
   // A joined node: until node 0 says the run starts (node 0 itself waits up to the timeout for
   // the others); false when a stop came first.
   bool wait_for_node0_start() {
-    return wait_for_start(*store, options.node_rank, timeout() + kNodeExchangeWait, [&] { return stop_requested.load(); });
+    try {
+      return wait_for_start(*store, options.node_rank, timeout() + kNodeExchangeWait,
+                            [&] { return stop_requested.load(); });
+    } catch (const Error&) {
+      // A stop asked for here was told to node 0, which then ends and closes its store: when
+      // that comes before this loop looks at the stop again, it is still that stop.
+      if (stop_requested) return false;
+      throw;
+    }
   }
 
   // Node 0 starts its workers once every node has joined; false when a stop came first, here or

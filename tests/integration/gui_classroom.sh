@@ -468,9 +468,10 @@ import json, re, sys
 s = json.load(open(sys.argv[1]))
 said = s["said"]
 assert s["run_phase"] == "stopped", s["run_phase"]
-m = re.fullmatch(r"(\d+) µs per step, the waits at the gate left out \((\d+) all-reduces? held there add at most ([\d.]+)%\)", said["pace"])
+m = re.fullmatch(r"([\d,]+) µs per step, the waits at the gate left out \((\d+) all-reduces? held there add at most ([\d.]+)%\)", said["pace"])
 assert m, said
-assert int(m.group(1)) == round(s["us_per_step"]) and int(m.group(2)) >= 1 and float(m.group(3)) <= 5, (said, s["us_per_step"])
+# Whole microseconds, rounded half away from zero, thousands grouped (1,234 on a loaded machine).
+assert m.group(1) == "{:,}".format(int(s["us_per_step"] + 0.5)) and int(m.group(2)) >= 1 and float(m.group(3)) <= 5, (said, s["us_per_step"])
 PY
 fi
 # "Forget set_epoch" is the Sampler pane's first check box, at 899,281 (see classroom-forget.png).
