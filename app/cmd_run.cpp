@@ -268,10 +268,20 @@ void say_nodes_met(const Controller& controller) {
 // (or SIGCONT) resumes it. Its ranks, in a process group of their own, train on meanwhile.
 void suspend_joined_node(Controller& controller, SuspendSignal& suspend, bool quiet) {
   const int node = controller.options().node_rank;
-  controller.say_suspended(true);
-  if (!quiet)
+  if (!suspend.resumable()) {
+    suspend.forget();
+    if (!quiet)
+      std::fprintf(stderr, "ringlab run: Ctrl-Z ignored: no shell here could resume a stopped node %d (`fg`); it goes "
+                   "on (Ctrl-C stops the run)\n", node);
+    return;
+  }
+  const bool told = controller.say_suspended(true);
+  if (!quiet && told)
     std::fprintf(stderr, "ringlab run: Ctrl-Z: node %d's controller stops here (node 0 was told, and this node's "
                  "ranks train on); `fg` resumes it, and the run's end waits for it\n", node);
+  else if (!quiet)
+    std::fprintf(stderr, "ringlab run: Ctrl-Z: node %d's controller stops here, and node 0 could not be told (this "
+                 "node has not joined its run yet, or its store is gone); `fg` resumes it\n", node);
   std::fflush(stderr);
   suspend.stop_now();
   controller.say_suspended(false);
@@ -306,6 +316,7 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
   std::optional<SuspendSignal> suspend;
   if (controller.options().node_rank > 0) suspend.emplace();
   std::vector<int> said_suspended;
+  std::string end_wait_said;
   while (!controller.poll()) {
     if (suspend && suspend->requested()) {
       bar.clear();
@@ -318,7 +329,13 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
     }
     if (!said_met && controller.nodes_met()) {
       said_met = true;
+      bar.clear();
       say_nodes_met(controller);
+    }
+    if (std::string note = controller.end_wait_note(); !note.empty() && note != end_wait_said) {
+      bar.clear();
+      if (!quiet) std::fprintf(stderr, "ringlab run: %s\n", note.c_str());
+      end_wait_said = std::move(note);
     }
     const int sig = signals.wait(std::chrono::milliseconds(100));
     if (sig != 0 && !asked) {
@@ -353,7 +370,8 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       std::fputs(lines.c_str(), stdout);
       std::fflush(stdout);
     }
-    bar.draw(controller.steps_done());
+    // Node 0 of several draws no bar before every node has joined: no step can be taken yet.
+    if (controller.options().job.node_count() <= 1 || controller.nodes_met()) bar.draw(controller.steps_done());
   }
   bar.clear();
   std::fputs(live.take().c_str(), stdout);

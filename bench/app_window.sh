@@ -22,6 +22,10 @@
 # match it, as /proc/PID/task/TID/comm shows them: 'events r' the readers of the ranks' events,
 # 'store conn' the store's connections, 'llvmpipe' Mesa's rasterizers, 'ringlab' the main thread.
 #
+# APP_CPUS (a CPU list as taskset reads it, e.g. 1) pins every thread of the app to those CPUs
+# once its ranks have started; its ranks stay free to run on any: does it matter which cores the
+# drawing shares, beyond how much of them it takes?
+#
 # EPOCHS (default 100: 3,200 steps, one to two seconds) sets the run's length. The seed's own 5
 # epochs (160 steps, about 80 ms) fall within the frames drawn for the F5 press that starts the
 # run; at 100 the window's steady state is what is measured.
@@ -36,6 +40,8 @@ epochs=${EPOCHS:-100}
 [[ "$epochs" =~ ^[1-9][0-9]{0,5}$ ]] || bench_fail "EPOCHS='$epochs': expected a whole number of epochs, 1 to 999999"
 require_world_sizes "$world"
 app_sched=${APP_SCHED:-}
+app_cpus=${APP_CPUS:-}
+[[ -z $app_cpus || $app_cpus =~ ^[0-9]+([,-][0-9]+)*$ ]] || bench_fail "APP_CPUS='$app_cpus': expected a CPU list such as 1 or 0-1"
 app_sched_only=${APP_SCHED_ONLY:-}
 [[ -z $app_sched_only || -n $app_sched ]] || bench_fail "APP_SCHED_ONLY='$app_sched_only' needs APP_SCHED"
 [[ -z $app_sched || $app_sched == idle || $app_sched == nice19 || $app_sched == batch ]] || bench_fail "APP_SCHED='$app_sched': expected idle, batch or nice19"
@@ -116,6 +122,19 @@ lower_app_threads() {
       bench_fail "APP_SCHED: rank process $tid was lowered with the app; its step would not be the workers' own"
   done
 }
+# APP_CPUS: the app's threads pinned, once every rank has started (a rank started from a pinned
+# thread would inherit the pin), and the ranks checked to be free.
+pin_app_threads() {
+  local gui=$1 tid i
+  for i in $(seq 200); do [[ $(pgrep -c -P $gui) -ge $world ]] && break; sleep 0.05; done
+  [[ $(pgrep -c -P $gui) -ge $world ]] || bench_fail "APP_CPUS: the app's $world ranks did not all start within 10 s"
+  taskset -a -p -c "$app_cpus" $gui >/dev/null || bench_fail "could not pin the app's threads to CPUs $app_cpus"
+  local all
+  all=$(taskset -p 1 | awk '{print $NF}')
+  for tid in $(pgrep -P $gui); do
+    [[ $(taskset -p "$tid" | awk '{print $NF}') == "$all" ]] || bench_fail "APP_CPUS: rank process $tid was pinned with the app"
+  done
+}
 # The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
 # the window, which writes what the views showed, the step time among it.
 with_window() {
@@ -131,6 +150,7 @@ with_window() {
   DISPLAY=$display xdotool key --window "$win" F5
   for i in $(seq 100); do pgrep -P $gui >/dev/null && break; sleep 0.05; done
   [[ -n $app_sched ]] && lower_app_threads $gui
+  [[ -n $app_cpus ]] && pin_app_threads $gui
   for i in $(seq 1200); do pgrep -P $gui >/dev/null || break; sleep 0.1; done
   sleep 0.5
   kill -TERM $gui
@@ -141,6 +161,7 @@ with_window() {
 
 lowered=""
 [[ -n $app_sched ]] && lowered="; the app's threads${app_sched_only:+ named /$app_sched_only/} at $app_sched once its ranks have started"
+[[ -n $app_cpus ]] && lowered+="; the app's threads pinned to CPUs $app_cpus once its ranks have started"
 echo "# bench/app_window.sh $(basename "$ringlab") $world: median of $repeat runs each; $(nproc) cores$lowered"
 load_before
 : >"$work/a.txt"

@@ -145,6 +145,9 @@ struct Controller::Impl {
   std::unique_ptr<NodeWatch> node_watch;  // node 0 of a multi-node run: are the others alive?
   std::vector<int> lost_nodes;            // nodes whose controller never said how its ranks ended
   std::vector<int> suspended_nodes;       // node 0: those suspended (Ctrl-Z) at the last look; under `mutex`
+  std::atomic<bool> was_suspended{false};  // a joining node: its controller was suspended in this run
+  std::string end_wait_note;              // node 0: why its end waits (a suspended node); under `mutex`
+  std::chrono::milliseconds suspended_wait{0};  // node 0, monitor thread: how long the end waited for one
 
   Impl(ControllerOptions o, EventSink& sink)
       : options(with_placement(std::move(o))),
@@ -458,10 +461,32 @@ struct Controller::Impl {
     }
   }
 
+  // Node 0, its own ranks ended: a node suspended at the last look holds up the end; the program
+  // says so (end_wait_note) rather than sit silent for up to `patience`.
+  void note_end_wait(std::chrono::milliseconds patience) {
+    const std::vector<int> suspended = node_watch->suspended();
+    if (suspended.empty() || patience.count() == 0) return;
+    std::lock_guard<std::mutex> lock(mutex);
+    end_wait_note = fmt::format("the ranks here have ended; waiting at most {} s for node {}'s controller, suspended "
+                                "with Ctrl-Z there, to say how its ranks ended (`fg` on node {})",
+                                patience.count() / 1000, suspended.front(), suspended.front());
+  }
+
   // How long node 0 waits at the end for a node whose controller is suspended (Ctrl-Z there) to
   // be resumed and say how its ranks ended: as long as a rank waits for a peer.
   std::chrono::milliseconds suspended_patience() const {
     return std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+  }
+
+  // "ranks 2 to 3 ended well", or each one's end: "rank 2 exit code 1, rank 3 killed by SIGTERM".
+  std::string how_ranks_here_ended(const std::vector<RankExit>& exits) const {
+    if (std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); }))
+      return ranks_of_node(options.node_rank) + " ended well";
+    std::string out;
+    for (const RankExit& e : exits)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", e.rank >= 0 ? fmt::format("rank {}", e.rank) : e.program,
+                         e.describe());
+    return out;
   }
 
   // "ranks 2 to 3": those of node `node`.
@@ -493,7 +518,7 @@ struct Controller::Impl {
     }
     if (!note && !silent.empty())
       note = AbortNote{silent.front(), StopCause::OtherNode,
-                       fmt::format("its controller stopped answering (killed, or its machine is gone): {} are lost",
+                       fmt::format("its controller stopped answering (killed, stopped by SIGSTOP, or its machine is gone): {} are lost",
                                    ranks_of_node(silent.front()))};
     if (note) stop_for(*note);
   }
@@ -539,7 +564,10 @@ struct Controller::Impl {
         publish_exits(*store, options.node_rank, exits);
         return exits;
       }
-      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait, suspended_patience(),
+      // A person who stopped the run wants it over: a suspended node's exits would not come.
+      suspended_wait = asked_by_user(stop_info().cause) ? std::chrono::milliseconds(0) : suspended_patience();
+      note_end_wait(suspended_wait);
+      std::vector<RankExit> remote = collect_exits(*store, options.nnodes, kNodeExchangeWait, suspended_wait,
                                                    *node_watch, lost_nodes);
       exits.insert(exits.end(), remote.begin(), remote.end());
     } catch (const Error&) {
@@ -554,7 +582,7 @@ struct Controller::Impl {
       std::lock_guard<std::mutex> lock(store_mutex);
       try {
         publish_result(*store, r.ok ? "" : r.failure);
-        wait_results_read(*store, options.nnodes, kNodeExchangeWait, *node_watch);
+        wait_results_read(*store, options.nnodes, kNodeExchangeWait, *node_watch, lost_nodes);
       } catch (const Error&) {
       }
       return;
@@ -566,11 +594,15 @@ struct Controller::Impl {
     } catch (const Error&) {
     }
     // Without node 0's word this node cannot know that the run went well: its own ranks may have
-    // ended cleanly because node 0 asked them to stop before it was killed.
+    // ended cleanly because node 0 asked them to stop before it was killed. Of the run it knows
+    // only how its own processes ended (their events went to node 0).
     if (!verdict) {
-      r.failure = fmt::format("node 0 did not say how the run ended: its controller is gone (killed, its machine "
-                              "lost, or stopped at once by a second Ctrl-C); here, {}", r.ok ? "every rank ended well"
-                                                                                                : r.failure);
+      r.failure = fmt::format("node 0 did not say how the run ended: {}; here, {}",
+                              was_suspended ? "it ended, or its controller went, while this node's controller was "
+                                              "suspended (Ctrl-Z)"
+                                            : "its controller is gone (killed, its machine lost, or stopped at once "
+                                              "by a second Ctrl-C)",
+                              how_ranks_here_ended(r.exits));
       r.ok = false;
     } else if (!verdict->empty()) {
       r.ok = false;
@@ -585,18 +617,28 @@ struct Controller::Impl {
     std::string lost;
     for (int node : lost_nodes) {
       const std::vector<int>& suspended = node_watch->suspended();
-      if (std::find(suspended.begin(), suspended.end(), node) != suspended.end())
+      if (std::find(suspended.begin(), suspended.end(), node) == suspended.end())
+        lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, stopped by SIGSTOP, "
+                            "or its machine is gone)\n", node, ranks_of_node(node));
+      else if (suspended_wait.count() == 0)
+        lost += fmt::format("node {} ({}) did not report how its ranks ended: its controller was suspended (Ctrl-Z "
+                            "there) when the run was stopped\n", node, ranks_of_node(node));
+      else
         lost += fmt::format("node {} ({}) did not report how its ranks ended: its controller was suspended (Ctrl-Z "
                             "there) and not resumed within {} s of the end (--timeout)\n",
-                            node, ranks_of_node(node), suspended_patience().count() / 1000);
-      else
-        lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, suspended with "
-                            "Ctrl-Z, or its machine is gone)\n", node, ranks_of_node(node));
+                            node, ranks_of_node(node), suspended_wait.count() / 1000);
     }
+    lost.pop_back();  // its last newline
     r.ok = false;
-    // The ranks still there failed next, on the connections the lost node's ranks held: their
-    // exit codes and errors follow, marked as what came after, not as a second cause.
-    r.failure = lost + (r.failure.empty() ? "" : "after that, on the nodes still answering:\n" + r.failure);
+    // A stop somebody asked for is the run's end, and says so first; the node that did not
+    // report comes after it.
+    if (r.interrupted()) {
+      r.failure += (r.failure.empty() ? "" : "\n") + lost;
+      return;
+    }
+    // Otherwise the ranks still there failed next, on the connections the lost node's ranks
+    // held: their exit codes and errors follow, marked as what came after, not as a second cause.
+    r.failure = lost + (r.failure.empty() ? "" : "\nafter that, on the nodes still answering:\n" + r.failure);
   }
 
   void ask_workers_to_stop() {
@@ -954,21 +996,28 @@ void Controller::kill_rank(int rank) {
 const ControllerOptions& Controller::options() const { return impl_->options; }
 const std::string& Controller::token() const { return impl_->token; }
 const std::string& Controller::run_id() const { return impl_->run_id; }
-void Controller::say_suspended(bool suspended) {
-  if (impl_->options.node_rank == 0 || !impl_->joined.load(std::memory_order_acquire)) return;
+bool Controller::say_suspended(bool suspended) {
+  if (impl_->options.node_rank == 0 || !impl_->joined.load(std::memory_order_acquire)) return false;
+  if (suspended) impl_->was_suspended = true;
   std::lock_guard<std::mutex> lock(impl_->store_mutex);
   try {
-    if (!impl_->store) return;
+    if (!impl_->store) return false;
     publish_suspended(*impl_->store, impl_->options.node_rank, suspended);
     if (!suspended) beat(*impl_->store, impl_->options.node_rank);
+    return true;
   } catch (const Error&) {
-    // node 0's store is gone: the monitor finds out at its next look and says so
+    return false;  // node 0's store is gone: the monitor finds out at its next look and says so
   }
 }
 
 std::vector<int> Controller::suspended_nodes() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->suspended_nodes;
+}
+
+std::string Controller::end_wait_note() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->end_wait_note;
 }
 
 bool Controller::nodes_met() const { return impl_->nodes_met.load(std::memory_order_acquire); }

@@ -165,9 +165,13 @@ class Controller {
   bool joined() const;
   // A joined node whose controller stops for Ctrl-Z tells node 0 first (true), and again once
   // resumed (false); node 0 then waits for it instead of taking its still beats for a lost node.
-  void say_suspended(bool suspended);
+  // False when node 0 could not be told (this node has not joined yet, or its store is gone).
+  bool say_suspended(bool suspended);
   // Node 0: the nodes whose controllers said they are suspended, as the monitor last looked.
   std::vector<int> suspended_nodes() const;
+  // Node 0: why the run's end is waiting, once its own ranks have ended ("" when it is not): a
+  // node whose controller is suspended has not said how its ranks ended.
+  std::string end_wait_note() const;
 
  private:
   struct Impl;

@@ -24,7 +24,7 @@ std::atomic<int64_t> g_first_ns{0};  // when the first one came (CLOCK_MONOTONIC
 // One request can arrive as two copies: `timeout`, and wrappers like it, signal the process and
 // then its whole process group, microseconds apart. The same signal again within this window is
 // that echo, not a person asking a second time (two presses of Ctrl-C are further apart).
-constexpr int64_t kEchoWindowNs = 200'000'000;
+constexpr int64_t kEchoWindowNs = 50'000'000;
 int g_wake[2] = {-1, -1};  // a byte written here wakes wait()
 char g_files[kMaxFiles][PATH_MAX];
 std::atomic<int> g_file_count{0};

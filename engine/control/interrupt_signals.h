@@ -5,7 +5,7 @@
 // shell reports a process killed by it). A second one, while that wind-down goes on, ends the
 // process at once, by the same signal, after removing the files registered with
 // remove_on_abort() (outputs created empty for this run, checkpoints). The same signal within
-// 0.2 s of the first is not a second one: `timeout` sends each signal twice. The
+// 50 ms of the first is not a second one: `timeout` sends each signal twice. The
 // workers go with it: the kernel kills them when the controller dies (PR_SET_PDEATHSIG, see
 // launcher.cpp), so none is left behind.
 #include <chrono>

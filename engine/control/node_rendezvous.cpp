@@ -229,7 +229,7 @@ std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono:
     auto waited_enough = [&] {
       const std::vector<int>& suspended = watch.suspended();
       const bool is_suspended = std::find(suspended.begin(), suspended.end(), node) != suspended.end();
-      return now_ns() >= (is_suspended ? std::max(deadline, suspended_deadline) : deadline);
+      return now_ns() >= (is_suspended ? suspended_deadline : deadline);
     };
     while (!(text = peek(store, node_key("exits", node))) && !gone() && !waited_enough())
       std::this_thread::sleep_for(kPollInterval);
@@ -274,9 +274,11 @@ std::optional<std::string> read_result(StoreClient& store, int node_rank, std::c
   return result;
 }
 
-void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch) {
+void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch,
+                       const std::vector<int>& lost) {
   const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
   for (int node = 1; node < nnodes; ++node) {
+    if (std::find(lost.begin(), lost.end(), node) != lost.end()) continue;
     auto gone = [&] {
       const std::vector<int> quiet = watch.silent(store, kNodeSilence);
       return std::find(quiet.begin(), quiet.end(), node) != quiet.end();

@@ -94,8 +94,8 @@ class NodeWatch {
 };
 
 // Node K > 0 publishes its processes' exits; node 0 collects them, each tagged with its node,
-// waiting at most `timeout` (`suspended_timeout` for a node whose controller said it is
-// suspended) and not at all for a node `watch` finds silent. `lost` gets the nodes whose exits
+// waiting at most `timeout` (`suspended_timeout`, longer or shorter, for a node whose controller
+// said it is suspended) and not at all for a node `watch` finds silent. `lost` gets the nodes whose exits
 // never came.
 void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits);
 std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono::milliseconds timeout,
@@ -108,10 +108,12 @@ std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono:
 std::vector<RankExit> merge_exits(std::vector<RankExit> exits);
 
 // Node 0 publishes the run's verdict ("" when it went well); node K reads it within `timeout`
-// and says so, and node 0 waits (at most `timeout`) for every node to have read it.
+// and says so, and node 0 waits (at most `timeout`) for every node to have read it but the
+// `lost` ones, which never said how their ranks ended either.
 void publish_result(StoreClient& store, const std::string& failure);
 std::optional<std::string> read_result(StoreClient& store, int node_rank, std::chrono::milliseconds timeout);
-void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch);
+void wait_results_read(StoreClient& store, int nnodes, std::chrono::milliseconds timeout, NodeWatch& watch,
+                       const std::vector<int>& lost);
 // A run that could not start (a node never joined): node 0 publishes why, and waits at most
 // `timeout` for the nodes that did join to read it, so that they say the same, not that node 0
 // vanished.

@@ -1,8 +1,13 @@
 #include "engine/control/suspend_signal.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace ringlab {
 namespace {
@@ -33,6 +38,31 @@ SuspendSignal::~SuspendSignal() {
 }
 
 bool SuspendSignal::requested() const { return g_requested.load(); }
+
+// A group is resumable from its terminal when some member's parent sits in another group of the
+// same session (a shell that can `fg` it). The members are found in /proc.
+bool SuspendSignal::resumable() const {
+  const pid_t group = ::getpgrp(), session = ::getsid(0);
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t after_name = stat.rfind(')');
+    if (after_name == std::string::npos) continue;
+    std::istringstream fields(stat.substr(after_name + 1));
+    std::string state;
+    long parent = 0, member_group = 0;
+    if (!(fields >> state >> parent >> member_group) || member_group != group) continue;
+    const pid_t parent_group = ::getpgid(static_cast<pid_t>(parent));
+    if (parent_group >= 0 && parent_group != group && ::getsid(static_cast<pid_t>(parent)) == session) return true;
+  }
+  return false;
+}
+
+void SuspendSignal::forget() { g_requested = false; }
 
 void SuspendSignal::stop_now() {
   g_requested = false;

@@ -15,6 +15,12 @@ class SuspendSignal {
 
   // Ctrl-Z came, and the process has not stopped for it yet.
   bool requested() const;
+  // Whether a stopped controller could be resumed from its terminal: not when its process group
+  // is orphaned (POSIX: no member's parent is in another group of the same session, as when it
+  // is the terminal's session leader, `ssh -t host ringlab ...`). The kernel discards Ctrl-Z for
+  // such a group; the program should too (forget()).
+  bool resumable() const;
+  void forget();
   // Stops this process (SIGSTOP, which nothing can catch); returns once it is resumed.
   void stop_now();
 };

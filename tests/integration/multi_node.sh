@@ -375,7 +375,7 @@ else
 fi
 
 long_pair int00
-kill -INT "$node0_pid"; sleep 0.05; kill -INT "$node0_pid"
+kill -INT "$node0_pid"; sleep 0.15; kill -INT "$node0_pid"
 wait_pair int00
 if [ "$(cat "$work/int00.1.rc")" = 1 ] && grep -q "node 0" "$work/int00.1.err"; then
   ok "node 0 stopped at once (a second Ctrl-C): node 1 does not report success (exit $(cat "$work/int00.1.rc"))"
