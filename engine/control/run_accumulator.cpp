@@ -185,6 +185,12 @@ std::string RunAccumulator::describe(int rank, int world) const {
   if (p.collective_done) return where + " completed";
   // Only the ring reports its chunks: a native all-reduce (the library's own) is simply not finished.
   if (p.collective_text != "ring" && p.chunk_collective != p.collective_id) return where + ", not finished";
+  // Traced without chunks (--trace-level steps or none), the ring says nothing of its steps: only
+  // the flight recorder can tell which one it was in.
+  if (r_.job.trace_level != "chunks") {
+    const int in_flight = flight_ring_step(rank, p.collective_id);
+    return where + (in_flight >= 0 ? ", in " + ring_step_words(in_flight, world) : ", not finished");
+  }
   // The step in progress, as the ring's own errors and the flight recorder name it: the one after
   // the last whose chunk arrived (the chunk events say which steps are done).
   const int done = p.chunk_collective != p.collective_id ? 0 : (p.chunk_phase == 0 ? 0 : world - 1) + p.chunk_ring_step + 1;

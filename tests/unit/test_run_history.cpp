@@ -262,6 +262,18 @@ TEST_CASE("a failed run says who failed, the first error, and where each rank wa
   CHECK(r.failure.find("its last report") == std::string::npos);  // level with the others: nothing to add
 }
 
+TEST_CASE("traced without chunks, where each rank was names no ring step that nothing reported") {
+  JobConfig job;
+  job.world_size = 2;
+  job.trace_level = "steps";
+  RunAccumulator acc(job);
+  for (int rank = 0; rank < 2; ++rank) acc.add(collective_event(EventKind::CollectiveBegin, rank, 7, 14));
+  const RunResult r = acc.finish({killed(1)});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 0: step 7, collective 14 (ring, bucket 0), not finished") != std::string::npos);
+  CHECK(r.failure.find("no chunk received yet") == std::string::npos);
+}
+
 // `--fault kill:2@3` fires as step 3 begins: rank 2 finished step 2's all-reduce and began step 3.
 // The report puts it at step 3, as the app's Failure lab does, and names its last collective as
 // step 2's.
