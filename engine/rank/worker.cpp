@@ -321,8 +321,14 @@ void emit_mismatch(EventSink& events, int rank, const ddp::CollectiveMismatchErr
     emit_flight_record(events, env.rank, recorder);
     if (auto* client = dynamic_cast<EventClient*>(&events)) client->flush(milliseconds(2000));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ringlab worker rank %d: %s (and it could not be reported to the controller: %s)\n",
-                 env.rank, what.c_str(), e.what());
+    // The error may be the event connection's own (the controller went): said once, not twice.
+    const std::string why = e.what();
+    if (why.find(what) != std::string::npos || what.find(why) != std::string::npos)
+      std::fprintf(stderr, "ringlab worker rank %d: %s (so the controller could not be told)\n", env.rank,
+                   what.c_str());
+    else
+      std::fprintf(stderr, "ringlab worker rank %d: %s (and it could not be reported to the controller: %s)\n",
+                   env.rank, what.c_str(), why.c_str());
   }
   std::fflush(stderr);
   std::_Exit(1);
