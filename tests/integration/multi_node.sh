@@ -317,8 +317,9 @@ expect "--join-file without --node-rank is refused, not run as a one-rank job" "
 
 # ---- A whole node lost; a stop asked for on node 1; node 0 stopped at once ---------------------
 # long_pair LABEL: a 2 x 2 run long enough to act on, on loopback; pids of the two controllers.
+# IN_B: a command prefix for node 1 (as run_pair takes it).
 long_pair() {
-  run_pair "$1" "" "" 127.0.0.1 -q --samples 200000 --epochs 100 --trace-level none --timeout 300
+  run_pair "$1" "" "${IN_B:-}" 127.0.0.1 -q --samples 200000 --epochs 100 --trace-level none --timeout 300
   for i in $(seq 300); do [ "$(pgrep -fc "ringlab worker")" -ge 4 ] && break; sleep 0.1; done
   sleep 1
   read -r -a pair < "$work/$1.pids"
@@ -352,15 +353,33 @@ else
   fail "Ctrl-C on node 1: node 1 exit $(cat "$work/int1.1.rc"); node 0: $(head -2 "$work/int1.0.err")"
 fi
 
-# Ctrl-Z on node 1 (SIGTSTP to its controller; its ranks are in a process group of their own):
-# node 0 is told before the controller stops, and does not take its still beats for a lost node.
-long_pair tstp
-kill -TSTP "$node1_pid"
+# Ctrl-Z on node 1, typed at a shell with job control: the shell started node 1 as a job, a
+# process group of its own, and the terminal sends SIGTSTP to that group (the ranks are in groups
+# of their own). Node 0 is told before the controller stops, and does not take its still beats for
+# a lost node. (This test's own group may be orphaned, under a CI runner: as_job makes the job.)
+# Like an interactive shell, as_job stays while its job is stopped (a shell that exits leaves its
+# stopped job orphaned, and bash sends such a job SIGTERM).
+cat > "$work/as_job" << 'SH'
+#!/usr/bin/env bash
+set -m
+"$@" &
+job=$!
+while :; do
+  wait $job
+  status=$?
+  kill -0 $job 2> /dev/null || exit $status
+  sleep 0.1
+done
+SH
+chmod +x "$work/as_job"
+IN_B=$work/as_job long_pair tstp
+node1_pid=$(pgrep -P "$node1_pid" -f "ringlab run" | head -1)  # under as_job
+kill -TSTP -- -"$node1_pid"
 sleep 7  # over twice the 3 s of silence after which node 0 takes a node for lost
 tstp_state=$(ps -o stat= -p "$node1_pid" | tr -d ' ')
 tstp_node0=$(kill -0 "$node0_pid" 2> /dev/null && echo alive || echo gone)
 tstp_workers=$(pgrep -fc "ringlab worker")
-kill -CONT "$node1_pid"
+kill -CONT -- -"$node1_pid"
 sleep 1
 kill -INT "$node0_pid"
 wait_pair tstp
@@ -372,6 +391,23 @@ assert "lost" not in r.get("failure", ""), r["failure"]' "$work/tstp.json"; then
   ok "Ctrl-Z on node 1 for 7 s: node 0 and the 4 ranks go on; resumed, the run ends as node 0's Ctrl-C asked"
 else
   fail "Ctrl-Z on node 1: its controller $tstp_state, node 0 $tstp_node0, $tstp_workers workers; node 0 said: $(head -3 "$work/tstp.0.err")"
+fi
+
+# The same where no shell could resume node 1 (it is its own session, as under `ssh -t host
+# ringlab ...`): Ctrl-Z is ignored, as the kernel ignores it for such a group, and it trains on.
+IN_B=setsid long_pair orphan
+kill -TSTP -- -"$node1_pid"
+sleep 1
+orphan_state=$(ps -o stat= -p "$node1_pid" | tr -d ' ')
+kill -INT "$node0_pid"
+wait_pair orphan
+if [[ "$orphan_state" == S* ]] && $py -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["interrupted"] is True and "suspended" not in r.get("failure", ""), r.get("failure")' "$work/orphan.json"; then
+  ok "Ctrl-Z on a node 1 no shell could resume: ignored, it goes on (stopped by node 0's Ctrl-C)"
+else
+  fail "Ctrl-Z on a node 1 without a shell: its controller $orphan_state; node 0 said: $(tail -2 "$work/orphan.0.err")"
 fi
 
 long_pair int00
