@@ -268,6 +268,7 @@ void say_nodes_met(const Controller& controller) {
 // (or SIGCONT) resumes it. Its ranks, in a process group of their own, train on meanwhile.
 void suspend_joined_node(Controller& controller, SuspendSignal& suspend, bool quiet) {
   const int node = controller.options().node_rank;
+  if (!quiet && ::isatty(STDERR_FILENO)) std::fputs("\r\033[K", stderr);  // the terminal's "^Z" echo
   if (!suspend.resumable()) {
     suspend.forget();
     if (!quiet)

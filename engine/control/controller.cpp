@@ -478,11 +478,20 @@ struct Controller::Impl {
     return std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
   }
 
-  // "ranks 2 to 3 ended well", or each one's end: "rank 2 exit code 1, rank 3 killed by SIGTERM".
-  std::string how_ranks_here_ended(const std::vector<RankExit>& exits) const {
+  // What a joining node knows of the run's end without node 0's word: whether a stop reached it,
+  // and how its own processes exited ("ranks 2 to 3 exited with code 0", or each one's end:
+  // "rank 2 exit code 1, rank 3 killed by SIGTERM"). An exit code of 0 says only that a rank
+  // stopped cleanly, not that the run reached its end.
+  std::string how_ranks_here_ended(const std::vector<RankExit>& exits) {
+    const StopInfo stop = stop_info();
+    const std::string stopped =
+        stop.cause == StopCause::None
+            ? ""
+            : fmt::format("the ranks were stopped ({}{}), and ", to_string(stop.cause),
+                          stop.detail.empty() ? "" : ", " + stop.detail);
     if (std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); }))
-      return ranks_of_node(options.node_rank) + " ended well";
-    std::string out;
+      return stopped + ranks_of_node(options.node_rank) + " exited with code 0";
+    std::string out = stopped;
     for (const RankExit& e : exits)
       out += fmt::format("{}{} {}", out.empty() ? "" : ", ", e.rank >= 0 ? fmt::format("rank {}", e.rank) : e.program,
                          e.describe());

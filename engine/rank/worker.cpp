@@ -323,9 +323,10 @@ void emit_mismatch(EventSink& events, int rank, const ddp::CollectiveMismatchErr
   } catch (const std::exception& e) {
     // The error may be the event connection's own (the controller went): said once, not twice.
     const std::string why = e.what();
+    const bool prefixed = std::string_view(what).starts_with(fmt::format("rank {}: ", env.rank));
     if (why.find(what) != std::string::npos || what.find(why) != std::string::npos)
-      std::fprintf(stderr, "ringlab worker rank %d: %s (so the controller could not be told)\n", env.rank,
-                   what.c_str());
+      std::fprintf(stderr, "ringlab worker %s%s (so the controller could not be told)\n",
+                   prefixed ? "" : fmt::format("rank {}: ", env.rank).c_str(), what.c_str());
     else
       std::fprintf(stderr, "ringlab worker rank %d: %s (and it could not be reported to the controller: %s)\n",
                    env.rank, what.c_str(), why.c_str());
