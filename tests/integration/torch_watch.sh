@@ -125,7 +125,7 @@ assert s["sampler_newest"]["ranks"] == 4, s["sampler_newest"]
 said = s["said"]
 assert said["title"] == "PyTorch script: ddp_cpu.py" and "Epochs: 4" in said["script_job"], said' "$work/alone.json" 2> "$work/cmp"
   then ok "app, the script alone: its ring, its 4 ranks' shards and 4 epochs of MSE are drawn, its name and training in the controls"
-  else fail "app, the script alone: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  else fail "app, the script alone: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
   # Rank 1 leaves out a step: the Failure lab blames it, not rank 0's lost connection.
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
     --world-size 2 --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/skip.json" \
@@ -138,7 +138,7 @@ assert s["run_phase"] == "failed" and f["culprits"] == [1], (s["run_phase"], f)
 assert [(r["rank"], r["cause"], r["collective"]) for r in f["ranks"]] == [(0, "waiting", 6), (1, "ended-early", 5)], f' \
        "$work/skip.json" 2> "$work/cmp"
   then ok "app, a rank that skipped a step: the Failure lab blames rank 1, which ended after all-reduce #5"
-  else fail "app, a skipped step: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  else fail "app, a skipped step: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
   # Rank 1 calls os._exit(3): the Failure lab names it by its exit code, not as missing from the
   # next all-reduce until a timeout that never came.
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
@@ -151,7 +151,7 @@ f = s["failure"]
 assert s["run_phase"] == "failed" and f["culprits"] == [1], (s["run_phase"], f)
 assert [r["cause"] for r in f["ranks"]] == ["waiting", "exited", "waiting"], f' "$work/exit.json" 2> "$work/cmp"
   then ok "app, a rank that called os._exit(3): the Failure lab names rank 1 by its exit code"
-  else fail "app, os._exit: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  else fail "app, os._exit: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
   # A script that does not tell watch() its epochs: the controls count the epochs it began,
   # and say so, rather than show JobConfig's default.
   # Side by side, the engine then trains the 3 epochs too, not JobConfig's 4.
@@ -165,7 +165,7 @@ assert s["run_phase"] == "finished", s["run_phase"]
 assert "Epochs: 3 (counted)" in s["said"]["script_job"], s["said"]
 assert len(s["epoch_mse"]) == 3, s["epoch_mse"]' "$work/unnamed.json" 2> "$work/cmp"
   then ok "app, a script that does not name its epochs: the controls show the 3 it began, and side by side the engine trains 3"
-  else fail "app, unnamed epochs: $(cat "$work/cmp" "$work/gui.err" | tail -3)"; fi
+  else fail "app, unnamed epochs: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
 else
   echo "note: no xvfb-run here: the app's checks are not run"
 fi
