@@ -80,7 +80,10 @@ InterruptSignals::InterruptSignals(const std::string& program) {
   g_first = 0;
   g_first_ns = 0;
   g_file_count = 0;
-  const std::string line = "\n" + program + ": signalled again: stopped at once, without writing any output\n";
+  // On a terminal the line may hold a progress bar and the "^C" echo: the line is cleared first
+  // (decided here: the handler may not ask).
+  const std::string start = ::isatty(STDERR_FILENO) ? "\r\033[K" : "\n";
+  const std::string line = start + program + ": signalled again: stopped at once, without writing any output\n";
   g_abort_line_length = std::min(line.size(), sizeof g_abort_line);
   std::memcpy(g_abort_line, line.data(), g_abort_line_length);
   struct sigaction action {};
