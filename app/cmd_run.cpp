@@ -316,6 +316,8 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
   bool asked = false, said_joined = false, said_met = false;
   std::optional<SuspendSignal> suspend;
   if (controller.options().node_rank > 0) suspend.emplace();
+  // Node 0 of several says when another node is suspended, and when its end waits for one.
+  const bool node0_of_several = controller.options().node_rank == 0 && controller.options().job.node_count() > 1;
   std::vector<int> said_suspended;
   std::string end_wait_said;
   while (!controller.poll()) {
@@ -323,7 +325,7 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       bar.clear();
       suspend_joined_node(controller, *suspend, quiet);
     }
-    if (controller.options().node_rank == 0) say_suspended_nodes(controller, said_suspended, bar, quiet);
+    if (node0_of_several) say_suspended_nodes(controller, said_suspended, bar, quiet);
     if (!said_joined && controller.joined()) {
       said_joined = true;
       on_joined();
@@ -333,7 +335,8 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       bar.clear();
       say_nodes_met(controller);
     }
-    if (std::string note = controller.end_wait_note(); !note.empty() && note != end_wait_said) {
+    if (std::string note = node0_of_several ? controller.end_wait_note() : "";
+        !note.empty() && note != end_wait_said) {
       bar.clear();
       if (!quiet) std::fprintf(stderr, "ringlab run: %s\n", note.c_str());
       end_wait_said = std::move(note);

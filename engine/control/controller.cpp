@@ -625,8 +625,7 @@ struct Controller::Impl {
     if (lost_nodes.empty()) return;
     std::string lost;
     for (int node : lost_nodes) {
-      const std::vector<int>& suspended = node_watch->suspended();
-      if (std::find(suspended.begin(), suspended.end(), node) == suspended.end())
+      if (!node_watch->is_suspended(node))
         lost += fmt::format("node {} ({}) was lost: its controller stopped answering (killed, stopped by SIGSTOP, "
                             "or its machine is gone)\n", node, ranks_of_node(node));
       else if (suspended_wait.count() == 0)

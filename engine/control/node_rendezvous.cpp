@@ -207,6 +207,10 @@ std::vector<int> NodeWatch::silent(StoreClient& store, std::chrono::milliseconds
   return quiet;
 }
 
+bool NodeWatch::is_suspended(int node) const {
+  return std::find(suspended_.begin(), suspended_.end(), node) != suspended_.end();
+}
+
 void publish_exits(StoreClient& store, int node_rank, const std::vector<RankExit>& exits) {
   nlohmann::json list = nlohmann::json::array();
   for (const RankExit& e : exits) list.push_back(exit_json(e));
@@ -226,11 +230,7 @@ std::vector<RankExit> collect_exits(StoreClient& store, int nnodes, std::chrono:
       const std::vector<int> quiet = watch.silent(store, kNodeSilence);
       return std::find(quiet.begin(), quiet.end(), node) != quiet.end();
     };
-    auto waited_enough = [&] {
-      const std::vector<int>& suspended = watch.suspended();
-      const bool is_suspended = std::find(suspended.begin(), suspended.end(), node) != suspended.end();
-      return now_ns() >= (is_suspended ? suspended_deadline : deadline);
-    };
+    auto waited_enough = [&] { return now_ns() >= (watch.is_suspended(node) ? suspended_deadline : deadline); };
     while (!(text = peek(store, node_key("exits", node))) && !gone() && !waited_enough())
       std::this_thread::sleep_for(kPollInterval);
     if (!text) {  // that node's controller is gone: its ranks' events still tell what they did

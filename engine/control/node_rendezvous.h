@@ -87,6 +87,7 @@ class NodeWatch {
   std::vector<int> silent(StoreClient& store, std::chrono::milliseconds silence);
   // The nodes suspended at the last look.
   const std::vector<int>& suspended() const { return suspended_; }
+  bool is_suspended(int node) const;
 
  private:
   std::vector<int64_t> beats_, changed_ns_;
