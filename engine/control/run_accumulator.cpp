@@ -13,6 +13,7 @@
 #include "engine/events/stuck_collective.h"
 #include "engine/events/killed_rank_position.h"
 #include "engine/events/ring_step_words.h"
+#include "engine/events/training_step_words.h"
 
 namespace ringlab {
 namespace {
@@ -175,16 +176,23 @@ std::string RunAccumulator::describe(int rank, int world) const {
   const RankPosition p = it == positions_.end() ? RankPosition{} : it->second;
   if (!p.has_collective && p.step < 0) return fmt::format("rank {}: no step or collective reported", rank);
   if (!p.has_collective) return fmt::format("rank {}: no collective started (last step {})", rank, p.step);
-  const std::string collective = fmt::format("collective {} ({}{})", p.collective_id, p.collective_text,
-                                             p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
+  const std::string collective =
+      p.collective_text == "demo"
+          ? fmt::format("collective {} (the [1, 2, 3] demo all-reduce)", p.collective_id)
+          : fmt::format("collective {} ({}{})", p.collective_id, p.collective_text,
+                        p.bucket >= 0 ? fmt::format(", bucket {}", p.bucket) : "");
   // A rank that began a later step before it died (a kill as a step begins) is at that step, as
   // the app's Failure lab says: its last collective is named as the earlier step's.
   if (p.collective_done && p.step > p.collective_step)
-    return fmt::format("rank {}: step {}, having completed {} in step {}", rank, p.step, collective, p.collective_step);
-  const std::string where = fmt::format("rank {}: step {}, {}", rank, p.collective_step, collective);
+    return fmt::format("rank {}: step {}, having completed {} {}", rank, p.step, collective,
+                       p.collective_step < 0 ? "before it" : fmt::format("in step {}", p.collective_step));
+  const std::string where = p.collective_step < 0 ? fmt::format("rank {}: before the first step, {}", rank, collective)
+                                                  : fmt::format("rank {}: step {}, {}", rank, p.collective_step, collective);
   if (p.collective_done) return where + " completed";
-  // Only the ring reports its chunks: a native all-reduce (the library's own) is simply not finished.
-  if (p.collective_text != "ring" && p.chunk_collective != p.collective_id) return where + ", not finished";
+  // Only the ring reports its chunks (the demo all-reduce goes round the ring too): a native
+  // all-reduce (the library's own) is simply not finished.
+  if (p.collective_text != "ring" && p.collective_text != "demo" && p.chunk_collective != p.collective_id)
+    return where + ", not finished";
   // Traced without chunks (--trace-level steps or none), the ring says nothing of its steps: only
   // the flight recorder can tell which one it was in.
   if (r_.job.trace_level != "chunks") {

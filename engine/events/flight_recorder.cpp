@@ -10,6 +10,7 @@
 
 #include "engine/core/clock.h"
 #include "engine/events/ring_step_words.h"
+#include "engine/events/training_step_words.h"
 
 namespace ringlab {
 
@@ -146,7 +147,7 @@ std::string steps_apart(const std::map<int, RankView>& view, int64_t stuck, cons
   if (ranks_at.size() < 2) return "";
   std::vector<std::string> groups;
   for (const auto& [step, ranks] : ranks_at)
-    groups.push_back(fmt::format("{} {} at step {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "), step));
+    groups.push_back(fmt::format("{} {} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "), at_training_step(step)));
   return fmt::format("  but not at one training step: {}; their collective {} is not the same all-reduce (a rank "
                      "skipped one, or called one more)\n", fmt::join(groups, "; "), stuck);
 }
@@ -190,7 +191,7 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
     const nlohmann::json& e = v.last;
     out += fmt::format("  {:<5} {:>6} {:<10} {:>8} {:<10} {:>6}  {}\n", rank, e.at("seq").get<int64_t>(),
                        e.at("op").get<std::string>(), e.at("numel").get<int64_t>(), e.at("state").get<std::string>(),
-                       e.at("step").get<int64_t>(), ring_step_words(e.at("ring_step").get<int>(), world));
+                       training_step_cell(e.at("step").get<int64_t>()), ring_step_words(e.at("ring_step").get<int>(), world));
   }
   const int64_t stuck = j.at("stuck_seq").get<int64_t>();
   if (stuck >= 0) {
@@ -202,9 +203,9 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
     for (int r : missing) {
       const RankView& v = view.at(r);
       if (!v.reported || v.last.is_null()) continue;
-      out += fmt::format("  rank {} is elsewhere: {} #{} ({}) at step {}\n", r, v.last.at("op").get<std::string>(),
+      out += fmt::format("  rank {} is elsewhere: {} #{} ({}) {}\n", r, v.last.at("op").get<std::string>(),
                          v.last.at("seq").get<int64_t>(), v.last.at("state").get<std::string>(),
-                         v.last.at("step").get<int64_t>());
+                         at_training_step(v.last.at("step").get<int64_t>()));
     }
   }
   return out;

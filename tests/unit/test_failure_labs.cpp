@@ -96,6 +96,22 @@ TEST_CASE("the controller's line-up names the missing rank") {
   CHECK(table.find("started         3  -\n") != std::string::npos);  // the barrier: no ring
 }
 
+// Rank 1 never began step 0's all-reduce: its last collective is the one before the first step
+// (step -1 in the records), which the table and the line under it say without a "-1".
+TEST_CASE("the flight recorder's table places a collective before the first step in words") {
+  auto rank_json = [](int rank, bool began_step_0) {
+    FlightRecorder fr;
+    fr.complete(fr.schedule("allreduce", 3, "gloo", "ring", -1));
+    if (began_step_0) fr.start(fr.schedule("allreduce", 10, "gloo", "ring", 0));
+    return fr.to_json(rank);
+  };
+  const std::string table = format_flight_report({rank_json(0, true), rank_json(1, false)}, 2);
+  INFO(table);
+  CHECK(table.find("completed       -  -\n") != std::string::npos);
+  CHECK(table.find("rank 1 is elsewhere: allreduce #0 (completed) before the first step") != std::string::npos);
+  CHECK(table.find("-1") == std::string::npos);
+}
+
 // --fault skip:1@5: rank 1 left out step 5's all-reduce, so its collective 7 is step 6's while the
 // others' is step 5's. Every rank waits "in collective 7", none is missing: the steps tell.
 TEST_CASE("the line-up says when ranks wait in the same collective number at different steps") {

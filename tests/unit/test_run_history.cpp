@@ -288,6 +288,26 @@ TEST_CASE("a rank killed as a step begins is at that step, after the last step's
   CHECK(r.failure.find("rank 2: step 3, having completed collective 4 (ring, bucket 0) in step 2") != std::string::npos);
 }
 
+// The seed's [1, 2, 3] all-reduce comes before the first step (its events carry step -1): a rank
+// held in step 0 after it is placed there in words, not "in step -1".
+TEST_CASE("a collective before the first step is said to come before it") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  for (int rank = 0; rank < 2; ++rank)
+    for (EventKind kind : {EventKind::CollectiveBegin, EventKind::CollectiveEnd})
+      acc.add(collective_event(kind, rank, -1, 1, "demo"));
+  acc.add(make_event(EventKind::StepBegin, 1, 0, 1));
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, -1, 2, "demo"));
+  const RunResult r = acc.finish({killed(1)});
+  INFO(r.failure);
+  CHECK(r.failure.find("rank 1: step 0, having completed collective 1 (the [1, 2, 3] demo all-reduce) before it") !=
+        std::string::npos);
+  CHECK(r.failure.find("rank 0: before the first step, collective 2 (the [1, 2, 3] demo all-reduce), in reduce-scatter "
+                       "step 1 of 1, no chunk received yet") != std::string::npos);
+  CHECK(r.failure.find("step -1") == std::string::npos);
+}
+
 // Killed as it began collective 11, rank 1's report ends at 10, which the others' ends (both wait
 // in 11) would call done; rank 2 received rank 1's chunk in 11, so it died inside 11.
 TEST_CASE("a killed rank whose chunk another rank received is placed inside that collective") {
