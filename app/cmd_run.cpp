@@ -539,10 +539,13 @@ void run(RunFlags& f) {
     std::fputs(format_seed_report(result).c_str(), stdout);
   } else if (!f.quiet && !options.torch.empty() && result.ok) {
     // The script said its own lines; ringlab says what it watched, once.
-    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld step%s in %d epoch%s, %.0f µs per step (rank 0)%s\n",
+    const bool epochs_known = std::ranges::find(result.job_not_reported, "epochs") == result.job_not_reported.end();
+    const std::string epochs = epochs_known ? fmt::format(" in {} epoch{}", result.job.epochs, result.job.epochs == 1 ? "" : "s") : "";
+    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld step%s%s, %.0f µs per step (rank 0)%s%s\n",
                  std::filesystem::path(options.torch.argv.front()).filename().c_str(),
                  result.job.world_size, result.job.world_size == 1 ? "" : "s", static_cast<long long>(result.steps),
-                 result.steps == 1 ? "" : "s", result.job.epochs, result.job.epochs == 1 ? "" : "s", result.us_per_step,
+                 result.steps == 1 ? "" : "s", epochs.c_str(), result.us_per_step,
+                 epochs_known ? "" : "; its epochs are not known (watch() was given no sampler and no epochs=)",
                  f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");
   }
   std::fflush(stdout);

@@ -219,6 +219,8 @@ void RunSession::note_script_job() {
   state_.torch.announced = g->job;
   state_.torch.announced_by = state_.torch.script();
   state_.torch.epochs_counted = !g->epochs_announced;
+  state_.torch.not_reported = g->unreported;
+  if (g->epochs_seen) std::erase(state_.torch.not_reported, std::string("epochs"));
   if (!g->epochs_announced) state_.torch.announced->epochs = std::max(model_.latest_epoch() + 1, 0);
 }
 

@@ -77,17 +77,23 @@ void write_report_json(const RunResult& r, const std::string& path) {
   // back into the same run, faults, uneven inputs and Join included.
   // A script none of whose ranks reached watch() never said its job: ringlab's defaults would
   // read as the script's (lr 0.03, 256 samples). Only the world, which ringlab started, is known.
-  if (!r.torch_script.empty() && r.rank_count == 0) {
+  const bool job_unknown = !r.torch_script.empty() && r.rank_count == 0;
+  if (job_unknown) {
     j["world_size"] = c.world_size;
     j["job_unknown"] = "no rank reached ringlab_torch.watch(...), which reports the script's job";
   } else {
     const nlohmann::json job = c;
     for (const auto& [key, value] : job.items()) j[key] = value;
+    // The fields above that hold ringlab's defaults, not the script's (it did not report them).
+    if (!r.torch_script.empty() && !r.job_not_reported.empty()) j["job_not_reported"] = r.job_not_reported;
   }
   if (!r.mpi_settings.empty()) j["mpi_settings"] = r.mpi_settings;  // how mpirun set OpenMPI up
   // Where the ranks ran: each node's count, node 0 first (torchrun's RANK order); 1 node: [N].
   j["ranks_per_node"] = c.ranks_per_node.empty() ? std::vector<int>{c.world_size} : c.ranks_per_node;
-  j["batches_per_epoch"] = r.batches_per_epoch;
+  // Worked out from the samples and the batch: unknown where the script reported either not.
+  const auto reported = [&](const char* key) { return std::ranges::find(r.job_not_reported, key) == r.job_not_reported.end(); };
+  const bool known = !job_unknown && reported("samples") && reported("batch_size");
+  j["batches_per_epoch"] = known ? nlohmann::json(r.batches_per_epoch) : nlohmann::json();
   j["allreduce_demo"] = {{"input", r.allreduce_demo_input}, {"output", r.allreduce_demo_output}};
   j["epoch_mse"] = r.epoch_mse;
   j["steps"] = r.steps;

@@ -167,6 +167,9 @@ struct TorchState {
   std::optional<JobConfig> announced;
   std::string announced_by;     // the script that announced it: another one typed in since knows nothing yet
   bool epochs_counted = false;  // the script did not name its epochs: announced->epochs is what it began
+  // The fields of `announced` the script did not report (ringlab's defaults there), "epochs" among
+  // them when nothing said where its epochs began: the controls say "not reported" for them.
+  std::vector<std::string> not_reported;
   std::string script() const { return std::string(path.data()); }
   const JobConfig* announced_job() const { return announced && announced_by == script() ? &*announced : nullptr; }
   bool runs_next() const { return !script().empty() && (use || side_by_side); }  // what Start runs

@@ -184,13 +184,25 @@ void draw_script_job(AppState& state) {
     ImGui::PopTextWrapPos();
     state.said.script_job.push_back(fmt::format("{}: {}", tr(english), value));
   };
-  row("Learning rate", fmt::format("{:.3g}", j.lr));
-  row("Batch per rank", std::to_string(j.batch_size));
-  row("Samples", std::to_string(j.samples));
-  row("Seed", std::to_string(j.seed));
-  row("Epochs", t.epochs_counted ? trf("{} (counted)", j.epochs) : std::to_string(j.epochs));
-  if (t.epochs_counted && ImGui::IsItemHovered())
-    WrappedTooltip(tr("The script did not pass epochs= to watch(): this is how many epochs its run began."));
+  // A field the script did not report holds ringlab's default, which is not the script's.
+  auto reported_row = [&](const char* english, const char* key, const std::string& value) {
+    const bool reported = std::ranges::find(t.not_reported, key) == t.not_reported.end();
+    row(english, reported ? value : tr("not reported"));
+    if (!reported && ImGui::IsItemHovered())
+      WrappedTooltip(tr("The script did not report it to watch(): give watch() its sampler, optimizer or loader, "
+                        "or pass it: epochs=, seed=, batch_size=, job={\"samples\": N}."));
+  };
+  reported_row("Learning rate", "lr", fmt::format("{:.3g}", j.lr));
+  reported_row("Batch per rank", "batch_size", std::to_string(j.batch_size));
+  reported_row("Samples", "samples", std::to_string(j.samples));
+  reported_row("Seed", "seed", std::to_string(j.seed));
+  if (std::ranges::find(t.not_reported, "epochs") != t.not_reported.end()) {
+    reported_row("Epochs", "epochs", "");
+  } else {
+    row("Epochs", t.epochs_counted ? trf("{} (counted)", j.epochs) : std::to_string(j.epochs));
+    if (t.epochs_counted && ImGui::IsItemHovered())
+      WrappedTooltip(tr("The script did not pass epochs= to watch(): this is how many epochs its run began."));
+  }
   row("Bucket cap KB", j.bucket_cap_kb == -1 ? trf("{} (PyTorch's default)", 25 * 1024) : std::to_string(j.bucket_cap_kb));
 }
 
@@ -393,10 +405,15 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   const char* ranks = world == 1 ? "" : "s";
   // Grouped in thousands: read from the back of a room, 40,618 is a number and 40618 a code.
   const std::string n = grouped(done), e = grouped(epoch);
-  FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, n, steps, e),
-              trf("{} rank{} · {} step{} · epoch {}", world, ranks, n, steps, e),
-              trf("{} rank{} · step {}", world, ranks, n)},
-             p.text);
+  // A script that gave watch() no sampler and no epochs trains "in epoch 0" throughout: no epoch.
+  const std::vector<std::string>& unreported = state.torch.not_reported;
+  if (state.torch.live && std::ranges::find(unreported, "epochs") != unreported.end())
+    FittedLine({trf("{} rank{} · {} step{} done", world, ranks, n, steps), trf("{} rank{} · step {}", world, ranks, n)}, p.text);
+  else
+    FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, n, steps, e),
+                trf("{} rank{} · {} step{} · epoch {}", world, ranks, n, steps, e),
+                trf("{} rank{} · step {}", world, ranks, n)},
+               p.text);
   const std::vector<std::string> pace = pace_forms(model, state);
   state.said.pace = pace.empty() ? "" : pace.front();
   if (!pace.empty()) FittedLine(pace, p.text);

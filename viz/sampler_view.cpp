@@ -264,7 +264,11 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const std::vector<view_model::EpochKey> epochs = history.epochs();
   draw_sampler_switches(state);
   if (epochs.empty()) {
-    DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
+    // A script's steps with no shard before them: its watch() has no sampler to report.
+    if (state.torch.live && model.latest_step() >= 0)
+      DimWrapped(tr("The script reported no shards: its ringlab_torch.watch(...) was given no sampler."));
+    else
+      DimWrapped(tr("No shards yet: each rank reports its indices when an epoch starts."));
     return;
   }
   const int slot = choose_epoch(model, state, epochs);

@@ -817,6 +817,8 @@ struct Controller::Impl {
   // it) has no training to show, whatever its exit, and the result must not pretend otherwise.
   void note_torch_script(RunResult& r) const {
     r.torch_script = options.torch.argv.front();
+    // The script's job does not carry ringlab's --timeout; the run was watched with it.
+    r.job.timeout_s = options.job.timeout_s;
     if (r.rank_count > 0 || !r.ok) return;
     r.ok = false;
     r.failure = fmt::format("{} ended without reporting to ringlab: no rank called ringlab_torch.watch(...) (README: "

@@ -103,6 +103,10 @@ struct RunResult {
   std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
   std::vector<RankExit> exits;          // how each process of the last set ended, the failed one first
   std::string torch_script;             // the PyTorch script that ran instead of ringlab's workers ("" none)
+  // The script's training fields it did not report (unreported_training_fields): `job` holds
+  // ringlab's defaults there; "epochs" when nothing said where its epochs began (job.epochs is
+  // then the 1 it seemed to train in). Empty for ringlab's own workers.
+  std::vector<std::string> job_not_reported;
   // The OpenMPI settings (OMPI_MCA_*) mpirun gave the ranks of an MPI run: ringlab's defaults, or
   // the caller's own where set. Empty for other backends.
   std::map<std::string, std::string> mpi_settings;

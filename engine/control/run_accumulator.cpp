@@ -41,6 +41,7 @@ void RunAccumulator::add(const Event& e) {
       const nlohmann::json job = nlohmann::json::parse(e.text);
       r_.job = job.get<JobConfig>();
       epochs_announced_ = job.contains("epochs");
+      unreported_ = unreported_training_fields(job);
       world_ = static_cast<int>(e.value);
     } catch (const nlohmann::json::exception& x) {
       errors_.push_back(fmt::format("rank 0: its run_begin event carries a job that does not parse ({})", x.what()));
@@ -48,6 +49,9 @@ void RunAccumulator::add(const Event& e) {
   }
   if (e.rank >= r_.rank_count && e.rank < kMaxReportedRank) r_.rank_count = e.rank + 1;
   if (e.kind == EventKind::StepEnd && e.rank == 0 && e.epoch >= 0) epochs_begun_ = std::max(epochs_begun_, e.epoch + 1);
+  if (e.rank == 0 && (e.kind == EventKind::SamplerShard || e.kind == EventKind::EpochEnd ||
+                      (e.kind == EventKind::StepEnd && e.epoch > 0)))
+    epochs_seen_ = true;
   track_position(e);
   switch (e.kind) {
     case EventKind::CollectiveBegin:
@@ -415,6 +419,9 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   // A PyTorch script that did not tell watch() its epochs: the report says how many it trained
   // in, not JobConfig's default.
   if (!epochs_announced_) r.job.epochs = epochs_begun_;
+  // What the script did not report: the epochs only where nothing told where they begin.
+  r.job_not_reported = unreported_;
+  if (epochs_seen_) std::erase(r.job_not_reported, std::string("epochs"));
   const EpochShape epoch = epoch_shape(r.job, world_);
   r.samples_per_rank = epoch.samples_per_rank;
   r.batches_per_epoch = epoch.steps;

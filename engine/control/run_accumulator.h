@@ -95,7 +95,11 @@ class RunAccumulator {
   std::vector<std::string> injected_;  // the faults injected on purpose that fired: "rank 1 at step 5: skip: ..."
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
+  std::vector<std::string> unreported_;  // what rank 0's job left out (a script's): unreported_training_fields
   int epochs_begun_ = 0;          // epochs rank 0 took a step in
+  // Rank 0 said where its epochs begin: a sampler's shard, a step past epoch 0, an epoch's end. A
+  // script with no sampler and no set_epoch() trains "in epoch 0" throughout: its epochs are unknown.
+  bool epochs_seen_ = false;
   std::map<int, RankPosition> positions_;
 };
 

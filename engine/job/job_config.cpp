@@ -217,6 +217,14 @@ void to_json(nlohmann::json& j, const JobConfig& c) {
   if (!c.ranks_per_node.empty()) j["ranks_per_node"] = c.ranks_per_node;
 }
 
+std::vector<std::string> unreported_training_fields(const nlohmann::json& reported) {
+  std::vector<std::string> missing;
+  for (const char* key : {"samples", "features", "hidden", "batch_size", "lr", "momentum", "weight_decay", "seed",
+                          "epochs", "shuffle", "drop_last"})
+    if (!reported.contains(key)) missing.push_back(key);
+  return missing;
+}
+
 void from_json(const nlohmann::json& j, JobConfig& c) {
   if (!j.is_object()) wrong_type(j, "(the job)", "an object");
   auto take = [&](const char* key, auto& field) { take_field(j, key, field); };

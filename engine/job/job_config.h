@@ -65,6 +65,12 @@ struct JobConfig {
 void to_json(nlohmann::json& j, const JobConfig& c);
 void from_json(const nlohmann::json& j, JobConfig& c);
 
+// The fields of its training a PyTorch script reports through watch() (from its model, sampler,
+// optimizer, loader and arguments) that `reported`, the job it announced, lacks: a JobConfig read
+// from it holds ringlab's defaults there, which are not the script's. Empty for ringlab's own
+// workers, which announce every field.
+std::vector<std::string> unreported_training_fields(const nlohmann::json& reported);
+
 // A bucket cap asked for (the flag, the app's field): 1..1048576 KiB. The -1 of a stored job means
 // PyTorch's defaults; as a value given on the command line it is an error like any other.
 void check_bucket_cap_kb(int64_t kb);

@@ -90,6 +90,7 @@ void RunModel::note_run_begin(const Event& event, int generation) {
         const nlohmann::json job = nlohmann::json::parse(event.text);
         g.job = job.get<JobConfig>();
         g.epochs_announced = job.contains("epochs");
+        g.unreported = unreported_training_fields(job);
         g.has_job = true;
         if (g.world_size <= 0) g.world_size = g.job.world_size;
       }
@@ -115,9 +116,13 @@ void RunModel::consume(const Event& event) {
   const int generation = generation_of(event);
   if (event.kind == EventKind::RunBegin) note_run_begin(event, generation);
 
-  const Generation* g = nullptr;
+  Generation* g = nullptr;
   for (auto it = generations_.rbegin(); it != generations_.rend(); ++it)
     if (it->index == generation) g = &*it;
+  if (g && event.rank == 0 &&
+      (event.kind == EventKind::SamplerShard || event.kind == EventKind::EpochEnd ||
+       (event.kind == EventKind::StepEnd && event.epoch > 0)))
+    g->epochs_seen = true;
   const int gen_world = g ? g->world_size : 0;
   const std::string backend = g && g->has_job ? g->job.backend : std::string();
 

@@ -25,6 +25,8 @@ struct Generation {
   bool has_job = false;
   JobConfig job;          // from the workers' RunBegin
   bool epochs_announced = true;  // the RunBegin named its epochs (a PyTorch script's may not: job.epochs is then JobConfig's default)
+  std::vector<std::string> unreported;  // the training fields its RunBegin left out (a script's): unreported_training_fields
+  bool epochs_seen = false;      // rank 0 said where an epoch begins (a shard, a step past epoch 0, an epoch's end)
   int world_size = 0;
 };
 

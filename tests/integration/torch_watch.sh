@@ -267,9 +267,58 @@ printf 'print("never closed"\n' > "$work/broken.py"
 rc=$?
 # Its report has no job but the world: ringlab's defaults are not the script's.
 if [ $rc = 1 ] && grep -q "^ringlab run: rank [01] failed: exit code 1; its stderr ended with: SyntaxError: '(' was never closed" "$work/broken.err" &&
-   $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert "job_unknown" in r and "lr" not in r and r["world_size"] == 2, r' "$work/broken.json"
+   $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert "job_unknown" in r and "lr" not in r and r["world_size"] == 2 and r["batches_per_epoch"] is None, r' "$work/broken.json"
 then ok "a script with a SyntaxError: the failure quotes it, exit 1; its report claims no job"
 else fail "broken: exit $rc: $(grep ringlab "$work/broken.err" | head -2)"; fi
+
+# A script whose watch() has no sampler: its samples and epochs are not known, and neither the
+# summary nor the report presents ringlab's defaults as the script's. The report keeps --timeout,
+# with which ringlab watched the run.
+cat > "$work/no_sampler.py" << 'PY'
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+import ringlab_torch
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+watcher = ringlab_torch.watch(model, optimizer=opt)
+for epoch in range(2):
+    for _ in range(5):
+        x = torch.randn(8, 6)
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), x.sum(1, keepdim=True))
+        loss.backward()
+        opt.step()
+        watcher.step(loss)
+dist.destroy_process_group()
+PY
+"$ringlab" run --torch "$work/no_sampler.py" -n 2 --timeout 7 --report "$work/no_sampler.json" > "$work/no_sampler.out" 2> "$work/no_sampler.err"
+rc=$?
+if [ $rc = 0 ] && grep -q "^ringlab run: no_sampler.py on 2 ranks ended well: 10 steps, [0-9]* µs per step (rank 0); its epochs are not known" "$work/no_sampler.out" &&
+   $py - "$work/no_sampler.json" << 'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["job_not_reported"] == ["samples", "epochs", "shuffle", "drop_last"], r["job_not_reported"]
+assert r["batches_per_epoch"] is None and r["steps"] == 10 and r["lr"] == 0.05 and r["batch_size"] == 8, r
+assert r["timeout_s"] == 7.0, r["timeout_s"]
+PY
+then ok "a script without a sampler: its samples and epochs said to be unknown, in the summary and the report"
+else fail "no_sampler: exit $rc: $(cat "$work/no_sampler.out" | tail -2) $(tail -2 "$work/no_sampler.err")"; fi
+# The app's controls say the same of it.
+if command -v xvfb-run > /dev/null; then
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$work/no_sampler.py" --world-size 2 \
+    --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/no_sampler_gui.json" > /dev/null 2> "$work/gui.err"
+  if $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "finished", s["run_phase"]
+said = s["said"]["script_job"]
+assert "Samples: not reported" in said and "Epochs: not reported" in said and "Learning rate: 0.05" in said, said' \
+     "$work/no_sampler_gui.json" 2> "$work/cmp"
+  then ok "app, a script without a sampler: the controls say its samples and epochs were not reported"
+  else fail "app, no sampler: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
+fi
 
 echo "$failures failure(s)"
 [ $failures = 0 ]

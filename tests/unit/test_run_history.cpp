@@ -792,3 +792,30 @@ TEST_CASE("a script that did not announce its epochs is reported with the epochs
   CHECK(run(R"({"world_size": 1})").job.epochs == 3);              // JobConfig would say 4
   CHECK(run(R"({"world_size": 1, "epochs": 5})").job.epochs == 5);  // what it announced stands
 }
+
+// A script whose watch() got no sampler (nor samples=, epochs=) leaves those fields to JobConfig's
+// defaults: the result names them, so that neither the report nor the summary presents them as the
+// script's. Its epochs are unknown unless something said where one begins.
+TEST_CASE("a script's training fields it did not report are named, its epochs among them only when unseen") {
+  const auto run = [](const std::string& job_json, bool shard) {
+    RunAccumulator acc(JobConfig{});
+    Event begin = make_event(EventKind::RunBegin, 0, -1, 0);
+    begin.value = 1;
+    begin.text = job_json;
+    acc.add(begin);
+    if (shard) {
+      Event s = make_event(EventKind::SamplerShard, 0, 0, 0);
+      s.indices = {1, 0};
+      acc.add(s);
+    }
+    for (int64_t step = 0; step < 4; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
+    return acc.finish({});
+  };
+  const std::string no_sampler = R"({"world_size": 1, "lr": 0.1, "momentum": 0, "weight_decay": 0, "seed": 3,
+                                     "batch_size": 8, "features": 6, "hidden": [16]})";
+  CHECK(run(no_sampler, false).job_not_reported == std::vector<std::string>{"samples", "epochs", "shuffle", "drop_last"});
+  CHECK(run(no_sampler, true).job_not_reported == std::vector<std::string>{"samples", "shuffle", "drop_last"});
+  CHECK(run(no_sampler, true).job.epochs == 1);
+  JobConfig full;
+  CHECK(run(nlohmann::json(full).dump(), false).job_not_reported.empty());  // ringlab's own workers
+}
