@@ -555,8 +555,9 @@ void run(RunFlags& f) {
   written &= write_output("run", f.metrics, [&] { sinks.write_metrics(f.metrics); });
   written &= write_output("run", f.flight_dump, [&] { write_flight_dump(result, f.flight_dump); });
   if (!written) set_exit_code(1);
+  // Each restart and the failure it answered; a run whose last attempt failed too says so below.
   if (result.restarts > 0 && !f.quiet)
-    std::fprintf(stdout, "restarts               : %d (resumed from the last epoch checkpoint)\n", result.restarts);
+    for (const std::string& note : result.restart_notes) std::fprintf(stdout, "%s\n", note.c_str());
   print_connection_errors(result);
   if (!result.ok) {
     std::fprintf(stderr, "ringlab run: %s\n", result.failure.c_str());

@@ -100,6 +100,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["train_seconds"] = r.train_seconds;
   j["us_per_step"] = r.us_per_step;
   j["connection_errors"] = r.connection_errors;
+  j["restarts"] = r.restart_notes;  // --max-restarts: each restart, where it resumed, and why
   // Refused before the file is opened: a report with a hole would not say so.
   if (r.history && !r.history->failure().empty())
     throw Error(fmt::format("--report: not written: {}", r.history->failure()));

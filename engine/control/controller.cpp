@@ -121,6 +121,7 @@ struct Controller::Impl {
   std::unique_ptr<Launcher> launcher;
   std::unique_ptr<PrivateDirectory> checkpoint_dir;  // mode 0700, removed when the run ends
   std::string checkpoint_path;                       // in checkpoint_dir
+  std::vector<std::string> restart_notes;            // RunResult::restart_notes, as the restarts happen
 
   std::thread monitor;
   mutable std::mutex mutex;
@@ -219,9 +220,10 @@ struct Controller::Impl {
 
   // After a failure: the same job again from the last epoch checkpoint (or from the start), with
   // the one-off faults taken out, so the lesson shows a recovery rather than the same crash.
-  bool restart(JobConfig& job, std::string& checkpoint_in, int& restarts) {
+  bool restart(JobConfig& job, std::string& checkpoint_in, int& restarts, const std::vector<RankExit>& exits) {
     if (restarts >= options.max_restarts || stop_requested) return false;
     ++restarts;
+    const std::string cause = attempt_failure(exits);
     std::vector<std::string> kept;
     for (const Fault& f : parse_faults(job))
       if (f.kind == FaultKind::Delay) kept.push_back(to_string(f));
@@ -243,6 +245,11 @@ struct Controller::Impl {
     }
     marker.text = fmt::format("restart {} of {} from epoch {} (step {})", restarts, options.max_restarts,
                               marker.epoch, marker.step);
+    restart_notes.push_back(fmt::format("restart {} of {}, {}, after: {}", restarts, options.max_restarts,
+                                        checkpoint_in.empty() ? std::string("from the start (no epoch had ended)")
+                                                              : fmt::format("from the end of epoch {} (step {})",
+                                                                            marker.epoch, marker.step),
+                                        cause));
     events.emit(std::move(marker));
     restart_store();
     launch(job, checkpoint_in);
@@ -251,6 +258,17 @@ struct Controller::Impl {
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(static_cast<int64_t>(options.job.timeout_s * 1000));
+  }
+
+  // The failed attempt's headline, as its report would have said it: the failure's first line,
+  // and the one after it where that only named the fault ("fault injected: ... \nthen rank 0 ...").
+  std::string attempt_failure(const std::vector<RankExit>& exits) {
+    const std::string failure = events.finish(exits, stop_info()).failure;
+    const size_t first = failure.find('\n');
+    if (first == std::string::npos) return failure;
+    if (failure.compare(first + 1, 5, "then ") != 0) return failure.substr(0, first);
+    const size_t second = failure.find('\n', first + 1);
+    return failure.substr(0, first) + "; " + failure.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
   }
 
   // Node 0 (and a one-node run): the store, the event server every rank reports to, and, for
@@ -775,7 +793,7 @@ struct Controller::Impl {
     for (;;) {
       exits = wait_workers();
       const bool failed = !std::all_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.ok(); });
-      if (failed && restart(job, checkpoint_in, restarts)) continue;
+      if (failed && restart(job, checkpoint_in, restarts, exits)) continue;
       std::optional<std::pair<int, std::string>> change;
       {
         std::lock_guard<std::mutex> lock(mutex);
@@ -809,6 +827,9 @@ struct Controller::Impl {
     if (job.backend == "mpi") r.mpi_settings = openmpi_settings(options.placement);
     r.exits = exits;
     r.restarts = restarts;
+    r.restart_notes = restart_notes;
+    // A restart takes out the one-off faults; the run's report names what was asked for.
+    if (restarts > 0) r.job.faults = options.job.faults;
     remove_checkpoints();
     publish(std::move(r));
   }
@@ -868,6 +889,14 @@ void ControllerOptions::validate() const {
     if (max_restarts > 0) throw InputError("--max-restarts restarts ringlab's workers, not a --torch script");
   }
   check_placement(placement, job, master_addr, nnodes);
+  // OpenMPI's ranks on one machine talk through shared memory: "drop" would cut only mpirun's own
+  // link to them, which nobody notices until the run ends, and then the run fails for it.
+  if (job.backend == "mpi" && !placement.spans_hosts())
+    for (const Fault& f : parse_faults(job))
+      if (f.kind == FaultKind::Drop)
+        throw InputError(fmt::format("--fault {}: the mpi backend's ranks on one machine talk through shared memory, "
+                                     "not a connection a drop can close; use kill or delay, or --backend gloo",
+                                     to_string(f)));
   if (nnodes < 1 || nnodes > kMaxWorldSize)
     throw InputError(fmt::format("--nnodes must be between 1 and {}, got {}", kMaxWorldSize, nnodes));
   if (node_rank < 0 || node_rank >= nnodes)

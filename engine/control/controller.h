@@ -100,6 +100,9 @@ struct RunResult {
   double us_per_step = 0.0;             // training loop only, excluding start-up
   std::vector<float> final_parameters;  // rank 0's model at the end
   int restarts = 0;                     // how often the group was restarted after a failure
+  // One line each: where it resumed and the failure that caused it ("restart 1 of 2, from the
+  // start (no epoch had ended), after: rank 2 failed: killed by SIGKILL").
+  std::vector<std::string> restart_notes;
   std::string flight_report;            // JSON lining up the ranks' flight recorders ("" if none)
   std::vector<RankExit> exits;          // how each process of the last set ended, the failed one first
   std::string torch_script;             // the PyTorch script that ran instead of ringlab's workers ("" none)

@@ -119,9 +119,11 @@ void RunAccumulator::add(const Event& e) {
       break;
     case EventKind::Restart: restart_from(e); break;
     case EventKind::Fault:  // a fault injected on purpose: the report names it, whatever it did to the others
-      if (e.rank >= 0 && injected_.size() < kMaxReportedFaults)
+      if (e.rank >= 0 && injected_.size() < kMaxReportedFaults) {
         injected_.push_back(e.step >= 0 ? fmt::format("rank {} at step {}: {}", e.rank, e.step, e.text)
                                         : fmt::format("rank {}: {}", e.rank, e.text));
+        injected_ranks_.insert(e.rank);
+      }
       break;
     default: break;
   }
@@ -139,6 +141,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   errors_.clear();
   raised_.clear();
   injected_.clear();
+  injected_ranks_.clear();
   // The new group numbers its collectives afresh and redoes the steps after the checkpoint: a
   // position from the failed attempt would place a rank where the new one never was.
   positions_.clear();
@@ -357,8 +360,16 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   // A rank that ended normally while others waited for it caused the failure that the first rank
   // to fail only echoes ("Connection closed by peer"): it comes first, where a reader looks.
   std::string msg = ranks_that_ended_early(exits);
-  if (failed) msg += "\n" + failed_line(*failed);
-  if (!injected_.empty()) msg += fmt::format("\nfault injected: {}", fmt::join(injected_, "; "));
+  // A fault injected on purpose is the cause: where it fired on another rank than the first to
+  // fail (a skip that the others' collective check caught), it comes first, where a reader looks.
+  const std::string injected = injected_.empty() ? "" : fmt::format("\nfault injected: {}", fmt::join(injected_, "; "));
+  const std::string failed_words = failed ? failed_line(*failed) : "";
+  const bool names_a_faulty_rank = std::any_of(injected_ranks_.begin(), injected_ranks_.end(), [&](int rank) {
+    return failed_words.rfind(fmt::format("rank {} ", rank), 0) == 0;  // mpirun's line may name the silent rank
+  });
+  if (failed && !injected_.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
+  else if (failed) msg += "\n" + failed_words + injected;
+  else msg += injected;
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.
   const RankExit* silent = failed && ended_without_a_word(*failed) ? failed : nullptr;

@@ -93,6 +93,7 @@ class RunAccumulator {
   std::set<int> raised_;        // ranks that sent an error of their own
   static constexpr size_t kMaxReportedFaults = 8;
   std::vector<std::string> injected_;  // the faults injected on purpose that fired: "rank 1 at step 5: skip: ..."
+  std::set<int> injected_ranks_;       // the ranks they fired on
   std::set<int> finished_;      // ranks whose RunEnd said "done": they ended their training normally
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
   std::vector<std::string> unreported_;  // what rank 0's job left out (a script's): unreported_training_fields

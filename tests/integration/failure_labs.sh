@@ -25,8 +25,30 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["final_parameters"] == b["final_parameters"], "parameters differ"
 assert a["epoch_mse"] == b["epoch_mse"], (a["epoch_mse"], b["epoch_mse"])
 assert a["steps"] == b["steps"], (a["steps"], b["steps"])
+# The report keeps the fault asked for and the restart, with where it resumed and why.
+assert b["faults"] == ["kill:2@5"] and a["restarts"] == [], (b["faults"], a["restarts"])
+assert len(b["restarts"]) == 1 and b["restarts"][0].startswith("restart 1 of 2, from the end of epoch 2 (step 4), after: "), b["restarts"]
+assert "rank 2" in b["restarts"][0] or "mpirun" in b["restarts"][0], b["restarts"]
 PY
 done
+
+# The failure's first line names the rank the fault was injected into: the fault itself, before
+# the rank whose collective check caught it, or rank 1's own failure where it failed first.
+run run -q -n 4 --fault skip:1@5 --timeout 300
+if [ $rc -eq 1 ] && { { head -1 "$work/err" | grep -q "^ringlab run: fault injected: rank 1 at step 5: skip" &&
+                        sed -n 2p "$work/err" | grep -q "^then rank [023] failed"; } ||
+                      { head -1 "$work/err" | grep -q "^ringlab run: rank 1 failed" &&
+                        sed -n 2p "$work/err" | grep -q "^fault injected: rank 1 at step 5: skip"; }; }
+then ok "--fault skip:1@5: the failure's first line names rank 1: $(head -1 "$work/err" | cut -c1-80)"
+else bad "--fault skip:1@5: rc=$rc $(head -2 "$work/err")"; fi
+
+# A run that fails after every restart says each restart's cause and that it failed in the end.
+run run -n 4 --epochs 1 --uneven 1:1 --timeout 3 --max-restarts 1 --report "$work/gave_up.json"
+if [ $rc -eq 1 ] && grep -q "^restart 1 of 1, from the start (no epoch had ended), after: rank 1 ended normally" "$work/out" &&
+   ! grep -q "resumed from the last epoch checkpoint" "$work/out" &&
+   $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert not r["ok"] and len(r["restarts"]) == 1, r["restarts"]' "$work/gave_up.json"
+then ok "restarts that did not help: each restart's cause said, and the run failed (exit 1)"
+else bad "restarts that did not help: rc=$rc $(grep -m2 restart "$work/out") $(head -1 "$work/err")"; fi
 
 # 2. Mismatched collectives are detected before any gradient moves, with both fingerprints.
 # The timeout is 300 s and the bound 60 s: an ending that came from the check, not from a wait

@@ -173,6 +173,7 @@ row "run with RINGLAB_GLOO_MESSAGES=iothread" "RINGLAB_GLOO_MESSAGES='iothread':
 row "run with the setting's earlier name" "RINGLAB_GLOO_SMALL_MESSAGES='io-thread': the setting is now RINGLAB_GLOO_MESSAGES" env RINGLAB_GLOO_SMALL_MESSAGES=io-thread "$bin" run -n 2
 row "run --fault kill:9@1 (rank out of range)" "--fault kill:9@1: rank 9 is not below the world size 2" "$bin" run -n 2 --fault kill:9@1
 row "run --fault bogus" "--fault bogus: unknown kind 'bogus'" "$bin" run --fault bogus
+row "run --backend mpi --fault drop:1@5 (one machine: no connection to drop)" "--fault drop:1@5: the mpi backend's ranks on one machine talk through shared memory" "$bin" run -n 2 --backend mpi --fault drop:1@5
 row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative integer" "$bin" run --uneven 0:-1
 row "run --max-restarts -1" "--max-restarts must be between 0 and 100, got -1" "$bin" run --max-restarts -1
 row "run --unknown-flag" "The following argument was not expected: --unknown-flag" "$bin" run --unknown-flag

@@ -380,8 +380,15 @@ TEST_CASE("a failed run names the fault that was injected") {
   acc.add(error);
   const RunResult r = acc.finish({exited(0, 1)});
   INFO(r.failure);
-  CHECK(r.failure.rfind("rank 0 failed: exit code 1\nfault injected: rank 1 at step 5: skip: leaving out this step's "
-                        "gradient all-reduce\n", 0) == 0);
+  // On rank 1, caught by rank 0: the fault first, where a reader looks, then the rank that failed.
+  CHECK(r.failure.rfind("fault injected: rank 1 at step 5: skip: leaving out this step's gradient all-reduce\nthen "
+                        "rank 0 failed: exit code 1\n", 0) == 0);
+  // A fault that ended its own rank (a kill) leaves that rank's failure first.
+  RunAccumulator killed_acc(job);
+  Event kill = make_event(EventKind::Fault, 1, 5, 0);
+  kill.text = "kill: SIGKILL to this process";
+  killed_acc.add(kill);
+  CHECK(killed_acc.finish({killed(1)}).failure.rfind("rank 1 failed: killed by SIGKILL\nfault injected: rank 1 at step 5: kill", 0) == 0);
   // A restart forgets it with the rest of the failed attempt.
   RunAccumulator restarted(job);
   restarted.add(fault);
