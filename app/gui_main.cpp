@@ -386,6 +386,18 @@ class FrameLoop {
     if (cause.input) frame_change_.forget();
     const bool changed = frame_change_.changed(draw);
     if (!partial_.available()) return (changed || !pane_cache_.changed_rects().empty()) && render_whole(fb_w, fb_h, background);
+    // Mesa's software renderer takes a new window size into its buffers when they are swapped:
+    // copied out in part only, frames would go on being drawn into the old size's buffer, the
+    // new layout shifted down by the height it lost under what the window showed before. The
+    // frames of a new size are swapped whole, the first to resize the buffers, the second to
+    // draw into them.
+    if (fb_w != swapped_w_ || fb_h != swapped_h_) whole_frames_left_ = 2;
+    if (whole_frames_left_ > 0) {
+      --whole_frames_left_;
+      swapped_w_ = fb_w, swapped_h_ = fb_h;
+      frame_change_.forget();
+      return render_whole(fb_w, fb_h, background);
+    }
     viz::Damage damage = frame_change_.damage();
     for (const viz::ScreenRect& pane : pane_cache_.changed_rects()) damage.add(pane);
     if (damage.empty()) return false;
@@ -487,6 +499,8 @@ class FrameLoop {
   viz::FrameChange frame_change_;
   PaneCache pane_cache_;  // freed with the loop, while the GL context is current
   const PartialPresent partial_{window_, gl_renderer()};
+  int swapped_w_ = 0, swapped_h_ = 0;  // the framebuffer's size when a frame was last swapped whole
+  int whole_frames_left_ = 0;
   const int64_t window_opened_ns_ = now_ns();
   uint64_t window_events_drawn_ = g_window_events;
   bool switched_ = false, killed_ = false;

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""xwd_to_png.py IN.xwd OUT.png: a screen dump from `xwd -root` (32 bits per pixel, TrueColor, as
-Xvfb makes them) written as an RGB PNG, with the standard library only."""
+"""xwd_to_png.py IN.xwd OUT.png: a screen dump from `xwd -root` (24 or 32 bits per pixel, TrueColor,
+as Xvfb makes them) written as an RGB PNG, with the standard library only."""
 import struct
 import sys
 import zlib
@@ -18,14 +18,20 @@ def read_xwd(src):
     header_size, version = fields[0], fields[1]
     width, height, byte_order, bits_per_pixel, bytes_per_line = fields[4], fields[5], fields[7], fields[11], fields[12]
     red_mask, green_mask, blue_mask, ncolors = fields[14], fields[15], fields[16], fields[19]
-    if version != 7 or bits_per_pixel != 32:
-        sys.exit(f"xwd_to_png: {src}: version {version}, {bits_per_pixel} bits per pixel; only 7 and 32 are read")
+    # xwd writes 24 bits a pixel for a root window some visuals leave it (after a window on it
+    # was resized, here), 32 otherwise.
+    if version != 7 or bits_per_pixel not in (24, 32):
+        sys.exit(f"xwd_to_png: {src}: version {version}, {bits_per_pixel} bits per pixel; only 7 and 24 or 32 are read")
     pixels = data[header_size + 12 * ncolors:]
     order = "<" if byte_order == 0 else ">"
+    step = bits_per_pixel // 8
     rows = []
     for y in range(height):
-        line = pixels[y * bytes_per_line:y * bytes_per_line + 4 * width]
-        values = struct.unpack(f"{order}{width}I", line)
+        line = pixels[y * bytes_per_line:y * bytes_per_line + step * width]
+        if step == 4:
+            values = struct.unpack(f"{order}{width}I", line)
+        else:
+            values = [int.from_bytes(line[i:i + 3], "little" if byte_order == 0 else "big") for i in range(0, 3 * width, 3)]
         row = bytearray()
         for v in values:
             row += bytes((channel(v, red_mask), channel(v, green_mask), channel(v, blue_mask)))
