@@ -24,6 +24,7 @@
 #include "app/gui_options.h"
 #include "app/gui_session.h"
 #include "app/pane_cache.h"
+#include "app/key_taps.h"
 #include "app/partial_present.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
@@ -304,6 +305,7 @@ void start_imgui(GLFWwindow* window, const viz::AppState& state) {
   });
   count_window_events(window);  // before Dear ImGui's callbacks, which call these first
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  keep_key_taps(window);  // in front of Dear ImGui's key callback
   ImGui_ImplOpenGL3_Init("#version 330 core");
   viz::set_language(state.language);
 }
@@ -366,6 +368,7 @@ class FrameLoop {
       io.DisplayFramebufferScale = ImVec2(1, 1);
     }
     ImGui::NewFrame();
+    release_key_taps();  // this frame has seen the keys tapped before it; their releases go in now
     state_.frame_dt_s = io.DeltaTime;
     viz::HandleShortcuts(session_.model(), state_);
     viz::AdvanceStepThrough(session_.model(), state_);

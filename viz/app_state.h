@@ -264,6 +264,7 @@ struct AppState {
   ControlsSteadiness controls_moved;  // this run's (--state-json)
   std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)
   float world_slider_x0 = 0, world_slider_x1 = 0, world_slider_y = 0;  // the World size slider (--state-json: for tests that drag it)
+  float pause_button_x = 0, pause_button_y = 0;  // the Pause (Resume) button's middle (--state-json: for tests that click it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
   int64_t frames_in_part = 0;          // presented as their damaged rectangle alone (app/partial_present.h)
   int64_t pixels_presented = 0;        // by the window's presented frames, whole or in part

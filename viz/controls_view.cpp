@@ -259,6 +259,8 @@ void draw_buttons(AppState& state) {
   grid.place(1);
   ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");
   if (ImGui::Button(label(pause, "pause").c_str(), size)) state.requests.pause_toggle = true;
+  const ImVec2 pause_min = ImGui::GetItemRectMin(), pause_max = ImGui::GetItemRectMax();
+  state.pause_button_x = (pause_min.x + pause_max.x) / 2, state.pause_button_y = (pause_min.y + pause_max.y) / 2;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     Tooltip(tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));

@@ -732,7 +732,11 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
   const bool behind = state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running && rec.step >= 0 &&
                       model.latest_step() > rec.step && !compact;
-  if (behind) gate = trf("Shown slowly: the workers are already {} training steps further on", grouped(model.latest_step() - rec.step));
+  if (behind) {
+    const int64_t ahead = model.latest_step() - rec.step;
+    gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))
+                      : trf("Shown slowly: the workers are already {} training steps further on", grouped(ahead));
+  }
   if (!behind) state.said.ring_gate = gate;
   if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
 }
