@@ -43,6 +43,7 @@ uint32_t color_of(const TimelineSpan& s) {
     case SpanKind::BucketReady: return p.text;
     case SpanKind::Evaluation: return p.mse;
     case SpanKind::StepVote: return with_alpha(p.text_dim, 0.8f);
+    case SpanKind::Delay: return p.bad;
   }
   return p.text;
 }
@@ -58,6 +59,7 @@ const char* name_of(SpanKind kind) {
     case SpanKind::BucketReady: return tr("bucket ready");
     case SpanKind::Evaluation: return tr("evaluation");
     case SpanKind::StepVote: return tr("step vote");
+    case SpanKind::Delay: return tr("injected delay");
   }
   return "";
 }
@@ -89,6 +91,9 @@ std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
     text.append("\n").append(tr("rank 0 computes the MSE over the whole dataset; the others go on and wait for it in the next all-reduce"));
   if (s.kind == SpanKind::StepVote)
     text.append("\n").append(tr("the ranks agree whether to stop or hold here: ringlab's own control, not part of DDP"));
+  if (s.kind == SpanKind::Delay)
+    text.append("\n").append(tr("the Straggler lab's sleep, before this rank's forward pass: the others wait for it in "
+                                  "the step's all-reduce, which is why their bars grow"));
   return text;
 }
 
@@ -275,7 +280,7 @@ void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
 }
 
 // The Follow box and the key to the colours, on one line over the plot.
-void draw_legend(TimelineViewState& v, const NodeLayout& nodes) {
+void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays) {
   const Palette& p = palette();
   if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
     v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
@@ -293,6 +298,7 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes) {
   legend_item(tr("evaluation"), p.mse);
   legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
   if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
+  if (delays) legend_item(tr("injected delay"), p.bad);
   ImGui::NewLine();
 }
 
@@ -625,7 +631,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::Generation* generation = model.current_generation();
   const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
                                                       std::max(model.world_size(), all_lanes), state.job);
-  draw_legend(v, nodes);
+  draw_legend(v, nodes, tl.has_delays());
   if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;

@@ -29,6 +29,7 @@ const char* to_string(EventKind kind) {
     case EventKind::WorldChange: return "world_change";
     case EventKind::CollectiveMismatch: return "collective_mismatch";
     case EventKind::StepVote: return "step_vote";
+    case EventKind::Straggle: return "straggle";
   }
   return "unknown";
 }

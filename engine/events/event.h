@@ -47,8 +47,10 @@ enum class EventKind : uint8_t {
                             // then its left neighbour's (kFingerprintFields each); src = that neighbour
   StepVote = 24,       // t_begin..t_end of the ranks' vote at a step boundary (stop, hold at the
                        // gate, wait for the controller): ringlab's own collective, not DDP's; step
+  Straggle = 25,       // t_begin..t_end of the sleep a delay fault (the Straggler lab) put this rank
+                       // into as `step` began; value = the delay in ms
 };
-inline constexpr EventKind kLastEventKind = EventKind::StepVote;
+inline constexpr EventKind kLastEventKind = EventKind::Straggle;
 
 // The faults a failure lab injects (parsed from "kill:2@5" and the like in job/fault_plan.h).
 enum class FaultKind : uint8_t { Kill = 0, Delay = 1, Drop = 2, Skip = 3, Extra = 4, Resize = 5 };

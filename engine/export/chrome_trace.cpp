@@ -219,6 +219,9 @@ void ChromeTraceWriter::State::compute(const Event& e) {
       instant(e.rank, "epoch end", "run", event_end_ns(e), {{"epoch", e.epoch}, {"mse", e.value}}, 'p');
       break;
     case EventKind::StepVote: span(e.rank, tid, "step vote", "control", at, event_end_ns(e), {{"step", e.step}}); break;
+    case EventKind::Straggle:
+      span(e.rank, tid, "injected delay", "fault", at, event_end_ns(e), {{"step", e.step}, {"delay_ms", e.value}});
+      break;
     case EventKind::RunBegin: instant(e.rank, "run begin", "run", at, {{"world_size", e.value}}, 'p'); break;
     case EventKind::RunEnd: instant(e.rank, "run end", "run", at, {{"us_per_step", e.value}}, 'p'); break;
     case EventKind::Error: instant(e.rank, "error", "run", at, {{"message", e.text}}, 'p'); break;

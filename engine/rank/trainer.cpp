@@ -35,8 +35,20 @@ void emit_fault(EventSink& sink, int rank, int64_t step, int epoch, FaultKind ki
 // The faults a rank injects into itself at the start of a step.
 void inject_faults(const FaultPlan& plan, Replica& replica, EventSink& events, const TrainerHooks& hooks, int rank,
                    int64_t step, int epoch) {
-  if (plan.delay_ms() > 0)
+  if (plan.delay_ms() > 0) {
+    // The straggler's own sleep, on its timeline: the others' long waits in the next all-reduce
+    // are this rank's delay, and the view says whose.
+    Event e;
+    e.kind = EventKind::Straggle;
+    e.rank = rank;
+    e.step = step;
+    e.epoch = epoch;
+    e.value = plan.delay_ms();
+    e.t_begin_ns = now_ns();
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(plan.delay_ms() * 1000)));
+    e.t_end_ns = now_ns();
+    events.emit(std::move(e));
+  }
   if (plan.at(FaultKind::Kill, step)) {
     emit_fault(events, rank, step, epoch, FaultKind::Kill, "kill: SIGKILL");
     events.flush_events();

@@ -18,6 +18,7 @@ const char* to_string(SpanKind kind) {
     case SpanKind::BucketReady: return "bucket ready";
     case SpanKind::Evaluation: return "evaluation";
     case SpanKind::StepVote: return "step vote";
+    case SpanKind::Delay: return "injected delay";
   }
   return "span";
 }
@@ -31,6 +32,7 @@ void TimelineModel::clear() {
   arrivals_.clear();
   world_ = 0;
   has_origin_ = false;
+  has_delays_ = false;
   origin_ns_ = 0;
   latest_ns_ = 0;
   let_go_.clear();
@@ -148,6 +150,10 @@ void TimelineModel::consume(const Event& event) {
       span.kind = SpanKind::Evaluation;
       break;
     case EventKind::StepVote: span.kind = SpanKind::StepVote; break;
+    case EventKind::Straggle:
+      span.kind = SpanKind::Delay;
+      has_delays_ = true;
+      break;
     case EventKind::GateWait:
       span.kind = SpanKind::GateWait;
       span.ring_step = event.ring_step;

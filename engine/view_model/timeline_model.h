@@ -17,7 +17,7 @@ namespace ringlab::view_model {
 
 // Evaluation: rank 0's whole-dataset MSE at an epoch's end. StepVote: the ranks' vote between
 // steps (stop, hold at the gate), ringlab's own collective, drawn so the pause it makes is named.
-enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady, Evaluation, StepVote };
+enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady, Evaluation, StepVote, Delay };
 
 const char* to_string(SpanKind kind);
 
@@ -44,6 +44,7 @@ class TimelineModel {
 
   void consume(const Event& event);
   void clear();
+  bool has_delays() const { return has_delays_; }  // a rank slept for a delay fault (the Straggler lab)
 
   int lanes() const { return static_cast<int>(lanes_.size()); }
   // Lanes a window [t0, t1] (relative ns) needs: up to the highest rank with a span in it. After
@@ -151,6 +152,7 @@ class TimelineModel {
   std::map<std::pair<int, int64_t>, OpenCollective> open_;  // (rank, collective id)
   int64_t origin_ns_ = 0;
   bool has_origin_ = false;
+  bool has_delays_ = false;
   int64_t latest_ns_ = 0;
   std::vector<std::pair<int64_t, int64_t>> let_go_;
   int64_t held_t0_ = 0, held_t1_ = -1;

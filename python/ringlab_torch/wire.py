@@ -69,6 +69,7 @@ class EventKind(enum.IntEnum):
     WORLD_CHANGE = 22
     COLLECTIVE_MISMATCH = 23
     STEP_VOTE = 24
+    STRAGGLE = 25
 
 
 class ErrorCode(enum.IntEnum):

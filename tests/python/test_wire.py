@@ -87,6 +87,7 @@ class EventBytes(unittest.TestCase):
         self.assertEqual(wire.EventKind.FINAL_PARAMETERS, 18)
         self.assertEqual(wire.EventKind.COLLECTIVE_MISMATCH, 23)
         self.assertEqual(wire.EventKind.STEP_VOTE, 24)
+        self.assertEqual(wire.EventKind.STRAGGLE, 25)
 
 
 class ClockOffset(unittest.TestCase):

@@ -122,7 +122,7 @@ TEST_CASE("every event kind and phase round-trips") {
     }
   }
   CHECK(kinds == static_cast<int>(kLastEventKind) + 1);  // every kind, the typed controller events included
-  CHECK(kLastEventKind == EventKind::StepVote);
+  CHECK(kLastEventKind == EventKind::Straggle);
   Event past_the_last = full_event();
   auto bytes = encoded(past_the_last);
   bytes[4] = static_cast<uint8_t>(kinds);  // the kind is the body's first byte

@@ -12,6 +12,7 @@
 #include "engine/nn/mlp.h"
 #include "engine/nn/mse.h"
 #include "engine/rank/trainer.h"
+#include "engine/events/event_store.h"
 
 using namespace ringlab;
 
@@ -87,6 +88,33 @@ TEST_CASE("the epoch's evaluation in blocks equals one forward pass over the who
   CHECK(eval_block_rows(job) % 8 == 0);
   job.hidden = {4096, 4096, 4096};
   CHECK(eval_block_rows(job) * (job.features + 1 + 3 * 4096) * 4 <= (64 << 20));
+}
+
+// --fault delay:R:MS: the rank reports each sleep it takes, as long as it slept, at every step.
+TEST_CASE("a delay fault reports its sleep at every step of the straggler") {
+  JobConfig job;
+  job.world_size = 2;
+  job.epochs = 1;
+  job.faults = {"delay:1:5"};
+  LocalWorld world(job.world_size, std::chrono::milliseconds(20000));
+  EventStore store[2];
+  std::vector<RankOutcome> out(job.world_size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < job.world_size; ++r)
+    threads.emplace_back([&, r] { out[r] = train_rank(job, world.group(r), store[r], TrainerHooks{}); });
+  for (auto& t : threads) t.join();
+  REQUIRE(out[1].steps > 0);
+  for (int r = 0; r < 2; ++r) {
+    int64_t sleeps = 0;
+    for (const Event& e : store[r].snapshot()) {
+      if (e.kind != EventKind::Straggle) continue;
+      ++sleeps;
+      CHECK(e.rank == 1);
+      CHECK(e.value == 5.0);
+      CHECK(e.t_end_ns - e.t_begin_ns >= 5'000'000);  // it slept at least that long (sleep never returns early)
+    }
+    CHECK(sleeps == (r == 1 ? out[1].steps : 0));
+  }
 }
 
 TEST_CASE("time held at the step-through gate is not counted as training time") {

@@ -255,6 +255,26 @@ TEST_CASE("timeline: the pauses between steps are named: rank 0's evaluation, th
   CHECK(rank1[0].t_end_ns - rank1[0].t_begin_ns == 200);
 }
 
+// The Straggler lab's sleep is a span of its own on the straggler's lane: the others' long waits
+// in the step's all-reduce have a visible cause.
+TEST_CASE("timeline: a delay fault's sleep is the straggler's span, and the legend knows of it") {
+  TimelineModel t;
+  t.consume(span(EventKind::Forward, 0, 1000, 2000));
+  CHECK_FALSE(t.has_delays());
+  Event sleep = span(EventKind::Straggle, 1, 1000, 21000);
+  sleep.step = 0;
+  sleep.value = 0.02;
+  t.consume(sleep);
+  CHECK(t.has_delays());
+  std::vector<TimelineSpan> rank1;
+  t.for_each_visible(1, 0, 100000, [&](const TimelineSpan& s) { rank1.push_back(s); });
+  REQUIRE(rank1.size() == 1);
+  CHECK(rank1[0].kind == SpanKind::Delay);
+  CHECK(rank1[0].t_end_ns - rank1[0].t_begin_ns == 20000);
+  t.clear();
+  CHECK_FALSE(t.has_delays());
+}
+
 TEST_CASE("timeline memory is bounded per lane, and says what it let go") {
   TimelineModel t(100);
   t.consume(span(EventKind::Forward, 1, 1, 6));  // rank 1 keeps all it did
