@@ -574,7 +574,8 @@ void Launcher::start() {
   validate(spec);
   if (spec.executable.empty()) spec.executable = self_executable(starter_of(spec));
   if (spec.master_port == 0) spec.master_port = pick_free_port(spec.master_addr);
-  if (spec.relay_output && !spec.use_mpirun && !spec.placement.srun) impl_->relay = std::make_unique<OutputRelay>();
+  if (spec.relay_output && !spec.use_mpirun && !spec.placement.srun)
+    impl_->relay = std::make_unique<OutputRelay>(1, 2, spec.local_world_size > 1);  // whose traceback is whose
 
   std::promise<void> spawned;
   auto result = spawned.get_future();

@@ -35,7 +35,8 @@ void close_fd(int& fd) {
 
 }  // namespace
 
-OutputRelay::OutputRelay(int out_fd, int err_fd) : out_fd_(out_fd), err_fd_(err_fd) {
+OutputRelay::OutputRelay(int out_fd, int err_fd, bool label_stderr)
+    : out_fd_(out_fd), err_fd_(err_fd), label_stderr_(label_stderr) {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
     throw Error(fmt::format("the ranks' output relay: pipe: {}", std::strerror(errno)));
   thread_ = std::thread([this] { loop(); });
@@ -144,7 +145,9 @@ bool OutputRelay::read_some(Stream& s) {
 }
 
 void OutputRelay::write_line(Stream& s, const std::string& line) {
-  if (s.to_fd >= 0 && !write_all(s.to_fd, line)) s.to_fd = -1;  // the reader is gone: read on, write no more
+  const std::string out = s.is_err && label_stderr_ && s.line_start ? fmt::format("[rank {}] {}", s.rank, line) : line;
+  s.line_start = !line.empty() && line.back() == '\n';
+  if (s.to_fd >= 0 && !write_all(s.to_fd, out)) s.to_fd = -1;  // the reader is gone: read on, write no more
   if (!s.is_err) return;
   std::string text = line;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();

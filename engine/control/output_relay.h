@@ -21,8 +21,10 @@ namespace ringlab {
 
 class OutputRelay {
  public:
-  // Written to `out_fd` and `err_fd` (this process's stdout and stderr by default).
-  explicit OutputRelay(int out_fd = 1, int err_fd = 2);
+  // Written to `out_fd` and `err_fd` (this process's stdout and stderr by default). With
+  // `label_stderr`, each line a rank writes to stderr starts with "[rank N] ": the tracebacks of
+  // ranks that fail at once come out line by line in turn, and only the label says whose is whose.
+  explicit OutputRelay(int out_fd = 1, int err_fd = 2, bool label_stderr = false);
   ~OutputRelay();  // stops relaying, whatever is still open (what it holds of a line is written)
   OutputRelay(const OutputRelay&) = delete;
   OutputRelay& operator=(const OutputRelay&) = delete;
@@ -52,6 +54,7 @@ class OutputRelay {
     int to_fd = -1;
     bool is_err = false;
     std::string pending;  // the start of a line whose newline has not come yet
+    bool line_start = true;  // the next write begins a line (not the rest of a long one's pieces)
   };
 
   void loop();
@@ -60,6 +63,7 @@ class OutputRelay {
   void close_stream(Stream& s);
 
   const int out_fd_, err_fd_;
+  const bool label_stderr_;
   int wake_[2] = {-1, -1};  // add() and the destructor wake the poll
   mutable std::mutex mutex_;
   std::condition_variable drained_;

@@ -132,3 +132,34 @@ TEST_CASE("the stderr tail is bounded, and drain says when a pipe is still held 
         "torch.distributed.DistBackendError: NCCL error");
   CHECK(last_words_of({"  ", ""}).empty());
 }
+
+// Two ranks' tracebacks come out a line at a time, in turn: labelled, each line says whose it is.
+// stdout is the script's own, unlabelled, and the kept tail is the rank's words as written. A
+// line longer than kMaxLine is written in pieces, and only its first piece carries the label.
+TEST_CASE("labelled stderr: each line a rank writes there starts with its rank, once") {
+  {
+    Terminal out, err;
+    OutputRelay relay(out.fds[1], err.fds[1], true);
+    const OutputRelay::ChildEnds zero = relay.add(0), one = relay.add(1);
+    write_text(zero.out, "epoch 1 done\n");
+    write_text(one.err, "Traceback (most recent call last):\nValueError: bad batch\n");
+    write_text(zero.err, "a warning\n");
+    for (int fd : {zero.out, zero.err, one.out, one.err}) ::close(fd);
+    REQUIRE(relay.drain(10s));
+    CHECK(out.take() == "epoch 1 done\n");
+    const std::vector<std::string> lines = lines_of(err.take());
+    CHECK(std::set<std::string>(lines.begin(), lines.end()) ==
+          std::set<std::string>{"[rank 1] Traceback (most recent call last):", "[rank 1] ValueError: bad batch",
+                                "[rank 0] a warning"});
+    CHECK(relay.stderr_tail(1).back() == "ValueError: bad batch");
+  }
+  Terminal out, err;
+  OutputRelay relay(out.fds[1], err.fds[1], true);
+  const OutputRelay::ChildEnds two = relay.add(2);
+  const std::string long_line(OutputRelay::kMaxLine + 10, 'x');
+  write_text(two.err, long_line + "\nshort\n");
+  for (int fd : {two.out, two.err}) ::close(fd);
+  REQUIRE(relay.drain(10s));
+  CHECK(err.take() == "[rank 2] " + long_line + "\n[rank 2] short\n");
+  out.take();
+}
