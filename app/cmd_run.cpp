@@ -50,10 +50,15 @@ namespace {
 // discovered after it trained normally. (A PyTorch script decides its own steps: not checked.)
 void note_faults_that_never_fire(const JobConfig& job) {
   const int64_t steps = job.epochs * epoch_shape(job).steps;
-  for (const Fault& f : parse_faults(job))
+  for (const Fault& f : parse_faults(job)) {
     if (f.kind != FaultKind::Delay && f.step >= steps)
       std::fprintf(stderr, "ringlab run: note: --fault %s never fires: this run's steps are 0 to %lld\n",
                    to_string(f).c_str(), static_cast<long long>(steps - 1));
+    // What these faults show is another rank's answer to them: a rank alone trains on unmoved.
+    else if (job.world_size == 1 && f.kind != FaultKind::Kill)
+      std::fprintf(stderr, "ringlab run: note: --fault %s shows nothing with one rank: no other rank waits for it, "
+                   "nor compares collectives with it (-n 2 or more)\n", to_string(f).c_str());
+  }
 }
 
 // --uneven R:K takes K batches an epoch from rank R's share: a K as large as the share leaves the

@@ -31,6 +31,10 @@ grep -qF "batches per epoch      : 4 (128 samples per rank / 32)" <<<"$out" && o
 out=$("$ringlab" run -q -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "a run with a fault that never fires exited non-zero"
 grep -qF "ringlab run: note: --fault kill:1@999999 never fires: this run's steps are 0 to 3" <<<"$out" &&
   ok "a fault past the last step is noted" || bad "no note for a fault that never fires: $out"
+# A fault another rank must answer, on a world of one: the run trains on unmoved, and says why.
+out=$("$ringlab" run -q -n 1 --epochs 1 --fault skip:0@2 2>&1) || bad "a one-rank run with a skip fault exited non-zero"
+grep -qF "ringlab run: note: --fault skip:0@2 shows nothing with one rank" <<<"$out" &&
+  ok "a fault that needs another rank, on one rank, is noted" || bad "no note for a skip on one rank: $out"
 
 # --uneven taking every batch a rank has is said before the run (with Join the run still completes).
 out=$("$ringlab" run -q -n 2 --epochs 1 --uneven 1:100 --join 2>&1) || bad "--uneven 1:100 --join exited non-zero: $out"
