@@ -18,6 +18,31 @@
 namespace ringlab {
 namespace {
 
+// nlohmann's parse error quotes the bytes it last read ("last read: '...'"): from a file of
+// random or binary bytes those are not text, and a terminal shows them as garbage (or takes
+// them for its own control codes). Bytes that are neither printable ASCII nor part of a valid
+// UTF-8 character are written as \xNN.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool valid = length > 1 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) valid = (static_cast<unsigned char>(text[i + k]) >> 6) == 0x2;
+    if (length == 1 && c >= 0x20 && c != 0x7F) {
+      out += text[i++];
+    } else if (valid) {
+      out.append(text, i, length);
+      i += length;
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+
 // "1 MiB", "2 GiB": the limits are whole binary units.
 std::string describe_limit(uint64_t bytes) {
   if (bytes >= (uint64_t{1} << 30) && bytes % (uint64_t{1} << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
@@ -70,7 +95,7 @@ class StrictDocument : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) override {
-    error = e.what();
+    error = printable(e.what());
     return false;
   }
 

@@ -66,4 +66,7 @@ TEST_CASE("parse_json_input: one JSON value, every key once, nothing after it") 
   CHECK_THROWS_WITH_AS(parse_json_input("{\"a\": ", "f"), doctest::Contains("f: not valid JSON: [json.exception.parse_error"),
                        InputError);
   CHECK_THROWS_WITH_AS(parse_json_input("", "f"), doctest::Contains("f: not valid JSON"), InputError);
+  // Random bytes: the ones it quotes that are no text come out as \xNN, a UTF-8 character as itself.
+  CHECK_THROWS_WITH_AS(parse_json_input("\xa4\xff", "f"), doctest::Contains("last read: '\\xa4'"), InputError);
+  CHECK_THROWS_WITH_AS(parse_json_input("{\"\xc3\xa9\": \xa4}", "f"), doctest::Contains("\xc3\xa9\": \\xa4"), InputError);
 }
