@@ -17,7 +17,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--algorithm", j.algorithm, "ring (ringlab's instrumented ring) | native (the backend's own)")
       ->capture_default_str();
   cmd.add_option("--samples", j.samples, "dataset size")->capture_default_str();
-  cmd.add_option("--hidden", f.hidden, "hidden layer widths, comma-separated")->capture_default_str();
+  cmd.add_option("--hidden", f.hidden, "hidden layer widths, comma-separated (\"\": none, a linear model)")->capture_default_str();
   cmd.add_option("--batch-size", j.batch_size, "batch size per rank")->capture_default_str();
   cmd.add_option("--lr", j.lr, "SGD learning rate")->capture_default_str();
   cmd.add_option("--momentum", j.momentum, "SGD momentum")->capture_default_str();
