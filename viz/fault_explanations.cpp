@@ -48,10 +48,18 @@ const char* LabFaultTitle(view_model::LabFault fault) { return tr(view_model::la
 
 namespace {
 
-// "reduce-scatter step 2 of 3" reads as one thing: a wrapped line breaks before it, never inside it.
+// "reduce-scatter step 2 of 3": a wrapped line breaks before it or after its phase, never inside
+// "step 2 of 3". Held together whole, it was wider than a narrow column (the Failure lab's
+// table at 1280x720, in Indonesian or at a larger text size), and Dear ImGui then cut it
+// inside a word ("langkah 3 da / ri 3").
 std::string unbroken(const std::string& text) {
   std::string out;
-  for (char c : text) out += c == ' ' ? std::string("\u00A0") : std::string(1, c);
+  bool first_space = true;
+  for (char c : text) {
+    if (c == ' ' && !first_space) out += "\u00A0";
+    else out += c;
+    if (c == ' ') first_space = false;
+  }
   return out;
 }
 
