@@ -368,12 +368,15 @@ class FrameLoop {
       io.DisplayFramebufferScale = ImVec2(1, 1);
     }
     ImGui::NewFrame();
-    release_key_taps();  // this frame has seen the keys tapped before it; their releases go in now
     state_.frame_dt_s = io.DeltaTime;
     viz::HandleShortcuts(session_.model(), state_);
     viz::AdvanceStepThrough(session_.model(), state_);
     viz::DrawMainWindow(session_.model(), state_);
     ImGui::Render();
+    // This frame has seen the keys tapped before it; their releases go in now, between frames:
+    // within one, Dear ImGui checks that the modifiers it read at NewFrame still hold, and a
+    // Ctrl or Shift let go mid-frame failed that assertion (the app aborted).
+    release_key_taps();
   }
 
   // Renders and presents the frame where it changes what is on screen; returns whether it did.

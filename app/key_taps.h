@@ -11,7 +11,8 @@ namespace ringlab::app {
 
 // Installs itself in front of Dear ImGui's key callback: call after ImGui_ImplGlfw_InitForOpenGL.
 void keep_key_taps(GLFWwindow* window);
-// Call right after ImGui::NewFrame(): the releases held back are let through.
+// Call at the end of a frame (after ImGui::Render()), never inside one: the releases held back
+// are let through, for the next frame to see.
 void release_key_taps();
 
 }  // namespace ringlab::app

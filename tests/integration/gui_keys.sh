@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Keys as quick as xdotool (or a quick hand on a slow software-rendered frame) types them: a
+# modifier pressed and let go within a few milliseconds, between two frames. Dear ImGui 1.86
+# reads keys as a frame begins, so the app holds a tap's release until a frame has seen its press
+# (app/key_taps.h) and lets it go between frames: let go inside a frame, Ctrl and Shift no longer
+# matched what the frame had read, and Dear ImGui's assertion aborted the app (Ctrl+click on a
+# slider, then Ctrl+A or a Shift-typed character in its field). Fifteen rounds of Ctrl+click the
+# World size slider, Ctrl+A, "x_Y" typed and rubbed out, "3", Enter: the app is alive after
+# them, the World size is 3, and Ctrl+Q still quits it.
+# Called by ctest as: bash gui_keys.sh <ringlab> <source-dir>. Exit 77 = skipped.
+set -uo pipefail
+RINGLAB=$(realpath "$1")
+SRC=$2
+source "$(dirname "$0")/lib/headless.bash"
+require_headless_app "$RINGLAB"
+command -v xdotool > /dev/null || { echo "SKIP: xdotool is not installed (scripts/setup.sh installs it)"; exit 77; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# Inside the virtual display: the app idle at 1280x720; ROUNDS rounds of taps on the slider at
+# X:Y (0: none, only its state written); then Ctrl+Q, waited for (bounded).
+cat > "$WORK/drive.sh" << 'DRIVE'
+#!/usr/bin/env bash
+set -u
+ringlab=$1 out=$2 name=$3 at=$4 rounds=$5
+for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
+xdotool getdisplaygeometry > /dev/null 2>&1 || { echo "the virtual display $DISPLAY does not answer"; exit 75; }
+"$ringlab" gui --width 1280 --height 720 --state-json "$out/$name.json" > "$out/$name.log" 2>&1 &
+app=$!
+wid=""
+for _ in $(seq 600); do
+  wid=$(xdotool search --onlyvisible --name "^ringlab: " 2> /dev/null | head -1)
+  [ -n "$wid" ] && break
+  sleep 0.1
+done
+[ -n "$wid" ] || { echo "the window did not open: $(tail -2 "$out/$name.log")"; kill $app; exit 1; }
+sleep 2
+for i in $(seq "$rounds"); do
+  xdotool mousemove "${at%:*}" "${at#*:}" keydown ctrl click 1 keyup ctrl
+  xdotool key ctrl+a
+  xdotool type "x_Y"
+  xdotool key BackSpace BackSpace BackSpace
+  xdotool type 3
+  xdotool key Return
+  kill -0 $app 2> /dev/null || { echo "the app died in round $i: $(tail -2 "$out/$name.log")"; exit 1; }
+done
+sleep 1
+xdotool key --window "$wid" ctrl+q
+for _ in $(seq 100); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
+kill -0 $app 2> /dev/null && { echo "the app did not quit on Ctrl+Q"; kill -9 $app; exit 1; }
+wait $app || { echo "the app ended with exit code $?: $(tail -2 "$out/$name.log")"; exit 1; }
+exit 0
+DRIVE
+
+drive() {  # drive NAME X:Y ROUNDS, again on a new display when one does not answer
+  local rc tries
+  for tries in 1 2 3; do
+    headless 1280x720x24 "$WORK/$1.out" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" "$@"
+    rc=$?
+    [ $rc = 75 ] || break
+    echo "note: the virtual display did not answer; again"
+  done
+  return $rc
+}
+
+# Where the slider is in this window: the app says, in its state when it quits.
+drive place 0:0 0 || { echo "FAIL the idle window: $(tail -3 "$WORK/place.out")"; exit 1; }
+at=$(python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["world_slider"]; print("%d:%d" % (round(w["x0"] + 20), round(w["y"])))' "$WORK/place.json") ||
+  { echo "FAIL the World size slider's place: not in the window's state"; exit 1; }
+if ! drive taps "$at" 15; then
+  echo "FAIL quick modifier taps: $(tail -3 "$WORK/taps.out")"
+  exit 1
+fi
+if python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["job_world_size"] == 3, s["job_world_size"]' "$WORK/taps.json" 2> "$WORK/cmp"; then
+  echo "ok   15 rounds of quick Ctrl+click, Ctrl+A, Shift-typed keys and Enter on the World size slider: alive, 3 ranks set, Ctrl+Q quits"
+else
+  echo "FAIL the typed World size did not take: $(tail -1 "$WORK/cmp")"
+  exit 1
+fi
