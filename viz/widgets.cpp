@@ -37,12 +37,14 @@ SliderOutcome slider_beside(const std::string& shown, Slide slide) {
 
 }  // namespace
 
+// A value typed in (Ctrl+click) is held to the slider's range like a dragged one: World size 0
+// typed and Start divided by it (the app died of SIGFPE), 65 failed in the command line's words.
 SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags) {
-  return slider_beside(shown, [&] { return ImGui::SliderInt(id, value, lo, hi, "", flags); });
+  return slider_beside(shown, [&] { return ImGui::SliderInt(id, value, lo, hi, "", flags | ImGuiSliderFlags_AlwaysClamp); });
 }
 
 SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi, const std::string& shown, int flags) {
-  return slider_beside(shown, [&] { return ImGui::SliderFloat(id, value, lo, hi, "", flags); });
+  return slider_beside(shown, [&] { return ImGui::SliderFloat(id, value, lo, hi, "", flags | ImGuiSliderFlags_AlwaysClamp); });
 }
 
 bool WrappedHeader(const char* text, const char* id, bool default_open) {
