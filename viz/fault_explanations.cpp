@@ -2,6 +2,9 @@
 
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "engine/events/ended_early.h"
 #include "viz/i18n.h"
 
@@ -113,6 +116,10 @@ std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDi
       return r.collective >= 0 ? trf("out of data: it left training and is in {} #{}", op_name(r.op), r.collective)
                                : std::string(tr("out of data: it left training"));
     case RankCause::Failed: return trf("stuck at {}: it raised the first error", CollectivePosition(r, f.world_size));
+    case RankCause::Raised: {  // its words without the "rank N: " they begin with: the row says whose
+      const std::string own = fmt::format("rank {}: ", r.rank);
+      return trf("raised an error of its own: {}", r.error.rfind(own, 0) == 0 ? r.error.substr(own.size()) : r.error);
+    }
     case RankCause::EndedEarly:
       return r.collective >= 0 ? trf("ended normally after {} #{}: it never joined the next one", op_name(r.op),
                                      r.collective)
@@ -158,6 +165,9 @@ std::string FailureHeadline(const view_model::FailureDiagnosis& f) {
       return trf("Rank {} fell behind and the run timed out", r.rank);
     case RankCause::OutOfData: return trf("Rank {} ran out of data: the others waited for it until the timeout", r.rank);
     case RankCause::Failed: return trf("Rank {} failed first", r.rank);
+    case RankCause::Raised:
+      if (f.culprits.size() > 1) return trf("Ranks {} raised errors of their own", fmt::format("{}", fmt::join(f.culprits, ", ")));
+      return trf("Rank {} raised an error of its own", r.rank);
     case RankCause::EndedEarly:
       return trf("Rank {} ended one collective early: the others waited for it in {} #{}", r.rank, op_name(r.op),
                  collective_waited_for(r, f));

@@ -129,6 +129,15 @@ void mark_ended_early(FailureDiagnosis& d, const std::vector<bool>& ended_normal
       rd.cause = RankCause::EndedEarly;
 }
 
+// Missing from the collective the others wait in because it raised an error of its own (a
+// script's exception), not one that only says it lost a peer or waited too long: the others did
+// not wait "until the timeout" for it, the run ended as soon as it raised.
+RankCause missing_cause(const RankDiagnosis& r) {
+  const bool own = !r.error.empty() && r.error_code &&
+                   (*r.error_code == ErrorCode::Other || *r.error_code == ErrorCode::BadInput);
+  return own ? RankCause::Raised : RankCause::Missing;
+}
+
 // No flight recorders (a PyTorch script sends none): the ranks' last reports line up instead. A
 // rank missing from the collective the others wait in is the culprit when nothing else is.
 void line_up_last_reports(FailureDiagnosis& d) {
@@ -140,7 +149,7 @@ void line_up_last_reports(FailureDiagnosis& d) {
   for (size_t i : stuck.waiting) d.waiting.push_back(d.ranks[i].rank);
   for (size_t i : stuck.missing) d.missing.push_back(d.ranks[i].rank);
   if (!d.explained())
-    for (size_t i : stuck.missing) d.ranks[i].cause = RankCause::Missing;
+    for (size_t i : stuck.missing) d.ranks[i].cause = missing_cause(d.ranks[i]);
 }
 
 }  // namespace
@@ -157,6 +166,7 @@ const char* to_string(RankCause cause) {
     case RankCause::EndedEarly: return "ended-early";
     case RankCause::Missing: return "missing";
     case RankCause::Failed: return "failed";
+    case RankCause::Raised: return "raised";
   }
   return "?";
 }
@@ -397,7 +407,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     // the run on purpose: after a kill, a neighbour one ring step behind is a victim too.
     const bool explained = d.explained();
     for (int r : d.missing)
-      if (!explained && r >= 0 && r < world) d.ranks[r].cause = RankCause::Missing;
+      if (!explained && r >= 0 && r < world) d.ranks[r].cause = missing_cause(d.ranks[r]);
   }
   place_killed_ranks(d);
   if (!d.failed) return d;
@@ -405,6 +415,15 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
 
   for (const RankDiagnosis& rd : d.ranks)
     if (rd.cause != RankCause::None) d.culprits.push_back(rd.rank);
+  // Nothing else names a rank, and several raised errors of their own (a script's ranks all
+  // failing at one step): each of them is a cause, not only the one whose error came first.
+  if (d.culprits.empty() &&
+      std::count_if(d.ranks.begin(), d.ranks.end(), [](const RankDiagnosis& r) { return missing_cause(r) == RankCause::Raised; }) > 1)
+    for (RankDiagnosis& rd : d.ranks)
+      if (missing_cause(rd) == RankCause::Raised) {
+        rd.cause = RankCause::Raised;
+        d.culprits.push_back(rd.rank);
+      }
   if (d.culprits.empty()) {
     // Nothing names a rank: the one that raised the first error, else the one that went quiet first.
     int pick = -1;

@@ -28,6 +28,7 @@ enum class RankCause : uint8_t {
   OutOfData,  // uneven inputs without Join: it left the training loop while the others went on
   EndedEarly, // it ended its run normally while others still waited for it in a later collective
   Missing,    // alive, but absent from the collective the others wait in
+  Raised,     // absent from it because it raised an error of its own (a script's exception)
   Failed,     // raised the run's first error and none of the above explains it
 };
 const char* to_string(RankCause cause);

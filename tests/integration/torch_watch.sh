@@ -139,6 +139,19 @@ assert [(r["rank"], r["cause"], r["collective"]) for r in f["ranks"]] == [(0, "w
        "$work/skip.json" 2> "$work/cmp"
   then ok "app, a rank that skipped a step: the Failure lab blames rank 1, which ended after all-reduce #5"
   else fail "app, a skipped step: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
+  # Both ranks raise at once: the Failure lab names both as raising errors of their own, not as
+  # having "never joined" the next all-reduce while the others waited until the timeout.
+  xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \
+    --world-size 2 --frames 100 --wait-run --width 1280 --height 720 --state-json "$work/raise.json" \
+    -- --fail-at-step 3 > /dev/null 2> "$work/gui.err"
+  if $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s["failure"]
+assert s["run_phase"] == "failed" and f["culprits"] == [0, 1], (s["run_phase"], f)
+assert [r["cause"] for r in f["ranks"]] == ["raised", "raised"], f' "$work/raise.json" 2> "$work/cmp"
+  then ok "app, both ranks raising at once: the Failure lab names both as raising errors of their own"
+  else fail "app, both ranks raising: $(tail -2 "$work/cmp") (the app said: $(tail -3 "$work/gui.err"))"; fi
   # Rank 1 calls os._exit(3): the Failure lab names it by its exit code, not as missing from the
   # next all-reduce until a timeout that never came.
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$src/tests/python/ddp_rank.py" \

@@ -750,3 +750,42 @@ TEST_CASE("a killed rank placed by the others is named for the collective they p
   CHECK(killed.op == "barrier");
   CHECK(!killed.collective_done);  // rank 0 still waits in it
 }
+
+// A script's ranks 1 and 2 raise at once (their own RuntimeError, code Other) after all-reduce
+// #10; ranks 0 and 3 wait in #11 and lose their peers. No flight recorders: the last reports
+// line up, and ranks 1 and 2 are missing from #11 because they raised, not "never joined: the
+// others waited until the timeout" (the run ended as soon as they raised).
+TEST_CASE("ranks missing from the collective because they raised errors of their own are named as such") {
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 10, 9));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 10, 10, 9));
+  }
+  for (int r : {0, 3}) tracker.consume(collective(EventKind::CollectiveBegin, r, 11, 11, 10));
+  tracker.consume(error_event(1, 10, ErrorCode::Other, "rank 1: step 10: RuntimeError: bad batch"));
+  tracker.consume(error_event(2, 10, ErrorCode::Other, "rank 2: step 10: RuntimeError: bad batch"));
+  tracker.consume(error_event(0, 11, ErrorCode::PeerClosed, "rank 0: step 10: Connection closed by peer"));
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.culprits == std::vector<int>{1, 2});
+  CHECK(d.ranks[1].cause == RankCause::Raised);
+  CHECK(d.ranks[2].cause == RankCause::Raised);
+  CHECK(d.ranks[0].cause == RankCause::Waiting);
+  CHECK(d.missing == std::vector<int>{1, 2});
+}
+
+// Every rank of a script raises at the same step: nobody waits for anybody, and each is a cause.
+TEST_CASE("ranks that all raise errors of their own at one step are each a cause") {
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  for (int r = 0; r < 2; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 3, 3, 2));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 3, 3, 2));
+  }
+  tracker.consume(error_event(1, 4, ErrorCode::Other, "rank 1: step 3: RuntimeError: a failure on purpose"));
+  tracker.consume(error_event(0, 5, ErrorCode::Other, "rank 0: step 3: RuntimeError: a failure on purpose"));
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.culprits == std::vector<int>{0, 1});
+  CHECK(d.ranks[0].cause == RankCause::Raised);
+  CHECK(d.ranks[1].cause == RankCause::Raised);
+}
