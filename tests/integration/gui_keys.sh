@@ -15,6 +15,7 @@ SRC=$2
 source "$(dirname "$0")/lib/headless.bash"
 require_headless_app "$RINGLAB"
 command -v xdotool > /dev/null || { echo "SKIP: xdotool is not installed (scripts/setup.sh installs it)"; exit 77; }
+export APP_WINDOW_LIB="$(realpath "$(dirname "$0")")/lib/app_window.bash"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -24,17 +25,9 @@ cat > "$WORK/drive.sh" << 'DRIVE'
 #!/usr/bin/env bash
 set -u
 ringlab=$1 out=$2 name=$3 at=$4 rounds=$5
-for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
-xdotool getdisplaygeometry > /dev/null 2>&1 || { echo "the virtual display $DISPLAY does not answer"; exit 75; }
-"$ringlab" gui --width 1280 --height 720 --state-json "$out/$name.json" > "$out/$name.log" 2>&1 &
-app=$!
-wid=""
-for _ in $(seq 600); do
-  wid=$(xdotool search --onlyvisible --name "^ringlab: " 2> /dev/null | head -1)
-  [ -n "$wid" ] && break
-  sleep 0.1
-done
-[ -n "$wid" ] || { echo "the window did not open: $(tail -2 "$out/$name.log")"; kill $app; exit 1; }
+source "$APP_WINDOW_LIB"
+await_display
+open_app_window "$out/$name.log" "$ringlab" gui --width 1280 --height 720 --state-json "$out/$name.json"
 sleep 2
 for i in $(seq "$rounds"); do
   xdotool mousemove "${at%:*}" "${at#*:}" keydown ctrl click 1 keyup ctrl
@@ -57,10 +50,7 @@ if [ "$rounds" -gt 0 ]; then
   kill -0 $app 2> /dev/null || { echo "the app died after World size 0 and F5: $(tail -2 "$out/$name.log")"; exit 1; }
 fi
 sleep 1
-xdotool key --window "$wid" ctrl+q
-for _ in $(seq 100); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
-kill -0 $app 2> /dev/null && { echo "the app did not quit on Ctrl+Q"; kill -9 $app; exit 1; }
-wait $app || { echo "the app ended with exit code $?: $(tail -2 "$out/$name.log")"; exit 1; }
+quit_app_window "$out/$name.log"
 exit 0
 DRIVE
 

@@ -14,6 +14,7 @@ require_headless_app "$RINGLAB"
 for tool in xdotool xwd; do
   command -v $tool > /dev/null || { echo "SKIP: $tool is not installed (scripts/setup.sh installs it)"; exit 77; }
 done
+export APP_WINDOW_LIB="$(realpath "$(dirname "$0")")/lib/app_window.bash"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 ART=${RINGLAB_TEST_ARTIFACTS:-$WORK}
@@ -26,18 +27,10 @@ cat > "$WORK/drive.sh" << 'DRIVE'
 #!/usr/bin/env bash
 set -u
 ringlab=$1 out=$2 mode=$3 sizes=$4
-for _ in $(seq 100); do xdotool getdisplaygeometry > /dev/null 2>&1 && break; sleep 0.1; done
-xdotool getdisplaygeometry > /dev/null 2>&1 || { echo "the virtual display $DISPLAY does not answer"; exit 75; }
+source "$APP_WINDOW_LIB"
+await_display
 if [ "$mode" = whole ]; then export RINGLAB_WHOLE_FRAMES=1; else unset RINGLAB_WHOLE_FRAMES; fi
-"$ringlab" gui --width 1920 --height 1080 > "$out/$mode.log" 2>&1 &
-app=$!
-wid=""
-for _ in $(seq 600); do
-  wid=$(xdotool search --onlyvisible --name "^ringlab: " 2> /dev/null | head -1)
-  [ -n "$wid" ] && break
-  sleep 0.1
-done
-[ -n "$wid" ] || { echo "the window did not open: $(tail -2 "$out/$mode.log")"; kill $app; exit 1; }
+open_app_window "$out/$mode.log" "$ringlab" gui --width 1920 --height 1080
 sleep 2
 for size in $sizes; do
   xdotool windowsize "$wid" "${size%x*}" "${size#*x}"
@@ -45,9 +38,7 @@ for size in $sizes; do
   sleep 2.5                    # the layout settles over a few frames, then the window is still
   xwd -id "$wid" -silent > "$out/$mode-$size.xwd"
 done
-xdotool key --window "$wid" ctrl+q
-for _ in $(seq 100); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
-kill -0 $app 2> /dev/null && { echo "the app did not quit on Ctrl+Q"; kill -9 $app; exit 1; }
+quit_app_window "$out/$mode.log"
 exit 0
 DRIVE
 
