@@ -98,6 +98,8 @@ void RunAccumulator::add(const Event& e) {
     case EventKind::Error:
       spoke_at_end_.insert(e.rank);
       raised_.insert(e.rank);
+      if (e.code == static_cast<int32_t>(ErrorCode::Other) || e.code == static_cast<int32_t>(ErrorCode::BadInput))
+        own_errors_.insert(e.rank);
       errors_.push_back(with_rank(e));
       if (first_error_.empty()) {
         first_error_ = with_rank(e);
@@ -140,6 +142,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   unreported_steps_ = 0;
   errors_.clear();
   raised_.clear();
+  own_errors_.clear();
   injected_.clear();
   injected_ranks_.clear();
   // The new group numbers its collectives afresh and redoes the steps after the checkpoint: a
@@ -367,6 +370,10 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   const bool names_a_faulty_rank = std::any_of(injected_ranks_.begin(), injected_ranks_.end(), [&](int rank) {
     return failed_words.rfind(fmt::format("rank {} ", rank), 0) == 0;  // mpirun's line may name the silent rank
   });
+  // Ranks that raised errors of their own at about the same time (a script's exceptions, not a
+  // lost peer's echo) exit, and their errors arrive, in either order: the first to exit and the
+  // first error may name different ranks, and both are causes.
+  if (own_errors_.size() > 1) msg += fmt::format("\nranks {} raised errors of their own", fmt::join(own_errors_, ", "));
   if (failed && !injected_.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
   else if (failed) msg += "\n" + failed_words + injected;
   else msg += injected;
