@@ -222,6 +222,9 @@ std::vector<std::string> unreported_training_fields(const nlohmann::json& report
   for (const char* key : {"samples", "features", "hidden", "batch_size", "lr", "momentum", "weight_decay", "seed",
                           "epochs", "shuffle", "drop_last"})
     if (!reported.contains(key)) missing.push_back(key);
+  // Whether the script calls set_epoch shows in its shards, not in its job: without a sampler
+  // (no shuffle reported) there is nothing it could have called it on.
+  if (!reported.contains("set_epoch") && !reported.contains("shuffle")) missing.push_back("set_epoch");
   return missing;
 }
 

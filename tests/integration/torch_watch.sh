@@ -312,7 +312,7 @@ if [ $rc = 0 ] && grep -q "^ringlab run: no_sampler.py on 2 ranks ended well: 10
    $py - "$work/no_sampler.json" << 'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["job_not_reported"] == ["samples", "epochs", "shuffle", "drop_last"], r["job_not_reported"]
+assert r["job_not_reported"] == ["samples", "epochs", "shuffle", "drop_last", "set_epoch"], r["job_not_reported"]
 assert r["batches_per_epoch"] is None and r["steps"] == 10 and r["lr"] == 0.05 and r["batch_size"] == 8, r
 assert r["timeout_s"] == 7.0, r["timeout_s"]
 PY
