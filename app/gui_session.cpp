@@ -260,8 +260,14 @@ void RunSession::note_switch_landed() {
   const view_model::Generation* now = model_.current_generation();
   if (switch_from_generation_ < 0 || !now || now->index <= switch_from_generation_) return;
   const auto& changes = model_.loss().changes;
-  // Its first step has not been reported yet: the last change marked is an earlier one's.
-  if (changes.size() <= switch_changes_before_) return;
+  // Its first step has not been reported yet: the last change marked is an earlier one's. Paused,
+  // the new world has started and waits at the gate for Resume: "switching" would say it had not.
+  if (changes.size() <= switch_changes_before_) {
+    if (state_.run.phase == viz::RunPhase::Paused && now->has_job)
+      state_.run.message = viz::trf("{} rank{}, {}: started, held at the gate until you resume", now->world_size,
+                                    now->world_size == 1 ? "" : "s", now->job.backend);
+    return;
+  }
   const view_model::WorldChange& c = changes.back();
   state_.run.message = viz::trf("{} rank{}, {} since step {:.0f}", c.world_size, c.world_size == 1 ? "" : "s",
                                 c.backend, c.step);

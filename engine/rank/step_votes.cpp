@@ -44,6 +44,12 @@ Vote StepVotes::vote_once(int64_t step) {
     if (hooks_.stop_requested && hooks_.stop_requested()) ballot[0] = 1.0f;
     ballot[2] = static_cast<float>(next_gap(step));
     if (hooks_.gate_closed && hooks_.gate_closed()) ballot[3] = 1.0f;
+    // Held at the gate, the ranks vote at every step: a stop or a live change asked while they
+    // are held lands at the end of the step they are in. With the gap picked while they ran
+    // freely (about 100 steps of this seed), the ranks let go of the gate by the stop trained
+    // that many steps more while the window said "paused". Held steps take a person's time; a
+    // vote in each costs nothing one can see.
+    if (ballot[3] > 0) ballot[2] = 1.0f;
   }
   if (group_.size() > 1) {
     if (group_.backend() == "nccl") {

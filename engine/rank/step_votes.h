@@ -26,7 +26,9 @@
 // the check riding on its first message, as every all-reduce's does.
 //
 // In the app's runs the votes also carry the step-through gate's mode, as rank 0's watcher last
-// read it, so every rank knows whether to stop at the gate without asking the controller. A rank
+// read it, so every rank knows whether to stop at the gate without asking the controller. While
+// the gate holds them the ranks vote at every step, so that a stop or a live change asked while
+// they are paused lands at the end of the step they are held in. A rank
 // that asked the store itself before each ring step put a round trip to another process, at
 // whatever priority the app's threads had, inside the ring, where every other rank waited for it.
 #include <atomic>

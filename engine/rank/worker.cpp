@@ -57,11 +57,14 @@ milliseconds job_timeout(const JobConfig& job) { return milliseconds(static_cast
 // long pause is the point of gating: the wait is bounded by an hour, not by the job's timeout.
 class Gate {
  public:
-  // `votes`: where the mode comes from; null: the store, every 20 ms.
-  Gate(StoreClient& store, int rank, EventSink& events, const StepVotes* votes)
-      : store_(store), rank_(rank), events_(events), votes_(votes) {}
+  Gate(StoreClient& store, int rank, EventSink& events) : store_(store), rank_(rank), events_(events) {}
+  // Where the mode comes from: the votes; without them (null), the store, every 20 ms.
+  void read_mode_from(const StepVotes* votes) { votes_ = votes; }
 
   int64_t held_ns() const { return held_ns_; }  // waited at the gate, in all
+  // Whether this rank left the gate because a stop (or a live change) was asked: rank 0 votes it
+  // at the step's end without waiting for its watcher's next look at the store.
+  bool saw_stop() const { return saw_stop_; }
 
   void before_step(RingPhase phase, int ring_step) {
     const bool first = !passed_any_;
@@ -82,7 +85,11 @@ class Gate {
     const int64_t t0 = now_ns();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
     while (store_.add(store_keys::kGateReleased, 0) < base_ + taken_) {
-      if (!closed(true) || store_.check({store_keys::kStop})) break;
+      if (!closed(true)) break;
+      if (store_.check({store_keys::kStop})) {
+        saw_stop_ = true;
+        break;
+      }
       if (std::chrono::steady_clock::now() > deadline)
         throw TimeoutError(ErrorContext{rank_, "gate", ring_step}, "no step release from the controller for an hour");
       // Four requests to the controller's store a look. Every 20 ms a release still reaches the
@@ -115,9 +122,9 @@ class Gate {
   StoreClient& store_;
   int rank_;
   EventSink& events_;
-  const StepVotes* votes_;
+  const StepVotes* votes_ = nullptr;
   GateModeReader mode_;
-  bool active_ = false, closed_ = false, passed_any_ = false;
+  bool active_ = false, closed_ = false, passed_any_ = false, saw_stop_ = false;
   int64_t base_ = 0, taken_ = 0, checked_ns_ = 0;
   int64_t held_ns_ = 0;
 };
@@ -344,11 +351,13 @@ std::string with_limit_hint(const std::string& what) {
 
 // The stop votes this rank takes part in: none when started by hand (no controller asks for a
 // stop) nor in a run whose faults make ranks skip or add collectives (see WorkerOptions).
+// `gate`: rank 0's gate, which may have seen the stop before the watcher.
 std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const WorkerEnv& env, const JobConfig& job,
-                                      ProcessGroup& group, EventClient* client, const ControllerWatch* watch) {
+                                      ProcessGroup& group, EventClient* client, const ControllerWatch* watch,
+                                      const Gate* gate) {
   if (!client || !(options.interactive || options.stop_votes)) return nullptr;
   StepVoteHooks hooks;
-  if (watch) hooks.stop_requested = [watch] { return watch->requested(); };
+  if (watch) hooks.stop_requested = [watch, gate] { return watch->requested() || gate->saw_stop(); };
   if (watch) hooks.gate_closed = [watch] { return watch->gate_closed(); };
   hooks.controller_behind = [client] { return client->behind(); };
   // A slice well under the group's timeout: the ranks vote again after it, together.
@@ -361,6 +370,15 @@ std::unique_ptr<StepVotes> make_votes(const WorkerOptions& options, const Worker
     }
   };
   return std::make_unique<StepVotes>(group, StepVotes::Cadence::Spaced, job.check_collectives, std::move(hooks));
+}
+
+// Whether the stop the ranks voted goes on with another set of workers. Rank 0 may have voted
+// it from the gate before its watcher looked at the store: then the key itself says.
+bool stopped_for_change(const ControllerWatch* watch, const Gate& gate, StoreClient& store) {
+  if (watch && watch->for_change()) return true;
+  if (!watch || !gate.saw_stop()) return false;
+  const std::vector<uint8_t> value = store.get(store_keys::kStop);
+  return !value.empty() && value[0] == store_keys::kStopForChange;
 }
 
 }  // namespace
@@ -397,9 +415,10 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     if (client && env.rank == 0 && (options.interactive || options.stop_votes))
       watch = std::make_unique<ControllerWatch>(env.master_addr, env.master_port, env.token, timeout,
                                                 controller_patience(job), options.interactive);
-    votes = make_votes(options, env, job, *group, client, watch.get());
-
-    Gate gate(store, env.rank, *events, votes.get());
+    // The gate reads the votes' verdict on its mode; rank 0's votes read whether it saw a stop.
+    Gate gate(store, env.rank, *events);
+    votes = make_votes(options, env, job, *group, client, watch.get(), &gate);
+    gate.read_mode_from(votes.get());
     TrainerHooks hooks;
     hooks.recorder = &recorder;
     hooks.keep_history = false;  // shards and losses travel as events
@@ -424,7 +443,7 @@ int run_worker(JobConfig job, const WorkerOptions& options) {
     emit_run_begin(*events, env.rank, job);
     RankOutcome out = train_on_backend(job, *group, *events, hooks, resume ? &*resume : nullptr);
     // A live change goes on from rank 0's checkpoint; a run that was ended needs none.
-    if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty() && watch && watch->for_change())
+    if (out.stopped && env.rank == 0 && !options.checkpoint_out.empty() && stopped_for_change(watch.get(), gate, store))
       save_checkpoint({job, out.stopped_state}, options.checkpoint_out);
     emit_run_end(*events, env.rank, out);
     if (client) client->flush();

@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -193,6 +195,73 @@ TEST_CASE("step-through: a run started at the gate is held from its first ring s
     }
     CHECK_MESSAGE(seen == expected, "rank " << rank << " waited at the gate at (phase, ring step):" << text);
   }
+}
+
+TEST_CASE("a live change asked while the ranks are paused at the gate trains no step past the one they were in") {
+  // Paused in the app, the class changes the world. The ranks, held inside a step, let go of the
+  // gate for the stop, finish that step (the checkpoint is taken at a step boundary) and vote to
+  // stop at its end; the new world starts from there and waits at the gate, still paused. Their
+  // votes had been spaced about 50 ms of training apart: at this seed's speed a hundred or more
+  // steps, which they trained while the window said "paused".
+  JobConfig job;
+  job.world_size = 2;
+  job.epochs = 100000;
+  job.timeout_s = 30;
+  job.trace_level = "steps";
+  ControllerOptions options;
+  options.job = job;
+  options.executable = RINGLAB_BINARY;
+  options.interactive = true;
+  EventFeed feed;
+  RunModel model;
+  Controller controller(options, feed);
+  controller.start();
+  std::vector<Event> batch;
+  bool world_changed = false;
+  int64_t last_step = -1;  // of either world: the model shows the current one's
+  const auto take = [&] {
+    batch.clear();
+    feed.drain(batch, 1 << 20);
+    for (const Event& e : batch) {
+      world_changed = world_changed || e.kind == EventKind::WorldChange;
+      if (e.kind == EventKind::StepEnd) last_step = std::max(last_step, e.step);
+      model.consume(e);
+    }
+  };
+  // Drains until `done` or the job's timeout; false on the timeout or an ended run.
+  const auto take_until = [&](const std::function<bool()>& done) {
+    const int64_t give_up = now_ns() + static_cast<int64_t>(job.timeout_s * 1e9);
+    while (now_ns() < give_up && !controller.poll()) {
+      take();
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  };
+  REQUIRE(take_until([&] { return last_step >= 500; }));  // the votes spaced far apart
+  controller.set_gated(true);
+  // Paused once no step has come for half a second.
+  int64_t held_at = -1, since = now_ns();
+  REQUIRE(take_until([&] {
+    if (last_step != held_at) held_at = last_step, since = now_ns();
+    return now_ns() - since > 500'000'000;
+  }));
+  controller.change_world(3, "gloo");
+  REQUIRE_MESSAGE(take_until([&] { return world_changed; }), "the new world was not started");
+  since = now_ns();
+  take_until([&] { return now_ns() - since > 1'000'000'000; });  // a second for any stray step
+  const Generation* now = model.current_generation();
+  REQUIRE(now != nullptr);
+  CHECK(now->world_size == 3);
+  CHECK_MESSAGE(last_step <= held_at + 1, "paused at step " << held_at << ", the old world trained on to step " << last_step);
+  // Resumed, the new world trains on from there.
+  controller.set_gated(false);
+  CHECK(take_until([&] { return last_step > held_at + 20; }));
+  controller.request_stop(StopCause::StopButton, std::chrono::seconds(20));
+  const RunResult r = controller.wait();
+  CHECK(r.stop_cause == StopCause::StopButton);
+  CHECK_MESSAGE(r.failure.find("the workers stopped together at a step boundary") != std::string::npos, r.failure);
+  CHECK(r.exits.size() == 3);
 }
 
 TEST_CASE("interactive workers: a skipped all-reduce meets the next collective's fingerprint instead of hanging") {

@@ -311,6 +311,8 @@ assert s["run_phase"] == "paused", s["run_phase"]
 assert s["job_world_size"] == 2, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4, 2], s["generations"]
 assert s["said"]["status"] == "paused at the gate", s["said"]
+# Started and held, not "switching": the new world waits for Resume.
+assert s["run_message"] == "2 ranks, gloo: started, held at the gate until you resume", s["run_message"]
 PY
 fi
 if drive resumedworld "$WORK/long.json" F5 wait-workers tap:$pause_at pause ctrltap:$world_at together:ctrl+a,2,Return pause tap:$pause_at pause pause pause; then
