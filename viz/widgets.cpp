@@ -1,6 +1,7 @@
 #include "viz/widgets.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,14 +38,38 @@ SliderOutcome slider_beside(const std::string& shown, Slide slide) {
 
 }  // namespace
 
-// A value typed in (Ctrl+click) is held to the slider's range like a dragged one: World size 0
-// typed and Start divided by it (the app died of SIGFPE), 65 failed in the command line's words.
-SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags) {
-  return slider_beside(shown, [&] { return ImGui::SliderInt(id, value, lo, hi, "", flags | ImGuiSliderFlags_AlwaysClamp); });
+// The value is written beside the slider, in words ("1.00 steps/s"), not on it. Its own text is
+// kept for Ctrl+click, which turns the slider into a field holding the value printed with that
+// format (an empty format opened an empty field), and is drawn invisible the rest of the time.
+// The field opens within the call that sees the click, so the colour is chosen by whether it was
+// open before; on that one frame the value is typed invisibly. A value typed in is held to the
+// slider's range like a dragged one: World size 0 typed and Start divided by it (the app died of
+// SIGFPE), 65 failed in the command line's words.
+template <class Slide>
+bool with_text_only_while_typed(const char* id, Slide slide) {
+  const bool typing = ImGui::TempInputIsActive(ImGui::GetID(id));
+  if (!typing) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(0, 0, 0, 0));
+  const bool changed = slide();
+  if (!typing) ImGui::PopStyleColor();
+  return changed;
 }
 
+SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags) {
+  return slider_beside(shown, [&] {
+    return with_text_only_while_typed(
+        id, [&] { return ImGui::SliderInt(id, value, lo, hi, "%d", flags | ImGuiSliderFlags_AlwaysClamp); });
+  });
+}
+
+// "%.4g": 0.03 opens as "0.03", 1.0 as "1". Its four digits set a logarithmic slider's smallest
+// step from zero (none of these reaches below 0.001), and values are not rounded to them.
 SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi, const std::string& shown, int flags) {
-  return slider_beside(shown, [&] { return ImGui::SliderFloat(id, value, lo, hi, "", flags | ImGuiSliderFlags_AlwaysClamp); });
+  return slider_beside(shown, [&] {
+    return with_text_only_while_typed(id, [&] {
+      return ImGui::SliderFloat(id, value, lo, hi, "%.4g",
+                                flags | ImGuiSliderFlags_AlwaysClamp | ImGuiSliderFlags_NoRoundToFormat);
+    });
+  });
 }
 
 bool WrappedHeader(const char* text, const char* id, bool default_open) {

@@ -7,7 +7,9 @@
 # slider, then Ctrl+A or a Shift-typed character in its field). Fifteen rounds of Ctrl+click the
 # World size slider, Ctrl+A, "x_Y" typed and rubbed out, "3", Enter: the app is alive after
 # them. Then "0" typed the same way is held to the slider's 1 (a 0 reached Start, which divided
-# by it: SIGFPE), F5 trains one rank, and Ctrl+Q still quits.
+# by it: SIGFPE), F5 trains one rank, and Ctrl+Q still quits. Last, Ctrl+click opens the field
+# with the slider's value in it: End and "2" typed after the 4 make 42, held to 16 (the field
+# opened empty, and "2" was all it held).
 # Called by ctest as: bash gui_keys.sh <ringlab> <source-dir>. Exit 77 = skipped.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
@@ -20,7 +22,8 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 # Inside the virtual display: the app idle at 1280x720; ROUNDS rounds of taps on the slider at
-# X:Y (0: none, only its state written); then Ctrl+Q, waited for (bounded).
+# X:Y (0: none, only its state written; "append": End and "2" typed into its field); then Ctrl+Q,
+# waited for (bounded).
 cat > "$WORK/drive.sh" << 'DRIVE'
 #!/usr/bin/env bash
 set -u
@@ -29,6 +32,13 @@ source "$APP_WINDOW_LIB"
 await_display
 open_app_window "$out/$name.log" "$ringlab" gui --width 1280 --height 720 --state-json "$out/$name.json"
 sleep 2
+if [ "$rounds" = append ]; then
+  xdotool mousemove "${at%:*}" "${at#*:}" keydown ctrl click 1 keyup ctrl
+  xdotool key End
+  xdotool type 2
+  xdotool key Return
+  rounds=0
+fi
 for i in $(seq "$rounds"); do
   xdotool mousemove "${at%:*}" "${at#*:}" keydown ctrl click 1 keyup ctrl
   xdotool key ctrl+a
@@ -83,5 +93,20 @@ then
   echo "ok   15 rounds of quick Ctrl+click, Ctrl+A, Shift-typed keys and Enter on the World size slider: alive; 0 typed is 1, F5 trains it, Ctrl+Q quits"
 else
   echo "FAIL the typed World size did not take: $(tail -1 "$WORK/cmp")"
+  exit 1
+fi
+if ! drive append "$at" append; then
+  echo "FAIL Ctrl+click, End, 2, Enter: $(tail -3 "$WORK/append.out")"
+  exit 1
+fi
+if python3 - "$WORK/append.json" 2> "$WORK/cmp" << 'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["job_world_size"] == 16, ("4, End, 2 typed: 42 held to 16; 2 when the field opened empty", s["job_world_size"])
+PY
+then
+  echo "ok   Ctrl+click opens the World size field holding 4: End, 2, Enter make 42, held to 16"
+else
+  echo "FAIL Ctrl+click's field: $(tail -1 "$WORK/cmp")"
   exit 1
 fi
