@@ -293,6 +293,8 @@ class RingRun {
       fn();
     } catch (const TimeoutError& e) {
       throw TimeoutError(context(), where(t, e));
+    } catch (const PeerClosedError& e) {  // kept a lost peer's: the failure views tell it from an error of the rank's own
+      throw PeerClosedError(context(), where(t, e));
     } catch (const Error& e) {
       throw Error(context(), where(t, e));
     }
