@@ -187,13 +187,16 @@ void draw_failure_lane(ImDrawList* dl, const view_model::FailureDiagnosis& f, in
   dl->AddText(note.font, fs, at, culprit ? p.bad : p.text, note.text.c_str());
 }
 
-void legend_item(const char* text, uint32_t color) {
+// A swatch of `color`, striped in `stripes` where the plot stripes what it stands for.
+void legend_item(const char* text, uint32_t color, uint32_t stripes = 0) {
   const float fs = ImGui::GetFontSize();
   // A narrow pane wraps the legend rather than cutting it off.
   const float width = fs * 1.1f + ImGui::CalcTextSize(text).x;
   if (ImGui::GetCursorScreenPos().x + width > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
   const ImVec2 at = ImGui::GetCursorScreenPos();
-  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + fs * 0.2f), ImVec2(at.x + fs * 0.8f, at.y + fs), color, 2);
+  const ImVec2 a(at.x, at.y + fs * 0.2f), b(at.x + fs * 0.8f, at.y + fs);
+  ImGui::GetWindowDrawList()->AddRectFilled(a, b, color, stripes ? 0.0f : 2.0f);
+  if (stripes) hatch(ImGui::GetWindowDrawList(), a, b, stripes, fs * 0.3f);
   ImGui::Dummy(ImVec2(fs * 0.9f, fs));
   ImGui::SameLine(0, fs * 0.2f);
   ImGui::TextUnformatted(text);
@@ -294,11 +297,11 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays) {
   legend_item(tr("reduce-scatter"), p.reduce_scatter);
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
-  legend_item(tr("waiting"), with_alpha(p.reduced, 0.6f));
+  legend_item(tr("waiting"), p.collective, with_alpha(p.reduced, 0.9f));  // as an all-reduce's wait is drawn
   legend_item(tr("evaluation"), p.mse);
   legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
   if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
-  if (delays) legend_item(tr("injected delay"), p.bad);
+  if (delays) legend_item(tr("injected delay"), with_alpha(p.bad, 0.35f), p.bad);
   ImGui::NewLine();
 }
 
@@ -497,7 +500,14 @@ class LanePainter {
     const uint32_t color = color_of(s);
     if (s.kind == SpanKind::GateWait) held_.push_back({&s, {x0, x1}});
     // Square corners: a rounded rectangle costs a software rasterizer many more triangles.
-    dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
+    // An injected delay is a sleep: striped, as the plot's other time without work is, and in the
+    // failure colour, where reduce-scatter's orange filled would read as the same red.
+    if (s.kind == SpanKind::Delay) {
+      dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(color, 0.35f));
+      hatch(dl_, ImVec2(x0, y0), ImVec2(x1, y1), color, fs * 0.45f);
+    } else {
+      dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
+    }
     if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes_) && x1 - x0 >= 3.0f)
       dl_->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), p.network, 0, 0, 2.0f);
     if (s.kind == SpanKind::Collective) {

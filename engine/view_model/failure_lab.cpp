@@ -139,8 +139,8 @@ const char* lab_lesson(LabFault fault, bool join) {
     case LabFault::Delay:
       return "Rank {rank} sleeps {ms} ms at every step: a straggler. An all-reduce cannot finish before the slowest "
              "rank has sent its chunks, so the other ranks wait for it inside every all-reduce. In the timeline rank "
-             "{rank}'s sleep is its red bar (injected delay); the others' all-reduce bars under their backward passes "
-             "are hatched: about {ms} ms of every step spent waiting for rank {rank} to arrive. Nothing fails: every "
+             "{rank}'s sleep is its striped red bar (injected delay); the others' all-reduce bars under their backward "
+             "passes are striped (waiting): about {ms} ms of every step spent waiting for rank {rank} to arrive. Nothing fails: every "
              "step just costs the slowest rank's time.";
     case LabFault::Drop:
       return "Rank {rank} closes its connections at step {step}, as if its network cable were pulled. Every rank, "
