@@ -30,10 +30,14 @@ const BackendInfo* backend_info(const AppState& s, const std::string& name) {
   return nullptr;
 }
 
-// A field that only a fresh run can change is disabled while one runs.
+// A field that only a fresh run can change is disabled while one runs: greyed, it says why and
+// what does change live.
+const char* fixed_while_running() {
+  return tr("Fixed while a run trains: Stop it to change this. World size and Backend change live.");
+}
+
 void restart_tooltip(const AppState& s) {
-  if (s.run.live() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    Tooltip(tr("Takes effect at the next Start."));
+  if (s.run.live() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) Tooltip(fixed_while_running());
 }
 
 const char* phase_text(RunPhase phase) {
@@ -145,7 +149,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::TextUnformatted(range_text(lo, hi).c_str());
     ImGui::EndTooltip();
   } else if (!editing && !ImGui::IsAnyItemActive() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    Tooltip(state.run.live() ? tr("Takes effect at the next Start.")
+    Tooltip(state.run.live() ? fixed_while_running()
                                            : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
   }
   if (edit.refused) {
