@@ -93,6 +93,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["start_waits_for_field"] = state.start_waits_for_field;  // Start pressed over a refused field: the controls say why
   j["restart_asked"] = state.pending_restart.asked;    // a run's restart waiting for the person's yes
   j["reset_asked"] = state.pending_reset;              // Reset pressed during a run, waiting for the yes
+  j["quit_asked"] = state.pending_quit;                // Ctrl+Q during a run: asked (a second one quits)
   j["job_world_size"] = state.job.world_size;
   const viz::RingViewState::Cards& cards = state.ring_view.cards;
   j["ring_cards"] = {{"ranks", cards.ranks}, {"room_w", cards.room_w}, {"room_h", cards.room_h}, {"clear", cards.clear},

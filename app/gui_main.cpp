@@ -247,6 +247,20 @@ void count_window_events(GLFWwindow* window) {
   glfwSetWindowRefreshCallback(window, [](GLFWwindow*) { ++g_window_events; });  // uncovered: redraw
 }
 
+// The window's close button (the window manager's close) asks first while a run trains, as
+// Ctrl+Q does; a second close while asked quits.
+viz::AppState* g_close_asks = nullptr;
+
+void ask_before_closing(GLFWwindow* window, viz::AppState& state) {
+  g_close_asks = &state;
+  glfwSetWindowCloseCallback(window, [](GLFWwindow* w) {
+    ++g_window_events;
+    if (!g_close_asks || !g_close_asks->run.live() || g_close_asks->pending_quit) return;
+    glfwSetWindowShouldClose(w, GLFW_FALSE);
+    viz::RequestQuit(*g_close_asks);
+  });
+}
+
 // What the next frame would be drawn for (view_model/frame_pacing.h).
 view_model::FrameCause frame_cause(const RunSession& session, const viz::AppState& state, uint64_t events_at_frame) {
   const viz::StepThroughState& st = state.step;
@@ -566,6 +580,7 @@ int run_gui(const GuiOptions& options) {
     return kNoDisplayExit;
   }
   start_imgui(window.handle, state);
+  if (!headless) ask_before_closing(window.handle, state);
   std::optional<OffscreenTarget> target;
   if (headless) target.emplace(options.width, options.height);
   int exit_code = 0;

@@ -291,6 +291,9 @@ struct AppState {
   // Reset pressed (or Ctrl+R) while a run trains: it would end the run and forget it, so the
   // person is asked first; the run goes on meanwhile.
   bool pending_reset = false;
+  // Ctrl+Q, the menu's Quit or the window's close button while a run trains: quitting stops the
+  // run and loses it, so the person is asked first (a second Ctrl+Q is the yes).
+  bool pending_quit = false;
 };
 
 }  // namespace ringlab::viz

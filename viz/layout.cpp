@@ -251,7 +251,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     }
     if (state.scenarios.empty()) ImGui::TextDisabled("%s", tr("no scenario folder found"));
     ImGui::Separator();
-    if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) state.requests.quit = true;
+    if (ImGui::MenuItem(tr("Quit"), "Ctrl+Q")) RequestQuit(state);
     ImGui::EndMenu();
   }
   if (BeginMenuClosedByEscape(label("View", "menu_view").c_str(), state)) {

@@ -44,7 +44,9 @@ void apply(const KeyPress& press, const view_model::RunModel& model, AppState& s
     case GLFW_KEY_R:
       if (ctrl) RequestReset(state);
       break;
-    case GLFW_KEY_Q: state.requests.quit |= ctrl; break;
+    case GLFW_KEY_Q:
+      if (ctrl) RequestQuit(state);
+      break;
     case GLFW_KEY_EQUAL:
     case GLFW_KEY_KP_ADD: state.requests.zoom_steps += ctrl ? 1 : 0; break;
     case GLFW_KEY_MINUS:

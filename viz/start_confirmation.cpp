@@ -2,7 +2,7 @@
 // it starts any process (engine/control/run_limits.h), said in a dialog with Start and Cancel.
 // A run that cannot fit at all is not asked about: Start is refused with the same message.
 // The same kind of question comes before a live run is started again for a setting it cannot
-// take on half-way (set_epoch, from the Sampler pane).
+// take on half-way (set_epoch, from the Sampler pane), reset or quit.
 #include <imgui.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@ constexpr uint64_t kAskAboveBytes = uint64_t{1} << 30;
 constexpr const char* kDialog = "###start_confirmation";
 constexpr const char* kRestartDialog = "###restart_confirmation";
 constexpr const char* kResetDialog = "###reset_confirmation";
+constexpr const char* kQuitDialog = "###quit_confirmation";
 
 // A question in the middle of the window, which nothing else can be clicked past; false while
 // it is not shown (the caller then draws nothing of it).
@@ -88,7 +89,32 @@ void draw_reset_confirmation(AppState& state) {
   ImGui::EndPopup();
 }
 
+// Quitting stops the workers and loses the run on screen: asked first while one trains.
+void draw_quit_confirmation(AppState& state) {
+  if (!state.pending_quit) return;
+  if (!state.run.live()) {  // the run ended while the question was open: nothing to lose now
+    state.pending_quit = false;
+    state.requests.quit = true;
+    return;
+  }
+  if (!begin_question(kQuitDialog, tr("Quit ringlab?"))) return;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(tr("Quitting stops the workers where they are; this run and its curves are not kept."));
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
+                     tr("Until you answer, the run goes on. Ctrl+Q again quits."));
+  ImGui::PopTextWrapPos();
+  const Answer answer = two_answers(state, "Quit", "confirm_quit", "Keep training", "cancel_quit");
+  if (answer != Answer::None) state.pending_quit = false;
+  if (answer == Answer::Yes) state.requests.quit = true;
+  ImGui::EndPopup();
+}
+
 }  // namespace
+
+void RequestQuit(AppState& state) {
+  if (state.run.live() && !state.pending_quit) state.pending_quit = true;
+  else state.requests.quit = true;
+}
 
 void RequestReset(AppState& state) {
   if (state.run.live()) state.pending_reset = true;
@@ -116,6 +142,7 @@ void RequestStart(AppState& state, bool restart) {
 void DrawStartConfirmation(AppState& state) {
   draw_restart_confirmation(state);
   draw_reset_confirmation(state);
+  draw_quit_confirmation(state);
   AppState::PendingStart& p = state.pending_start;
   if (p.bytes == 0) return;
   if (!begin_question(kDialog, tr("This run needs much memory"))) return;

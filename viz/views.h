@@ -43,6 +43,8 @@ bool HasRefusedField(const AppState& state);
 void RequestStart(AppState& state, bool restart = false);
 // Reset: at once when no run trains, after a question when one does.
 void RequestReset(AppState& state);
+// Quits at once when no run trains; otherwise asks, and quits on a second request.
+void RequestQuit(AppState& state);
 void DrawStartConfirmation(AppState& state);
 
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).

@@ -171,7 +171,10 @@ sleep 1.5
 xwd -root -silent > "$out/$name.xwd"
 echo "window title: $(xdotool getwindowname "$wid" 2> /dev/null)"
 xdotool getwindowgeometry "$wid" 2> /dev/null | sed -n 's/^ *Geometry: /window size: /p'
+# Ctrl+Q during a run asks first (quitting loses the run); a second Ctrl+Q is the yes.
 xdotool key ctrl+q
+for _ in $(seq 15); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
+if kill -0 $app 2> /dev/null; then echo "asked before quitting"; xdotool key ctrl+q; fi
 for _ in $(seq 600); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
 if kill -0 $app 2> /dev/null; then echo "Ctrl+Q did not close the app"; kill -9 $app; exit 1; fi
 wait $app
@@ -586,6 +589,24 @@ if drive resetkeep "$WORK/long.json" F5 wait-workers pause ctrl+r pause Escape p
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert not s["reset_asked"] and s["run_phase"] == "running" and s["latest_step"] > 0, (s["reset_asked"], s["run_phase"])
+PY
+fi
+# Flow 29: Ctrl+Q during a run asks first, as Reset does (one key ended a lesson's run); a second
+# Ctrl+Q quits at once, Escape keeps the run.
+if drive quitask "$WORK/long.json" F5 wait-workers pause ctrl+q pause; then
+  python3 - "$WORK/quitask.json" "$WORK/quitask.driver" << 'PY' && ok "Ctrl+Q during a run: asked first, the run goes on; Ctrl+Q again quits (classroom-quitask.png)" || bad "Ctrl+Q during a run"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["quit_asked"] and s["run_phase"] == "running", (s["quit_asked"], s["run_phase"])
+assert "asked before quitting" not in open(sys.argv[2]).read(), "the second Ctrl+Q did not quit at once"
+PY
+fi
+if drive quitkeep "$WORK/long.json" F5 wait-workers pause ctrl+q pause Escape pause; then
+  python3 - "$WORK/quitkeep.json" "$WORK/quitkeep.driver" << 'PY' && ok "Ctrl+Q, then Escape: the run kept, and the next Ctrl+Q asks again (classroom-quitkeep.png)" || bad "Ctrl+Q, then Escape"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "running" and s["latest_step"] > 0, (s["run_phase"], s["latest_step"])
+assert "asked before quitting" in open(sys.argv[2]).read(), "Escape did not close the question, or the next Ctrl+Q did not ask"
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then

@@ -24,9 +24,12 @@ open_app_window() {
   [ -n "$wid" ] || { echo "the window did not open: $(tail -2 "$log")"; kill $app; exit 1; }
 }
 
-# quit_app_window LOG: Ctrl+Q, and the app must end within 10 s with exit code 0.
+# quit_app_window LOG: Ctrl+Q (twice when a run trains: the first asks), and the app must end
+# within 10 s with exit code 0.
 quit_app_window() {
   xdotool key --window "$wid" ctrl+q
+  for _ in $(seq 15); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
+  kill -0 $app 2> /dev/null && xdotool key --window "$wid" ctrl+q
   for _ in $(seq 100); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
   kill -0 $app 2> /dev/null && { echo "the app did not quit on Ctrl+Q"; kill -9 $app; exit 1; }
   wait $app || { echo "the app ended with exit code $?: $(tail -2 "$1")"; exit 1; }
