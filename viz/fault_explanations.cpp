@@ -121,9 +121,9 @@ std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDi
       return trf("raised an error of its own: {}", r.error.rfind(own, 0) == 0 ? r.error.substr(own.size()) : r.error);
     }
     case RankCause::EndedEarly:
-      return r.collective >= 0 ? trf("ended normally after {} #{}: it never joined the next one", op_name(r.op),
+      return r.collective >= 0 ? trf("ended its training after {} #{}: it never joined the next one", op_name(r.op),
                                      r.collective)
-                               : std::string(tr("ended normally before any collective"));
+                               : std::string(tr("ended its training before any collective"));
   }
   return "";
 }

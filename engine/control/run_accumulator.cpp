@@ -328,7 +328,7 @@ std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& 
     for (size_t r : left_waiting(last, ranks)) waiting.push_back(fmt::format("rank {} in collective {}", r, ranks[r].collective));
     if (waiting.empty()) continue;
     out += fmt::format(
-        "\nrank {} ended normally {}, while {} still waited for it: the ranks did not call "
+        "\nrank {} ended its training {}, while {} still waited for it: the ranks did not call "
         "the same collectives. Every rank of a DDP run must take the same steps: one with fewer batches, or one that "
         "skipped a step or left its loop early, leaves the others waiting (torch's Join context manager is made for "
         "uneven inputs).",

@@ -44,7 +44,7 @@ else bad "--fault skip:1@5: rc=$rc $(head -2 "$work/err")"; fi
 
 # A run that fails after every restart says each restart's cause and that it failed in the end.
 run run -n 4 --epochs 1 --uneven 1:1 --timeout 3 --max-restarts 1 --report "$work/gave_up.json"
-if [ $rc -eq 1 ] && grep -q "^restart 1 of 1, from the start (no epoch had ended), after: rank 1 ended normally" "$work/out" &&
+if [ $rc -eq 1 ] && grep -q "^restart 1 of 1, from the start (no epoch had ended), after: rank 1 ended its training" "$work/out" &&
    ! grep -q "resumed from the last epoch checkpoint" "$work/out" &&
    $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert not r["ok"] and len(r["restarts"]) == 1, r["restarts"]' "$work/gave_up.json"
 then ok "restarts that did not help: each restart's cause said, and the run failed (exit 1)"

@@ -223,7 +223,7 @@ failing_rank() {
 }
 # Rank 1 leaves out step 3 and so ends one collective early; rank 0 fails in the collective rank
 # 1 never joined ("Connection closed by peer"). The rank that ended early heads the failure.
-failing_rank skip "ringlab run: rank 1 ended normally after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
+failing_rank skip "ringlab run: rank 1 ended its training after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
   "a rank that skipped a step: named as ending one collective early" 120 --skip-at-step 3
 # Rank 1 calls os._exit(3) before step 3: no error of its own, its last events unsent. It is
 # named by its exit code, and rank 0's lost connection, if it reports one, is not "first error".

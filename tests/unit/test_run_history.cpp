@@ -511,7 +511,7 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
   const RunResult r = acc.finish({rank1, rank0, rank2});
   INFO(r.failure);
   // The rank that ended early comes first: rank 0's failure only echoes it.
-  CHECK(r.failure.rfind("rank 1 ended normally after collective 11, while rank 0 in collective 12, rank 2 in collective "
+  CHECK(r.failure.rfind("rank 1 ended its training after collective 11, while rank 0 in collective 12, rank 2 in collective "
                         "12 still waited for it: the ranks did not call the same collectives.", 0) == 0);
   CHECK(r.failure.find("made for uneven inputs).\nrank 0 failed: exit code 1\n") != std::string::npos);
   CHECK(r.failure.find("first error: rank 0: step 11: Connection closed by peer") != std::string::npos);
@@ -537,7 +537,7 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
   torn.add(done);
   RankExit terminated = exited(1, 0);
   terminated.exited = false, terminated.signal = 15, terminated.terminated = true;
-  CHECK(torn.finish({rank0, terminated}).failure.find("rank 1 ended normally after collective 11") != std::string::npos);
+  CHECK(torn.finish({rank0, terminated}).failure.find("rank 1 ended its training after collective 11") != std::string::npos);
 
   RunAccumulator level(job);  // every rank ended its last collective: nobody was left waiting
   for (int rank = 0; rank < 3; ++rank)
@@ -546,7 +546,7 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
       e.collective_id = 5;
       level.add(e);
     }
-  CHECK(level.finish({exited(1, 0), exited(0, 3), exited(2, 0)}).failure.find("ended normally") == std::string::npos);
+  CHECK(level.finish({exited(1, 0), exited(0, 3), exited(2, 0)}).failure.find("ended its training") == std::string::npos);
 }
 
 TEST_CASE("when mpirun started the ranks, the one that ended without a word is named first") {
