@@ -20,6 +20,9 @@ void RunModel::clear() {
   generations_.clear();
   rank_generation_.clear();
   ranks_.clear();
+  carried_step_ = -1;
+  carried_epoch_ = -1;
+  restart_from_.reset();
   errors_.clear();
   stopped_at_ns_ = -1;
   logs_.clear();
@@ -47,16 +50,24 @@ int RunModel::world_size() const {
   return static_cast<int>(ranks_.size());
 }
 
+// The current generation's ranks, from where it took over: a rank that was in an older world
+// only (the world shrank) holds that world's last step, not this one's.
 int64_t RunModel::latest_step() const {
-  int64_t step = -1;
-  for (const auto& r : ranks_) step = std::max(step, r.step);
+  int64_t step = carried_step_;
+  for (const auto& r : ranks_)
+    if (in_current_generation(r)) step = std::max(step, r.step);
   return step;
 }
 
 int RunModel::latest_epoch() const {
-  int epoch = -1;
-  for (const auto& r : ranks_) epoch = std::max(epoch, r.epoch);
+  int epoch = carried_epoch_;
+  for (const auto& r : ranks_)
+    if (in_current_generation(r)) epoch = std::max(epoch, r.epoch);
   return epoch;
+}
+
+bool RunModel::in_current_generation(const RankProgress& r) const {
+  return generations_.size() <= 1 || r.generation == generations_.back().index;
 }
 
 // Every worker process announces itself with RunBegin, and a rank's events belong to the
@@ -82,6 +93,11 @@ int RunModel::generation_begun_by(const Event& run_begin) const {
 
 void RunModel::note_run_begin(const Event& event, int generation) {
   if (generations_.empty() || generations_.back().index < generation) {
+    if (!generations_.empty()) {
+      carried_step_ = restart_from_ ? restart_from_->first : latest_step();
+      carried_epoch_ = restart_from_ ? restart_from_->second : latest_epoch();
+    }
+    restart_from_.reset();
     Generation g;
     g.index = generation;
     g.world_size = static_cast<int>(event.value);
@@ -133,6 +149,8 @@ void RunModel::consume(const Event& event) {
   failures_.consume(event);
 
   if (event.kind == EventKind::RunStopped && stopped_at_ns_ < 0) stopped_at_ns_ = event.t_end_ns;
+  // Its checkpoint counts the steps and epochs done; the last trained is one less of each.
+  if (event.kind == EventKind::Restart) restart_from_ = {event.step - 1, event.epoch - 1};
   if (event.rank < 0 || event.rank >= kMaxWorldSize) return;
   if (static_cast<int>(ranks_.size()) <= event.rank) ranks_.resize(event.rank + 1);
   RankProgress& rank = ranks_[event.rank];

@@ -98,6 +98,7 @@ class RunModel {
   int generation_of(const Event& event);
   int generation_begun_by(const Event& run_begin) const;
   void note_run_begin(const Event& event, int generation);
+  bool in_current_generation(const RankProgress& r) const;
   void keep(std::vector<std::string>& list, std::string line);
 
   CollectiveLog collectives_;
@@ -111,6 +112,12 @@ class RunModel {
   std::vector<Generation> generations_;
   std::vector<int> rank_generation_;  // RunBegins seen from each rank
   std::vector<RankProgress> ranks_;
+  // Where the current generation took over: the last step and epoch trained before it (a live
+  // change goes on from there; a restart from its checkpoint). Its own ranks report no step until
+  // they train one, and a paused change keeps them at the gate: the run's count is not lost meanwhile.
+  int64_t carried_step_ = -1;
+  int carried_epoch_ = -1;
+  std::optional<std::pair<int64_t, int>> restart_from_;  // a Restart's checkpoint: what the next generation carries
   std::vector<std::string> errors_;
   int64_t stopped_at_ns_ = -1;  // the controller's RunStopped: the errors after it are its teardown
   std::vector<std::string> logs_;

@@ -71,6 +71,29 @@ TEST_CASE("growing the world live: the ranks it adds belong to the new generatio
   CHECK(m.generations().size() == 3);
 }
 
+TEST_CASE("the run's step count survives a change whose new world has not trained yet, and a restart rewinds it") {
+  // Paused, the class changes 4 ranks to 2, then to 4 again: each new world starts and waits at
+  // the gate before its first step. The status said "4 ranks · no step yet" (every rank of the
+  // newest world had begun afresh) while a shrunk world kept the old ranks' steps.
+  RunModel m;
+  for (int r = 0; r < 4; ++r) m.consume(test::run_begin_event(r, 4, "gloo"));
+  for (int r = 0; r < 4; ++r) m.consume(make(EventKind::StepEnd, r, 41));
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  CHECK(m.latest_step() == 41);
+  for (int r = 0; r < 4; ++r) m.consume(test::run_begin_event(r, 4, "gloo"));
+  REQUIRE(m.generations().size() == 3);
+  CHECK(m.latest_step() == 41);
+  m.consume(make(EventKind::StepEnd, 0, 42));
+  CHECK(m.latest_step() == 42);
+  // A restart from an epoch checkpoint of 40 steps in 5 epochs: steps 40 and on are done again.
+  Event restart = make(EventKind::Restart, -1, 40);
+  restart.epoch = 5;
+  m.consume(restart);
+  for (int r = 0; r < 4; ++r) m.consume(test::run_begin_event(r, 4, "gloo"));
+  CHECK(m.latest_step() == 39);
+  CHECK(m.latest_epoch() == 4);
+}
+
 TEST_CASE("run end, errors and ingest from a store") {
   EventStore store;
   store.emit(test::run_begin_event(0, 2, "gloo"));
