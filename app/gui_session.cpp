@@ -5,6 +5,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <fmt/core.h>
@@ -269,8 +270,9 @@ void RunSession::note_switch_landed() {
     return;
   }
   const view_model::WorldChange& c = changes.back();
+  // The change sits half-way between the old world's last step and the new one's first, which it names.
   state_.run.message = viz::trf("{} rank{}, {} since step {:.0f}", c.world_size, c.world_size == 1 ? "" : "s",
-                                c.backend, c.step);
+                                c.backend, std::ceil(c.step));
   switch_from_generation_ = -1;
 }
 
@@ -338,6 +340,11 @@ void RunSession::apply_requests() {
   } else if (r.start && run_over()) {
     start();
   }
+  // A slider let go on the value it started from (a typed value rubbed out with Escape, a drag
+  // back to where it was) asks for no change: it restarted the workers, from a checkpoint, into
+  // the world they were already in, and marked a change on the loss plot.
+  if (r.change_world && state_.job.world_size == state_.run.live_world_size && state_.job.backend == state_.run.live_backend)
+    r.change_world = false;
   // Workers started without the gate and the stop check cannot pause or change world.
   if (plain_workers_ && !run_over() && (r.set_gated || r.pause_toggle || r.gate_releases > 0 || r.change_world)) {
     state_.run.message = viz::tr(
