@@ -100,6 +100,8 @@ void RunAccumulator::add(const Event& e) {
       raised_.insert(e.rank);
       if (e.code == static_cast<int32_t>(ErrorCode::Other) || e.code == static_cast<int32_t>(ErrorCode::BadInput))
         own_errors_.insert(e.rank);
+      if (e.code != static_cast<int32_t>(ErrorCode::PeerClosed) && e.code != static_cast<int32_t>(ErrorCode::Timeout))
+        not_echoes_.insert(e.rank);
       errors_.push_back(with_rank(e));
       if (first_error_.empty()) {
         first_error_ = with_rank(e);
@@ -143,6 +145,7 @@ void RunAccumulator::restart_from(const Event& marker) {
   errors_.clear();
   raised_.clear();
   own_errors_.clear();
+  not_echoes_.clear();
   injected_.clear();
   injected_ranks_.clear();
   // The new group numbers its collectives afresh and redoes the steps after the checkpoint: a
@@ -448,6 +451,12 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   const RankExit* failed = nullptr;
   for (const RankExit& e : exits)
     if (!e.ok() && !failed) failed = &e;
+  // The first to exit may have failed only on another's account (its peer closed, a timeout)
+  // while the rank whose error came first, a cause, exited a moment later: that one heads the
+  // story, where "first error" names it too. A first exit with no error at all (killed) stays.
+  if (failed && raised_.count(failed->rank) && !not_echoes_.count(failed->rank) && not_echoes_.count(first_error_rank_))
+    for (const RankExit& e : exits)
+      if (!e.ok() && !e.terminated && e.rank == first_error_rank_) failed = &e;
   r.stop_cause = stop.cause;
   r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
   // Every process may end well on a loss of nan: the training did not.

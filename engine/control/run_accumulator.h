@@ -92,6 +92,7 @@ class RunAccumulator {
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::set<int> raised_;        // ranks that sent an error of their own
   std::set<int> own_errors_;    // ... that was not a lost peer's or a timeout's echo (ErrorCode Other, BadInput)
+  std::set<int> not_echoes_;    // ... of any code but PeerClosed and Timeout (a collective mismatch too)
   static constexpr size_t kMaxReportedFaults = 8;
   std::vector<std::string> injected_;  // the faults injected on purpose that fired: "rank 1 at step 5: skip: ..."
   std::set<int> injected_ranks_;       // the ranks they fired on

@@ -479,6 +479,15 @@ TEST_CASE("ranks that raised errors of their own at once are named together, whi
   CHECK(r.failure.find("ranks 1, 2 raised errors of their own\nrank 2 failed: exit code 1") == 0);
   CHECK(r.failure.find("first error: rank 1: step 4: RuntimeError: rank 1 gives up") != std::string::npos);
 
+  // The first to exit failed on a lost peer only; the rank whose error (a cause) came first
+  // exited a moment later: it heads the failure, as "first error" names it.
+  RunAccumulator echo(job);
+  echo.add(error_of(2, ErrorCode::CollectiveMismatch, "collective check: step 5: mismatched collectives"));
+  echo.add(error_of(0, ErrorCode::PeerClosed, "step 5: Connection reset by peer"));
+  const RunResult re = echo.finish({exited(0, 1), exited(2, 1), exited(1, 1)});
+  INFO(re.failure);
+  CHECK(re.failure.find("rank 2 failed: exit code 1") == 0);
+
   RunAccumulator one(job);  // one rank raised; the other's error is its echo: said as before
   one.add(error_of(1, ErrorCode::Other, "step 4: RuntimeError: rank 1 gives up"));
   one.add(error_of(0, ErrorCode::PeerClosed, "step 4: Connection closed by peer"));
