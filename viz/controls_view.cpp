@@ -37,7 +37,7 @@ const char* fixed_while_running() {
 }
 
 void restart_tooltip(const AppState& s) {
-  if (s.run.live() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) Tooltip(fixed_while_running());
+  if (s.run.live() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) WrappedTooltip(fixed_while_running());
 }
 
 const char* phase_text(RunPhase phase) {
@@ -149,7 +149,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::TextUnformatted(range_text(lo, hi).c_str());
     ImGui::EndTooltip();
   } else if (!editing && !ImGui::IsAnyItemActive() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    Tooltip(state.run.live() ? fixed_while_running()
+    WrappedTooltip(state.run.live() ? fixed_while_running()
                                            : (range_text(lo, hi) + (note ? std::string("\n") + tr(note) : "")).c_str());
   }
   if (edit.refused) {
@@ -231,9 +231,14 @@ void draw_job_fields(AppState& state) {
                   "DDP's bucket_cap_mb. 0: PyTorch's 25 MiB.", true);
     float lr = static_cast<float>(job.lr);
     FormLabel(tr("Learning rate"));
-    if (SliderFloatBeside("##lr", &lr, 0.001f, 1.0f, fmt::format("{:.3f}", lr), ImGuiSliderFlags_Logarithmic).changed)
-      job.lr = std::max(static_cast<double>(lr), 1e-6);
-    restart_tooltip(state);
+    const SliderOutcome slid = SliderFloatBeside("##lr", &lr, 0.001f, 1.0f, fmt::format("{:.3f}", lr), ImGuiSliderFlags_Logarithmic);
+    if (slid.changed) job.lr = std::max(static_cast<double>(lr), 1e-6);
+    // The slider's own hover: the last item is the value written beside it.
+    if (slid.hovered)
+      WrappedTooltip(state.run.live() ? fixed_while_running()
+                                      : tr("SGD's learning rate, 0.001 to 1 here (Ctrl+click to type; a value outside "
+                                           "is held to the range). ringlab run --lr takes any positive value, 5 "
+                                           "included (the divergence lesson)."));
     job_int_field(state, "Batch per rank", "batch", &JobConfig::batch_size, 1, 1'000'000);
     job_int_field(state, "Samples", "samples", &JobConfig::samples, 1, 100'000'000);
     job_int_field(state, "Seed", "seed", &JobConfig::seed, 0, std::numeric_limits<int64_t>::max());
@@ -540,7 +545,8 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   // A live change happens when the slider is let go, not on every value it passes.
   if (slid.released && state.run.live()) state.requests.change_world = true;
   if (slid.hovered)
-    Tooltip(tr("How many worker processes. While training, a change restarts the workers from a checkpoint at the next step boundary."));
+    WrappedTooltip(tr("How many worker processes, 1 to 16 (Ctrl+click to type; a value outside is held to the range). While "
+               "training, a change restarts the workers from a checkpoint at the next step boundary."));
   draw_backend_choice(state);
   if (state.run.phase != RunPhase::Idle) draw_world_note(state);
   draw_run_notices(model, state);
