@@ -48,6 +48,15 @@ void draw_fault_fields(AppState& state) {
     ImGui::EndCombo();
   }
   if (s.fault == LabFault::None) return;
+  // What these faults show is another rank's answer to them: a rank alone trains on unmoved (a
+  // killed one alone just dies). Said before Start, as `ringlab run` notes it.
+  if (world == 1 && s.fault != LabFault::Kill) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s",
+                       tr("With one rank this lab shows nothing: no other rank waits for it or compares collectives "
+                          "with it. Set World size to 2 or more."));
+    ImGui::PopTextWrapPos();
+  }
   s.rank = std::clamp(s.rank, 0, world - 1);
   FormLabel(tr("Rank"));
   SliderIntBeside("##lab_rank", &s.rank, 0, world - 1, fmt::format("{}", s.rank));
