@@ -327,6 +327,17 @@ assert [g["world_size"] for g in s["generations"]] == [4, 2], s["generations"]
 assert "since step" in s["run_message"], s["run_message"]
 PY
 fi
+# A value typed into the World size field and rubbed out with Escape changes nothing: the workers
+# were restarted into the world they were in, and a change to it was marked on the loss plot.
+if drive escapeworld "$WORK/long.json" F5 wait-workers ctrltap:$world_at together:ctrl+a,3 pause Escape pause pause; then
+  python3 - "$WORK/escapeworld.json" << 'PY' && ok "World size typed 3, then Escape: no change, the workers untouched (classroom-escapeworld.png)" || bad "a typed World size rubbed out with Escape"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["job_world_size"] == 4, s["job_world_size"]
+assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
+assert s["run_phase"] == "running" and s["run_message"] == "", (s["run_phase"], s["run_message"])
+PY
+fi
 if drive memory four-ranks-gloo click:$samples_at ctrl+a type:10000000 Return pause F5 pause; then
   python3 - "$WORK/memory.json" << 'PY' && ok "10,000,000 samples, F5: asked first, nothing started (classroom-memory.png)" || bad "the memory question"
 import json, sys
