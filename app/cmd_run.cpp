@@ -554,6 +554,11 @@ void run(RunFlags& f) {
                  f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");
   }
   std::fflush(stdout);
+  // A fault that did not fail the run (a straggler's delay) shows only in its step time: said on
+  // stderr (stdout stays the script's), or the run reads as a plain one.
+  if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && !result.job.faults.empty())
+    std::fprintf(stderr, "ringlab run: with --fault %s the run ended well: %.0f µs per step (rank 0)\n",
+                 fmt::format("{}", fmt::join(result.job.faults, " --fault ")).c_str(), result.us_per_step);
   // One output that cannot be written does not cost the others, nor the run's own failure.
   bool written = write_output("run", f.report, [&] { write_report_json(result, f.report); });
   written &= write_output("run", f.trace, [&] { sinks.write_trace(f.trace); });
