@@ -510,8 +510,10 @@ class LanePainter {
     }
     if (s.kind == SpanKind::Transfer && crosses_nodes(s, nodes_) && x1 - x0 >= 3.0f)
       dl_->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), p.network, 0, 0, 2.0f);
-    if (s.kind == SpanKind::Collective) {
-      // Until the last rank arrived, this rank could only wait: a straggler shows up here.
+    if (s.kind == SpanKind::Collective || s.kind == SpanKind::Transfer) {
+      // Until the last rank arrived, this rank could only wait: a straggler shows up here, on the
+      // all-reduce and on the chunk it waited for (a receive posted at once that completes only
+      // once the straggler sends: drawn plain, it read as a slow reduce-scatter).
       const int64_t last = tl_.last_arrival_ns(s.collective_id);
       const float xw = last > s.t_begin_ns ? std::min(a_.x_of(std::min(last, s.t_end_ns) / 1e6), x1) : x0;
       if (xw - x0 >= 3.0f) hatch(dl_, ImVec2(x0, y0), ImVec2(xw, y1), with_alpha(p.reduced, 0.9f), fs * 0.45f);
@@ -619,7 +621,8 @@ void draw_let_go_stretches(ImDrawList* dl, const view_model::TimelineModel& tl, 
 void span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, const NodeLayout& nodes) {
   const TimelineSpan& s = *hit.span;
   std::string text = describe(s, hit.rank, nodes);
-  const int64_t last = s.kind == SpanKind::Collective ? tl.last_arrival_ns(s.collective_id) : -1;
+  const bool waits = s.kind == SpanKind::Collective || s.kind == SpanKind::Transfer;
+  const int64_t last = waits ? tl.last_arrival_ns(s.collective_id) : -1;
   if (last > s.t_begin_ns)
     text.append("\n").append(trf("waited {:.2f} ms for the last rank to arrive", (std::min(last, s.t_end_ns) - s.t_begin_ns) / 1e6));
   if (s.kind != SpanKind::GateWait && s.kind != SpanKind::BucketReady) {
