@@ -33,8 +33,12 @@ await_display
 open_app_window "$out/$name.log" "$ringlab" gui --width 1280 --height 720 --state-json "$out/$name.json"
 sleep 2
 if [ "$rounds" = append ]; then
+  # A person's pause between the click and End: pressed within the frame that opens the field,
+  # End comes before the field selects all it holds (on a busy machine the two share a frame).
   xdotool mousemove "${at%:*}" "${at#*:}" keydown ctrl click 1 keyup ctrl
+  sleep 0.5
   xdotool key End
+  sleep 0.2
   xdotool type 2
   xdotool key Return
   rounds=0
