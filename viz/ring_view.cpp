@@ -501,8 +501,9 @@ PillsSize step_pills_size(const RingFrame& f) {
   const float label_w = std::max(small->CalcTextSizeA(sfs, FLT_MAX, 0, "reduce-scatter").x,
                                  small->CalcTextSizeA(sfs, FLT_MAX, 0, "all-gather").x);
   const float gap = fs * 0.25f, phase_gap = fs * 0.8f;
-  // Each phase's pills span at least its label.
-  const float w = std::clamp((label_w - (per_phase - 1) * gap) / per_phase, fs * 0.5f, fs * 1.6f);
+  // Each phase's pills span at least its label: at 2 and 3 ranks (one or two steps a phase) they
+  // grow to it, or the phases went unnamed, where a class meets them first.
+  const float w = std::max((label_w - (per_phase - 1) * gap) / per_phase, fs * 0.5f);
   const int steps = 2 * per_phase;
   return {w, steps * w + (steps - 2) * gap + phase_gap, label_w};
 }
