@@ -49,6 +49,15 @@ def now_ns() -> int:
     return time.monotonic_ns()
 
 
+def error_words(exc: BaseException) -> str:
+    """What an exception says, less the "At:" lines PyTorch appends to an error that went through
+    a Python callback (DDP's communication hook: ringlab_torch's own frames, not the script's),
+    which every failure report then listed under the rank's error."""
+    text = str(exc)
+    cut = text.find("\n\nAt:\n")
+    return (text[:cut] if cut >= 0 else text).strip()
+
+
 def error_code(exc: BaseException) -> wire.ErrorCode:
     """The ErrorCode of an exception. PyTorch's gloo errors are RuntimeErrors that say what
     happened only in words, so at this edge the words are read, once."""
@@ -241,7 +250,7 @@ class Watcher(NullWatcher):
             step = self.steps
         self._begin()
         self._send(self._event(EventKind.ERROR, step=step, epoch=self.epoch, code=int(error_code(exc)),
-                               text=f"rank {self.rank}: step {step}: {type(exc).__name__}: {exc}"))
+                               text=f"rank {self.rank}: step {step}: {type(exc).__name__}: {error_words(exc)}"))
         self._flush(_ERROR_FLUSH_S)
 
     def report_torn_down(self) -> None:

@@ -204,5 +204,15 @@ class AFailingRank(unittest.TestCase):
         self.assertEqual(job.events(EventKind.RUN_END), [])
 
 
+class ErrorWords(unittest.TestCase):
+    def test_the_at_lines_of_a_callback_error_are_left_out(self):
+        from ringlab_torch.watcher import error_words
+        echo = RuntimeError("Got the following error when running the callback: RuntimeError: [pair.cc:598] "
+                            "Connection closed by peer [127.0.0.1]:11928\n\nAt:\n  /x/watcher.py(504): done\n")
+        self.assertEqual(error_words(echo), "Got the following error when running the callback: RuntimeError: "
+                                            "[pair.cc:598] Connection closed by peer [127.0.0.1]:11928")
+        self.assertEqual(error_words(ValueError("a bad batch\n")), "a bad batch")
+
+
 if __name__ == "__main__":
     unittest.main()
