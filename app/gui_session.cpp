@@ -345,6 +345,21 @@ void RunSession::apply_requests() {
   // the world they were already in, and marked a change on the loss plot.
   if (r.change_world && state_.job.world_size == state_.run.live_world_size && state_.job.backend == state_.run.live_backend)
     r.change_world = false;
+  // One rank has no ring steps to hold it at the gate: paused (or stepped through) it trained on at
+  // full speed under "paused at the gate", and a lesson's run reached its end unseen. Refused, the
+  // controls back on the world that runs.
+  if (r.change_world && state_.job.world_size == 1 && !run_over() &&
+      (state_.run.phase == viz::RunPhase::Paused || state_.gated)) {
+    state_.job.world_size = state_.run.live_world_size;
+    state_.job.backend = state_.run.live_backend;
+    state_.job.ranks_per_node = state_.job.world_size == state_.scenario.job.world_size
+                                    ? state_.scenario.job.ranks_per_node
+                                    : std::vector<int>{};
+    state_.run.message = viz::tr(
+        "One rank has no ring steps to hold at the gate: paused, it would train on. Resume (or leave "
+        "step-through) first, or choose 2 ranks or more.");
+    r.change_world = false;
+  }
   // Workers started without the gate and the stop check cannot pause or change world.
   if (plain_workers_ && !run_over() && (r.set_gated || r.pause_toggle || r.gate_releases > 0 || r.change_world)) {
     state_.run.message = viz::tr(

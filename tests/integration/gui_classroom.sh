@@ -327,6 +327,18 @@ assert [g["world_size"] for g in s["generations"]] == [4, 2], s["generations"]
 assert "since step" in s["run_message"], s["run_message"]
 PY
 fi
+# Paused, World size 1: one rank has no ring steps to hold at the gate, and trained on at full
+# speed under "paused at the gate". Refused with the reason; the run stays paused in its world.
+if drive pausedone "$WORK/long.json" F5 wait-workers tap:$pause_at pause ctrltap:$world_at together:ctrl+a,1,Return pause pause; then
+  python3 - "$WORK/pausedone.json" << 'PY' && ok "paused, World size typed 1 and Enter: refused with the reason, still paused with 4 ranks (classroom-pausedone.png)" || bad "World size 1 while paused"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "paused", s["run_phase"]
+assert s["job_world_size"] == 4, s["job_world_size"]
+assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
+assert s["run_message"].startswith("One rank has no ring steps to hold at the gate"), s["run_message"]
+PY
+fi
 # A value typed into the World size field and rubbed out with Escape changes nothing: the workers
 # were restarted into the world they were in, and a change to it was marked on the loss plot.
 if drive escapeworld "$WORK/long.json" F5 wait-workers ctrltap:$world_at together:ctrl+a,3 pause Escape pause pause; then
