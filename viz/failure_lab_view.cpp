@@ -49,12 +49,16 @@ void draw_fault_fields(AppState& state) {
   }
   if (s.fault == LabFault::None) return;
   // What these faults show is another rank's answer to them: a rank alone trains on unmoved (a
-  // killed one alone just dies). Said before Start, as `ringlab run` notes it.
-  if (world == 1 && s.fault != LabFault::Kill) {
+  // killed one alone just dies, and the lab's words about its peers fit nothing). Said before
+  // Start, as `ringlab run` notes it.
+  if (world == 1) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s",
-                       tr("With one rank this lab shows nothing: no other rank waits for it or compares collectives "
-                          "with it. Set World size to 2 or more."));
+                       s.fault == LabFault::Kill
+                           ? tr("With one rank no other rank is left waiting: the run just fails. Set World size to 2 "
+                                "or more to see its peers fail after it.")
+                           : tr("With one rank this lab shows nothing: no other rank waits for it or compares "
+                                "collectives with it. Set World size to 2 or more."));
     ImGui::PopTextWrapPos();
   }
   s.rank = std::clamp(s.rank, 0, world - 1);

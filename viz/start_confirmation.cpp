@@ -100,10 +100,13 @@ void draw_quit_confirmation(AppState& state) {
   if (!begin_question(kQuitDialog, tr("Quit ringlab?"))) return;
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(tr("Quitting stops the workers where they are; this run and its curves are not kept."));
+  const bool paused = state.run.phase == RunPhase::Paused;
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
-                     tr("Until you answer, the run goes on. Ctrl+Q again quits."));
+                     paused ? tr("Until you answer, the run stays paused. Ctrl+Q again quits.")
+                            : tr("Until you answer, the run goes on. Ctrl+Q again quits."));
   ImGui::PopTextWrapPos();
-  const Answer answer = two_answers(state, "Quit", "confirm_quit", "Keep training", "cancel_quit");
+  const Answer answer = paused ? two_answers(state, "Quit", "confirm_quit", "Keep this run", "cancel_quit")
+                               : two_answers(state, "Quit", "confirm_quit", "Keep training", "cancel_quit");
   if (answer != Answer::None) state.pending_quit = false;
   if (answer == Answer::Yes) state.requests.quit = true;
   ImGui::EndPopup();

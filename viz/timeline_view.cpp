@@ -283,7 +283,7 @@ void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
 }
 
 // The Follow box and the key to the colours, on one line over the plot.
-void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays) {
+void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool failed) {
   const Palette& p = palette();
   if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
     v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
@@ -297,11 +297,14 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays) {
   legend_item(tr("reduce-scatter"), p.reduce_scatter);
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
-  legend_item(tr("waiting"), p.collective, with_alpha(p.reduced, 0.9f));  // as an all-reduce's wait is drawn
+  // Stripes in the waiting colour: over an all-reduce's purple where it waited for the last rank,
+  // over their own pale fill where a collective never finished.
+  legend_item(tr("waiting"), with_alpha(p.reduced, 0.35f), p.reduced);
   legend_item(tr("evaluation"), p.mse);
   legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
   if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
   if (delays) legend_item(tr("injected delay"), with_alpha(p.bad, 0.35f), p.bad);
+  if (failed) legend_item(tr("broke the run, from its last progress"), with_alpha(p.bad, 0.16f), with_alpha(p.bad, 0.55f));
   ImGui::NewLine();
 }
 
@@ -644,7 +647,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::Generation* generation = model.current_generation();
   const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
                                                       std::max(model.world_size(), all_lanes), state.job);
-  draw_legend(v, nodes, tl.has_delays());
+  draw_legend(v, nodes, tl.has_delays(), model.failure().failed && !model.failure().culprits.empty());
   if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;
