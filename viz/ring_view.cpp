@@ -740,6 +740,15 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   }
   if (!behind) state.said.ring_gate = gate;
   if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
+  // A live change (paused, the new world waits at the gate before its first all-reduce): the ring
+  // on screen is the old world's, beside a header that names the new one.
+  const view_model::Generation* newest = model.current_generation();
+  if (newest && newest->index > rec.key.generation && state.run.live() && !compact) {
+    const std::string note = trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change",
+                                 newest->world_size, newest->world_size == 1 ? "" : "s");
+    state.said.ring_gate = note;
+    words.line(fonts().bold, palette().accent, note);
+  }
 }
 
 // Under the ring: the footer's lines, and the legend beside them where they fit in one line
