@@ -316,20 +316,26 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
 
 // A rank that ended normally while others waited for it in a later collective
 // (engine/events/ended_early.h): said before the first error, which is only its echo.
-std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& exits) const {
+std::vector<int> RunAccumulator::ended_early(const std::vector<RankExit>& exits) const {
   // Its own RunEnd says so too: the controller may have torn it down on its way out, once the
   // rank it left waiting had failed.
   std::set<int> ended = finished_;
   for (const RankExit& e : exits)
     if (e.ok() && e.rank >= 0) ended.insert(e.rank);
+  std::vector<int> early;
+  const std::vector<PeerPosition> ranks = last_positions();
+  for (const int rank : ended)
+    if (rank < static_cast<int>(ranks.size()) && !left_waiting(ranks[rank].collective, ranks).empty()) early.push_back(rank);
+  return early;
+}
+
+std::string RunAccumulator::ranks_that_ended_early(const std::vector<RankExit>& exits) const {
   std::string out;
   const std::vector<PeerPosition> ranks = last_positions();
-  for (const int rank : ended) {
-    if (rank >= static_cast<int>(ranks.size())) continue;
+  for (const int rank : ended_early(exits)) {
     const int64_t last = ranks[rank].collective;
     std::vector<std::string> waiting;
     for (size_t r : left_waiting(last, ranks)) waiting.push_back(fmt::format("rank {} in collective {}", r, ranks[r].collective));
-    if (waiting.empty()) continue;
     out += fmt::format(
         "\nrank {} ended its training {}, while {} still waited for it: the ranks did not call "
         "the same collectives. Every rank of a DDP run must take the same steps: one with fewer batches, or one that "
@@ -457,6 +463,12 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   if (failed && raised_.count(failed->rank) && !not_echoes_.count(failed->rank) && not_echoes_.count(first_error_rank_))
     for (const RankExit& e : exits)
       if (!e.ok() && !e.terminated && e.rank == first_error_rank_) failed = &e;
+  // A rank that ended its training early and then failed on its own (its final barrier timed out)
+  // is the cause the failure's first line names: it comes next, whoever timed out first.
+  if (failed)
+    for (const int early : ended_early(exits))
+      for (const RankExit& e : exits)
+        if (e.rank == early && !e.ok() && !e.terminated && failed->rank != early) failed = &e;
   r.stop_cause = stop.cause;
   r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
   // Every process may end well on a loss of nan: the training did not.

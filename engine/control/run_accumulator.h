@@ -59,6 +59,7 @@ class RunAccumulator {
   std::string failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
                               const std::vector<nlohmann::json>& flight) const;
   std::string ranks_that_ended_early(const std::vector<RankExit>& exits) const;
+  std::vector<int> ended_early(const std::vector<RankExit>& exits) const;  // ranks others still waited for
   std::string stuck_from_last_reports() const;
   std::vector<PeerPosition> last_positions() const;  // each rank's last collective, by rank
   std::string failed_line(const RankExit& failed) const;

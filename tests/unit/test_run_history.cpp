@@ -548,6 +548,28 @@ TEST_CASE("a rank that ended normally while another waited for it in a later col
   terminated.exited = false, terminated.signal = 15, terminated.terminated = true;
   CHECK(torn.finish({rank0, terminated}).failure.find("rank 1 ended its training after collective 11") != std::string::npos);
 
+  // --uneven: the rank out of data ended its training, then timed out in its final barrier; a
+  // rank it left waiting timed out a moment earlier. The second line names the rank the first
+  // line blames, whichever timed out first.
+  RunAccumulator uneven(job);
+  for (int rank : {0, 2}) {
+    Event e = make_event(EventKind::CollectiveBegin, rank, 11, 0);
+    e.collective_id = 12;
+    uneven.add(e);
+  }
+  uneven.add(begin_last);
+  uneven.add(last);
+  uneven.add(done);
+  for (int rank : {0, 1}) {
+    Event timeout = make_event(EventKind::Error, rank, 11, 0);
+    timeout.code = static_cast<int32_t>(ErrorCode::Timeout);
+    timeout.text = rank == 0 ? "ring_allreduce: timed out" : "barrier: timed out";
+    uneven.add(timeout);
+  }
+  const RunResult ru = uneven.finish({exited(0, 1), exited(1, 1), rank2});
+  INFO(ru.failure);
+  CHECK(ru.failure.find("made for uneven inputs).\nrank 1 failed: exit code 1\n") != std::string::npos);
+
   RunAccumulator level(job);  // every rank ended its last collective: nobody was left waiting
   for (int rank = 0; rank < 3; ++rank)
     for (EventKind kind : {EventKind::CollectiveBegin, EventKind::CollectiveEnd}) {
