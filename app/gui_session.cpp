@@ -263,10 +263,15 @@ void RunSession::note_switch_landed() {
   const auto& changes = model_.loss().changes;
   // Its first step has not been reported yet: the last change marked is an earlier one's. Paused,
   // the new world has started and waits at the gate for Resume: "switching" would say it had not.
+  // The old world first finished the step it was held in (a checkpoint needs a step boundary):
+  // the count moved by one while paused, and the message says why.
   if (changes.size() <= switch_changes_before_) {
     if (state_.run.phase == viz::RunPhase::Paused && now->has_job)
-      state_.run.message = viz::trf("{} rank{}, {}: started, held at the gate until you resume", now->world_size,
-                                    now->world_size == 1 ? "" : "s", now->job.backend);
+      state_.run.message =
+          viz::trf("{} rank{}, {}: started after {} steps (the step the ranks were held in was finished first), held "
+                   "at the gate until you resume",
+                   now->world_size, now->world_size == 1 ? "" : "s", now->job.backend,
+                   viz::grouped(model_.latest_step() + 1));
     return;
   }
   const view_model::WorldChange& c = changes.back();

@@ -315,7 +315,8 @@ assert s["job_world_size"] == 2, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4, 2], s["generations"]
 assert s["said"]["status"] == "paused at the gate", s["said"]
 # Started and held, not "switching": the new world waits for Resume.
-assert s["run_message"] == "2 ranks, gloo: started, held at the gate until you resume", s["run_message"]
+assert s["run_message"].startswith("2 ranks, gloo: started after "), s["run_message"]
+assert s["run_message"].endswith(" steps (the step the ranks were held in was finished first), held at the gate until you resume"), s["run_message"]
 # The ring still shows the 4 ranks' last all-reduce (the new world has none yet), and says so.
 assert s["said"]["ring_gate"].startswith("The world now running (2 ranks) has no all-reduce yet"), s["said"]
 PY
