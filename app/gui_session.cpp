@@ -360,9 +360,11 @@ void RunSession::apply_requests() {
     state_.job.ranks_per_node = state_.job.world_size == state_.scenario.job.world_size
                                     ? state_.scenario.job.ranks_per_node
                                     : std::vector<int>{};
-    state_.run.message = viz::tr(
-        "One rank has no ring steps to hold at the gate: paused, it would train on. Resume (or leave "
-        "step-through) first, or choose 2 ranks or more.");
+    state_.run.message = state_.run.phase == viz::RunPhase::Paused
+                             ? viz::tr("One rank has no ring steps to hold at the gate: paused, it would train on. "
+                                       "Resume first, or choose 2 ranks or more.")
+                             : viz::tr("One rank has no ring steps to hold at the gate: stepped through, it would "
+                                       "train on. Choose Follow live first, or 2 ranks or more.");
     r.change_world = false;
   }
   // Workers started without the gate and the stop check cannot pause or change world.

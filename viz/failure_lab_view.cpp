@@ -37,6 +37,17 @@ void hint(const char* text) {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) WrappedTooltip(text, 24);
 }
 
+// What these faults show is another rank's answer to them: a rank alone trains on unmoved (a
+// killed one alone just dies, and the lab's words about its peers fit nothing). Said before
+// Start, as `ringlab run` notes it, and in place of the lesson.
+const char* one_rank_note(LabFault fault) {
+  return fault == LabFault::Kill
+             ? tr("With one rank no other rank is left waiting: the run just fails. Set World size to 2 or more to "
+                  "see its peers fail after it.")
+             : tr("With one rank this lab shows nothing: no other rank waits for it or compares collectives with it. "
+                  "Set World size to 2 or more.");
+}
+
 void draw_fault_fields(AppState& state) {
   view_model::FailureLabSettings& s = state.lab.settings;
   const int world = std::max(state.job.world_size, 1);
@@ -48,17 +59,9 @@ void draw_fault_fields(AppState& state) {
     ImGui::EndCombo();
   }
   if (s.fault == LabFault::None) return;
-  // What these faults show is another rank's answer to them: a rank alone trains on unmoved (a
-  // killed one alone just dies, and the lab's words about its peers fit nothing). Said before
-  // Start, as `ringlab run` notes it.
   if (world == 1) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s",
-                       s.fault == LabFault::Kill
-                           ? tr("With one rank no other rank is left waiting: the run just fails. Set World size to 2 "
-                                "or more to see its peers fail after it.")
-                           : tr("With one rank this lab shows nothing: no other rank waits for it or compares "
-                                "collectives with it. Set World size to 2 or more."));
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", one_rank_note(s.fault));
     ImGui::PopTextWrapPos();
   }
   s.rank = std::clamp(s.rank, 0, world - 1);
@@ -229,6 +232,10 @@ void draw_lesson(const view_model::FailureLabSettings& s, AppState& state, int w
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(trf("Why · {}", LabFaultTitle(s.fault)).c_str());
   ImGui::PopFont();
+  if (world == 1) {  // the lesson's words are about the rank's peers
+    ImGui::TextWrapped("%s", one_rank_note(s.fault));
+    return;
+  }
   ImGui::TextWrapped("%s", LabLesson(s, world).c_str());
   const std::string restart = LabRestartLesson(s, world);
   if (!restart.empty()) ImGui::TextWrapped("%s", restart.c_str());

@@ -281,6 +281,16 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, shards);
   const Shards* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
   draw_epoch_summary(grid, shards, previous, samples);
+  // After a live change whose new world has drawn no shard yet (paused, it waits at the gate):
+  // these are the old world's, beside a header that names the new one.
+  const view_model::Generation* newest = model.current_generation();
+  if (newest && newest->index > key.generation && state.run.live()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().accent), "%s",
+                       trf("The world now running ({} rank{}) has drawn no shard yet: shown, the last world's",
+                           newest->world_size, newest->world_size == 1 ? "" : "s").c_str());
+    ImGui::PopTextWrapPos();
+  }
   // The marks on the cells, said once where the pane has the room (the tooltip says it always).
   if (ImGui::GetContentRegionAvail().y > fs * 12)
     DimWrapped(tr("marked: the batch each rank trains on now; crossed out: an index repeated as padding"));

@@ -339,7 +339,7 @@ s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "paused", s["run_phase"]
 assert s["job_world_size"] == 4, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
-assert s["run_message"].startswith("One rank has no ring steps to hold at the gate"), s["run_message"]
+assert s["run_message"].startswith("One rank has no ring steps to hold at the gate: paused, it would train on. Resume first"), s["run_message"]
 PY
 fi
 # A value typed into the World size field and rubbed out with Escape changes nothing: the workers
