@@ -355,11 +355,8 @@ void RunSession::apply_requests() {
   // controls back on the world that runs.
   if (r.change_world && state_.job.world_size == 1 && !run_over() &&
       (state_.run.phase == viz::RunPhase::Paused || state_.gated)) {
-    state_.job.world_size = state_.run.live_world_size;
+    viz::SetWorldSize(state_, state_.run.live_world_size);
     state_.job.backend = state_.run.live_backend;
-    state_.job.ranks_per_node = state_.job.world_size == state_.scenario.job.world_size
-                                    ? state_.scenario.job.ranks_per_node
-                                    : std::vector<int>{};
     state_.run.message = state_.run.phase == viz::RunPhase::Paused
                              ? viz::tr("One rank has no ring steps to hold at the gate: paused, it would train on. "
                                        "Resume first, or choose 2 ranks or more.")

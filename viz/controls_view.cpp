@@ -523,6 +523,12 @@ void draw_title(AppState& state) {
 
 }  // namespace
 
+void SetWorldSize(AppState& state, int world) {
+  state.job.world_size = world;
+  // The scenario's node split holds for its own world only; any other world runs on one node.
+  state.job.ranks_per_node = world == state.scenario.job.world_size ? state.scenario.job.ranks_per_node : std::vector<int>{};
+}
+
 void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   draw_title(state);
 
@@ -537,11 +543,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   state.world_slider_x0 = slid.x0;
   state.world_slider_x1 = slid.x1;
   state.world_slider_y = slid.y;
-  if (world != state.job.world_size) {
-    state.job.world_size = world;
-    // The scenario's node split holds for its own world only; any other world runs on one node.
-    state.job.ranks_per_node = world == state.scenario.job.world_size ? state.scenario.job.ranks_per_node : std::vector<int>{};
-  }
+  if (world != state.job.world_size) SetWorldSize(state, world);
   // A live change happens when the slider is let go, not on every value it passes.
   if (slid.released && state.run.live()) state.requests.change_world = true;
   if (slid.hovered)

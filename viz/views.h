@@ -43,6 +43,8 @@ bool HasRefusedField(const AppState& state);
 void RequestStart(AppState& state, bool restart = false);
 // Reset: at once when no run trains, after a question when one does.
 void RequestReset(AppState& state);
+// The job's world size, with the scenario's node split where it is the scenario's own world.
+void SetWorldSize(AppState& state, int world);
 // Quits at once when no run trains; otherwise asks, and quits on a second request.
 void RequestQuit(AppState& state);
 void DrawStartConfirmation(AppState& state);
