@@ -346,9 +346,23 @@ void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
     }
     t.exit = x.describe();
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
-    // A script's os._exit(3): no error of its own, so the others' lost connections are its echo.
-    t.exited_without_a_word = x.exited && x.exit_code != 0 && t.error.empty() && !t.stopped;
+    t.exited_failing = x.exited && x.exit_code != 0;
+    t.exit_seen_unix_ns = x.seen_unix_ns;
   }
+}
+
+// A script's os._exit(3): a failing exit code and no error of its own (asked when diagnosing, not
+// when the exit is seen: the error a rank sent before it exited can be read after its exit), so
+// the others' lost connections are its echo. A rank that went the same way later, while it waited
+// in a collective, is an echo too: its peer's exit broke the collective it waited in.
+bool FailureTracker::exited_without_a_word(int rank) const {
+  const auto silent = [](const RankTrack& t) { return t.exited_failing && t.error.empty() && !t.stopped; };
+  if (rank >= static_cast<int>(ranks_.size()) || !silent(ranks_[rank])) return false;
+  const RankTrack& t = ranks_[rank];
+  if (t.collective < 0 || t.collective_done || t.exit_seen_unix_ns <= 0) return true;
+  return std::none_of(ranks_.begin(), ranks_.end(), [&](const RankTrack& o) {
+    return &o != &t && silent(o) && o.exit_seen_unix_ns > 0 && o.exit_seen_unix_ns < t.exit_seen_unix_ns;
+  });
 }
 
 FailureDiagnosis FailureTracker::diagnose(int world_size) const {
@@ -380,7 +394,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     rd.error_code = t.error_code;
     rd.cause = cause_of_fault(t.fault_kind);
     if (t.exit_is_signal && rd.cause != RankCause::Dropped) rd.cause = RankCause::Killed;
-    if (t.exited_without_a_word && rd.cause == RankCause::None) rd.cause = RankCause::Exited;
+    if (exited_without_a_word(r) && rd.cause == RankCause::None) rd.cause = RankCause::Exited;
     if (rd.cause != RankCause::None) d.failed = true;
     d.ranks.push_back(std::move(rd));
   }

@@ -136,10 +136,12 @@ class FailureTracker {
     bool ended_normally = false;  // it sent RunEnd "done", or its process exited 0
     std::string exit;
     bool exit_is_signal = false;
-    bool exited_without_a_word = false;  // a failing exit code, and no error from it
+    bool exited_failing = false;  // a failing exit code (its own error may still be on its way)
+    int64_t exit_seen_unix_ns = 0;  // when its launcher saw it end, 0 when unknown
   };
   RankTrack& track(int rank);
   bool after_stop(const Event& e) const;  // reported after a stop that was asked for
+  bool exited_without_a_word(int rank) const;  // a failing exit, no error of its own, not an echo
   void note_uneven(const std::string& job_json);
   void start_attempt();
 

@@ -405,6 +405,41 @@ TEST_CASE("a rank that exits failing without a word is the culprit, placed by th
   CHECK(said.culprits == std::vector<int>{1});  // the first error is its own
 }
 
+// The same exit, seen by its launcher before the error rank 2 sent as it went (the app reads the
+// ranks' events and their exits on different paths): rank 2's own error, read later, still makes
+// it not "exited"; and when rank 2 said nothing either, it exited after rank 1 while it waited in
+// collective 6, which rank 1's exit broke: an echo, not a second culprit.
+TEST_CASE("a second rank's failing exit after the first one's is its echo, whatever is read first") {
+  const auto run = [](bool rank2_said_why) {
+    FailureTracker tracker;
+    for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+    for (int r = 0; r < 3; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 5, 4));
+    for (int r : {0, 2}) {
+      tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 5, 4));
+      tracker.consume(collective(EventKind::CollectiveBegin, r, 14, 6, 5));
+    }
+    RankExit rank1{1, 100};
+    rank1.exited = true;
+    rank1.exit_code = 3;
+    rank1.seen_unix_ns = 1'000;
+    RankExit rank2{2, 102};
+    rank2.exited = true;
+    rank2.exit_code = 1;
+    rank2.seen_unix_ns = 2'000;
+    tracker.note_exits({rank1, rank2});
+    if (rank2_said_why) tracker.consume(error_event(2, 15, ErrorCode::PeerClosed, "rank 2: Connection closed by peer"));
+    return tracker.diagnose(3);
+  };
+  for (const bool said : {true, false}) {
+    CAPTURE(said);
+    const FailureDiagnosis d = run(said);
+    CHECK(d.culprits == std::vector<int>{1});
+    CHECK(d.ranks[1].cause == RankCause::Exited);
+    CHECK(d.ranks[2].cause == RankCause::Waiting);
+    CHECK(d.ranks[0].cause == RankCause::Waiting);
+  }
+}
+
 TEST_CASE("ring steps come from the chunks when no flight recorder was sent") {
   FailureTracker tracker;
   for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
