@@ -352,6 +352,13 @@ StepRequest set_mode(StepThrough& st, RingMode mode) {
   if (mode == RingMode::Replay) {
     st.playing = false;
     st.held_at_end = false;
+    // From Follow the all-reduce on screen is usually the newest, often done: Replay begins it
+    // again, so that Next and Play walk through it rather than stand greyed at the recording's end.
+    // From Gated the class stays at the step it stepped to.
+    if (!was_gated) {
+      st.position = st.target = 0;
+      st.progress = 0;
+    }
   }
   return request;
 }

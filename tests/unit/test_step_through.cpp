@@ -643,6 +643,24 @@ TEST_CASE("Replay: Right goes through every position and on into the next all-re
   CHECK(back == std::vector<std::pair<int64_t, int>>(want.rbegin(), want.rend()));
 }
 
+// A finished run, followed to its end: the newest all-reduce stands done on screen. Choosing
+// Replay begins it again, Next offered, rather than at the recording's end with Next greyed.
+TEST_CASE("Replay chosen after following a finished run begins the all-reduce on screen") {
+  GatedRing ring = two_finished_rings();
+  StepThrough st;
+  for (int i = 0; i < 200; ++i) advance(st, ring.log(), false, 0.1);
+  const CollectiveRecord* shown = shown_collective(st, ring.log());
+  REQUIRE(shown != nullptr);
+  CHECK(shown->key.id == 8);
+  CHECK(st.position == recorded_steps(*shown));
+  set_mode(st, RingMode::Replay);
+  CHECK(shown_collective(st, ring.log())->key.id == 8);
+  CHECK(st.position == 0);
+  CHECK(can_step_forward(st, ring.log(), false));
+  step_forward(st, ring.log(), false);
+  CHECK(st.position == 1);
+}
+
 TEST_CASE("Replay scrubs the ring all-reduces only: the initial broadcast has no ring steps") {
   GatedRing ring(2, 7);
   ring.release(2);
