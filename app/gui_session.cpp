@@ -281,6 +281,11 @@ void RunSession::note_switch_landed() {
   switch_from_generation_ = -1;
 }
 
+void RunSession::forget_refusal() {
+  if (!refusal_.empty() && state_.run.message == refusal_) state_.run.message.clear();
+  refusal_.clear();
+}
+
 void RunSession::load_scenario(const std::string& name) {
   Scenario s = ringlab::load_scenario(name);  // throws InputError naming the file and field
   stop();
@@ -362,6 +367,7 @@ void RunSession::apply_requests() {
                                        "Resume first, or choose 2 ranks or more.")
                              : viz::tr("One rank has no ring steps to hold at the gate: stepped through, it would "
                                        "train on. Choose Follow live first, or 2 ranks or more.");
+    refusal_ = state_.run.message;
     r.change_world = false;
   }
   // Workers started without the gate and the stop check cannot pause or change world.
@@ -373,6 +379,7 @@ void RunSession::apply_requests() {
     r.set_gated = r.pause_toggle = r.change_world = false;
     r.gate_releases = 0;
   }
+  if ((r.set_gated || r.pause_toggle) && controller_ && !run_over()) forget_refusal();  // Resumed, Follow live chosen
   if (r.set_gated && controller_ && !run_over()) {
     controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
     state_.run.stepped = state_.run.stepped || r.gated_value;

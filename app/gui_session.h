@@ -56,6 +56,9 @@ class RunSession {
   std::vector<Event> batch_;
   std::vector<PlannedRun> sequence_;  // runs still to make, in order
   bool stopping_ = false;
+  // The status's last "not now" (a change to one rank while paused): said until the user acts on it.
+  std::string refusal_;
+  void forget_refusal();
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
   size_t switch_changes_before_ = 0;  // world changes the loss curve had marked when it was asked for
   bool plain_workers_ = false;  // this run's workers have no gate or stop check (see stop_votes_fit)

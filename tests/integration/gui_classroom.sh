@@ -342,6 +342,16 @@ assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
 assert s["run_message"].startswith("One rank has no ring steps to hold at the gate: paused, it would train on. Resume first"), s["run_message"]
 PY
 fi
+# ... and once Resume is pressed, the refusal ("Resume first") is not left standing over the run.
+if drive pausedoneresumed "$WORK/long.json" F5 wait-workers tap:$pause_at pause ctrltap:$world_at together:ctrl+a,1,Return pause tap:$pause_at pause pause; then
+  python3 - "$WORK/pausedoneresumed.json" << 'PY' && ok "... Resume then: running with 4 ranks, the refusal gone (classroom-pausedoneresumed.png)" || bad "the one-rank refusal after Resume"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "running", s["run_phase"]
+assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
+assert s["run_message"] == "", s["run_message"]
+PY
+fi
 # A value typed into the World size field and rubbed out with Escape changes nothing: the workers
 # were restarted into the world they were in, and a change to it was marked on the loss plot.
 if drive escapeworld "$WORK/long.json" F5 wait-workers ctrltap:$world_at together:ctrl+a,3 pause Escape pause pause; then
