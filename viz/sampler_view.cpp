@@ -25,6 +25,7 @@ struct Cells {
   int rows = 1;
   float size = 1;
   int64_t per_cell = 1;
+  float label_size = 0;  // the font size of the numbers in the cells; 0: none
 };
 
 Cells fit_cells(int64_t count, ImVec2 area) {
@@ -47,10 +48,22 @@ Cells fit_cells(int64_t count, ImVec2 area) {
   return c;
 }
 
-// Each rank's indices in the order it trains on them: with set_epoch forgotten this line is
-// the same every epoch.
-// Each rank's shard in order, one line per rank, as many lines as `rows` (the last one says how
-// many ranks did not fit when there are more).
+// The font size a cell's number is written in (its index, or with Show order its place in its
+// shard): the widest number fits inside the cell's frame, no smaller than a size still read from
+// the back of a classroom; 0 when the cells are too small for that (or hold several indices).
+float cell_label_size(const Cells& cells, int64_t widest_number) {
+  if (cells.per_cell != 1) return 0;
+  ImFont* mono = fonts().mono;
+  const float inner = cells.size - (cells.size > 8 ? 3.0f : 0.0f) - 4.0f;
+  const std::string widest = std::to_string(std::max<int64_t>(widest_number, 0));
+  const float width = mono->CalcTextSizeA(mono->FontSize, FLT_MAX, 0, widest.c_str()).x;
+  const float size = std::min({mono->FontSize * 0.8f, inner * mono->FontSize / width, inner * 0.8f});
+  return size >= mono->FontSize * 0.6f ? size : 0;
+}
+
+// Each rank's shard in the order it trains on it (with set_epoch forgotten, the same every
+// epoch), one line per rank, as many lines as `rows` (the last one says how many ranks did not
+// fit when there are more).
 void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::SamplerGrid& grid, int rows) {
   const Palette& p = palette();
   ImFont* mono = fonts().mono;
@@ -92,6 +105,8 @@ void draw_sampler_switches(AppState& state) {
     Tooltip(tr("sampler.set_epoch(epoch) seeds each epoch's shuffle. Without it every epoch repeats epoch 0's order. Changing it during a run asks to start the run again."));
   FlowCheckbox(label("Newest epoch", "follow_epoch"), &state.sampler.follow);
   FlowCheckbox(label("Show order", "label_order"), &state.sampler.label_order);
+  if (ImGui::IsItemHovered())
+    Tooltip(tr("Each cell shows its place in its rank's shard (the order the rank trains on it) instead of its dataset index, where the cell has room for a number."));
 }
 
 const view_model::Generation* generation_of(const view_model::RunModel& model, int index) {
@@ -205,11 +220,11 @@ void draw_cell(ImDrawList* dl, ImVec2 a, ImVec2 b, int64_t index, const view_mod
       dl->AddRectFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r), p.highlight);
     }
   }
-  ImFont* mono = fonts().mono;
-  if (cells.per_cell == 1 && cells.size > mono->FontSize * 1.7f) {
+  if (cells.label_size > 0) {
+    ImFont* mono = fonts().mono;
     const std::string s = fmt::format("{}", label_order ? marks.order[index] : index);
-    const ImVec2 ts = mono->CalcTextSizeA(mono->FontSize * 0.8f, FLT_MAX, 0, s.c_str());
-    dl->AddText(mono, mono->FontSize * 0.8f, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), 0xFFFFFFFF, s.c_str());
+    const ImVec2 ts = mono->CalcTextSizeA(cells.label_size, FLT_MAX, 0, s.c_str());
+    dl->AddText(mono, cells.label_size, ImVec2((a.x + b.x - ts.x) / 2, (a.y + b.y - ts.y) / 2), 0xFFFFFFFF, s.c_str());
   }
 }
 
@@ -226,7 +241,7 @@ void cell_read_out(int64_t index, const view_model::SamplerGrid& grid, const Ind
 // The grid of the dataset's indices, a cell each (or a few per cell), in its owner's colour; the
 // shards' order below it, in the lines the pane leaves.
 void draw_index_grid(const view_model::SamplerHistory& history, const view_model::SamplerGrid& grid,
-                     view_model::EpochKey key, int64_t samples, int64_t batch_size, bool label_order) {
+                     view_model::EpochKey key, int64_t samples, int64_t batch_size, bool label_order, SaidOnScreen& said) {
   const float fs = ImGui::GetFontSize();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -236,7 +251,10 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   const float order_h = line_h * order_rows + fs * 0.5f;
   const ImVec2 area(avail.x, std::max(avail.y - order_h, min_grid_h));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const Cells cells = fit_cells(samples, area);
+  Cells cells = fit_cells(samples, area);
+  int64_t longest_shard = 0;
+  for (const auto& shard : grid.shards) longest_shard = std::max<int64_t>(longest_shard, static_cast<int64_t>(shard.size()));
+  cells.label_size = cell_label_size(cells, label_order ? longest_shard - 1 : samples - 1);
   ImGui::InvisibleButton("##sampler_grid", area);
   const bool hovered = ImGui::IsItemHovered();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -253,7 +271,19 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
       hovered_index = index;
   }
   if (hovered_index >= 0) cell_read_out(hovered_index, grid, marks, cells);
-  draw_shard_order(dl, ImVec2(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f), avail.x, grid, order_rows);
+  ImVec2 below(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f);
+  // Show order ticked over cells too small for numbers changed nothing that could be seen: say so,
+  // in the first of the lines below the grid.
+  const bool order_unseen = label_order && cells.label_size <= 0;
+  said.sampler_numbers = cells.label_size <= 0 ? "" : label_order ? "order" : "index";
+  said.sampler_note = order_unseen ? tr("Show order: cells too small for numbers; enlarge the pane") : "";
+  if (order_unseen) {
+    dl->PushClipRect(below, ImVec2(below.x + avail.x, below.y + line_h), true);
+    dl->AddText(below, palette().accent, said.sampler_note.c_str());
+    dl->PopClipRect();
+    below.y += line_h;
+  }
+  if (order_rows > (order_unseen ? 1 : 0)) draw_shard_order(dl, below, avail.x, grid, order_rows - (order_unseen ? 1 : 0));
 }
 
 }  // namespace
@@ -263,6 +293,8 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const view_model::SamplerHistory& history = model.sampler();
   const std::vector<view_model::EpochKey> epochs = history.epochs();
   draw_sampler_switches(state);
+  state.said.sampler_numbers.clear();
+  state.said.sampler_note.clear();
   if (epochs.empty()) {
     // A script's steps with no shard before them: its watch() has no sampler to report.
     if (state.torch.live && model.latest_step() >= 0)
@@ -294,7 +326,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   // The marks on the cells, said once where the pane has the room (the tooltip says it always).
   if (ImGui::GetContentRegionAvail().y > fs * 12)
     DimWrapped(tr("marked: the batch each rank trains on now; crossed out: an index repeated as padding"));
-  draw_index_grid(history, grid, key, samples, batch_size, state.sampler.label_order);
+  draw_index_grid(history, grid, key, samples, batch_size, state.sampler.label_order, state.said);
 }
 
 }  // namespace ringlab::viz

@@ -1,0 +1,77 @@
+// The Sampler's cells and their numbers, drawn without a window: a finished 4-rank epoch of 256
+// samples (64 indices a rank), in a pane the size the app gives it beside the ring and in one
+// enlarged. Show order labels each cell with its place in its rank's shard; where the cells are
+// too small for numbers, the pane says so rather than leave the tick without a visible effect.
+#include <doctest/doctest.h>
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/view_model/run_model.h"
+#include "tests/support/headless_imgui.h"
+#include "tests/support/run_events.h"
+#include "viz/app_state.h"
+#include "viz/fonts.h"
+#include "viz/views.h"
+
+using namespace ringlab;
+
+namespace {
+
+view_model::RunModel one_epoch_of_four_ranks() {
+  view_model::RunModel model;
+  JobConfig job;
+  job.world_size = 4;
+  job.samples = 256;
+  for (int r = 0; r < 4; ++r) model.consume(test::run_begin_event(r, job));
+  for (int r = 0; r < 4; ++r) {
+    Event e;
+    e.kind = EventKind::SamplerShard;
+    e.rank = r;
+    e.step = 0;
+    e.epoch = 0;
+    for (int64_t i = 0; i < 64; ++i) e.indices.push_back((i * 4 + r * 37) % 256);
+    model.consume(e);
+  }
+  return model;
+}
+
+viz::SaidOnScreen drawn(ImVec2 pane, bool show_order) {
+  test::HeadlessImGui imgui{ImVec2(1400, 1000)};
+  viz::load_fonts(14.0f);  // the app's text in a 1280x720 window (18 px at 1080 lines, scaled)
+  ImGui::GetIO().Fonts->Build();
+  const view_model::RunModel model = one_epoch_of_four_ranks();
+  viz::AppState state;
+  state.run.phase = viz::RunPhase::Finished;
+  state.job.samples = 256;
+  state.sampler.label_order = show_order;
+  ImGui::NewFrame();
+  ImGui::SetNextWindowPos(ImVec2(10, 10));
+  ImGui::SetNextWindowSize(pane);
+  ImGui::Begin("sampler", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+  viz::DrawSamplerView(model, state);
+  ImGui::End();
+  ImGui::Render();
+  return state.said;
+}
+
+}  // namespace
+
+TEST_CASE("Show order in a pane too small for numbers says so; enlarged, the cells carry their places") {
+  // The panes of a 1280x720 window: beside the ring, and enlarged (cells about 20 pixels wide,
+  // where numbers written at the pane's usual size did not fit and none were drawn).
+  const ImVec2 beside_the_ring(390, 210), enlarged(590, 420);
+  const viz::SaidOnScreen small = drawn(beside_the_ring, true);
+  CHECK(small.sampler_numbers.empty());
+  CHECK(small.sampler_note == "Show order: cells too small for numbers; enlarge the pane");
+  const viz::SaidOnScreen small_plain = drawn(beside_the_ring, false);
+  CHECK(small_plain.sampler_numbers.empty());
+  CHECK(small_plain.sampler_note.empty());  // nothing asked that cannot be seen
+  const viz::SaidOnScreen big = drawn(enlarged, true);
+  CHECK(big.sampler_numbers == "order");
+  CHECK(big.sampler_note.empty());
+  CHECK(drawn(enlarged, false).sampler_numbers == "index");
+}
