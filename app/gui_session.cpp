@@ -126,6 +126,7 @@ void RunSession::launch(const PlannedRun& run) {
   state_.timeline = {};  // a view pinned in the last run's time would show the new one empty
   state_.controls_moved = {};
   state_.run.message.clear();
+  state_.run.step_at_stop = -1;
   stopping_ = false;
   switch_from_generation_ = -1;
   switch_changes_before_ = 0;
@@ -168,12 +169,16 @@ void RunSession::launch(const PlannedRun& run) {
 void RunSession::stop(StopCause cause) {
   if (!controller_ || run_over()) return;
   stopping_ = true;
+  state_.run.step_at_stop = model_.latest_step();
   sequence_.clear();
   // The workers stop together at their next step boundary, as Ctrl-C stops `ringlab run`, so
   // that every rank's last events reach the views (terminated at once, the ranks heard from
   // last lost their last milliseconds: the sampler's last epoch and the timeline's end showed
-  // them missing). Held at the step-through gate they vote no more: terminated at once.
-  const auto patience = state_.gated ? std::chrono::milliseconds(0) : kStopPatience;
+  // them missing). Held at the gate (stepped through, or paused) they have sent all they did:
+  // terminated at once, the run stops where the screen shows it held. Let go to the next step
+  // boundary, the count moved on by the step they were held in, under a Stop pressed to end it.
+  const bool held = state_.gated || state_.run.phase == viz::RunPhase::Paused;
+  const auto patience = held ? std::chrono::milliseconds(0) : kStopPatience;
   controller_->request_stop(cause, patience);
 }
 

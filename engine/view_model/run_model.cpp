@@ -116,6 +116,7 @@ void RunModel::note_run_begin(const Event& event, int generation) {
     generations_.push_back(std::move(g));
     run_ended_ = false;
     us_per_step_ = 0.0;  // the set before this one's speed says nothing about this one's
+    own_pace_ = {};
     step_rate_.clear();
     if (!label_set_ && generations_.size() == 1 && generations_.back().has_job)
       loss_.set_job(generations_.back().job);
@@ -155,15 +156,19 @@ void RunModel::consume(const Event& event) {
   if (static_cast<int>(ranks_.size()) <= event.rank) ranks_.resize(event.rank + 1);
   RankProgress& rank = ranks_[event.rank];
   if (rank.generation != generation) rank = RankProgress{generation};
+  const bool newest = !generations_.empty() && generation == generations_.back().index;
   switch (event.kind) {
     case EventKind::StepBegin:
       rank.epoch = std::max(rank.epoch, event.epoch);
+      if (event.rank == 0 && newest) own_pace_.begin_step();
       break;
     case EventKind::StepEnd:
       rank.step = std::max(rank.step, event.step);
       rank.epoch = std::max(rank.epoch, event.epoch);
-      if (event.rank == 0 && !generations_.empty() && generation == generations_.back().index)
+      if (event.rank == 0 && newest) {
         step_rate_.add(event.t_end_ns, event.step);
+        own_pace_.end_step(event.t_end_ns - event.t_begin_ns);
+      }
       rank.last_loss = event.value;
       break;
     case EventKind::Error:  // not those of the teardown a stop asked for
@@ -175,12 +180,13 @@ void RunModel::consume(const Event& event) {
       break;
     case EventKind::GateWait:  // the first gate of an all-reduce, before reduce-scatter step 1
       if (event.rank == 0 && event.phase == 0 && event.ring_step == 0) ++allreduces_held_;
+      if (event.rank == 0 && newest) own_pace_.held(event.t_end_ns - event.t_begin_ns);
       break;
     case EventKind::RunEnd: {
       rank.ended = true;
       rank.trained_to_the_end = event.text == "done";
       // (a set of workers ended by a live change reports after the new set began: not its speed)
-      if (event.rank == 0 && !generations_.empty() && generation == generations_.back().index) us_per_step_ = event.value;
+      if (event.rank == 0 && newest) us_per_step_ = event.value;
       const int world = world_size();
       bool all = world > 0;
       for (int r = 0; r < world && r < static_cast<int>(ranks_.size()); ++r)

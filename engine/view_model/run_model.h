@@ -74,7 +74,9 @@ class RunModel {
   // Every rank of the current generation ended, each having trained all its epochs: a Stop that
   // reached the workers after that stopped nothing.
   bool trained_to_the_end() const;
-  double us_per_step() const { return us_per_step_; }  // the workers' own, when the run ends
+  // The newest world's step time: the workers' own once they end, else (still training, or ended
+  // at once while held at the gate, before they said) rank 0's steps timed from its events.
+  double us_per_step() const { return us_per_step_ > 0 ? us_per_step_ : own_pace_.us_per_step(); }
   double live_us_per_step() const { return step_rate_.us_per_step(); }  // the last second's
   int64_t last_step_ns() const { return step_rate_.last_step_ns(); }     // when the newest step ended
   // The gate (or Pause) let the workers go: the last second's pace would count the hold.
@@ -124,6 +126,7 @@ class RunModel {
   bool run_ended_ = false;
   bool label_set_ = false;
   double us_per_step_ = 0.0;
+  StepPace own_pace_;
   int64_t allreduces_held_ = 0;
   StepRate step_rate_;  // rank 0's, of the current generation
   uint64_t events_seen_ = 0;

@@ -29,4 +29,23 @@ class StepRate {
   std::deque<Sample> samples_;
 };
 
+// A whole world's step time from rank 0's events, as the workers time it for their RunEnd: each
+// step from its begin to its end, less what the gate held it (a pause, the step-through). The
+// workers' own figure is lost when they are ended at once (a Stop while held at the gate).
+class StepPace {
+ public:
+  void begin_step() { held_in_step_ns_ = 0; }
+  void held(int64_t ns) { held_in_step_ns_ += ns > 0 ? ns : 0; }
+  void end_step(int64_t step_ns) {
+    const int64_t trained = step_ns - held_in_step_ns_;
+    train_ns_ += trained > 0 ? trained : 0;
+    ++steps_;
+    held_in_step_ns_ = 0;
+  }
+  double us_per_step() const { return steps_ > 0 ? static_cast<double>(train_ns_) * 1e-3 / static_cast<double>(steps_) : 0.0; }
+
+ private:
+  int64_t held_in_step_ns_ = 0, train_ns_ = 0, steps_ = 0;
+};
+
 }  // namespace ringlab::view_model

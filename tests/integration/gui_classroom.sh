@@ -352,6 +352,19 @@ assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
 assert s["run_message"] == "", s["run_message"]
 PY
 fi
+# Stop while paused: the run ends where it was held. Let go to the next step boundary, the ranks
+# trained the step they were held in under the Stop, and the count moved on by one, unexplained.
+# Ended at once, their step time comes from rank 0's steps, the pause left out.
+if drive pausedstop "$WORK/long.json" F5 wait-workers tap:$pause_at pause pause shift+F5 pause; then
+  python3 - "$WORK/pausedstop.json" << 'PY' && ok "paused, then Stop: stopped at the step it was held in, with a step time (classroom-pausedstop.png)" || bad "Stop while paused"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "stopped" and s["said"]["status"] == "stopped by you", (s["run_phase"], s["said"])
+assert s["step_at_stop"] > 100 and s["latest_step"] == s["step_at_stop"], (s["step_at_stop"], s["latest_step"])
+assert re.fullmatch(r"[\d,]+ µs per step", s["said"]["pace"]), s["said"]
+assert 0 < s["us_per_step"] < 100000, s["us_per_step"]  # the pause (over a second) left out
+PY
+fi
 # A value typed into the World size field and rubbed out with Escape changes nothing: the workers
 # were restarted into the world they were in, and a change to it was marked on the loss plot.
 if drive escapeworld "$WORK/long.json" F5 wait-workers ctrltap:$world_at together:ctrl+a,3 pause Escape pause pause; then

@@ -201,12 +201,51 @@ TEST_CASE("the run model's live step time is rank 0's, of the newest set of work
   for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
   for (int64_t s = 0; s < 10; ++s)
     for (int r = 0; r < 2; ++r) {
+      m.consume(make(EventKind::StepBegin, r, s));
       Event e = make(EventKind::StepEnd, r, s);
       e.t_end_ns = s * (r == 0 ? 400'000 : 900'000);  // rank 1's clock says other things
+      e.t_begin_ns = e.t_end_ns - (r == 0 ? 350'000 : 800'000);
       m.consume(e);
     }
   CHECK(m.live_us_per_step() == doctest::Approx(400.0));
-  CHECK(m.us_per_step() == 0.0);  // the exact figure comes with the workers' RunEnd
+  // Until the workers say, rank 0's steps timed from begin to end (between them: the evaluation).
+  CHECK(m.us_per_step() == doctest::Approx(350.0));
+  Event end = make(EventKind::RunEnd, 0, 10);
+  end.value = 351.5;  // the workers' exact figure replaces it
+  m.consume(end);
+  CHECK(m.us_per_step() == doctest::Approx(351.5));
   m.consume(test::run_begin_event(0, 1, "gloo"));  // a live change: the old set's pace says nothing now
   CHECK(m.live_us_per_step() == 0.0);
+  CHECK(m.us_per_step() == 0.0);
+}
+
+// Stop pressed while paused ends the workers at once, held at the gate: their RunEnd, with their
+// step time, never comes. The status's figure is then rank 0's steps timed from their events, the
+// pause (a gate wait inside the step it held) left out as the workers leave it out.
+TEST_CASE("a run's step time leaves the waits at the gate out, as the workers' own does") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  Event before = make(EventKind::GateWait, 0, -1);  // the demo all-reduce's, before the first step
+  before.t_begin_ns = 0;
+  before.t_end_ns = 9'000'000'000;
+  m.consume(before);
+  for (int64_t s = 0; s < 4; ++s) {
+    const int64_t t0 = 10'000'000'000 + s * 1'000'000'000;
+    Event begin = make(EventKind::StepBegin, 0, s);
+    begin.t_begin_ns = begin.t_end_ns = t0;
+    m.consume(begin);
+    int64_t held = 0;
+    if (s == 2) {  // paused here for 700 ms
+      Event wait = make(EventKind::GateWait, 0, s);
+      wait.t_begin_ns = t0 + 100'000;
+      wait.t_end_ns = wait.t_begin_ns + 700'000'000;
+      held = 700'000'000;
+      m.consume(wait);
+    }
+    Event e = make(EventKind::StepEnd, 0, s);
+    e.t_begin_ns = t0;
+    e.t_end_ns = t0 + 500'000 + held;
+    m.consume(e);
+  }
+  CHECK(m.us_per_step() == doctest::Approx(500.0));
 }
