@@ -134,6 +134,7 @@ struct RunStatus {
   // the ranks' wait for each other to see each release, so µs per step is no training speed.
   bool stepped = false;
   int64_t step_at_stop = -1;  // the newest step the views had when Stop was pressed (-1: not stopped)
+  bool paused_at_stop = false;  // Stop came while paused: the ranks ended held at the gate
   // When (now_ns) the timeline's latest event time last moved: held at the gate, the timeline's
   // window goes on from there with the clock.
   int64_t timeline_heard_at_ns = 0;

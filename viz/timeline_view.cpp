@@ -578,8 +578,10 @@ std::string draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& mod
                           const std::vector<LaneNote>& notes, float lane_h, float row_h, double held_until_ms) {
   const view_model::TimelineModel& tl = model.timeline();
   const view_model::FailureDiagnosis& failure = model.failure();
+  // Stopped while paused, the ranks ended held where the pause held them.
+  const bool paused = state.run.phase == RunPhase::Paused || (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop);
   const OpenBecause why = failure.failed                      ? OpenBecause::Peer
-                          : state.run.phase == RunPhase::Paused ? OpenBecause::Pause
+                          : paused                              ? OpenBecause::Pause
                           : state.step.mode == RingMode::Gated  ? OpenBecause::Gate
                                                                 : OpenBecause::Peer;
   std::string said;

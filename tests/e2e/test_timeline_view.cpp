@@ -164,6 +164,15 @@ TEST_CASE("an all-reduce left open says why: waiting for a peer, held at the gat
   pane.state.run.phase = viz::RunPhase::Paused;
   pane.frame();
   CHECK(pane.state.timeline.open_label == "paused");
+  // Stop pressed while paused ends the ranks held there: still "paused", not a wait for a peer.
+  pane.state.run.phase = viz::RunPhase::Stopped;
+  pane.state.run.paused_at_stop = true;
+  pane.frame();
+  CHECK(pane.state.timeline.open_label == "paused");
+  pane.state.run.paused_at_stop = false;
+  pane.frame();
+  CHECK(pane.state.timeline.open_label == "waiting");
+  pane.state.run.phase = viz::RunPhase::Paused;
   pane.model.consume(collective(EventKind::CollectiveEnd, 0, 2, 3100, 3300));
   pane.frame();
   CHECK(pane.state.timeline.open_label.empty());
