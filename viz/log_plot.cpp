@@ -106,7 +106,7 @@ void LogLogPlot::point(double x, double y, uint32_t color, float radius) const {
   dl_->AddCircle(c, radius, palette().text, 0, 1.5f);
 }
 
-void LogLogPlot::marker(double x, uint32_t color, const std::string& text) const {
+void LogLogPlot::marker(double x, uint32_t color, const std::string& text, LabelAt at) const {
   if (!(x > 0)) return;
   const float px = sx(x);
   const float fs = ImGui::GetFontSize();
@@ -117,8 +117,9 @@ void LogLogPlot::marker(double x, uint32_t color, const std::string& text) const
   // fits on neither side (the hover read-out and the legend say it).
   const float x0 = px + fs * 0.3f + ts.x <= max_.x - fs * 0.2f ? px + fs * 0.3f : px - fs * 0.3f - ts.x;
   if (x0 < min_.x + fs * 0.2f) return;
-  dl_->AddRectFilled(ImVec2(x0 - 3, min_.y + 3), ImVec2(x0 + ts.x + 3, min_.y + 5 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
-  dl_->AddText(ImVec2(x0, min_.y + 4), color, text.c_str());
+  const float y0 = at == LabelAt::Top ? min_.y + 4 : max_.y - 4 - ts.y;
+  dl_->AddRectFilled(ImVec2(x0 - 3, y0 - 1), ImVec2(x0 + ts.x + 3, y0 + 1 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
+  dl_->AddText(ImVec2(x0, y0), color, text.c_str());
 }
 
 }  // namespace ringlab::viz

@@ -45,8 +45,10 @@ class LogLogPlot {
             bool dashed = false) const;
   // A filled dot ringed in ink, for measured points among model curves.
   void point(double x, double y, uint32_t color, float radius) const;
-  // A dashed vertical line at x with a label at the top.
-  void marker(double x, uint32_t color, const std::string& text) const;
+  // A dashed vertical line at x with a label at the top, or at the bottom where the curves rise
+  // to the top (bandwidth grows with the message) and a label there would cover them.
+  enum class LabelAt { Top, Bottom };
+  void marker(double x, uint32_t color, const std::string& text, LabelAt at = LabelAt::Top) const;
 
  private:
   float sx(double x) const;

@@ -189,12 +189,14 @@ int64_t power_of_two_above(int64_t p) { return std::min<int64_t>(1024, sim::floo
 // On one node the world size; over several, the ranks of each node.
 void world_size_control(ScaleViewState& v) {
   const float fs = ImGui::GetFontSize();
-  caption(v.nodes == 1 ? tr("World size") : tr("Ranks per node"), fs * 12, true);
+  // Not the controls' World size, which trains for real: named apart, the two sliders read as one.
+  caption(v.nodes == 1 ? tr("Simulated world") : tr("Ranks per node"), fs * 12, true);
   const std::string shown = trf(v.ranks_per_node == 1 ? "{} rank" : "{} ranks", v.ranks_per_node);
   if (SliderIntBeside("##scale_world", &v.ranks_per_node, 1, 1024, shown,
                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
           .hovered)
-    Tooltip(tr("A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
+    WrappedTooltip(tr("The ranks the cost model simulates, up to 1,024; the run's own World size is in the controls. "
+                      "A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
   ImGui::SameLine(0, fs * 0.3f);
   if (ImGui::Button("◀##scale_less")) v.ranks_per_node = static_cast<int>(power_of_two_below(v.ranks_per_node));
   if (ImGui::IsItemHovered()) Tooltip(tr("the power of two below"));
@@ -340,7 +342,8 @@ void draw_curves_plot(const char* id, ImVec2 size, Quantity q, const sim::ScaleD
                   time ? tr("all-reduce time") : tr("bus bandwidth (busbw)"));
   if (d.step.largest_bucket_bytes > 0)
     plot.marker(double(d.step.largest_bucket_bytes), palette().accent,
-                trf("{}: largest bucket {}", v.model, bytes_text(double(d.step.largest_bucket_bytes))));
+                trf("{}: largest bucket {}", v.model, bytes_text(double(d.step.largest_bucket_bytes))),
+                time ? LogLogPlot::LabelAt::Top : LogLogPlot::LabelAt::Bottom);
   if (!d.reference.empty()) line_of(plot, d.reference, q, algorithm_color(0), 2.0f, true);
   for (const Series& s : series_of(d)) line_of(plot, *s.points, q, s.color, 3.0f, false);
   for (const auto& m : live.sizes) plot.point(m.bytes, measured_value(m, live.world_size, q), palette().text, 6.0f);
