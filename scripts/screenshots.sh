@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 printf '{"title": {"en": "Failure lab: a rank killed at step 5"}, "job": {"world_size": 4, "backend": "gloo", "epochs": 12, "faults": ["kill:2@5"], "timeout_s": 6}}' \
   > "$work/kill.json"
-printf '{"title": {"en": "Four ranks on gloo, then two on MPI"}, "job": {"world_size": 4, "backend": "gloo", "epochs": 40}}' \
+printf '{"title": {"en": "Four ranks on gloo, then two on MPI"}, "job": {"world_size": 4, "backend": "gloo", "epochs": 1500}}' \
   > "$work/long.json"
 
 # shot NAME GEOMETRY ARGS...: one frame at the end of a run, audited, then kept.
@@ -36,7 +36,7 @@ PY
 
 shot step-through-reduce-scatter 1920x1080 --scenario step-through-four-ranks --gated --ring-step 2
 shot four-ranks-gloo 1920x1080 --scenario four-ranks-gloo
-shot live-change-4-to-2-mpi 1920x1080 --scenario "$work/long.json" --switch 10:2:mpi
+shot live-change-4-to-2-mpi 1920x1080 --scenario "$work/long.json" --switch 600:2:mpi
 shot failure-lab 1920x1080 --scenario "$work/kill.json"
 shot scale-view 1920x1080 --scenario four-ranks-gloo --focus scale
 shot step-through-id-dark-720p 1280x720 --scenario step-through-four-ranks --gated --ring-step 2 --lang id --theme dark
