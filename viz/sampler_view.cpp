@@ -245,16 +245,25 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   const float fs = ImGui::GetFontSize();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  // The grid keeps at least four lines' height; the shard lines below get what is left.
-  const float line_h = fs * 1.25f, min_grid_h = fs * 4;
-  const int order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(grid.world_size, 16));
-  const float order_h = line_h * order_rows + fs * 0.5f;
-  const ImVec2 area(avail.x, std::max(avail.y - order_h, min_grid_h));
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  Cells cells = fit_cells(samples, area);
+  const float line_h = fs * 1.25f;
   int64_t longest_shard = 0;
   for (const auto& shard : grid.shards) longest_shard = std::max<int64_t>(longest_shard, static_cast<int64_t>(shard.size()));
-  cells.label_size = cell_label_size(cells, label_order ? longest_shard - 1 : samples - 1);
+  // The grid keeps at least four lines' height (three when a line below must say why Show order
+  // shows nothing); the shard lines below get what is left.
+  const auto plan = [&](float min_grid_lines, int& order_rows, ImVec2& area) {
+    const float min_grid_h = fs * min_grid_lines;
+    order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(grid.world_size, 16));
+    area = ImVec2(avail.x, std::max(avail.y - (line_h * order_rows + fs * 0.5f), min_grid_h));
+    Cells c = fit_cells(samples, area);
+    c.label_size = cell_label_size(c, label_order ? longest_shard - 1 : samples - 1);
+    return c;
+  };
+  int order_rows = 0;
+  ImVec2 area;
+  Cells cells = plan(4, order_rows, area);
+  const bool order_unseen = label_order && cells.label_size <= 0;
+  if (order_unseen) cells = plan(3, order_rows, area);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##sampler_grid", area);
   const bool hovered = ImGui::IsItemHovered();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -272,18 +281,23 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   }
   if (hovered_index >= 0) cell_read_out(hovered_index, grid, marks, cells);
   ImVec2 below(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f);
-  // Show order ticked over cells too small for numbers changed nothing that could be seen: say so,
-  // in the first of the lines below the grid.
-  const bool order_unseen = label_order && cells.label_size <= 0;
   said.sampler_numbers = cells.label_size <= 0 ? "" : label_order ? "order" : "index";
-  said.sampler_note = order_unseen ? tr("Show order: cells too small for numbers; enlarge the pane") : "";
+  said.sampler_note.clear();
+  int shard_rows = order_rows;
+  // Show order ticked over cells too small for numbers changed nothing that could be seen: say so,
+  // in the first of the lines below the grid (in its short form where the long one is cut).
   if (order_unseen) {
+    said.sampler_note = tr("Show order: cells too small for numbers; enlarge the pane");
+    if (ImGui::CalcTextSize(said.sampler_note.c_str()).x > avail.x) said.sampler_note = tr("Show order: enlarge the pane");
     dl->PushClipRect(below, ImVec2(below.x + avail.x, below.y + line_h), true);
     dl->AddText(below, palette().accent, said.sampler_note.c_str());
     dl->PopClipRect();
     below.y += line_h;
+    --shard_rows;
   }
-  if (order_rows > (order_unseen ? 1 : 0)) draw_shard_order(dl, below, avail.x, grid, order_rows - (order_unseen ? 1 : 0));
+  // Rows for no rank's shard would only say "enlarge the pane" once more.
+  if (shard_rows > 0 && (!order_unseen || shard_rows >= std::min(grid.world_size, 2)))
+    draw_shard_order(dl, below, avail.x, grid, shard_rows);
 }
 
 }  // namespace

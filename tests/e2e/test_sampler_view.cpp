@@ -74,4 +74,6 @@ TEST_CASE("Show order in a pane too small for numbers says so; enlarged, the cel
   CHECK(big.sampler_numbers == "order");
   CHECK(big.sampler_note.empty());
   CHECK(drawn(enlarged, false).sampler_numbers == "index");
+  // A narrow pane (a large text size): the short form, not the long one cut at the pane's edge.
+  CHECK(drawn(ImVec2(250, 210), true).sampler_note == "Show order: enlarge the pane");
 }
