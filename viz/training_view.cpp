@@ -140,13 +140,15 @@ struct CurveSet {
 // Earlier runs, each in a muted tone of its own: rank 0's loss faint, the MSE wide and pale
 // underneath, so a live curve that matches it exactly still shows it. A named run (a PyTorch
 // script's) keeps its name in the short legend too.
-void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::LossExtent* live_steps) {
+// `as_one`: the legend gives them one entry (a small pane), so they share its colour too; a tone
+// each beside one entry's swatch left the curves of the others unnamed.
+void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::LossExtent* live_steps, bool as_one) {
   const TrainingViewState& v = state.training;
   set.overlay_entries = v.show_overlays ? state.overlays.size() : 0;
   if (!v.show_overlays) return;
   for (size_t i = 0; i < state.overlays.size(); ++i) {
     const LossSeries& s = state.overlays[i];
-    const uint32_t color = kOverlayColors[i % std::size(kOverlayColors)];
+    const uint32_t color = kOverlayColors[as_one ? 0 : i % std::size(kOverlayColors)];
     set.take_extent(s, live_steps);
     if (v.show_ranks && !s.rank_loss.empty()) set.add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
     set.add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)),
@@ -279,14 +281,15 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   state.said.loss_read_out.clear();
   draw_training_switches(state);
   const LossSeries& live = model.loss();
-  CurveSet set;
-  add_earlier_runs(set, state, live.extent.any ? &live.extent : nullptr);
-  add_live_run(set, live, state);
-  if (!set.extent.any || set.curves.empty()) return say_no_loss_yet(state);
   // The legend goes above the plot whenever the plot keeps some height under it; only in a
   // very small pane does it move into the hover read-out, which names every series anyway.
   const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
-  if (room > fs * 9) LegendRow(room < fs * 16 ? earlier_runs_as_one(set.legend, set.overlay_entries) : set.legend, room < fs * 16);
+  const bool short_legend = room < fs * 16;
+  CurveSet set;
+  add_earlier_runs(set, state, live.extent.any ? &live.extent : nullptr, short_legend && state.overlays.size() > 1);
+  add_live_run(set, live, state);
+  if (!set.extent.any || set.curves.empty()) return say_no_loss_yet(state);
+  if (room > fs * 9) LegendRow(short_legend ? earlier_runs_as_one(set.legend, set.overlay_entries) : set.legend, short_legend);
   if (room > fs * 16 && !state.said.curves_agree.empty()) DimWrapped(state.said.curves_agree.c_str());
   const ImVec2 size = ImGui::GetContentRegionAvail();
   const bool by_epoch = v.by_epoch;
