@@ -337,18 +337,30 @@ struct CardNote {
   float wrap;    // the text's wrap width
 };
 
-// A note in a pill under (or, for the lower half of the ring, over) a rank's card, kept inside the pane.
+// Where a note goes by its card: under it, or over it for the lower half of the ring (the side
+// facing the ring's middle has the room), or the other side when that one is taken; centred on
+// the card, or narrower and flush with its outer edge, clear of the notes of the cards nearer
+// the ring's top and bottom.
+struct NotePlace {
+  bool other_side = false;
+  bool hug_outer_edge = false;
+};
+
+// A note in a pill by a rank's card, kept inside the pane.
 CardNote place_card_note(const RingGeometry& g, int rank, int n, ImVec2 pane_min, ImVec2 pane_max, const std::string& text,
-                         ImFont* font) {
+                         ImFont* font, NotePlace place = {}) {
   const float fs = ImGui::GetFontSize();
   const ImVec2 c = ring_point(g, ring_angle(rank, n));
   // No wider than the card and a little: notes of neighbouring cards must not run into each other.
-  const float wrap = std::max(g.card.x + fs * 1.5f, fs * 8.0f);
+  const float wrap = place.hug_outer_edge ? std::max(g.card.x - fs, fs * 7.0f) : std::max(g.card.x + fs * 1.5f, fs * 8.0f);
   const ImVec2 ts = font->CalcTextSizeA(fs, FLT_MAX, wrap, text.c_str());
   const float pad = fs * 0.35f, h = ts.y + pad;
-  const bool above = c.y > g.center.y + 1.0f;
+  const bool above = (c.y > g.center.y + 1.0f) != place.other_side;
   const float y = above ? c.y - g.card.y / 2 - h - fs * 0.25f : c.y + g.card.y / 2 + fs * 0.25f;
-  const float x = std::clamp(c.x - ts.x / 2 - pad, pane_min.x + 2, std::max(pane_min.x + 2, pane_max.x - ts.x - 2 * pad - 2));
+  const float w = ts.x + 2 * pad;
+  const float centred = c.x - w / 2;
+  const float flush = c.x < g.center.x ? c.x - g.card.x / 2 : c.x + g.card.x / 2 - w;
+  const float x = std::clamp(place.hug_outer_edge ? flush : centred, pane_min.x + 2, std::max(pane_min.x + 2, pane_max.x - w - 2));
   return {ImVec2(x, y), ImVec2(x + ts.x + 2 * pad, y + h), wrap};
 }
 
@@ -371,7 +383,11 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
                         ImVec2 pane_max, bool compact) {
   const Palette& p = palette();
   std::vector<std::pair<CardNote, std::string>> culprit_notes;
-  std::vector<CardNote> placed;
+  std::vector<CardNote> placed, cards;
+  for (int r = 0; r < n; ++r) {
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
+    cards.push_back({ImVec2(c.x - g.card.x / 2, c.y - g.card.y / 2), ImVec2(c.x + g.card.x / 2, c.y + g.card.y / 2), 0});
+  }
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
     if (!f.is_culprit(r)) continue;
     const ImVec2 c = ring_point(g, ring_angle(r, n));
@@ -390,10 +406,25 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
     const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
     dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
     const std::string text = RankFailureLabel(d, f);
-    const CardNote note = place_card_note(g, r, n, pane_min, pane_max, text, fonts().regular);
-    if (std::any_of(placed.begin(), placed.end(), [&](const CardNote& o) { return overlaps(o, note); })) continue;
-    placed.push_back(note);
-    draw_card_note(dl, note, text, fonts().regular, with_alpha(p.canvas, 0.92f), p.reduced, p.text);
+    // Under (or over) its card; where another note or card is there (longer words, as in
+    // Indonesian), on the card's other side, or narrower at its outer edge; left out when no
+    // place is free.
+    const auto free = [&](const CardNote& note) {
+      const bool in_pane = note.a.y >= pane_min.y && note.b.y <= pane_max.y;
+      return in_pane && std::none_of(placed.begin(), placed.end(), [&](const CardNote& o) { return overlaps(o, note); }) &&
+             std::none_of(cards.begin(), cards.end(), [&](const CardNote& o) { return overlaps(o, note); });
+    };
+    std::optional<CardNote> note;
+    for (const NotePlace place : {NotePlace{false, false}, NotePlace{true, false}, NotePlace{false, true}, NotePlace{true, true}}) {
+      const CardNote tried = place_card_note(g, r, n, pane_min, pane_max, text, fonts().regular, place);
+      if (free(tried)) {
+        note = tried;
+        break;
+      }
+    }
+    if (!note) continue;
+    placed.push_back(*note);
+    draw_card_note(dl, *note, text, fonts().regular, with_alpha(p.canvas, 0.92f), p.reduced, p.text);
   }
   for (const auto& [note, text] : culprit_notes) draw_card_note(dl, note, text, fonts().bold, p.bad, p.bad, 0xFFFFFFFF);
 }
