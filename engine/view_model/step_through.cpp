@@ -164,7 +164,16 @@ StepRequest advance_replay(StepThrough& st, const CollectiveLog& log, const Coll
   start_over_if_done(st, total);
   animate(st, total, dt_s);
   st.target = st.position;
-  if (st.position >= total) st.playing = false;
+  if (st.position < total) return {};
+  // Play goes on through the recording, as Next does: a moment on the finished all-reduce, then
+  // the next one from its first step; the newest one's end stops it.
+  const CollectiveRecord* next = neighbour_ring(log, shown->key, +1);
+  if (!next) {
+    st.playing = false;
+    return {};
+  }
+  st.hold_s += dt_s;
+  if (st.hold_s >= std::max(0.8, 1.0 / st.speed)) select(st, *next);
   return {};
 }
 

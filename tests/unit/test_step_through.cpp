@@ -622,6 +622,24 @@ TEST_CASE("at the gate, with the released steps shown and Play off, nothing move
   CHECK(animating(c.st, c.ring.log()));
 }
 
+// Play in Replay plays on, as Next goes on: through #7, a moment on its end, through #8, and
+// stops at the end of the newest (it stopped at the end of the first, leaving Next to go on).
+TEST_CASE("Replay: Play goes on into the next all-reduce and stops at the newest one's end") {
+  GatedRing ring = two_finished_rings();
+  StepThrough st = replaying_first(ring);
+  st.speed = 4;
+  toggle_play(st);
+  std::vector<int64_t> seen;
+  for (int frame = 0; frame < 200 && st.playing; ++frame) {
+    advance(st, ring.log(), false, 0.05);
+    if (seen.empty() || seen.back() != st.selected.id) seen.push_back(st.selected.id);
+  }
+  CHECK(seen == std::vector<int64_t>{7, 8});
+  CHECK_FALSE(st.playing);
+  CHECK(st.selected.id == 8);
+  CHECK(st.position == recorded_steps(*shown_collective(st, ring.log())));
+}
+
 TEST_CASE("Replay: Right goes through every position and on into the next all-reduce, Left back over the same") {
   GatedRing ring = two_finished_rings();
   StepThrough st = replaying_first(ring);
