@@ -769,6 +769,9 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
     gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))
                       : trf("Shown slowly: the workers are already {} training steps further on", grouped(ahead));
   }
+  // Paused while followed: the ring shows the last all-reduce finished, the workers wait in the next.
+  if (state.run.phase == RunPhase::Paused && state.step.mode != RingMode::Gated && !compact)
+    gate = tr("Paused: the workers wait at the gate before their next ring step; Resume lets them go");
   if (!behind) state.said.ring_gate = gate;
   if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
   // A live change (paused, the new world waits at the gate before its first all-reduce): the ring

@@ -340,6 +340,8 @@ assert s["run_phase"] == "paused", s["run_phase"]
 assert s["job_world_size"] == 4, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
 assert s["run_message"].startswith("One rank has no ring steps to hold at the gate: paused, it would train on. Resume first"), s["run_message"]
+# The ring (following) shows the last all-reduce finished; it says where the workers are.
+assert s["said"]["ring_gate"] == "Paused: the workers wait at the gate before their next ring step; Resume lets them go", s["said"]
 PY
 fi
 # ... and once Resume is pressed, the refusal ("Resume first") is not left standing over the run.
