@@ -737,6 +737,19 @@ class RingWords {
   float y_;
 };
 
+// "training step 5"; a rank that skipped or added a collective calls this one at another step,
+// and says so: "training step 5 (rank 1: step 6)", not a step number that only one rank had.
+std::string training_step_words(const view_model::CollectiveRecord& rec) {
+  std::string others;
+  for (size_t r = 0; r < rec.ranks.size(); ++r) {
+    const auto& span = rec.ranks[r];
+    if (!span.began || span.step < 0 || span.step == rec.step) continue;
+    others += (others.empty() ? "" : ", ") + trf("rank {}: step {}", r, span.step);
+  }
+  const std::string words = trf("training step {}", rec.step);
+  return others.empty() ? words : fmt::format("{} ({})", words, others);
+}
+
 // Under the banner, for the collective on screen: what it is, its next step (or that the run
 // ended before it), and where the workers are against the screen. Says them in state.said.
 void collective_words(RingWords& words, const view_model::RunModel& model, AppState& state,
@@ -748,7 +761,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   std::vector<std::string> parts = {
       number, rec.algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec.bucket),
       trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
-  if (rec.step >= 0) parts.push_back(trf("training step {}", rec.step));  // counted from 0, as the timeline and the failure lab count
+  if (rec.step >= 0) parts.push_back(training_step_words(rec));  // counted from 0, as the timeline and the failure lab count
   if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
   words.subtitle(parts, banner_w);
   // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.

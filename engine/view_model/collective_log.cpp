@@ -4,6 +4,24 @@
 
 namespace ringlab::view_model {
 
+namespace {
+
+int64_t most_common_step(const std::vector<RankCollectiveSpan>& ranks) {
+  int64_t best = -1;
+  long best_count = 0;
+  for (const RankCollectiveSpan& r : ranks) {
+    if (!r.began) continue;
+    const long count = std::count_if(ranks.begin(), ranks.end(), [&](const RankCollectiveSpan& o) { return o.began && o.step == r.step; });
+    if (count > best_count || (count == best_count && r.step < best)) {
+      best = r.step;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 bool CollectiveRecord::complete() const {
   if (world_size <= 0 || static_cast<int>(ranks.size()) < world_size) return false;
   for (int r = 0; r < world_size; ++r)
@@ -93,7 +111,8 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size) 
       span.input = event.values;
       if (record.bucket < 0) record.bucket = event.bucket;
       if (record.bytes == 0) record.bytes = event.bytes;
-      if (record.step < 0) record.step = event.step;
+      span.step = event.step;
+      record.step = most_common_step(record.ranks);
       if (record.algorithm.empty()) record.algorithm = event.text;
       break;
     case EventKind::GateWait:

@@ -43,6 +43,7 @@ struct RankCollectiveSpan {
   int64_t t_end_ns = 0;
   std::vector<float> input;  // this rank's tensor before the all-reduce, when recorded
   int64_t gate_wait_ns = 0;  // time spent waiting at the step-through gate inside it
+  int64_t step = -1;         // the training step this rank called it in
 };
 
 struct CollectiveRecord {
@@ -50,6 +51,8 @@ struct CollectiveRecord {
   int world_size = 0;
   int bucket = -1;
   int64_t bytes = 0;
+  // The training step most ranks called it in (the lowest of a tie): a rank that skipped or added
+  // a collective calls this one at another step, which its span keeps.
   int64_t step = -1;
   std::string algorithm;  // "ring" | "native" | "broadcast" | "demo"
   std::vector<RankCollectiveSpan> ranks;  // indexed by rank

@@ -476,3 +476,25 @@ TEST_CASE("even chunk offsets") {
   CHECK(even_chunk_offsets(0, 3) == std::vector<int64_t>{0, 0, 0, 0});
   CHECK(even_chunk_offsets(5, 1) == std::vector<int64_t>{0, 5});
 }
+
+// A rank that skipped step 5's all-reduce calls #7 at step 6 while the others call it at step 5:
+// the record's step is theirs, whichever rank began first, and its span keeps its own step.
+TEST_CASE("an all-reduce's training step is the one most ranks called it in") {
+  for (const int first : {1, 0}) {
+    CAPTURE(first);
+    CollectiveLog log;
+    std::vector<int> order = {first};
+    for (int r = 0; r < 4; ++r)
+      if (r != first) order.push_back(r);
+    for (int r : order) {
+      Event b = begin_event(r, 100 + r);
+      b.collective_id = 7;
+      b.step = r == 1 ? 6 : 5;
+      log.consume(b, 1, 4);
+    }
+    REQUIRE(log.size() == 1);
+    CHECK(log.at(0).step == 5);
+    CHECK(log.at(0).ranks[1].step == 6);
+    CHECK(log.at(0).ranks[2].step == 5);
+  }
+}
