@@ -64,13 +64,26 @@ float cell_label_size(const Cells& cells, int64_t widest_number) {
 // Each rank's shard in the order it trains on it (with set_epoch forgotten, the same every
 // epoch), one line per rank, as many lines as `rows` (the last one says how many ranks did not
 // fit when there are more).
+// A shard line's hover read-out: the whole order its line cuts off at the pane's edge.
+void shard_read_out(int rank, const std::vector<int64_t>& shard) {
+  constexpr size_t kMostListed = 512;
+  std::string list;
+  for (size_t i = 0; i < shard.size() && i < kMostListed; ++i) list += fmt::format("{}{}", i ? " " : "", shard[i]);
+  if (shard.size() > kMostListed) list += " " + trf("… and {} more", shard.size() - kMostListed);
+  WrappedTooltip(trf("rank {}: its {} indices in the order it trains on them", rank, shard.size()) + "\n" + list, 40);
+}
+
 void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::SamplerGrid& grid, int rows) {
   const Palette& p = palette();
   ImFont* mono = fonts().mono;
   const float fs = ImGui::GetFontSize();
   const int shown = grid.world_size <= rows ? grid.world_size : std::max(rows - 1, 0);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
   for (int r = 0; r < shown; ++r) {
     const auto& shard = grid.shards[r];
+    if (!shard.empty() && ImGui::IsWindowHovered() && mouse.x >= at.x && mouse.x < at.x + width && mouse.y >= at.y &&
+        mouse.y < at.y + fs * 1.25f)
+      shard_read_out(r, shard);
     float x = at.x + DrawRankLabel(dl, at, r, trf("rank {}:", r)) + fs * 0.5f;
     if (shard.empty()) dl->AddText(ImVec2(x, at.y), p.text_dim, tr("no shard yet"));
     for (size_t i = 0; i < shard.size(); ++i) {
@@ -339,7 +352,8 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   }
   // The marks on the cells, said once where the pane has the room (the tooltip says it always).
   if (ImGui::GetContentRegionAvail().y > fs * 12)
-    DimWrapped(tr("marked: the batch each rank trains on now; crossed out: an index repeated as padding"));
+    DimWrapped(tr("a cell per dataset index, 0 at the top left, in its rank's colour; marked: the batch each rank "
+                  "trains on now; crossed out: an index repeated as padding"));
   draw_index_grid(history, grid, key, samples, batch_size, state.sampler.label_order, state.said);
 }
 
