@@ -74,6 +74,7 @@ struct TimelineViewState {
   bool let_go_shown = false;  // the last frame veiled a stretch whose spans were let go (--state-json)
   size_t spans_shown = 0;     // spans the last frame drew, or found too narrow to draw (--state-json)
   std::string open_label;     // the last frame's words on the open all-reduces ("waiting", "paused", ...; --state-json)
+  std::string open_read_out;  // the last frame's hover read-out of an open all-reduce ("" when none is under the mouse)
 };
 
 // The Scale view's what-if: the controls only; the curves are computed from these (and cached).

@@ -136,6 +136,14 @@ const char* open_label(OpenBecause why) {
   return tr("waiting");
 }
 
+// What the mouse finds over an open collective: why it is open, and for how long.
+std::string open_read_out(OpenBecause why, int rank, const TimelineSpan& s, double open_ns) {
+  const char* what = why == OpenBecause::Pause ? "paused: held at the gate in all-reduce #{} · rank {} · {}"
+                     : why == OpenBecause::Gate ? "at the gate: held in all-reduce #{} for the next Next · rank {} · {}"
+                                                : "waiting in all-reduce #{} for the ranks not in it yet · rank {} · {}";
+  return trf(what, s.collective_id, rank, format_duration(open_ns));
+}
+
 // A collective its rank is still in (or was in when its group failed).
 void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit, OpenBecause why) {
   const Palette& p = palette();
@@ -575,7 +583,8 @@ class LanePainter {
 // that has not failed holds its ranks at the gate between the teacher's presses (and a Stop leaves
 // them there). Returns the words on the open collectives it drew, empty when there were none.
 std::string draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& model, const AppState& state, const TimeAxis& a,
-                          const std::vector<LaneNote>& notes, float lane_h, float row_h, double held_until_ms) {
+                          const std::vector<LaneNote>& notes, float lane_h, float row_h, double held_until_ms,
+                          std::string& hover_text) {
   const view_model::TimelineModel& tl = model.timeline();
   const view_model::FailureDiagnosis& failure = model.failure();
   // Stopped while paused, the ranks ended held where the pause held them.
@@ -595,8 +604,12 @@ std::string draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& mod
     if (!killed)
       tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
         const double until_ms = std::max(s.t_end_ns / 1e6, held_until_ms);
-        draw_unfinished(dl, a.x_of(s.t_begin_ns / 1e6), a.x_of(until_ms), y0, y1, a.plot_min.x, label_limit, why);
+        const float x0 = a.x_of(s.t_begin_ns / 1e6), x1 = a.x_of(until_ms);
+        draw_unfinished(dl, x0, x1, y0, y1, a.plot_min.x, label_limit, why);
         said = open_label(why);
+        const ImVec2 m = ImGui::GetIO().MousePos;
+        if (m.x >= x0 - 3 && m.x <= std::max(x1, x0 + 1) + 3 && m.y >= y0 && m.y <= y1)  // a bar just begun: 1 px
+          hover_text = open_read_out(why, rank, s, until_ms * 1e6 - static_cast<double>(s.t_begin_ns));
       });
     if (failure.failed) {
       const view_model::RankDiagnosis* d = failure.rank(rank);
@@ -691,11 +704,14 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                                          [&](const TimelineSpan& s) { lane.span(s); });
     lane.finish();
   }
-  v.open_label = draw_open_and_failed(dl, model, state, a, notes, lane_h, row_h, held_until_ms);
+  std::string open_hover;
+  v.open_label = draw_open_and_failed(dl, model, state, a, notes, lane_h, row_h, held_until_ms, open_hover);
   draw_let_go_stretches(dl, tl, v, a, hovered, hit);
   if (ended && latest_ms > a.begin && latest_ms < a.end) draw_run_end(dl, a.x_of(latest_ms), a.plot_min, a.plot_max);
   dl->PopClipRect();
   if (hit.span && !dragging) span_read_out(tl, hit, nodes);
+  v.open_read_out = hovered && !dragging && !hit.span ? open_hover : "";
+  if (!v.open_read_out.empty()) WrappedTooltip(v.open_read_out);
 }
 
 }  // namespace ringlab::viz

@@ -169,6 +169,17 @@ TEST_CASE("an all-reduce left open says why: waiting for a peer, held at the gat
   pane.state.run.paused_at_stop = true;
   pane.frame();
   CHECK(pane.state.timeline.open_label == "paused");
+  // Its bar, hatched in the gate's grey, says under the mouse what it is and for how long (rank 1's
+  // forward pass, later, brings it into the view from the right edge; the run over, the view
+  // stays still as the mouse sweeps it).
+  pane.model.consume(span(EventKind::Forward, 1, 2, 3200, 3700));
+  std::string read_out;
+  for (float y = 0; y < kPaneH && read_out.empty(); y += 4)
+    for (float x = 0; x < kPaneW && read_out.empty(); x += 4) {
+      pane.frame(x, y);
+      read_out = pane.state.timeline.open_read_out;
+    }
+  CHECK(read_out.rfind("paused: held at the gate in all-reduce #2 · rank 0 · ", 0) == 0);
   pane.state.run.paused_at_stop = false;
   pane.frame();
   CHECK(pane.state.timeline.open_label == "waiting");
