@@ -70,7 +70,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                    {"events_lost", session.feed().overflowed()}};
   j["timeline"] = {{"follow", state.timeline.follow}, {"begin_ms", state.timeline.drawn_end_ms - state.timeline.drawn_window_ms},
                    {"end_ms", state.timeline.drawn_end_ms}, {"let_go_shown", state.timeline.let_go_shown},
-                   {"spans_shown", state.timeline.spans_shown}, {"open_label", state.timeline.open_label}};
+                   {"spans_shown", state.timeline.spans_shown}, {"open_label", state.timeline.open_label},
+                   {"replay_marked", state.timeline.replay_marked}};
   j["run_message"] = state.run.message;
   j["torch_live"] = state.torch.live;  // the run on screen is a PyTorch script's
   j["overlays"] = nlohmann::json::array();

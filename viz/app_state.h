@@ -75,6 +75,10 @@ struct TimelineViewState {
   size_t spans_shown = 0;     // spans the last frame drew, or found too narrow to draw (--state-json)
   std::string open_label;     // the last frame's words on the open all-reduces ("waiting", "paused", ...; --state-json)
   std::string open_read_out;  // the last frame's hover read-out of an open all-reduce ("" when none is under the mouse)
+  // Replay: the all-reduce the view last went to (it goes to each one the ring is set to, once).
+  std::optional<view_model::CollectiveKey> replay_shown;
+  bool replay_took_follow = false;  // Replay unticked Follow: ticked again when Replay ends
+  bool replay_marked = false;  // the last frame marked the replayed all-reduce's time (--state-json)
 };
 
 // The Scale view's what-if: the controls only; the curves are computed from these (and cached).

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 #include <fmt/core.h>
 
@@ -651,6 +653,55 @@ void span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, cons
   WrappedTooltip(text);
 }
 
+// The time an all-reduce took, from its first rank's begin to its last rank's end (to the
+// latest begin while a rank is still in it), on the timeline's clock (ms); none if nobody began it.
+std::optional<std::pair<double, double>> collective_ms(const view_model::CollectiveRecord& rec, int64_t origin_ns) {
+  std::optional<int64_t> begin, end;
+  for (const auto& r : rec.ranks) {
+    if (!r.began) continue;
+    begin = std::min(begin.value_or(r.t_begin_ns), r.t_begin_ns);
+    end = std::max(end.value_or(r.t_begin_ns), r.ended ? r.t_end_ns : r.t_begin_ns);
+  }
+  if (!begin) return std::nullopt;
+  return std::pair{(*begin - origin_ns) / 1e6, (*end - origin_ns) / 1e6};
+}
+
+// Replay: the view goes to the all-reduce the ring is set to, once each time it is set to another
+// (the class can still drag and zoom around it), with a little of the steps either side.
+std::optional<std::pair<double, double>> follow_replay(const view_model::RunModel& model, AppState& state) {
+  TimelineViewState& v = state.timeline;
+  const view_model::CollectiveRecord* rec = state.step.mode == RingMode::Replay ? ShownCollective(model, state) : nullptr;
+  const auto ms = rec ? collective_ms(*rec, model.timeline().origin_ns()) : std::nullopt;
+  if (!ms) {
+    if (state.step.mode != RingMode::Replay) {
+      if (v.replay_took_follow) {  // Replay left: following again, as before it
+        v.follow = true;
+        v.window_ms = 0;
+      }
+      v.replay_took_follow = false;
+    }
+    v.replay_shown.reset();
+    return std::nullopt;
+  }
+  if (v.replay_shown != rec->key) {
+    v.replay_shown = rec->key;
+    const double took = std::max(ms->second - ms->first, 0.001);
+    v.replay_took_follow = v.replay_took_follow || v.follow;
+    v.follow = false;
+    v.window_ms = std::max(took * 6, v.drawn_window_ms > 0 ? std::min(v.drawn_window_ms, took * 40) : 0.0);
+    v.end_ms = ms->second + (v.window_ms - took) / 2;
+  }
+  return ms;
+}
+
+// The replayed all-reduce's time, a light band over every lane, so the ring's all-reduce is found
+// among the timeline's.
+void mark_replayed(ImDrawList* dl, const TimeAxis& a, std::pair<double, double> ms) {
+  const float x0 = a.x_of(ms.first), x1 = std::max(a.x_of(ms.second), x0 + 2);
+  dl->AddRectFilled(ImVec2(x0, a.plot_min.y), ImVec2(x1, a.plot_max.y), with_alpha(palette().accent, 0.12f));
+  dl->AddRect(ImVec2(x0, a.plot_min.y), ImVec2(x1, a.plot_max.y), with_alpha(palette().accent, 0.7f), 0, 0, 1.5f);
+}
+
 }  // namespace
 
 void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
@@ -675,6 +726,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   double held_until_ms = 0;
   const double latest_ms = latest_ms_of(tl, state, held_until_ms);
   const bool ended = state.run.phase == RunPhase::Finished || state.run.phase == RunPhase::Stopped;
+  const auto replayed = follow_replay(model, state);
   const TimeAxis a = place_time_axis(tl, v, nodes, all_lanes, ended, latest_ms, hovered, dragging);
   // The ranks of the current set, and ranks that are gone while their spans are in view.
   const int lanes = std::max(std::min(model.world_size(), all_lanes),
@@ -707,6 +759,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   std::string open_hover;
   v.open_label = draw_open_and_failed(dl, model, state, a, notes, lane_h, row_h, held_until_ms, open_hover);
   draw_let_go_stretches(dl, tl, v, a, hovered, hit);
+  v.replay_marked = replayed.has_value();
+  if (replayed) mark_replayed(dl, a, *replayed);
   if (ended && latest_ms > a.begin && latest_ms < a.end) draw_run_end(dl, a.x_of(latest_ms), a.plot_min, a.plot_max);
   dl->PopClipRect();
   if (hit.span && !dragging) span_read_out(tl, hit, nodes);

@@ -188,3 +188,25 @@ TEST_CASE("an all-reduce left open says why: waiting for a peer, held at the gat
   pane.frame();
   CHECK(pane.state.timeline.open_label.empty());
 }
+
+// Replay: the timeline goes to the all-reduce the ring is set to and marks its time, so the
+// class finds it among the others; leaving Replay, it follows the run again as it did before.
+TEST_CASE("Replay takes the timeline to the replayed all-reduce, and Follow back when it ends") {
+  TimelinePane pane;
+  pane.frame();
+  REQUIRE(pane.state.timeline.follow);
+  REQUIRE(pane.model.collectives().size() == 2);
+  view_model::set_mode(pane.state.step, view_model::RingMode::Replay);
+  view_model::show_collective(pane.state.step, pane.model.collectives().at(0));  // step 0's, from 1.5 to 1.7 ms
+  pane.frame();
+  const viz::TimelineViewState& v = pane.state.timeline;
+  CHECK(v.replay_marked);
+  CHECK_FALSE(v.follow);
+  CHECK(v.drawn_end_ms - v.drawn_window_ms < 1.4);  // the all-reduce in view, with some time before it
+  CHECK(v.drawn_end_ms > 1.7);
+  CHECK(v.drawn_end_ms < 3.0);  // not the run's end (2.9 ms and after), where following showed it
+  view_model::set_mode(pane.state.step, view_model::RingMode::Follow);
+  pane.frame();
+  CHECK_FALSE(v.replay_marked);
+  CHECK(v.follow);
+}
