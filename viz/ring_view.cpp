@@ -380,7 +380,7 @@ bool overlaps(const CardNote& x, const CardNote& y) {
 // happened to it; the ranks it left waiting get a quieter note of where they wait, where it does
 // not run into another note (the failure lab's table has every rank's).
 void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view_model::FailureDiagnosis& f, ImVec2 pane_min,
-                        ImVec2 pane_max, bool compact) {
+                        ImVec2 pane_max, float ring_bottom, bool compact) {
   const Palette& p = palette();
   std::vector<std::pair<CardNote, std::string>> culprit_notes;
   std::vector<CardNote> placed, cards;
@@ -410,7 +410,7 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
     // Indonesian), on the card's other side, or narrower at its outer edge; left out when no
     // place is free.
     const auto free = [&](const CardNote& note) {
-      const bool in_pane = note.a.y >= pane_min.y && note.b.y <= pane_max.y;
+      const bool in_pane = note.a.y >= pane_min.y && note.b.y <= ring_bottom;  // not over the footer's words
       return in_pane && std::none_of(placed.begin(), placed.end(), [&](const CardNote& o) { return overlaps(o, note); }) &&
              std::none_of(cards.begin(), cards.end(), [&](const CardNote& o) { return overlaps(o, note); });
     };
@@ -891,7 +891,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
   if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
-  if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, compact);
+  if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
   if (footer.legend)
     draw_legend(dl, ImVec2(max.x - fs - footer.legend_w, max.y - legend_height(nodes.multi_node()) + fs * 0.2f), nodes.multi_node());
