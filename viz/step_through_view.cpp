@@ -137,7 +137,8 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
     const int expected = std::max(total, view_model::expected_steps(*shown));
     // The bar spans the whole all-reduce; it can be dragged only over the steps recorded so far.
     FormLabel(tr("Ring step"), 0.3f);
-    if (SliderIntBeside("##position", &position, 0, std::max(expected, 1), trf("{} of {}", st.position, expected)).changed)
+    // "done": at 0 the ring reads "Before ring step 1", and "0 of 6" beside it read as a step 0.
+    if (SliderIntBeside("##position", &position, 0, std::max(expected, 1), trf("{} of {} done", st.position, expected)).changed)
       view_model::show_position(st, std::min(position, total));
   } else {
     // The same bar, greyed, until the first all-reduce: the pane keeps its layout when F5 starts a run.
