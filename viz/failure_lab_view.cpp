@@ -371,6 +371,14 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
   const int world = f.world_size > 0 ? f.world_size : std::max(state.job.world_size, 1);
   ImGui::BeginChild("failure_lab_text", ImVec2(0, 0), false);
   if (failed) draw_failure(f, tr("The run failed"));
+  // Right under the failure it reports: below a fault armed for the next Start, it read as the
+  // output of that fault's shell line.
+  if (failed && !state.run.message.empty() &&
+      ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
+    ImGui::PushFont(fonts().mono);
+    draw_controller_report(state.run.message);
+    ImGui::PopFont();
+  }
   if (restarted) {
     if (failed) ImGui::Separator();
     ImGui::PushFont(fonts().bold);
@@ -392,12 +400,6 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
       ImGui::PopTextWrapPos();
     }
     draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings, state.job.timeout_s), state, world, !armed);
-  }
-  if (failed && !state.run.message.empty() &&
-      ImGui::CollapsingHeader(label("The controller's report (as ringlab run prints it)", "controller_report").c_str())) {
-    ImGui::PushFont(fonts().mono);
-    draw_controller_report(state.run.message);
-    ImGui::PopFont();
   }
   ImGui::EndChild();
 }
