@@ -53,6 +53,7 @@ bool RunSession::run_over() const {
 void RunSession::keep_as_overlay() {
   if (model_.loss().empty()) return;
   state_.overlays.push_back(model_.loss());
+  ++state_.overlays_kept;
   // A PyTorch script's run is named as such: the overlay is what the engine's run is compared to.
   if (state_.torch.live) {
     state_.overlays.back().label = fmt::format("PyTorch · {}", state_.torch.script_name());

@@ -260,7 +260,9 @@ struct AppState {
   ScaleViewState scale;
   TorchState torch;
 
-  std::vector<view_model::LossSeries> overlays;  // earlier runs, for comparison
+  std::vector<view_model::LossSeries> overlays;  // earlier runs, for comparison (the newest few)
+  size_t overlays_kept = 0;  // runs ever kept as overlays: the oldest one shown is run (this - size + 1)
+  size_t first_overlay_number() const { return overlays_kept - overlays.size() + 1; }
   std::vector<BackendInfo> backends;
   RunStatus run;
   Requests requests;

@@ -28,7 +28,9 @@ std::string series_name(const LossSeries& s) {
 }
 
 // Overlays are drawn in muted, distinct tones so the live run stays in front.
-constexpr uint32_t kOverlayColors[] = {0xFF8C6A5A, 0xFF3F8FBF, 0xFF6E9A3C, 0xFFB0609E, 0xFF2F6FD8, 0xFF808080};
+// Muted tones away from the ranks' blue, orange, green and pink (an earlier run in orange read as
+// rank 1): slate, brown, olive, dark teal, maroon, grey. ImGui's ABGR.
+constexpr uint32_t kOverlayColors[] = {0xFF8C6A5A, 0xFF4F6A8C, 0xFF3A7A7A, 0xFF6F6F2F, 0xFF4F3B8A, 0xFF808080};
 
 // One curve to draw: its points (a view into the model, never copied), how to draw it.
 struct Curve {
@@ -85,11 +87,11 @@ std::string agreement_text(const Agreement& a) {
 // In a small pane, a legend entry per earlier run filled rows of it after a few runs and left
 // the plot a sliver: there they share one entry, as the ranks do (the hover read-out still
 // names each curve).
-std::vector<LegendEntry> earlier_runs_as_one(const std::vector<LegendEntry>& legend, size_t overlays) {
+std::vector<LegendEntry> earlier_runs_as_one(const std::vector<LegendEntry>& legend, size_t overlays, size_t first) {
   if (overlays < 2 || overlays > legend.size()) return legend;
   std::vector<LegendEntry> shown;
   const LegendEntry& newest = legend[overlays - 1];
-  const std::string text = trf("earlier runs 1–{}", overlays);
+  const std::string text = trf("earlier runs {}–{}", first, first + overlays - 1);
   shown.push_back({text, newest.color, newest.thickness, text});
   shown.insert(shown.end(), legend.begin() + static_cast<std::ptrdiff_t>(overlays), legend.end());
   return shown;
@@ -151,8 +153,10 @@ void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::Lo
     const uint32_t color = kOverlayColors[as_one ? 0 : i % std::size(kOverlayColors)];
     set.take_extent(s, live_steps);
     if (v.show_ranks && !s.rank_loss.empty()) set.add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
-    set.add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", i + 1, series_name(s)),
-            s.job ? trf("earlier run {}", i + 1) : series_name(s));
+    // Numbered by the session's runs: only the newest few are kept, and "run 1" was not the first.
+    const size_t number = state.first_overlay_number() + i;
+    set.add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", number, series_name(s)),
+            s.job ? trf("earlier run {}", number) : series_name(s));
   }
 }
 
@@ -289,7 +293,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   add_earlier_runs(set, state, live.extent.any ? &live.extent : nullptr, short_legend && state.overlays.size() > 1);
   add_live_run(set, live, state);
   if (!set.extent.any || set.curves.empty()) return say_no_loss_yet(state);
-  if (room > fs * 9) LegendRow(short_legend ? earlier_runs_as_one(set.legend, set.overlay_entries) : set.legend, short_legend);
+  if (room > fs * 9) LegendRow(short_legend ? earlier_runs_as_one(set.legend, set.overlay_entries, state.first_overlay_number()) : set.legend, short_legend);
   if (room > fs * 16 && !state.said.curves_agree.empty()) DimWrapped(state.said.curves_agree.c_str());
   const ImVec2 size = ImGui::GetContentRegionAvail();
   const bool by_epoch = v.by_epoch;

@@ -47,12 +47,15 @@ view_model::RunModel two_epochs() {
 // The read-out's first line ("step 5") and the whole of it, for every step the sweep met: the
 // last frame of each, the mouse nearest the step's right half (a curve says nothing a few pixels
 // before its first point).
-std::map<std::string, std::string> sweep() {
+// `earlier`: runs kept before it, as overlays, of `kept` kept in the session (the app keeps the newest few).
+std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0) {
   test::HeadlessImGui imgui{ImVec2(1000, 600)};
   viz::load_fonts(18.0f);
   ImGui::GetIO().Fonts->Build();
   const view_model::RunModel model = two_epochs();
   viz::AppState state;
+  for (size_t i = 0; i < earlier; ++i) state.overlays.push_back(model.loss());
+  state.overlays_kept = kept;
   state.run.phase = viz::RunPhase::Finished;
   state.training.log_scale = false;
   std::map<std::string, std::string> seen;
@@ -84,4 +87,15 @@ TEST_CASE("the loss read-out names the step of a sparse curve's point when it is
   // Left of the axis's start (its margin is part of the plot) the read-out is of step 0.
   CHECK(seen.count("step 0"));
   CHECK_FALSE(seen.count("step -1"));
+}
+
+// Nine runs in a session, the newest six kept: the two shown here are runs 8 and 9, named so
+// (they were "earlier run 1" and "2", though the session's first runs were long gone).
+TEST_CASE("earlier runs are named by their place among the session's runs") {
+  const std::map<std::string, std::string> seen = sweep(2, 9);
+  REQUIRE(seen.count("step 4"));
+  const std::string& out = seen.at("step 4");
+  CHECK(out.find("earlier run 8: MSE") != std::string::npos);
+  CHECK(out.find("earlier run 9: MSE") != std::string::npos);
+  CHECK(out.find("earlier run 1:") == std::string::npos);
 }
