@@ -84,18 +84,22 @@ std::vector<Series> series_of(const sim::ScaleData& d) {
   return out;
 }
 
+// Three significant digits, never in exponent form: "{:.3g}" wrote 1000 as "1e+03".
+std::string three_digits(double v) { return v >= 99.95 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+
 std::string time_text(double s) {
-  if (s < 1e-6) return fmt::format("{:.3g} ns", s * 1e9);
-  if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
-  if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
-  return fmt::format("{:.3g} s", s);
+  if (s < 1e-6) return three_digits(s * 1e9) + " ns";
+  if (s < 1e-3) return three_digits(s * 1e6) + " µs";
+  if (s < 1) return three_digits(s * 1e3) + " ms";
+  return three_digits(s) + " s";
 }
 
 std::string rate_text(double bytes_per_s) {
-  if (bytes_per_s >= 1e9) return fmt::format("{:.3g} GB/s", bytes_per_s / 1e9);
-  if (bytes_per_s >= 1e6) return fmt::format("{:.3g} MB/s", bytes_per_s / 1e6);
-  if (bytes_per_s >= 1e3) return fmt::format("{:.3g} kB/s", bytes_per_s / 1e3);
-  return fmt::format("{:.3g} B/s", bytes_per_s);
+  if (bytes_per_s >= 1e12) return three_digits(bytes_per_s / 1e12) + " TB/s";
+  if (bytes_per_s >= 1e9) return three_digits(bytes_per_s / 1e9) + " GB/s";
+  if (bytes_per_s >= 1e6) return three_digits(bytes_per_s / 1e6) + " MB/s";
+  if (bytes_per_s >= 1e3) return three_digits(bytes_per_s / 1e3) + " kB/s";
+  return three_digits(bytes_per_s) + " B/s";
 }
 
 std::string bytes_text(double bytes) { return sim::format_bytes(bytes); }
@@ -195,8 +199,10 @@ void world_size_control(ScaleViewState& v) {
   if (SliderIntBeside("##scale_world", &v.ranks_per_node, 1, 1024, shown,
                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp)
           .hovered)
-    WrappedTooltip(tr("The ranks the cost model simulates, up to 1,024; the run's own World size is in the controls. "
-                      "A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
+    WrappedTooltip(v.nodes == 1 ? tr("The ranks the cost model simulates, up to 1,024; the run's own World size is in the "
+                                     "controls. A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number.")
+                                  : tr("The ranks on each simulated node, up to 1,024: the world is the nodes times these. "
+                                       "A logarithmic slider: equal moves multiply the ranks. Ctrl+click to type a number."));
   ImGui::SameLine(0, fs * 0.3f);
   if (ImGui::Button("◀##scale_less")) v.ranks_per_node = static_cast<int>(power_of_two_below(v.ranks_per_node));
   if (ImGui::IsItemHovered()) Tooltip(tr("the power of two below"));
