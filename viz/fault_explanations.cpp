@@ -106,7 +106,11 @@ int64_t collective_waited_for(const RankDiagnosis& r, const view_model::FailureD
 std::string RankFailureLabel(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
   switch (r.cause) {
     case RankCause::None: return "";
-    case RankCause::Waiting: return trf("waiting in {}", CollectivePosition(r, f.world_size));
+    case RankCause::Waiting:
+      // The rank whose fingerprint check found the mismatch stopped there, as the table says.
+      if (r.error_code == ErrorCode::CollectiveMismatch)
+        return trf("saw the mismatch and stopped in {}", CollectivePosition(r, f.world_size));
+      return trf("waiting in {}", CollectivePosition(r, f.world_size));
     case RankCause::Killed: return killed_label(r);
     case RankCause::Exited: return trf("ended with {}, raising no error", r.exit);
     case RankCause::Dropped: return trf("closed its connections at step {}", r.fault_step);
