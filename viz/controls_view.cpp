@@ -327,6 +327,9 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
             trf("{} µs per step, gate waits left out", us)};
   }
   if (state.run.stepped) return {tr("stepped through at the gate: no µs per step"), tr("stepped through: no µs per step")};
+  // Stopped while paused: the workers ended held, and the figure is rank 0's steps without the pause.
+  if (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop && model.us_per_step() > 0)
+    return {trf("{} µs per step, the pause left out", us), trf("{} µs per step", us)};
   if (model.us_per_step() > 0 && model.generations().size() > 1) {
     // The workers time their own steps, and each world after a live change starts its count
     // again: the figure is the last world's alone, and says so.

@@ -352,8 +352,9 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   }
   // The marks on the cells, said once where the pane has the room (the tooltip says it always).
   if (ImGui::GetContentRegionAvail().y > fs * 12)
-    DimWrapped(tr("a cell per dataset index, 0 at the top left, in its rank's colour; marked: the batch each rank "
-                  "trains on now; crossed out: an index repeated as padding"));
+    DimWrapped(tr("a cell per dataset index, 0 at the top left, in its rank's colour, numbered by its index (with Show "
+                  "order, by its place in the rank's shard); marked: the batch each rank trains on now; crossed out: an "
+                  "index repeated as padding"));
   draw_index_grid(history, grid, key, samples, batch_size, state.sampler.label_order, state.said);
 }
 
