@@ -198,7 +198,7 @@ void RunSession::finish(const RunResult& result) {
     state_.run.message.clear();
   } else if (result.ok || stop_came_too_late) {
     state_.run.phase = viz::RunPhase::Finished;
-    state_.run.message.clear();
+    if (state_.run.message != let_go_note_) state_.run.message.clear();  // why it ended so soon stays said
   } else {
     state_.run.phase = viz::RunPhase::Failed;
     state_.run.message = result.failure;
@@ -390,6 +390,13 @@ void RunSession::apply_requests() {
   if ((r.set_gated || r.pause_toggle) && controller_ && !run_over()) forget_refusal();  // Resumed, Follow live chosen
   if (r.set_gated && controller_ && !run_over()) {
     controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
+    // Replay (or Follow live) chosen while the gate held the workers lets them go: a short run
+    // then trained to its end at once, and nothing said why.
+    if (!r.gated_value && state_.run.stepped && state_.run.phase == viz::RunPhase::Running)
+      state_.run.message = let_go_note_ =
+          state_.step.mode == viz::RingMode::Replay
+              ? viz::tr("Replay does not hold the workers: they train on at full speed. Step-through (gated) holds them again.")
+              : viz::tr("Let go of the gate: the workers train on at full speed.");
     state_.run.stepped = state_.run.stepped || r.gated_value;
     if (!r.gated_value) model_.forget_live_pace();
   }

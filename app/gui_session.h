@@ -58,6 +58,7 @@ class RunSession {
   bool stopping_ = false;
   // The status's last "not now" (a change to one rank while paused): said until the user acts on it.
   std::string refusal_;
+  std::string let_go_note_;  // said when the gate was opened under a stepped run (kept once it finishes)
   void forget_refusal();
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
   size_t switch_changes_before_ = 0;  // world changes the loss curve had marked when it was asked for
