@@ -293,7 +293,7 @@ void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
 }
 
 // The Follow box and the key to the colours, on one line over the plot.
-void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool failed) {
+void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool failed, bool held_open) {
   const Palette& p = palette();
   if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
     v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
@@ -307,6 +307,8 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, boo
   legend_item(tr("reduce-scatter"), p.reduce_scatter);
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
+  // A wait at the gate not over yet (paused, or for the class's Next) is striped in the gate's grey.
+  if (held_open) legend_item(tr("held at the gate now"), with_alpha(p.gate, 0.35f), p.gate);
   // Stripes in the waiting colour: over an all-reduce's purple where it waited for the last rank,
   // over their own pale fill where a collective never finished.
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.35f), p.reduced);
@@ -707,13 +709,15 @@ void mark_replayed(ImDrawList* dl, const TimeAxis& a, std::pair<double, double> 
 void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::TimelineModel& tl = model.timeline();
   TimelineViewState& v = state.timeline;
+  // The last frame's open all-reduces: held at the gate gets its own legend entry.
+  const bool held_open = !model.failure().failed && !v.open_label.empty() && v.open_label != tr("waiting");
   v.open_label.clear();
   const float fs = ImGui::GetFontSize();
   const int all_lanes = tl.lanes();
   const view_model::Generation* generation = model.current_generation();
   const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
                                                       std::max(model.world_size(), all_lanes), state.job);
-  draw_legend(v, nodes, tl.has_delays(), model.failure().failed && !model.failure().culprits.empty());
+  draw_legend(v, nodes, tl.has_delays(), model.failure().failed && !model.failure().culprits.empty(), held_open);
   if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;
