@@ -308,7 +308,8 @@ std::pair<double, double> y_range(const sim::ScaleData& d, const sim::LiveCalibr
   for (const auto& p : d.reference) take(value_of(p, q));
   for (const auto& m : live.sizes) take(measured_value(m, live.world_size, q));
   if (!(hi > 0)) return {1e-6, 1.0};
-  return {std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi * 1.01)))};
+  // A curve flat on a decade (a latency of exactly 10 µs) lies on the axis unless a decade is added.
+  return {std::pow(10.0, std::floor(std::log10(lo / 1.01))), std::pow(10.0, std::ceil(std::log10(hi * 1.01)))};
 }
 
 void line_of(const LogLogPlot& plot, const std::vector<sim::CurvePoint>& points, Quantity q, uint32_t color,
