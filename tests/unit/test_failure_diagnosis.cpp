@@ -374,21 +374,33 @@ TEST_CASE("a killed rank whose chunk another rank received is placed inside that
 // its collective's end unsent. It is the culprit (not "missing" from the collective the others
 // wait in, until a timeout that never came), placed by the others as done with collective 5;
 // the others' lost connections are its echo. A rank that raised its own error is not "exited".
+// Three ranks in collective 5; ranks 0 and 2 go on into collective 6, rank 1 says no more.
+FailureTracker rank1_left_in_collective_5() {
+  FailureTracker tracker;
+  for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
+  for (int r = 0; r < 3; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 5, 4));
+  for (int r : {0, 2}) {
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 5, 4));
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 14, 6, 5));
+  }
+  return tracker;
+}
+
+// A process that exited with `code`, seen by its launcher at `seen_unix_ns` (0: not said).
+RankExit failing_exit(int rank, int code, int64_t seen_unix_ns = 0) {
+  RankExit x{rank, 100 + rank};
+  x.exited = true;
+  x.exit_code = code;
+  x.seen_unix_ns = seen_unix_ns;
+  return x;
+}
+
 TEST_CASE("a rank that exits failing without a word is the culprit, placed by the others") {
   const auto run = [](bool rank1_said_why) {
-    FailureTracker tracker;
-    for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
-    for (int r = 0; r < 3; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 5, 4));
-    for (int r : {0, 2}) {
-      tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 5, 4));
-      tracker.consume(collective(EventKind::CollectiveBegin, r, 14, 6, 5));
-    }
+    FailureTracker tracker = rank1_left_in_collective_5();
     if (rank1_said_why) tracker.consume(error_event(1, 13, ErrorCode::Other, "rank 1: ValueError: a bad batch"));
     tracker.consume(error_event(0, 15, ErrorCode::PeerClosed, "rank 0: Connection reset by peer"));
-    RankExit rank1{1, 100};
-    rank1.exited = true;
-    rank1.exit_code = 3;
-    tracker.note_exits({rank1});
+    tracker.note_exits({failing_exit(1, 3)});
     return tracker.diagnose(3);
   };
   const FailureDiagnosis silent = run(false);
@@ -411,22 +423,8 @@ TEST_CASE("a rank that exits failing without a word is the culprit, placed by th
 // collective 6, which rank 1's exit broke: an echo, not a second culprit.
 TEST_CASE("a second rank's failing exit after the first one's is its echo, whatever is read first") {
   const auto run = [](bool rank2_said_why) {
-    FailureTracker tracker;
-    for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
-    for (int r = 0; r < 3; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 5, 4));
-    for (int r : {0, 2}) {
-      tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 5, 4));
-      tracker.consume(collective(EventKind::CollectiveBegin, r, 14, 6, 5));
-    }
-    RankExit rank1{1, 100};
-    rank1.exited = true;
-    rank1.exit_code = 3;
-    rank1.seen_unix_ns = 1'000;
-    RankExit rank2{2, 102};
-    rank2.exited = true;
-    rank2.exit_code = 1;
-    rank2.seen_unix_ns = 2'000;
-    tracker.note_exits({rank1, rank2});
+    FailureTracker tracker = rank1_left_in_collective_5();
+    tracker.note_exits({failing_exit(1, 3, 1'000), failing_exit(2, 1, 2'000)});
     if (rank2_said_why) tracker.consume(error_event(2, 15, ErrorCode::PeerClosed, "rank 2: Connection closed by peer"));
     return tracker.diagnose(3);
   };
