@@ -390,8 +390,7 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
   }
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
     if (!f.is_culprit(r)) continue;
-    const ImVec2 c = ring_point(g, ring_angle(r, n));
-    const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
+    const ImVec2 a = cards[r].a, b = cards[r].b;
     dl->AddRectFilled(a, b, with_alpha(p.bad, 0.22f), 8);
     dl->AddRect(ImVec2(a.x - 4, a.y - 4), ImVec2(b.x + 4, b.y + 4), p.bad, 10, 0, 5.0f);
     std::string text = trf("rank {}: {}", r, RankFailureLabel(f.ranks[r], f));
@@ -402,8 +401,7 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
   for (int r = 0; r < n && r < static_cast<int>(f.ranks.size()); ++r) {
     const view_model::RankDiagnosis& d = f.ranks[r];
     if (f.is_culprit(r) || d.cause != view_model::RankCause::Waiting || compact || n > 8) continue;
-    const ImVec2 c = ring_point(g, ring_angle(r, n));
-    const ImVec2 a(c.x - g.card.x / 2, c.y - g.card.y / 2), b(c.x + g.card.x / 2, c.y + g.card.y / 2);
+    const ImVec2 a = cards[r].a, b = cards[r].b;
     dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(b.x + 2, b.y + 2), p.reduced, 9, 0, 2.5f);
     const std::string text = RankFailureLabel(d, f);
     // Under (or over) its card; where another note or card is there (longer words, as in

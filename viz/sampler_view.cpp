@@ -61,9 +61,6 @@ float cell_label_size(const Cells& cells, int64_t widest_number) {
   return size >= mono->FontSize * 0.6f ? size : 0;
 }
 
-// Each rank's shard in the order it trains on it (with set_epoch forgotten, the same every
-// epoch), one line per rank, as many lines as `rows` (the last one says how many ranks did not
-// fit when there are more).
 // A shard line's hover read-out: the whole order its line cuts off at the pane's edge.
 void shard_read_out(int rank, const std::vector<int64_t>& shard) {
   constexpr size_t kMostListed = 512;
@@ -73,6 +70,9 @@ void shard_read_out(int rank, const std::vector<int64_t>& shard) {
   WrappedTooltip(trf("rank {}: its {} indices in the order it trains on them", rank, shard.size()) + "\n" + list, 40);
 }
 
+// Each rank's shard in the order it trains on it (with set_epoch forgotten, the same every
+// epoch), one line per rank, as many lines as `rows` (the last one says how many ranks did not
+// fit when there are more).
 void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::SamplerGrid& grid, int rows) {
   const Palette& p = palette();
   ImFont* mono = fonts().mono;
@@ -251,6 +251,25 @@ void cell_read_out(int64_t index, const view_model::SamplerGrid& grid, const Ind
   WrappedTooltip(tip);
 }
 
+// The grid's cells and the shard lines under it, in the room `avail` gives.
+struct GridPlan {
+  Cells cells;
+  int order_rows = 1;
+  ImVec2 area;  // the grid's
+};
+
+// The grid keeps at least `min_grid_lines` lines' height (four; three when a line below must say
+// why Show order shows nothing); the shard lines below get what is left.
+GridPlan plan_grid(ImVec2 avail, int world_size, int64_t samples, int64_t widest_number, float min_grid_lines) {
+  const float fs = ImGui::GetFontSize(), line_h = fs * 1.25f, min_grid_h = fs * min_grid_lines;
+  GridPlan plan;
+  plan.order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(world_size, 16));
+  plan.area = ImVec2(avail.x, std::max(avail.y - (line_h * plan.order_rows + fs * 0.5f), min_grid_h));
+  plan.cells = fit_cells(samples, plan.area);
+  plan.cells.label_size = cell_label_size(plan.cells, widest_number);
+  return plan;
+}
+
 // The grid of the dataset's indices, a cell each (or a few per cell), in its owner's colour; the
 // shards' order below it, in the lines the pane leaves.
 void draw_index_grid(const view_model::SamplerHistory& history, const view_model::SamplerGrid& grid,
@@ -261,21 +280,11 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   const float line_h = fs * 1.25f;
   int64_t longest_shard = 0;
   for (const auto& shard : grid.shards) longest_shard = std::max<int64_t>(longest_shard, static_cast<int64_t>(shard.size()));
-  // The grid keeps at least four lines' height (three when a line below must say why Show order
-  // shows nothing); the shard lines below get what is left.
-  const auto plan = [&](float min_grid_lines, int& order_rows, ImVec2& area) {
-    const float min_grid_h = fs * min_grid_lines;
-    order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(grid.world_size, 16));
-    area = ImVec2(avail.x, std::max(avail.y - (line_h * order_rows + fs * 0.5f), min_grid_h));
-    Cells c = fit_cells(samples, area);
-    c.label_size = cell_label_size(c, label_order ? longest_shard - 1 : samples - 1);
-    return c;
-  };
-  int order_rows = 0;
-  ImVec2 area;
-  Cells cells = plan(4, order_rows, area);
-  const bool order_unseen = label_order && cells.label_size <= 0;
-  if (order_unseen) cells = plan(3, order_rows, area);
+  const int64_t widest_number = label_order ? longest_shard - 1 : samples - 1;
+  GridPlan plan = plan_grid(avail, grid.world_size, samples, widest_number, 4);
+  const bool order_unseen = label_order && plan.cells.label_size <= 0;
+  if (order_unseen) plan = plan_grid(avail, grid.world_size, samples, widest_number, 3);
+  const auto& [cells, order_rows, area] = plan;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##sampler_grid", area);
   const bool hovered = ImGui::IsItemHovered();
@@ -295,7 +304,6 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   if (hovered_index >= 0) cell_read_out(hovered_index, grid, marks, cells);
   ImVec2 below(origin.x, origin.y + cells.rows * cells.size + fs * 0.4f);
   said.sampler_numbers = cells.label_size <= 0 ? "" : label_order ? "order" : "index";
-  said.sampler_note.clear();
   int shard_rows = order_rows;
   // Show order ticked over cells too small for numbers changed nothing that could be seen: say so,
   // in the first of the lines below the grid (in its short form where the long one is cut).

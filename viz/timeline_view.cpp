@@ -146,6 +146,16 @@ std::string open_read_out(OpenBecause why, int rank, const TimelineSpan& s, doub
   return trf(what, s.collective_id, rank, format_duration(open_ns));
 }
 
+// Why the run's open collectives are open now.
+OpenBecause open_because(bool failed, const AppState& state) {
+  // Stopped while paused, the ranks ended held where the pause held them.
+  const bool paused = state.run.phase == RunPhase::Paused || (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop);
+  return failed                               ? OpenBecause::Peer
+         : paused                             ? OpenBecause::Pause
+         : state.step.mode == RingMode::Gated ? OpenBecause::Gate
+                                              : OpenBecause::Peer;
+}
+
 // A collective its rank is still in (or was in when its group failed).
 void draw_unfinished(ImDrawList* dl, float x0, float x1, float y0, float y1, float left, float limit, OpenBecause why) {
   const Palette& p = palette();
@@ -591,12 +601,7 @@ std::string draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& mod
                           std::string& hover_text) {
   const view_model::TimelineModel& tl = model.timeline();
   const view_model::FailureDiagnosis& failure = model.failure();
-  // Stopped while paused, the ranks ended held where the pause held them.
-  const bool paused = state.run.phase == RunPhase::Paused || (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop);
-  const OpenBecause why = failure.failed                      ? OpenBecause::Peer
-                          : paused                              ? OpenBecause::Pause
-                          : state.step.mode == RingMode::Gated  ? OpenBecause::Gate
-                                                                : OpenBecause::Peer;
+  const OpenBecause why = open_because(failure.failed, state);
   std::string said;
   for (int rank = 0; rank < static_cast<int>(notes.size()); ++rank) {
     const LaneRows rows{a.plot_min.y + rank * lane_h, lane_h, row_h};
@@ -710,7 +715,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::TimelineModel& tl = model.timeline();
   TimelineViewState& v = state.timeline;
   // The last frame's open all-reduces: held at the gate gets its own legend entry.
-  const bool held_open = !model.failure().failed && !v.open_label.empty() && v.open_label != tr("waiting");
+  const bool held_open = !v.open_label.empty() && open_because(model.failure().failed, state) != OpenBecause::Peer;
   v.open_label.clear();
   const float fs = ImGui::GetFontSize();
   const int all_lanes = tl.lanes();

@@ -112,7 +112,7 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size) 
       if (record.bucket < 0) record.bucket = event.bucket;
       if (record.bytes == 0) record.bytes = event.bytes;
       span.step = event.step;
-      record.step = most_common_step(record.ranks);
+      if (record.step != event.step) record.step = most_common_step(record.ranks);  // a rank at another step
       if (record.algorithm.empty()) record.algorithm = event.text;
       break;
     case EventKind::GateWait:
