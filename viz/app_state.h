@@ -214,6 +214,7 @@ struct SaidOnScreen {
   std::string loss_read_out;  // the Training view's hover read-out ("" when the mouse is not over the plot)
   std::string sampler_numbers;  // what the Sampler's cells are labelled with: "index", "order", "" (none)
   std::string sampler_note;     // the line under its grid when Show order cannot be seen ("" otherwise)
+  std::string scale_note;       // the Scale view's words under its step bar: the live run against the models
 };
 
 // Where the World size slider was while a run trained (screen y, logical pixels): a hand about

@@ -124,6 +124,13 @@ std::string model_title(const std::string& name) {
   return name;
 }
 
+// The backend of the world the live points come from ("" before its RunBegin).
+std::string live_backend(const view_model::RunModel& model, const sim::LiveCalibration& live) {
+  for (const view_model::Generation& g : model.generations())
+    if (g.index == live.generation && g.has_job) return g.job.backend;
+  return "";
+}
+
 void refresh_live(const view_model::RunModel& model) {
   const uint64_t seen = model.collectives().total_seen();
   if (g_cache.live_version == model.version() && g_cache.live_collectives == seen) return;
@@ -452,9 +459,31 @@ std::string comparison(const sim::LiveCalibration& live, const sim::LinkParams& 
   return out;
 }
 
+// The chosen link's model at each measured size: "10.7 KiB: 9.4 µs".
+std::string model_times(const sim::LiveCalibration& live, const sim::LinkParams& link) {
+  std::string out;
+  const auto rows = sim::compare_with_model(live, link);
+  for (size_t i = 0; i < rows.size() && i < 4; ++i)
+    out += fmt::format("{}{}: {}", i ? "; " : "", bytes_text(rows[i].bytes), time_text(rows[i].model_s));
+  return out;
+}
+
+// The link the live points are measured against: their own transport's preset where this machine
+// has one, so that choosing NVLink does not call a loopback run "100x slower than its model";
+// the chosen link then says what the same sizes would take there.
+std::string against_links(const sim::LiveCalibration& live, const ScaleViewState& v, const sim::LinkParams& link,
+                          const std::string& own) {
+  if (own.empty() || own == v.link)
+    return trf("Against the chosen link ({}): {}.", link_title(v.link), comparison(live, link));
+  const sim::LinkParams own_link = sim::find_link_preset(own).link;
+  return trf("Against its own link ({}): {}. On the chosen link ({}) the model gives {}.", link_title(own),
+             comparison(live, own_link), link_title(v.link), model_times(live, link));
+}
+
 // What the live run's points say, in words: the fitted link, or why there is none and how far
-// the points are from the chosen link's model.
-std::string live_note(const sim::LiveCalibration& live, const ScaleViewState& v, const sim::LinkParams& link) {
+// the points are from their own link's model.
+std::string live_note(const sim::LiveCalibration& live, const ScaleViewState& v, const sim::LinkParams& link,
+                      const std::string& own) {
   if (!live.any())
     return tr("No live all-reduce yet: press Start, and the run's own all-reduces appear on the plots as black points.");
   const std::string who = trf("Live run, {} ranks ({}): ", live.world_size,
@@ -475,7 +504,7 @@ std::string live_note(const sim::LiveCalibration& live, const ScaleViewState& v,
                 "nothing is fitted. ", live.sizes[0].samples)
           : trf("{} sizes, but the larger were not slower: the time is all latency (α) or noise, so β cannot be "
                 "fitted. On the chosen link bandwidth matters from about {} up. ", live.sizes.size(), bytes_text(crossover));
-  return who + why + trf("Against the chosen link ({}): {}.", link_title(v.link), comparison(live, link)) +
+  return who + why + against_links(live, v, link, own) +
          (live.sizes.size() == 1 ? std::string(" ") + tr("Bucket cap KB = 4 in the controls gives several sizes.") : "");
 }
 
@@ -526,7 +555,8 @@ void DrawScaleView(const view_model::RunModel& model, AppState& state) {
 
   const float fs = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const std::string note = (v.nodes > 1 ? node_note(v, d, query) + "\n" : std::string()) + live_note(live, v, query.link);
+  const std::string note = (v.nodes > 1 ? node_note(v, d, query) + "\n" : std::string()) + live_note(live, v, query.link, sim::own_link_preset(live_backend(model, live)));
+  state.said.scale_note = note;
   const float note_h = ImGui::CalcTextSize(note.c_str(), nullptr, false, avail.x).y;
   const float bottom_h = fs * 7.4f + note_h;
   const float plot_h = std::max(avail.y - bottom_h, fs * 8);

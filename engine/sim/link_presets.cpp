@@ -65,4 +65,10 @@ const LinkPreset& find_link_preset(const std::string& name) {
   throw InputError(fmt::format("unknown link preset '{}' (known: {})", name, known));
 }
 
+std::string own_link_preset(const std::string& backend) {
+  if (backend == "gloo") return "this-machine";
+  if (backend == "mpi") return "this-machine-shm";
+  return "";
+}
+
 }  // namespace ringlab::sim

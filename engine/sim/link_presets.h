@@ -18,5 +18,8 @@ struct LinkPreset {
 const std::vector<LinkPreset>& link_presets();
 // Throws InputError naming the value and listing the known names.
 const LinkPreset& find_link_preset(const std::string& name);
+// The preset measured on this machine for a backend's own transport (gloo: loopback TCP, mpi:
+// shared memory), or "" where none was (nccl).
+std::string own_link_preset(const std::string& backend);
 
 }  // namespace ringlab::sim

@@ -17,17 +17,7 @@ namespace {
 
 constexpr int kRanks = 4;
 
-Event collective_event(EventKind kind, int rank, int64_t id) {
-  Event e;
-  e.kind = kind;
-  e.rank = rank;
-  e.collective_id = id;
-  e.step = id;
-  e.bucket = 0;
-  e.bytes = 2 * kRanks * 4;
-  e.text = "ring";
-  return e;
-}
+Event collective_event(EventKind kind, int rank, int64_t id) { return test::collective_event(kind, rank, id, 2 * kRanks * 4); }
 
 // All-reduces [first, last) of a 4-rank ring, each begun, taken through its 2(N-1) ring steps and
 // ended by every rank: a run going on at full speed.

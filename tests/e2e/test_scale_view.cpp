@@ -1,0 +1,82 @@
+// The Scale view's words about the live run, drawn without a window: a 4-rank run's all-reduces of
+// the seed's 10.7 KiB bucket, each 900 µs, against the links it can be compared with. Measured on
+// loopback TCP (gloo), they are compared with loopback TCP's model whichever link is chosen; a
+// chosen NVLink only says what the same size would take there. Compared with NVLink's model, the
+// view called the run "100x" slower than a link it never used.
+#include <doctest/doctest.h>
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <string>
+
+#include "engine/view_model/run_model.h"
+#include "tests/support/headless_imgui.h"
+#include "tests/support/run_events.h"
+#include "viz/app_state.h"
+#include "viz/fonts.h"
+#include "viz/views.h"
+
+using namespace ringlab;
+
+namespace {
+
+constexpr int kRanks = 4;
+constexpr int64_t kBucketBytes = 2737 * 4;
+
+// A run on `backend` whose gradient all-reduces (ids 2..11, after the start-up's) take 900 µs.
+view_model::RunModel run_on(const std::string& backend) {
+  view_model::RunModel model;
+  for (int r = 0; r < kRanks; ++r) model.consume(test::run_begin_event(r, kRanks, backend));
+  for (int64_t id = 2; id < 12; ++id) {
+    const int64_t t0 = id * 10'000'000;
+    for (int r = 0; r < kRanks; ++r) model.consume(test::collective_event(EventKind::CollectiveBegin, r, id, kBucketBytes, t0));
+    for (int r = 0; r < kRanks; ++r) model.consume(test::collective_event(EventKind::CollectiveEnd, r, id, kBucketBytes, t0 + 900'000));
+  }
+  return model;
+}
+
+std::string note_against(const std::string& backend, const std::string& link) {
+  test::HeadlessImGui imgui{ImVec2(1400, 1000)};
+  viz::load_fonts(14.0f);
+  ImGui::GetIO().Fonts->Build();
+  const view_model::RunModel model = run_on(backend);
+  viz::AppState state;
+  state.scale.link = link;
+  ImGui::NewFrame();
+  ImGui::SetNextWindowPos(ImVec2(10, 10));
+  ImGui::SetNextWindowSize(ImVec2(1000, 600));
+  ImGui::Begin("scale", nullptr, ImGuiWindowFlags_NoDecoration);
+  viz::DrawScaleView(model, state);
+  ImGui::End();
+  ImGui::Render();
+  return state.said.scale_note;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("the live run is measured against its own link; a chosen faster link says what it would take") {
+  const std::string own = note_against("gloo", "this-machine");
+  INFO(own);
+  CHECK(has(own, "Live run, 4 ranks (ringlab's ring): one message size (10 all-reduces)."));
+  CHECK(has(own, "Against the chosen link (this machine: loopback TCP (gloo)): 10.7 KiB: 900 µs, model "));
+
+  const std::string nvlink = note_against("gloo", "nvlink4");
+  INFO(nvlink);
+  CHECK(has(nvlink, "Against its own link (this machine: loopback TCP (gloo)): 10.7 KiB: 900 µs, model "));
+  CHECK(has(nvlink, "On the chosen link (NVLink 4 (H100)) the model gives 10.7 KiB: "));
+  CHECK_FALSE(has(nvlink, "Against the chosen link"));
+  // The same words as with loopback chosen, up to where the chosen link comes in.
+  CHECK(nvlink.substr(0, nvlink.find(". On the chosen")) ==
+        own.substr(0, own.find(". ", own.find("Against"))).replace(own.find("Against the chosen link"), 23, "Against its own link"));
+
+  // MPI's ranks share memory: their own link is the shared-memory preset.
+  const std::string mpi = note_against("mpi", "100gbe");
+  INFO(mpi);
+  CHECK(has(mpi, "Against its own link (this machine: shared memory (MPI)): 10.7 KiB: 900 µs"));
+  CHECK(has(mpi, "On the chosen link (100 Gb Ethernet)"));
+  // NCCL has no preset measured on this machine: the chosen link stays the one compared with.
+  CHECK(has(note_against("nccl", "nvlink4"), "Against the chosen link (NVLink 4 (H100)): 10.7 KiB: 900 µs"));
+}
