@@ -212,6 +212,8 @@ struct SaidOnScreen {
   std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
   std::string curves_agree;  // side by side: how far the engine's MSE is from the script's ("" otherwise)
   std::string loss_read_out;  // the Training view's hover read-out ("" when the mouse is not over the plot)
+  std::vector<std::string> loss_legend;  // the Training view's legend entries as drawn (none: no legend)
+  float loss_plot_height = 0;             // its plot's height in pixels, axes included
   std::string sampler_numbers;  // what the Sampler's cells are labelled with: "index", "order", "" (none)
   std::string sampler_note;     // the line under its grid when Show order cannot be seen ("" otherwise)
   std::string scale_note;       // the Scale view's words under its step bar: the live run against the models

@@ -316,15 +316,28 @@ int legend_lines(std::span<const LegendEntry> entries, bool short_texts, float w
   return lines;
 }
 
+// Long names take more than two lines of a narrow pane: the short ones keep the plot's height.
+bool legend_short_texts(std::span<const LegendEntry> entries, bool prefer_short) {
+  const float fs = ImGui::GetFontSize();
+  return prefer_short || legend_lines(entries, false, ImGui::GetContentRegionAvail().x, fs * 1.7f, fs) > 2;
+}
+
 }  // namespace
 
-void LegendRow(std::span<const LegendEntry> entries, bool prefer_short) {
+float LegendHeight(std::span<const LegendEntry> entries, bool prefer_short) {
+  if (entries.empty()) return 0;
+  const float fs = ImGui::GetFontSize();
+  const int lines = legend_lines(entries, legend_short_texts(entries, prefer_short), ImGui::GetContentRegionAvail().x,
+                                 fs * 1.7f, fs);
+  return lines * ImGui::GetTextLineHeightWithSpacing();
+}
+
+std::vector<std::string> LegendRow(std::span<const LegendEntry> entries, bool prefer_short) {
   const float fs = ImGui::GetFontSize();
   const float line_w = fs * 1.4f;
   const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
-  // Long names take more than two lines of a narrow pane: the short ones keep the plot's height.
-  const bool short_texts =
-      prefer_short || legend_lines(entries, false, ImGui::GetContentRegionAvail().x, line_w + fs * 0.3f, fs) > 2;
+  const bool short_texts = legend_short_texts(entries, prefer_short);
+  std::vector<std::string> drawn;
   bool first = true;
   for (const auto& entry : entries) {
     LegendEntry e = entry;
@@ -341,7 +354,9 @@ void LegendRow(std::span<const LegendEntry> entries, bool prefer_short) {
     ImGui::Dummy(ImVec2(line_w, fs));
     ImGui::SameLine(0, fs * 0.3f);
     ImGui::TextUnformatted(e.text.c_str());
+    drawn.push_back(std::move(e.text));
   }
+  return drawn;
 }
 
 }  // namespace ringlab::viz

@@ -63,7 +63,10 @@ class Plot {
 // A legend laid out as a row (wrapping) above a plot, so it never hides the data.
 // `prefer_short`: the short names whenever they exist (a small pane keeps its plot's height);
 // otherwise only when the full ones would take more than two lines.
-void LegendRow(std::span<const LegendEntry> entries, bool prefer_short = false);
+// Returns the texts it drew, in order.
+std::vector<std::string> LegendRow(std::span<const LegendEntry> entries, bool prefer_short = false);
+// The height LegendRow would take for these entries in the space left on this line's width.
+float LegendHeight(std::span<const LegendEntry> entries, bool prefer_short = false);
 
 std::vector<double> nice_ticks(double lo, double hi, int target);
 std::vector<double> log_ticks(double lo, double hi);

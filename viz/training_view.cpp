@@ -164,9 +164,11 @@ void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::Lo
 // the plot keeps its height) and the whole-dataset MSE. Its settings are in the menu bar, its
 // world changes are the markers; beside a PyTorch script's run the legend says which of the two
 // is which, and how close they are, which the eye cannot tell.
-void add_live_run(CurveSet& set, const LossSeries& live, AppState& state) {
+// `ranks_as_one`: the ranks share one entry at any world size (a pane whose plot their four
+// entries would squeeze).
+void add_live_run(CurveSet& set, const LossSeries& live, AppState& state, bool ranks_as_one) {
   set.take_extent(live, nullptr);
-  const bool many = live.rank_loss.size() > 4;
+  const bool many = live.rank_loss.size() > 4 || (ranks_as_one && live.rank_loss.size() > 1);
   if (state.training.show_ranks)
     for (size_t r = 0; r < live.rank_loss.size() && r < 16; ++r) {
       if (live.rank_loss[r].empty()) continue;
@@ -285,17 +287,29 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   state.said.loss_read_out.clear();
   draw_training_switches(state);
   const LossSeries& live = model.loss();
-  // The legend goes above the plot whenever the plot keeps some height under it; only in a
-  // very small pane does it move into the hover read-out, which names every series anyway.
+  // The legend goes above the plot whenever the plot keeps some height under it. Where it would
+  // leave the plot less than kPlotKept, the ranks share one entry; only in a very small pane does
+  // it move into the hover read-out, which names every series anyway.
   const float room = ImGui::GetContentRegionAvail().y, fs = ImGui::GetFontSize();
+  const float kPlotKept = fs * 8;
   const bool short_legend = room < fs * 16;
-  CurveSet set;
-  add_earlier_runs(set, state, live.extent.any ? &live.extent : nullptr, short_legend && state.overlays.size() > 1);
-  add_live_run(set, live, state);
+  const auto curve_set = [&](bool ranks_as_one) {
+    CurveSet set;
+    add_earlier_runs(set, state, live.extent.any ? &live.extent : nullptr, short_legend && state.overlays.size() > 1);
+    add_live_run(set, live, state, ranks_as_one);
+    return set;
+  };
+  const auto legend_of = [&](const CurveSet& set) {
+    return short_legend ? earlier_runs_as_one(set.legend, set.overlay_entries, state.first_overlay_number()) : set.legend;
+  };
+  CurveSet set = curve_set(false);
+  if (room - LegendHeight(legend_of(set), short_legend) < kPlotKept) set = curve_set(true);
   if (!set.extent.any || set.curves.empty()) return say_no_loss_yet(state);
-  if (room > fs * 9) LegendRow(short_legend ? earlier_runs_as_one(set.legend, set.overlay_entries, state.first_overlay_number()) : set.legend, short_legend);
+  state.said.loss_legend.clear();
+  if (room > fs * 9) state.said.loss_legend = LegendRow(legend_of(set), short_legend);
   if (room > fs * 16 && !state.said.curves_agree.empty()) DimWrapped(state.said.curves_agree.c_str());
   const ImVec2 size = ImGui::GetContentRegionAvail();
+  state.said.loss_plot_height = size.y;
   const bool by_epoch = v.by_epoch;
   const view_model::LossExtent& extent = set.extent;
   const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;

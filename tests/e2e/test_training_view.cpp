@@ -18,11 +18,11 @@ using namespace ringlab;
 
 namespace {
 
-view_model::RunModel two_epochs() {
+view_model::RunModel two_epochs(int ranks = 2) {
   view_model::RunModel model;
-  for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int r = 0; r < ranks; ++r) model.consume(test::run_begin_event(r, ranks, "gloo"));
   for (int s = 0; s < 8; ++s) {
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < ranks; ++r) {
       Event e;
       e.kind = EventKind::StepEnd;
       e.rank = r;
@@ -74,7 +74,41 @@ std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0) {
   return seen;
 }
 
+// A finished 4-rank run beside two earlier runs, drawn in a Training pane of `pane` at the text
+// size of a 1280x720 window.
+viz::SaidOnScreen four_ranks_in(ImVec2 pane) {
+  test::HeadlessImGui imgui{ImVec2(1000, 800)};
+  viz::load_fonts(14.0f);
+  ImGui::GetIO().Fonts->Build();
+  const view_model::RunModel model = two_epochs(4);
+  viz::AppState state;
+  state.overlays = {model.loss(), model.loss()};
+  state.overlays_kept = 2;
+  state.run.phase = viz::RunPhase::Finished;
+  ImGui::NewFrame();
+  ImGui::SetNextWindowPos(ImVec2(10, 10));
+  ImGui::SetNextWindowSize(pane);
+  ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+  viz::DrawTrainingView(model, state);
+  ImGui::End();
+  ImGui::Render();
+  return state.said;
+}
+
 }  // namespace
+
+TEST_CASE("in the small pane of a 1280x720 window the ranks share a legend entry, so the plot keeps its height") {
+  // The pane beside the ring: a legend entry per rank took a second line and left the plot a
+  // strip a few ticks high (a PyTorch script side by side with the engine took a third).
+  const viz::SaidOnScreen small = four_ranks_in(ImVec2(390, 200));
+  CHECK(small.loss_legend == std::vector<std::string>{"earlier runs 1–2", "ranks 0–3", "MSE"});
+  CHECK(small.loss_plot_height >= 110);  // 100 under a legend of two lines
+  // Enlarged, every rank is named.
+  const viz::SaidOnScreen big = four_ranks_in(ImVec2(800, 500));
+  CHECK(big.loss_legend.size() == 7);
+  CHECK(big.loss_legend[2] == "rank 0");
+  CHECK(big.loss_plot_height >= 300);
+}
 
 TEST_CASE("the loss read-out names the step of a sparse curve's point when it is not the step under the mouse") {
   const std::map<std::string, std::string> seen = sweep();
