@@ -370,8 +370,9 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       // How to ask again names what was sent: Ctrl-C at a terminal, the signal's name otherwise.
       const std::string again = sig == SIGINT ? "press Ctrl-C again" : "send " + signal_name(sig) + " again";
       if (!quiet)
-        std::fprintf(stderr, "ringlab run: %s: stopping the workers at their next step boundary (at most %lld s); "
-                     "%s to stop at once\n", to_string(stop_cause_for_signal(sig)),
+        std::fprintf(stderr, "ringlab run: %s: stopping the workers together at their next step vote (one every "
+                     "50 ms of training or so; the epochs already trained are still printed; at most %lld s); %s to "
+                     "stop at once\n", to_string(stop_cause_for_signal(sig)),
                      static_cast<long long>(kStopPatience.count()), again.c_str());
     }
     if (const std::string lines = live.take(); !lines.empty()) {
@@ -452,6 +453,19 @@ std::string joined_node_footer(const ControllerOptions& o) {
                      first == last ? fmt::format("rank {}", first) : fmt::format("ranks {} to {}", first, last));
 }
 
+
+// After a stop asked by a signal, a long run's outputs can take seconds to write (its trace most):
+// said, so that the wait is not taken for a hang, with what a second signal would cost.
+void say_writing_outputs(const RunFlags& f) {
+  std::string outputs;
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--report", f.report},
+                                   {"--trace", f.trace}, {"--metrics", f.metrics},
+                                   {"--dump-flight-recorder", f.flight_dump}})
+    if (!path.empty()) outputs += fmt::format("{}{} {}", outputs.empty() ? "" : ", ", flag, path);
+  if (outputs.empty()) return;
+  std::fprintf(stderr, "ringlab run: writing %s (signalled again, it stops at once and leaves out what is not written by then)\n",
+               outputs.c_str());
+}
 void run(RunFlags& f) {
   // Before any file is created or process started: from here on Ctrl-C stops the run cleanly.
   InterruptSignals signals("ringlab run");
@@ -559,6 +573,7 @@ void run(RunFlags& f) {
   if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && !result.job.faults.empty())
     std::fprintf(stderr, "ringlab run: with --fault %s the run ended well: %.0f µs per step (rank 0)\n",
                  fmt::format("{}", fmt::join(result.job.faults, " --fault ")).c_str(), result.us_per_step);
+  if (signals.received() && !f.quiet) say_writing_outputs(f);
   // One output that cannot be written does not cost the others, nor the run's own failure.
   bool written = write_output("run", f.report, [&] { write_report_json(result, f.report); });
   written &= write_output("run", f.trace, [&] { sinks.write_trace(f.trace); });

@@ -8,17 +8,16 @@
 
 #include <atomic>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 
+#include "engine/core/abort_removal.h"
 #include "engine/core/error.h"
 
 namespace ringlab {
 namespace {
 
-// The handler may only touch what is async-signal-safe: these, write(), unlink(), sigaction(),
-// raise(). Everything is set up before the handlers are installed.
-constexpr int kMaxFiles = 16;
+// The handler may only touch what is async-signal-safe: these, write(), abort_removal's table,
+// sigaction(), raise(). Everything is set up before the handlers are installed.
 std::atomic<int> g_first{0};
 std::atomic<int64_t> g_first_ns{0};  // when the first one came (CLOCK_MONOTONIC)
 // One request can arrive as two copies: `timeout`, and wrappers like it, signal the process and
@@ -26,8 +25,6 @@ std::atomic<int64_t> g_first_ns{0};  // when the first one came (CLOCK_MONOTONIC
 // that echo, not a person asking a second time (two presses of Ctrl-C are further apart).
 constexpr int64_t kEchoWindowNs = 50'000'000;
 int g_wake[2] = {-1, -1};  // a byte written here wakes wait()
-char g_files[kMaxFiles][PATH_MAX];
-std::atomic<int> g_file_count{0};
 char g_abort_line[256];
 size_t g_abort_line_length = 0;
 constexpr int kSignalCount = 3;
@@ -61,9 +58,9 @@ void on_signal(int sig) {
     errno = saved_errno;
     return;
   }
-  // The second one: end now, as if there were no handler, leaving no half-made file behind.
-  for (int i = 0; i < g_file_count.load(); ++i) ::unlink(g_files[i]);
-  for (int i = g_file_count.load(); i-- > 0;) ::rmdir(g_files[i]);  // then the folders, emptied
+  // The second one: end now, as if there were no handler, leaving no half-made file behind: the
+  // run's own files, and the temporary file of any output being written.
+  abort_removal::remove_all();
   [[maybe_unused]] ssize_t ignored = ::write(STDERR_FILENO, g_abort_line, g_abort_line_length);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -79,11 +76,12 @@ InterruptSignals::InterruptSignals(const std::string& program) {
     throw Error(std::string("cannot set up the signal handlers: pipe: ") + std::strerror(errno));
   g_first = 0;
   g_first_ns = 0;
-  g_file_count = 0;
   // On a terminal the line may hold a progress bar and the "^C" echo: the line is cleared first
   // (decided here: the handler may not ask).
   const std::string start = ::isatty(STDERR_FILENO) ? "\r\033[K" : "\n";
-  const std::string line = start + program + ": signalled again: stopped at once, without writing any output\n";
+  const std::string line = start + program +
+                           ": signalled again: stopped at once; an output not written by now is not written "
+                           "(a file of its name is left as it was)\n";
   g_abort_line_length = std::min(line.size(), sizeof g_abort_line);
   std::memcpy(g_abort_line, line.data(), g_abort_line_length);
   struct sigaction action {};
@@ -98,6 +96,7 @@ InterruptSignals::InterruptSignals(const std::string& program) {
 }
 
 InterruptSignals::~InterruptSignals() {
+  for (int slot : slots_) abort_removal::drop(slot);
   for (int i = 0; i < kSignalCount; ++i)
     if (g_installed[i]) ::sigaction(kSignals[i], &g_previous[i], nullptr);
   ::close(g_wake[0]);
@@ -117,11 +116,6 @@ int InterruptSignals::wait(std::chrono::milliseconds timeout) const {
   return received();
 }
 
-void InterruptSignals::remove_on_abort(const std::string& path) {
-  const int i = g_file_count.load();
-  if (i >= kMaxFiles || path.size() >= PATH_MAX) return;
-  std::memcpy(g_files[i], path.c_str(), path.size() + 1);
-  g_file_count.store(i + 1);  // published only once the path is complete
-}
+void InterruptSignals::remove_on_abort(const std::string& path) { slots_.push_back(abort_removal::add(path)); }
 
 }  // namespace ringlab

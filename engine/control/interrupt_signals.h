@@ -4,12 +4,13 @@
 // the run at a step boundary, write what it has, exit 130, 143 or 129 (128 + the signal, as a
 // shell reports a process killed by it). A second one, while that wind-down goes on, ends the
 // process at once, by the same signal, after removing the files registered with
-// remove_on_abort() (outputs created empty for this run, checkpoints). The same signal within
+// remove_on_abort() (the run's checkpoints) and the temporary files of outputs being written. The same signal within
 // 50 ms of the first is not a second one: `timeout` sends each signal twice. The
 // workers go with it: the kernel kills them when the controller dies (PR_SET_PDEATHSIG, see
 // launcher.cpp), so none is left behind.
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace ringlab {
 
@@ -27,11 +28,14 @@ class InterruptSignals {
   // Waits until a signal comes (at once if one came since the last call) or `timeout` has
   // passed; returns received().
   int wait(std::chrono::milliseconds timeout) const;
-  // A file to remove if a second signal ends the process (at most 16; copied now, since the
-  // handler may not allocate).
+  // A file or folder to remove if a second signal ends the process (copied now into
+  // abort_removal's table, since the handler may not allocate; taken out again with this).
   void remove_on_abort(const std::string& path);
 
   static int exit_code(int signal) { return 128 + signal; }
+
+ private:
+  std::vector<int> slots_;  // remove_on_abort's, in abort_removal's table
 };
 
 }  // namespace ringlab

@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <random>
 #include <streambuf>
+#include <utility>
 
 #include <fmt/core.h>
 
+#include "engine/core/abort_removal.h"
 #include "engine/core/error.h"
 
 namespace ringlab {
@@ -137,6 +139,7 @@ struct OutputFile::Impl {
   FdBuffer buffer;
   std::ostream stream;
   bool committed = false;
+  int abort_slot = -1;  // the temporary file, removed by a process ended at once (abort_removal)
 
   Impl(std::string p, std::string w, std::optional<mode_t> mode)
       : path(std::move(p)), what(std::move(w)), target(resolve_target(path, what)), fd(open(mode)), buffer(fd),
@@ -145,6 +148,7 @@ struct OutputFile::Impl {
   ~Impl() {
     if (fd >= 0) ::close(fd);
     if (!committed && !tmp.empty()) ::unlink(tmp.c_str());
+    abort_removal::drop(abort_slot);
   }
 
   int open(std::optional<mode_t> mode) {
@@ -155,6 +159,7 @@ struct OutputFile::Impl {
     }
     const int created = create_temporary(target.path, mode.value_or(0666), tmp);
     if (created < 0) throw write_error(what, path, errno);
+    abort_slot = abort_removal::add(tmp);
     const std::optional<mode_t> exact = mode ? mode
                                         : target.kind == TargetKind::ExistingFile ? std::optional<mode_t>(target.mode)
                                                                                  : std::nullopt;
@@ -193,6 +198,7 @@ void OutputFile::commit() {
   // rename() replaces the target in one step: a reader sees the old file or the new one.
   if (!f.tmp.empty()) {
     if (::rename(f.tmp.c_str(), f.target.path.c_str()) != 0) throw write_error(f.what, f.path, errno);
+    abort_removal::drop(std::exchange(f.abort_slot, -1));
     sync_directory_of(f.target.path);
   }
   f.committed = true;

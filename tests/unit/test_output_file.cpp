@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/abort_removal.h"
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
 
@@ -208,4 +209,51 @@ TEST_CASE("two outputs naming one file are refused; /dev/null may take several")
   fs::create_symlink("new.json", link);
   CHECK_THROWS_AS(require_distinct_outputs({{target, "--report"}, {link, "--metrics"}}), InputError);
   CHECK_NOTHROW(require_distinct_outputs({{target, "--report"}, {b, "--metrics"}}));
+}
+
+// A second Ctrl-C ends the process from its signal handler: an output half-written at that moment
+// is removed with the run's own files (abort_removal), where it stayed beside its target as
+// report.json.tmp.XXXXXX. Done in a child, which ends as the handler ends it.
+TEST_CASE("a process ended at once removes the temporary file of an output being written, not a written one") {
+  TempDir dir;
+  const fs::path written = dir.path / "report.json", half = dir.path / "trace.json", old = dir.path / "metrics.csv";
+  const fs::path own = dir.path / "run-folder";
+  write_text(old, "an earlier run's\n");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    write_output_file(written.string(), "--report", [](std::ostream& s) { s << "{}\n"; });
+    fs::create_directory(own);
+    write_text(own / "run.ckpt", "state");
+    abort_removal::add((own / "run.ckpt").string());
+    abort_removal::add(own.string());
+    OutputFile trace(half.string(), "--trace");
+    trace.stream() << "[{\"half\": ";
+    trace.stream().flush();
+    OutputFile metrics(old.string(), "--metrics");
+    metrics.stream() << "step,";
+    abort_removal::remove_all();  // what the handler does before the signal ends the process
+    ::_exit(0);                   // no destructor runs
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(dir.names() == std::vector<std::string>{"metrics.csv", "report.json"});
+  CHECK(read(written) == "{}\n");
+  CHECK(read(old) == "an earlier run's\n");
+}
+
+TEST_CASE("a committed output is taken out of the table: an abort after it leaves the file") {
+  TempDir dir;
+  const fs::path out = dir.path / "report.json";
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    for (int i = 0; i < 200; ++i)  // more outputs than the table holds at once
+      write_output_file(out.string(), "--report", [&](std::ostream& s) { s << i << "\n"; });
+    abort_removal::remove_all();
+    ::_exit(0);
+  }
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  CHECK(read(out) == "199\n");
+  CHECK(dir.names() == std::vector<std::string>{"report.json"});
 }
