@@ -233,12 +233,14 @@ struct Controller::Impl {
     marker.value = restarts;
     marker.rank = -1;
     marker.t_begin_ns = marker.t_end_ns = now_ns();
-    checkpoint_in.clear();
     marker.epoch = 0;
     marker.step = 0;
-    if (::access(epoch_checkpoint_path().c_str(), R_OK) == 0) {
-      checkpoint_in = checkpoint_path + ".resume";
-      ::rename(epoch_checkpoint_path().c_str(), checkpoint_in.c_str());
+    // The newest epoch checkpoint, else the one the failed attempt resumed from: an attempt that
+    // failed before ending an epoch of its own had still begun where that one left off.
+    const std::string resume = checkpoint_path + ".resume";
+    if (::access(epoch_checkpoint_path().c_str(), R_OK) == 0) ::rename(epoch_checkpoint_path().c_str(), resume.c_str());
+    checkpoint_in = ::access(resume.c_str(), R_OK) == 0 ? resume : "";
+    if (!checkpoint_in.empty()) {
       const Checkpoint c = load_checkpoint(checkpoint_in);
       marker.epoch = c.state.epoch;
       marker.step = c.state.steps_done;

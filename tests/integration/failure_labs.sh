@@ -50,6 +50,14 @@ if [ $rc -eq 1 ] && grep -q "^restart 1 of 1, from the start (no epoch had ended
 then ok "restarts that did not help: each restart's cause said, and the run failed (exit 1)"
 else bad "restarts that did not help: rc=$rc $(grep -m2 restart "$work/out") $(head -1 "$work/err")"; fi
 
+# A restart whose attempt failed before ending an epoch of its own goes back to the epoch the
+# attempt had resumed from (it went back to the start: the checkpoint had been taken for it).
+run run -n 2 --epochs 4 --uneven 1:1 --timeout 3 --max-restarts 2 --report "$work/twice.json"
+if [ $rc -eq 1 ] && [ "$(grep -c "^restart [12] of 2, from the end of epoch 3 (step 12), after: " "$work/out")" = 2 ] &&
+   $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["restarts"]) == 2 and all("from the end of epoch 3" in n for n in r["restarts"]), r["restarts"]' "$work/twice.json"
+then ok "a second restart resumes from the epoch the first resumed from: $(grep -m1 '^restart 2' "$work/out" | cut -c1-60)"
+else bad "second restart: rc=$rc $(grep '^restart' "$work/out" | cut -c1-80)"; fi
+
 # 2. Mismatched collectives are detected before any gradient moves, with both fingerprints.
 # The timeout is 300 s and the bound 60 s: an ending that came from the check, not from a wait
 # running out, on a machine however busy.
