@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/core/error.h"
 #include "engine/job/epoch_shape.h"
+#include "engine/job/fault_plan.h"
 #include "engine/events/ended_early.h"
 #include "engine/events/flight_recorder.h"
 #include "engine/events/stuck_collective.h"
@@ -25,6 +27,24 @@ std::string with_rank(const Event& e) {
   if (e.rank < 0) return e.text;
   const std::string prefix = fmt::format("rank {}: ", e.rank);
   return e.text.rfind(prefix, 0) == 0 ? e.text : prefix + e.text;
+}
+
+// A straggler's delay fires before every step of its rank, and says so only after each sleep (a
+// Straggle event), which a run whose others gave up during that sleep never receives: the job
+// names it. Where it failed the run, the others' timeout is its echo.
+void add_stragglers(const JobConfig& job, std::vector<std::string>& faults, std::set<int>& ranks) {
+  std::vector<Fault> planned;
+  try {
+    planned = parse_faults(job);
+  } catch (const InputError&) {
+    return;  // a job that does not parse was refused before any rank started
+  }
+  for (const Fault& f : planned) {
+    if (f.kind != FaultKind::Delay || ranks.count(f.rank)) continue;
+    faults.push_back(fmt::format("rank {}: delay: {} ms before each of its steps (a straggler: the others wait for it "
+                                 "in every all-reduce)", f.rank, static_cast<int64_t>(f.delay_ms)));
+    ranks.insert(f.rank);
+  }
 }
 
 }  // namespace
@@ -374,16 +394,19 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   std::string msg = ranks_that_ended_early(exits);
   // A fault injected on purpose is the cause: where it fired on another rank than the first to
   // fail (a skip that the others' collective check caught), it comes first, where a reader looks.
-  const std::string injected = injected_.empty() ? "" : fmt::format("\nfault injected: {}", fmt::join(injected_, "; "));
+  std::vector<std::string> faults = injected_;
+  std::set<int> faulty = injected_ranks_;
+  add_stragglers(r_.job, faults, faulty);
+  const std::string injected = faults.empty() ? "" : fmt::format("\nfault injected: {}", fmt::join(faults, "; "));
   const std::string failed_words = failed ? failed_line(*failed) : "";
-  const bool names_a_faulty_rank = std::any_of(injected_ranks_.begin(), injected_ranks_.end(), [&](int rank) {
+  const bool names_a_faulty_rank = std::any_of(faulty.begin(), faulty.end(), [&](int rank) {
     return failed_words.rfind(fmt::format("rank {} ", rank), 0) == 0;  // mpirun's line may name the silent rank
   });
   // Ranks that raised errors of their own at about the same time (a script's exceptions, not a
   // lost peer's echo) exit, and their errors arrive, in either order: the first to exit and the
   // first error may name different ranks, and both are causes.
   if (own_errors_.size() > 1) msg += fmt::format("\nranks {} raised errors of their own", fmt::join(own_errors_, ", "));
-  if (failed && !injected_.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
+  if (failed && !faults.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
   else if (failed) msg += "\n" + failed_words + injected;
   else msg += injected;
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first

@@ -42,6 +42,14 @@ if [ $rc -eq 1 ] && { { head -1 "$work/err" | grep -q "^ringlab run: fault injec
 then ok "--fault skip:1@5: the failure's first line names rank 1: $(head -1 "$work/err" | cut -c1-80)"
 else bad "--fault skip:1@5: rc=$rc $(head -2 "$work/err")"; fi
 
+# A straggler whose delay outlasts the others' timeout is named first, not only the rank that
+# timed out waiting for it (it was not named at all).
+run run -q -n 2 --epochs 1 --fault delay:1:5000 --timeout 3
+if [ $rc -eq 1 ] && head -1 "$work/err" | grep -q "^ringlab run: fault injected: rank 1: delay: 5000 ms before each of its steps" &&
+   sed -n 2p "$work/err" | grep -q "^then rank 0 failed"
+then ok "--fault delay:1:5000 past --timeout 3: the failure's first line names the straggler"
+else bad "--fault delay:1:5000: rc=$rc $(head -2 "$work/err")"; fi
+
 # A run that fails after every restart says each restart's cause and that it failed in the end.
 run run -n 4 --epochs 1 --uneven 1:1 --timeout 3 --max-restarts 1 --report "$work/gave_up.json"
 if [ $rc -eq 1 ] && grep -q "^restart 1 of 1, from the start (no epoch had ended), after: rank 1 ended its training" "$work/out" &&
