@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <cstdio>
 #include <map>
@@ -881,6 +883,22 @@ void require_torch_backend(const std::string& backend) {
                    backend + "'");
 }
 
+namespace {
+
+// The run's id names its checkpoint folder and is printed in the command that joins the other
+// nodes: a path separator, a space or a quote would break one or the other.
+void check_run_id(const std::string& id) {
+  constexpr size_t kLongest = 64;
+  const bool plain = std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!plain || id.size() > kLongest || id == "." || id == "..")
+    throw InputError(fmt::format("--run-id '{}': use letters, digits, '-', '_' and '.' only, at most {} of them",
+                                 id.size() > kLongest ? id.substr(0, kLongest) + "..." : id, kLongest));
+}
+
+}  // namespace
+
 void ControllerOptions::validate() const {
   job.validate();
   // Before the multi-node checks: a --torch run across nodes is refused for what it is, not for a
@@ -915,6 +933,7 @@ void ControllerOptions::validate() const {
                                  "node 0's --join-file) or set RINGLAB_TOKEN", node_rank));
   if (nnodes > 1 && max_restarts > 0)
     throw InputError("--max-restarts works within one node: a restart across nodes is not supported");
+  check_run_id(run_id);
   if (nnodes > 1 && interactive)
     throw InputError("the app runs one node; start a multi-node run with `ringlab run --nnodes N`");
 }

@@ -1,6 +1,7 @@
 #include "engine/control/join_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -24,13 +25,17 @@ void write_join_file(const std::string& path, const JoinInfo& info) {
 
 namespace {
 
-nlohmann::json parse_join_json(const std::string& path) {
+struct stat join_file_status(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw InputError(fmt::format("--join-file {}: no such file (node 0 writes it when started with --join-file)", path));
-  if ((st.st_mode & 077) != 0)
-    throw InputError(fmt::format("--join-file {}: others can read it (mode {:o}) and it holds the run's token; "
-                                 "`chmod 600 {}` if it is yours", path, st.st_mode & 0777, path));
+  if (!S_ISREG(st.st_mode))
+    throw InputError(fmt::format("--join-file {}: not a join file ({}): give the file node 0 wrote", path,
+                                 S_ISDIR(st.st_mode) ? "a directory" : "not a regular file"));
+  return st;
+}
+
+nlohmann::json parse_join_json(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -40,6 +45,16 @@ nlohmann::json parse_join_json(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("--join-file {}: not a join file ({})", path, e.what()));
   }
+}
+
+// A join file holds the run's token: one that others can read is refused, once it is known to be
+// one (the advice to chmod a file that is not one, or is someone else's, would be wrong).
+void refuse_readable_by_others(const std::string& path, const struct stat& st) {
+  if ((st.st_mode & 077) == 0) return;
+  const std::string fix = st.st_uid == ::geteuid() ? fmt::format("`chmod 600 {}`", path)
+                                                   : std::string("ask its owner to make it readable by them alone");
+  throw InputError(fmt::format("--join-file {}: others can read it (mode {:o}) and it holds the run's token; {}",
+                               path, st.st_mode & 0777, fix));
 }
 
 template <class T>
@@ -54,6 +69,7 @@ T field(const nlohmann::json& j, const char* key, const std::string& path) {
 }  // namespace
 
 JoinInfo read_join_file(const std::string& path) {
+  const struct stat st = join_file_status(path);
   const nlohmann::json j = parse_join_json(path);
   if (!j.is_object()) throw InputError(fmt::format("--join-file {}: not a join file (not a JSON object)", path));
   JoinInfo info;
@@ -66,6 +82,7 @@ JoinInfo read_join_file(const std::string& path) {
   info.run_id = field<std::string>(j, "run_id", path);
   info.token = field<std::string>(j, "token", path);
   if (info.token.empty()) throw InputError(fmt::format("--join-file {}: the token is empty", path));
+  refuse_readable_by_others(path, st);
   return info;
 }
 

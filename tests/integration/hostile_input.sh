@@ -176,6 +176,9 @@ row "run --fault bogus" "--fault bogus: unknown kind 'bogus'" "$bin" run --fault
 row "run --backend mpi --fault drop:1@5 (one machine: no connection to drop)" "--fault drop:1@5: the mpi backend's ranks on one machine talk through shared memory" "$bin" run -n 2 --backend mpi --fault drop:1@5
 row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative integer" "$bin" run --uneven 0:-1
 row "run --max-restarts -1" "--max-restarts must be between 0 and 100, got -1" "$bin" run --max-restarts -1
+row "run --run-id x/y (it blamed TMPDIR)" "--run-id 'x/y': use letters, digits, '-', '_' and '.' only, at most 64" "$bin" run -n 2 --run-id x/y
+row "run --run-id 'bad id' (printed unquoted for node 1)" "--run-id 'bad id': use letters, digits" "$bin" run -n 2 --run-id "bad id"
+row "run --join-file /tmp (a folder: it advised chmod 600 /tmp)" "--join-file /tmp: not a join file \\(a directory\\)" "$bin" run --join-file /tmp --node-rank 1
 row "run --unknown-flag" "The following argument was not expected: --unknown-flag" "$bin" run --unknown-flag
 row "gui --kill-now 3:x" "--kill-now must be STEP:RANK with RANK 0-15 \\(like 200:1\\); got '3:x'" "$bin" gui --frames 1 --kill-now 3:x
 row "gui --kill-now without --frames" "--kill-now and --wait-run need --frames N" "$bin" gui --kill-now 3:1

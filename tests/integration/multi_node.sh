@@ -307,6 +307,9 @@ else fail "a live run's join file: exit $rc, then $rc1/$rc0: $(head -2 "$work/li
 chmod 644 "$work/never.join.copy"
 "$ringlab" run --join-file "$work/never.join.copy" --node-rank 1 -q > /dev/null 2> "$work/mode.err"
 expect "a join file others can read is refused" "$work/mode.err" "others can read it" $?
+"$ringlab" run --join-file "$work" --node-rank 1 -q > /dev/null 2> "$work/dir.err"
+expect "a directory given as the join file is called one (it was told to chmod 600 the folder)" "$work/dir.err" \
+  "not a join file (a directory)" $?
 
 "$ringlab" run --nnodes 2 --nproc-per-node 2 -n 3 --master-port 29999 -q > /dev/null 2> "$work/ws.err"
 expect "-n disagreeing with --nnodes x --nproc-per-node" "$work/ws.err" "--world-size 3 disagrees with --nnodes 2 x --nproc-per-node 2 = 4" $?
