@@ -91,10 +91,11 @@ void RunAccumulator::add(const Event& e) {
       }
       break;
     case EventKind::StepEnd:
-      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, e.value);
+      // A joined rank's shadow step has no loss: null in the report, as a loss that is not a number.
+      if (e.rank >= 0 && e.rank < kMaxReportedRank) history_->add_step_loss(e.rank, is_joined_step(e) ? NAN : e.value);
       // The first step whose loss was not finite, and of the ranks at it the lowest (as they
       // arrive, the order of ranks at one step is chance).
-      if (!std::isfinite(e.value) && e.step >= 0 &&
+      if (!is_joined_step(e) && !std::isfinite(e.value) && e.step >= 0 &&
           (diverged_.step < 0 || e.step < diverged_.step || (e.step == diverged_.step && e.rank < diverged_.rank)))
         diverged_ = {e.step, e.rank, e.value};
       if (e.rank == 0) {

@@ -126,6 +126,10 @@ inline bool last_piece(const Event& e) { return piece_offset(e) + piece_size(e) 
 // The controller's marker for a restart of the whole group (see EventKind::Restart).
 inline bool is_restart_marker(const Event& e) { return e.kind == EventKind::Restart; }
 
+// The StepEnd of a rank out of data under Join: it shadowed the others' all-reduce with zeros and
+// trained no batch, so the step has no loss of its own (its value is not one).
+inline bool is_joined_step(const Event& e) { return e.kind == EventKind::StepEnd && e.text == "joined"; }
+
 // Where events go. The worker's sink sends them to the controller; tests collect them in memory.
 class EventSink {
  public:

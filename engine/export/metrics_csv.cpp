@@ -43,6 +43,7 @@ void MetricsCsvWriter::emit(Event e) {
       l.row.end_ns = event_end_ns(e);
       l.row.epoch = e.epoch;
       l.row.loss = e.value;
+      l.row.has_loss = !is_joined_step(e);
       l.ended = true;
       break;
     case EventKind::CollectiveBegin: l.collective_begin_ns[e.collective_id] = event_begin_ns(e); break;
@@ -71,7 +72,11 @@ void MetricsCsvWriter::add_span(Lane& l, const Event& e) {
   const bool inside = e.step >= 0 ? e.step == l.row.step
                                   : begin >= l.row.begin_ns && (!l.ended || begin <= l.row.end_ns);
   if (!inside) return;
-  const int64_t duration = std::max<int64_t>(0, event_end_ns(e) - begin);
+  // Only the part within the step's time: Join's all-reduce of who still has data runs between
+  // two steps and names the one before it.
+  const int64_t from = l.row.begin_ns > 0 ? std::max(begin, l.row.begin_ns) : begin;
+  const int64_t to = l.ended ? std::min(event_end_ns(e), l.row.end_ns) : event_end_ns(e);
+  const int64_t duration = std::max<int64_t>(0, to - from);
   switch (e.kind) {
     case EventKind::Forward: l.row.forward_ns += duration; break;
     case EventKind::Backward: l.row.backward_ns += duration; break;
@@ -120,8 +125,8 @@ void MetricsCsvWriter::write(std::ostream& out) {
     while (!in.done()) {
       const Row row = in.read<Row>();
       // A diverged step's nan has no sign ("-nan" is C's; Python and pandas write and read "nan").
-      out << fmt::format("{},{},{},{:.9g},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step,
-                         std::isnan(row.loss) ? NAN : row.loss,
+      const std::string loss = row.has_loss ? fmt::format("{:.9g}", std::isnan(row.loss) ? NAN : row.loss) : "";
+      out << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n", rank, row.epoch, row.step, loss,
                          std::max<int64_t>(0, row.end_ns - row.begin_ns) / 1e3, row.forward_ns / 1e3,
                          row.backward_ns / 1e3, row.comm_ns / 1e3, row.optimizer_ns / 1e3);
     }

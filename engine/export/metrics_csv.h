@@ -3,7 +3,9 @@
 //   rank,epoch,step,loss,step_us,forward_us,backward_us,comm_us,optimizer_us
 // step_us runs from StepBegin to StepEnd; the other columns add up that rank's spans inside the
 // step (several forward/backward passes with gradient accumulation); comm_us is the sum of its
-// collectives' spans. A span without a step number counts toward the step whose time holds it.
+// collectives' spans. A span without a step number counts toward the step whose time holds it;
+// one that names the step but runs outside its time (Join's all-reduce of who still has data,
+// between two steps) counts only within it. A joined rank's shadow step has an empty loss.
 // Rows are ordered by rank, then by the order the rank's steps ran.
 //
 // MetricsCsvWriter folds events into rows as they arrive, so a long run is never held in memory:
@@ -36,6 +38,7 @@ class MetricsCsvWriter : public EventSink {
     int64_t step = -1;
     int64_t epoch = -1;
     double loss = 0;
+    bool has_loss = true;  // false for a joined rank's shadow step (is_joined_step): its loss is left empty
     int64_t begin_ns = 0, end_ns = 0;
     int64_t forward_ns = 0, backward_ns = 0, comm_ns = 0, optimizer_ns = 0;
   };

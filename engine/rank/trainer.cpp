@@ -223,7 +223,7 @@ class RankLoop {
       emit_span(events_, EventKind::Backward, rank_, step_, epoch, t0);
     }
     Event end = make_event(EventKind::StepEnd, rank_, step_, epoch);
-    end.text = "joined";
+    end.text = "joined";  // is_joined_step: no loss
     end_step(std::move(end), t_step);
   }
 

@@ -112,7 +112,7 @@ void LossSeriesBuilder::consume(const Event& event, int generation, int world_si
     const double x = step_of(event, generation, world_size, backend);
     if (static_cast<int>(series_.rank_loss.size()) <= event.rank) series_.rank_loss.resize(event.rank + 1);
     auto& points = series_.rank_loss[event.rank];
-    if (points.empty() || points.back().step < x) {
+    if (!is_joined_step(event) && (points.empty() || points.back().step < x)) {
       points.push_back({x, event.value});
       series_.extent.take(x, event.value);
     }

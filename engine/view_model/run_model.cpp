@@ -169,7 +169,7 @@ void RunModel::consume(const Event& event) {
         step_rate_.add(event.t_end_ns, event.step);
         own_pace_.end_step(event.t_end_ns - event.t_begin_ns);
       }
-      rank.last_loss = event.value;
+      if (!is_joined_step(event)) rank.last_loss = event.value;
       break;
     case EventKind::Error:  // not those of the teardown a stop asked for
       if (stopped_at_ns_ < 0 || event.t_end_ns < stopped_at_ns_)

@@ -87,6 +87,11 @@ $py -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['missing_ranks
 # 4. With --join the same uneven run completes.
 run run -q -n 4 --epochs 2 --uneven 1:1 --join --report "$work/join.json"
 [ $rc -eq 0 ] && ok "uneven inputs with --join complete" || bad "--join: rc=$rc $(head -5 "$work/err")"
+# Rank 1, a batch short each epoch, shadows the others' last step of each: no loss of its own
+# (it read 0.0), and the others' losses all there.
+$py -c 'import json,sys; l=json.load(open(sys.argv[1]))["step_loss"]
+assert [r.count(None) for r in l] == [0, 2, 0, 0] and l[1][1] is None and l[1][3] is None, l' "$work/join.json" \
+  && ok "--join: the joined rank's shadow steps have no loss in the report (null)" || bad "--join step_loss: $(head -c 300 "$work/join.json")"
 # 4b. And with gradient accumulation: the joined rank shadows only the micro-steps the others
 #     all-reduce (it failed on a gloo size mismatch when it shadowed every one).
 run run -q -n 2 --epochs 2 --uneven 1:3 --join --grad-accum 2 --report "$work/join-accum.json"

@@ -345,6 +345,39 @@ TEST_CASE("gradient accumulation: several passes in one step add up") {
   CHECK(out.str() == std::string(kMetricsCsvHeader) + "\n0,-1,0,0.125,19.000,6.000,0.000,4.000,0.000\n");
 }
 
+// Join: before each step the ranks all-reduce who still has data, named with the step before it
+// (or the first), between two steps' times; a rank out of data shadows the others' all-reduce and
+// has no loss. comm_us counted those between-steps all-reduces and came out above step_us, and
+// the shadow step's loss read 0.
+TEST_CASE("Join: a step counts only the collective time inside it, and a joined rank's step has no loss") {
+  std::vector<Event> events;
+  const auto collective = [&](int64_t id, int64_t step, int64_t begin, int64_t end) {
+    Event b = span(EventKind::CollectiveBegin, 0, step, begin, 0);
+    b.collective_id = id;
+    Event e = span(EventKind::CollectiveEnd, 0, step, 0, end);
+    e.collective_id = id;
+    events.push_back(b);
+    events.push_back(e);
+  };
+  collective(2, 0, 1'000, 3'000);  // who has data, before step 0
+  events.push_back(span(EventKind::StepBegin, 0, 0, 4'000, 0));
+  collective(3, 0, 5'000, 9'000);  // the gradients
+  Event end = span(EventKind::StepEnd, 0, 0, 0, 10'000);
+  end.value = 0.5;
+  events.push_back(end);
+  collective(4, 0, 11'000, 12'000);  // who has data, before step 1 (still named step 0)
+  events.push_back(span(EventKind::StepBegin, 0, 1, 13'000, 0));
+  collective(5, 1, 14'000, 17'000);  // the others' gradients, shadowed with zeros
+  Event joined = span(EventKind::StepEnd, 0, 1, 0, 18'000);
+  joined.text = "joined";
+  events.push_back(joined);
+  std::ostringstream out;
+  write_metrics_csv(events, out);
+  CHECK(out.str() == std::string(kMetricsCsvHeader) +
+                         "\n0,-1,0,0.5,6.000,0.000,0.000,4.000,0.000"
+                         "\n0,-1,1,,5.000,0.000,0.000,3.000,0.000\n");
+}
+
 TEST_CASE("unwritable paths are named in the error") {
   const std::string bad = "/nonexistent-ringlab-dir/out.json";
   CHECK_THROWS_WITH_AS(write_chrome_trace(synthetic_run(), bad), doctest::Contains(bad.c_str()), Error);

@@ -67,6 +67,22 @@ TEST_CASE("per-rank loss and per-epoch MSE") {
 
 // A PyTorch script that reports no whole-dataset MSE: the epochs come from its steps' own epoch
 // numbers, not one epoch per step. Three epochs of four steps (0-3, 4-7, 8-11).
+TEST_CASE("a joined rank's shadow step draws no loss (it read 0, down to the plot's floor)") {
+  LossSeriesBuilder b;
+  for (int64_t s = 0; s < 2; ++s) b.consume(step_end(0, s, 2.0), 1, 2, "gloo");
+  b.consume(step_end(1, 0, 1.5), 1, 2, "gloo");
+  Event joined = step_end(1, 1, 0.0);
+  joined.text = "joined";
+  b.consume(joined, 1, 2, "gloo");
+  const LossSeries& s = b.series();
+  REQUIRE(s.rank_loss.size() == 2);
+  CHECK(s.rank_loss[0].size() == 2);
+  REQUIRE(s.rank_loss[1].size() == 1);
+  CHECK(s.rank_loss[1][0].loss == 1.5);
+  CHECK(s.extent.y0 == doctest::Approx(1.5));
+  CHECK(s.last_step == 1);
+}
+
 TEST_CASE("without an epoch's MSE, the steps' epochs place the steps in epochs") {
   LossSeriesBuilder b;
   for (int64_t s = 0; s < 12; ++s) {
