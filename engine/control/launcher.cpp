@@ -17,6 +17,7 @@
 #include <climits>
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,18 @@ std::map<std::string, std::string> parent_environment() {
 }
 
 namespace {
+
+// Whether a process is stopped (SIGSTOP, Ctrl-Z, a debugger's stop): the state letter after its
+// name in /proc/PID/stat, T or t. A stopped rank answers nothing, and a SIGTERM waits for it to
+// be continued: its end is then the launcher's SIGKILL.
+bool process_is_stopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  const size_t name_end = stat.rfind(')');  // the name may hold spaces and parentheses
+  return name_end != std::string::npos && name_end + 2 < stat.size() &&
+         (stat[name_end + 2] == 'T' || stat[name_end + 2] == 't');
+}
 
 using Clock = std::chrono::steady_clock;
 using EnvMap = std::map<std::string, std::string>;
@@ -507,6 +520,7 @@ void Launcher::Impl::terminate(Lock& lock, std::chrono::milliseconds grace, bool
     if (p.exited) continue;
     p.exit.terminated = true;
     p.exit.timed_out = timed_out;
+    p.exit.was_stopped = process_is_stopped(p.pid);
   }
   for (const auto& p : processes) signal_group(p, SIGTERM);
   poll_until_all_exited(lock, Clock::now() + grace, kPollInterval);

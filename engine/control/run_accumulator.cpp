@@ -29,6 +29,15 @@ std::string with_rank(const Event& e) {
   return e.text.rfind(prefix, 0) == 0 ? e.text : prefix + e.text;
 }
 
+// The ranks whose process was stopped (SIGSTOP, Ctrl-Z) when the launcher ended the run.
+std::vector<int> stopped_ranks(const std::vector<RankExit>& exits) {
+  std::vector<int> ranks;
+  for (const RankExit& e : exits)
+    if (e.was_stopped && e.rank >= 0) ranks.push_back(e.rank);
+  std::ranges::sort(ranks);
+  return ranks;
+}
+
 // A straggler's delay fires before every step of its rank, and says so only after each sleep (a
 // Straggle event), which a run whose others gave up during that sleep never receives: the job
 // names it. Where it failed the run, the others' timeout is its echo.
@@ -393,6 +402,12 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   // A rank that ended normally while others waited for it caused the failure that the first rank
   // to fail only echoes ("Connection closed by peer"): it comes first, where a reader looks.
   std::string msg = ranks_that_ended_early(exits);
+  const std::vector<int> stopped = stopped_ranks(exits);
+  if (!stopped.empty())
+    msg += fmt::format("\n{} stopped (SIGSTOP, or Ctrl-Z on it): the other ranks waited for it in their collective "
+                       "until their timeout", stopped.size() == 1 ? fmt::format("rank {}'s process was", stopped[0])
+                                                                  : fmt::format("the processes of ranks {} were",
+                                                                                fmt::join(stopped, ", ")));
   // A fault injected on purpose is the cause: where it fired on another rank than the first to
   // fail (a skip that the others' collective check caught), it comes first, where a reader looks.
   std::vector<std::string> faults = injected_;
@@ -408,7 +423,7 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   // first error may name different ranks, and both are causes.
   if (own_errors_.size() > 1) msg += fmt::format("\nranks {} raised errors of their own", fmt::join(own_errors_, ", "));
   if (failed && !faults.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
-  else if (failed) msg += "\n" + failed_words + injected;
+  else if (failed) msg += (stopped.empty() ? "\n" : "\nthen ") + failed_words + injected;
   else msg += injected;
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.
@@ -422,7 +437,7 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
     msg += "\nall errors, in the order they arrived:";
     for (const std::string& e : errors_) msg += "\n  " + e;
   }
-  msg += "\n" + where_ranks_were(flight, silent);
+  msg += "\n" + where_ranks_were(flight, silent, stopped);
   if (flight.empty()) msg += stuck_from_last_reports();
   if (msg.front() == '\n') msg.erase(0, 1);
   return msg;
@@ -437,20 +452,25 @@ bool RunAccumulator::ended_without_a_word(const RankExit& e) const {
 // A rank that ended without a word (`silent`: killed, or a failing exit with no error) takes its
 // unsent events with it: its line is its last report, and the others place it
 // (engine/events/killed_rank_position.h), as the app's Failure lab does.
-std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent) const {
+// A stopped process's unsent events are held in it likewise.
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent,
+                                             const std::vector<int>& stopped) const {
   std::string msg = "where each rank was:";
   const std::vector<PeerPosition> ranks = last_positions();
   const std::vector<std::string> lines = rank_positions(world_);
   for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
     msg += "\n  " + lines[r];
-    if (!silent || r != silent->rank || r >= static_cast<int>(ranks.size())) continue;
+    const bool was_stopped = std::ranges::find(stopped, r) != stopped.end();
+    if ((!silent || r != silent->rank) && !was_stopped) continue;
+    if (r >= static_cast<int>(ranks.size())) continue;
     std::vector<PeerPosition> others = ranks;
     others.erase(others.begin() + r);
     const auto own = positions_.find(r);
     const int64_t sent_in = own == positions_.end() ? -1 : own->second.chunk_sent_in;
     if (const std::optional<KilledRankPosition> placed = place_killed_rank(ranks[r], others, sent_in))
       msg += fmt::format(" (its last report: it {} later, {} collective {}{} step {}, with its unsent events)",
-                         silent->signal != 0 ? "died" : "ended", placed->done ? "having completed" : "inside",
+                         was_stopped ? "was stopped" : silent->signal != 0 ? "died" : "ended",
+                         placed->done ? "having completed" : "inside",
                          placed->collective, placed->done ? ", by" : " at", placed->step);
   }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);

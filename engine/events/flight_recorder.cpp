@@ -185,7 +185,7 @@ std::string format_flight_report(const std::vector<nlohmann::json>& reported, in
                      "ring step");
   for (const auto& [rank, v] : view) {
     if (!v.reported || v.last.is_null()) {
-      out += fmt::format("  {:<5} {}\n", rank, v.reported ? "no collective yet" : "no record (the process is gone)");
+      out += fmt::format("  {:<5} {}\n", rank, v.reported ? "no collective yet" : "no record (its process did not answer: gone, or stopped)");
       continue;
     }
     const nlohmann::json& e = v.last;

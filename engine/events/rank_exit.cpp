@@ -18,6 +18,7 @@ std::string RankExit::describe() const {
   else text = "exit status unknown (reaped elsewhere)";
   if (timed_out) text += " (timed out)";
   else if (terminated) text += " (stopped by the launcher)";
+  if (was_stopped) text += "; its process had been stopped (SIGSTOP or Ctrl-Z)";
   return text;
 }
 

@@ -17,6 +17,9 @@ struct RankExit {
   int signal = 0;
   bool terminated = false;   // the launcher signalled it: another process failed, stop or timeout
   bool timed_out = false;    // still running when wait()'s timeout passed (then terminated)
+  // Its process was stopped (SIGSTOP, Ctrl-Z on it, a debugger) when the launcher ended it: it
+  // could not take part, and the others waited for it until their timeout.
+  bool was_stopped = false;
   int node = 0;              // the node whose launcher saw it (multi-node runs)
   // When its launcher saw it end, on the wall clock (CLOCK_REALTIME, ns): comparable between the
   // nodes of a run, where the steady clock is not, to find which rank failed first.

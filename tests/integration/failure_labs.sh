@@ -50,6 +50,27 @@ if [ $rc -eq 1 ] && head -1 "$work/err" | grep -q "^ringlab run: fault injected:
 then ok "--fault delay:1:5000 past --timeout 3: the failure's first line names the straggler"
 else bad "--fault delay:1:5000: rc=$rc $(head -2 "$work/err")"; fi
 
+# A rank whose process is stopped (SIGSTOP, or Ctrl-Z on it) is named as the cause, not only the
+# rank that timed out waiting for it (whose flight record said rank 1's "process is gone").
+"$ringlab" run -n 2 --epochs 1000000 --timeout 3 -q > "$work/out" 2> "$work/err" &
+ctl=$!
+stopped=""
+for _ in $(seq 600); do
+  for p in $(pgrep -P $ctl); do grep -qz '^RANK=1$' /proc/$p/environ 2> /dev/null && stopped=$p; done
+  [ -n "$stopped" ] && break
+  sleep 0.1
+done
+sleep 1  # into its training
+[ -n "$stopped" ] && kill -STOP "$stopped"
+for _ in $(seq 600); do kill -0 $ctl 2> /dev/null || break; sleep 0.1; done
+kill -0 $ctl 2> /dev/null && { kill -KILL $ctl; bad "SIGSTOP of rank 1: the controller did not end within 60 s"; }
+wait $ctl; rc=$?
+[ -n "$stopped" ] && kill -CONT "$stopped" 2> /dev/null
+if [ $rc -eq 1 ] && head -1 "$work/err" | grep -q "^ringlab run: rank 1's process was stopped (SIGSTOP, or Ctrl-Z on it)" &&
+   sed -n 2p "$work/err" | grep -q "^then rank 0 failed" && ! grep -q "the process is gone" "$work/err"
+then ok "rank 1 stopped by SIGSTOP: named first, then rank 0 that timed out waiting for it"
+else bad "rank 1 stopped by SIGSTOP (pid ${stopped:-none found}): rc=$rc $(head -3 "$work/err")"; fi
+
 # A run that fails after every restart says each restart's cause and that it failed in the end.
 run run -n 4 --epochs 1 --uneven 1:1 --timeout 3 --max-restarts 1 --report "$work/gave_up.json"
 if [ $rc -eq 1 ] && grep -q "^restart 1 of 1, from the start (no epoch had ended), after: rank 1 ended its training" "$work/out" &&

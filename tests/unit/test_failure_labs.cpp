@@ -90,7 +90,7 @@ TEST_CASE("the controller's line-up names the missing rank") {
   const std::string table = format_flight_report(reported, 4);
   CHECK(table.find("missing ranks: {1, 3}") != std::string::npos);
   CHECK(table.find("rank 1 is elsewhere: barrier #3") != std::string::npos);
-  CHECK(table.find("no record (the process is gone)") != std::string::npos);
+  CHECK(table.find("no record (its process did not answer: gone, or stopped)") != std::string::npos);
   // The ring step in the words of the report's other lines: counted from 1 within its phase.
   CHECK(table.find("started         3  all-gather step 1 of 3\n") != std::string::npos);
   CHECK(table.find("started         3  -\n") != std::string::npos);  // the barrier: no ring
