@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/commands.h"
+#include "app/parse_errors.h"
 #include "engine/core/error.h"
 #include "engine/dist/backends.h"
 
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
     // --help and --version end here too, with exit code 0, and print what was asked for.
     if (e.get_exit_code() == 0) return root.exit(e);
     // A flag that does not parse is bad input like any other: the same prefix and exit code 2.
-    fmt::print(stderr, "ringlab: error: {}\n(ringlab {}--help lists the options)\n", e.what(), used_subcommand(root));
+    fmt::print(stderr, "ringlab: error: {}\n(ringlab {}--help lists the options)\n", ringlab::app::plain_parse_error(root, e),
+               used_subcommand(root));
     return 2;
   } catch (const ringlab::InputError& e) {
     fmt::print(stderr, "ringlab: error: {}\n", e.what());

@@ -129,7 +129,7 @@ known_bug() { expect_bug=$1; }
 echo "== flags out of range (ringlab run)"
 row "run -n 0" "--world-size must be between 1 and 64, got 0" "$bin" run -n 0
 row "run -n 65" "--world-size must be between 1 and 64, got 65" "$bin" run -n 65
-row "run -n abc" "Could not convert: --world-size = abc" "$bin" run -n abc
+row "run -n abc" "--world-size 'abc': not a whole number" "$bin" run -n abc
 row "run --backend foo" "--backend must be one of gloo, mpi, nccl; got 'foo'" "$bin" run --backend foo
 row "run --algorithm tree" "--algorithm must be ring or native, got 'tree'" "$bin" run --algorithm tree
 row "run --samples 0" "--samples must be between 1 and 100000000, got 0" "$bin" run --samples 0
@@ -200,12 +200,15 @@ usage_row() {  # usage_row REGEX ARGS...
       "$(tail -n +2 <<< "$result" | head -3 | tr '\n' '|')"
   fi
 }
-usage_row "Could not convert: --world-size = abc" run -n abc
-usage_row "Could not convert: --lr = abc" run --lr abc
+usage_row "--world-size 'abc': not a whole number" run -n abc
+usage_row "--lr 'abc': not a number" run --lr abc
+usage_row "--samples '1e3': not a whole number" run --samples 1e3
+usage_row "--world-size given 2 times: give it once" run -n 2 -n 3
+usage_row "ringlab bench needs one of allreduce, pingpong \\(got 'foo'\\)" bench foo
 usage_row "The following argument was not expected: --bogus-flag" run --bogus-flag
-usage_row "--world-size: Value 99 not in range 1 to 16" gui --world-size 99
+usage_row "--world-size 99: not a whole number from 1 to 16" gui --world-size 99
 usage_row "--lang: fr not in" gui --lang fr
-usage_row "Could not convert: --iters = x" bench allreduce --iters x
+usage_row "--iters 'x': not a whole number" bench allreduce --iters x
 
 echo "== malformed scenario files (run --scenario, gui --scenario)"
 printf '{"job": {"world_size": 2' > truncated.json
