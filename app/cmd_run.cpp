@@ -73,6 +73,15 @@ void note_uneven_inputs(const JobConfig& job) {
                    job.join ? "" : ", and without --join the others wait for it until the timeout");
 }
 
+// A sampler that leaves every rank no sample trains no step, as PyTorch's DistributedSampler
+// would: the epochs then print the same MSE over and over. Said before the run.
+void note_no_steps(const JobConfig& job) {
+  if (job.epochs == 0 || epoch_shape(job).steps > 0) return;
+  std::fprintf(stderr, "ringlab run: note: %lld samples over %d ranks%s leave each rank no batch: no step trains, "
+               "and every epoch's MSE is the first one's\n", static_cast<long long>(job.samples), job.world_size,
+               job.drop_last ? " with --drop-last" : "");
+}
+
 struct RunFlags {
   JobFlags job;
   std::string report, trace, metrics, flight_dump, scenario;
@@ -511,13 +520,17 @@ void run(RunFlags& f) {
   if (options.placement.srun && f.job.cmd->count("--world-size") == 0) options.job.world_size = allocation_tasks();
   options.validate();
   check_outputs(f);
+  if (!f.trace.empty() && options.job.trace_level == "none")
+    throw InputError("--trace with --trace-level none: a trace of a run that asks for none; give --trace-level steps "
+                     "(each step's spans) or chunks (every ring chunk too)");
   if (options.node_rank > 0 && (!f.report.empty() || !f.trace.empty() || !f.metrics.empty() || !f.flight_dump.empty()))
     throw InputError("--report, --trace, --metrics and --dump-flight-recorder are written by node 0, which every "
                      "rank of the run reports to");
   if (const std::string warning = exposure_warning(options.master_addr); !warning.empty())
     std::fprintf(stderr, "ringlab run: %s\n", warning.c_str());
-  if (options.torch.empty()) note_faults_that_never_fire(options.job);
-  if (options.torch.empty()) note_uneven_inputs(options.job);
+  if (options.torch.empty() && !f.quiet) note_faults_that_never_fire(options.job);
+  if (options.torch.empty() && !f.quiet) note_uneven_inputs(options.job);
+  if (options.torch.empty() && !f.quiet) note_no_steps(options.job);
 
   LiveReport live(options.job);
   // A --torch script prints its own lines; the seed report's would say them a second time.

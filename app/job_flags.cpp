@@ -34,7 +34,10 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--grad-accum", j.grad_accum, "micro-steps per optimizer step (no_sync on the others)")
       ->capture_default_str();
   cmd.add_option("--timeout", j.timeout_s, "seconds any blocking wait may take (the controller ends a run with no progress for this + 15 s)")->capture_default_str();
-  cmd.add_option("--trace-level", j.trace_level, "none | steps | chunks")->capture_default_str();
+  cmd.add_option("--trace-level", j.trace_level,
+                 "chunks (every ring chunk) | steps (each step's spans and all-reduces) | none (the same events as "
+                 "steps, for a run that writes no trace)")
+      ->capture_default_str();
   cmd.add_option("--fault", j.faults,
                  "inject a fault (repeatable): kill:R@STEP, delay:R:MS, drop:R@STEP, skip:R@STEP, "
                  "extra:R@STEP, resize:R@STEP");

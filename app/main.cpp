@@ -35,18 +35,28 @@ std::string used_subcommand(const CLI::App& root) {
 }
 
 // An output flag given an empty path (`--report "$REPORT"` with REPORT unset) would write nothing
-// and say nothing: the run's result lost without a word. Refused as bad input, like any other.
-void refuse_empty_output_paths(CLI::App& app) {
+// and say nothing: the run's result lost without a word. An input flag given an empty value
+// (`--scenario "$LESSON"`) ran the default job as if it had not been given. Both are refused as
+// bad input, like any other.
+void refuse_empty_values(CLI::App& app) {
   static const std::set<std::string> outputs = {"--report", "--trace", "--metrics", "--dump-flight-recorder",
                                                 "--json", "--screenshot", "--frame-stats", "--state-json",
                                                 "--layout-audit"};
-  const CLI::Validator not_empty(
-      [](std::string& path) { return path.empty() ? std::string("an empty path: give the file to write") : std::string(); },
-      "");
-  for (CLI::Option* option : app.get_options())
-    if (outputs.count(option->get_name(false, true)) || outputs.count("--" + option->get_single_name()))
-      option->check(not_empty);
-  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_output_paths(*sub);
+  static const std::set<std::string> inputs = {"--scenario", "--join-file", "--hosts", "--hostfile", "--master-addr",
+                                               "--run-id", "--torch"};
+  const auto refusing = [](const char* words) {
+    return CLI::Validator([words](std::string& value) { return value.empty() ? std::string(words) : std::string(); }, "");
+  };
+  const CLI::Validator no_empty_output = refusing("an empty path: give the file to write");
+  const CLI::Validator no_empty_input = refusing("an empty value: give one, or leave the flag out");
+  const auto named = [](const std::set<std::string>& names, const CLI::Option* option) {
+    return names.count(option->get_name(false, true)) || names.count("--" + option->get_single_name());
+  };
+  for (CLI::Option* option : app.get_options()) {
+    if (named(outputs, option)) option->check(no_empty_output);
+    if (named(inputs, option)) option->check(no_empty_input);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
 }
 
 }  // namespace
@@ -65,7 +75,7 @@ int main(int argc, char** argv) {
   ringlab::app::add_gui_command(root);
   ringlab::app::add_bench_command(root);
   ringlab::app::add_simulate_command(root);
-  refuse_empty_output_paths(root);
+  refuse_empty_values(root);
   try {
     ringlab::check_backend_environment();
     std::vector<std::string> args = arguments_with_default_command(argc, argv);

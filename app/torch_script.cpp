@@ -32,8 +32,11 @@ std::string find_on_path(const std::string& program) {
 
 std::string find_python() {
   if (std::string given = env_or_empty("RINGLAB_PYTHON"); !given.empty()) {
-    if (::access(given.c_str(), X_OK) != 0)
-      throw InputError(fmt::format("RINGLAB_PYTHON={}: not an executable", given));
+    // A folder passes access(X_OK) and fails at exec: refused here with the others.
+    std::error_code ec;
+    if (::access(given.c_str(), X_OK) != 0 || !fs::is_regular_file(given, ec))
+      throw InputError(fmt::format("RINGLAB_PYTHON={}: not an executable{}", given,
+                                   fs::is_directory(given, ec) ? " (a directory)" : ""));
     return given;
   }
   if (::access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";

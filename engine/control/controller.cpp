@@ -1,5 +1,6 @@
 #include "engine/control/controller.h"
 
+#include <arpa/inet.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -897,6 +898,17 @@ void check_run_id(const std::string& id) {
                                  id.size() > kLongest ? id.substr(0, kLongest) + "..." : id, kLongest));
 }
 
+// A dotted-quad that is no IPv4 address (999.1.1.1) would be looked up as a host name and fail
+// only when the store binds it, in a system error's words; names are left to that lookup.
+void check_master_addr(const std::string& addr) {
+  const bool dotted_digits = !addr.empty() && std::all_of(addr.begin(), addr.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+  });
+  in_addr parsed{};
+  if (dotted_digits && ::inet_pton(AF_INET, addr.c_str(), &parsed) != 1)
+    throw InputError(fmt::format("--master-addr {}: not an IPv4 address (four numbers from 0 to 255, as 127.0.0.1)", addr));
+}
+
 }  // namespace
 
 void ControllerOptions::validate() const {
@@ -934,6 +946,7 @@ void ControllerOptions::validate() const {
   if (nnodes > 1 && max_restarts > 0)
     throw InputError("--max-restarts works within one node: a restart across nodes is not supported");
   check_run_id(run_id);
+  check_master_addr(master_addr);
   if (nnodes > 1 && interactive)
     throw InputError("the app runs one node; start a multi-node run with `ringlab run --nnodes N`");
 }

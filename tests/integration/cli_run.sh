@@ -28,16 +28,23 @@ grep -qF "batches per epoch      : 4 (128 samples per rank / 32)" <<<"$out" && o
 ! grep -q "^epoch " <<<"$out" && ok "0 epochs: no epoch lines" || bad "0 epochs printed an epoch line"
 
 # A fault planned past the run's last step would do nothing: the run says so before it trains.
-out=$("$ringlab" run -q -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "a run with a fault that never fires exited non-zero"
+out=$("$ringlab" run -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "a run with a fault that never fires exited non-zero"
 grep -qF "ringlab run: note: --fault kill:1@999999 never fires: this run's steps are 0 to 3" <<<"$out" &&
   ok "a fault past the last step is noted" || bad "no note for a fault that never fires: $out"
+# A sampler that leaves every rank nothing trains no step (as PyTorch's would): said before.
+out=$("$ringlab" run -n 4 --samples 3 --drop-last --epochs 2 2>&1) || bad "--samples 3 -n 4 --drop-last exited non-zero"
+grep -qF "ringlab run: note: 3 samples over 4 ranks with --drop-last leave each rank no batch: no step trains" <<<"$out" &&
+  ok "a sampler that gives no rank a batch is noted" || bad "no note for --samples 3 -n 4 --drop-last: $out"
+# -q prints nothing but errors, and a note is none.
+out=$("$ringlab" run -q -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "-q: a run with a fault that never fires exited non-zero"
+[ -z "$out" ] && ok "-q: the note is not printed" || bad "-q printed: $out"
 # A fault another rank must answer, on a world of one: the run trains on unmoved, and says why.
-out=$("$ringlab" run -q -n 1 --epochs 1 --fault skip:0@2 2>&1) || bad "a one-rank run with a skip fault exited non-zero"
+out=$("$ringlab" run -n 1 --epochs 1 --fault skip:0@2 2>&1) || bad "a one-rank run with a skip fault exited non-zero"
 grep -qF "ringlab run: note: --fault skip:0@2 shows nothing with one rank" <<<"$out" &&
   ok "a fault that needs another rank, on one rank, is noted" || bad "no note for a skip on one rank: $out"
 
 # --uneven taking every batch a rank has is said before the run (with Join the run still completes).
-out=$("$ringlab" run -q -n 2 --epochs 1 --uneven 1:100 --join 2>&1) || bad "--uneven 1:100 --join exited non-zero: $out"
+out=$("$ringlab" run -n 2 --epochs 1 --uneven 1:100 --join 2>&1) || bad "--uneven 1:100 --join exited non-zero: $out"
 grep -qF "ringlab run: note: --uneven takes 100 batches an epoch from rank 1, which has 4: it gets none" <<<"$out" &&
   ok "an --uneven that leaves a rank no batch is noted" || bad "no note for --uneven 1:100: $out"
 

@@ -176,6 +176,10 @@ row "run --fault bogus" "--fault bogus: unknown kind 'bogus'" "$bin" run --fault
 row "run --backend mpi --fault drop:1@5 (one machine: no connection to drop)" "--fault drop:1@5: the mpi backend's ranks on one machine talk through shared memory" "$bin" run -n 2 --backend mpi --fault drop:1@5
 row "run --uneven 0:-1" "--uneven 0:-1: the batch count must be a non-negative integer" "$bin" run --uneven 0:-1
 row "run --max-restarts -1" "--max-restarts must be between 0 and 100, got -1" "$bin" run --max-restarts -1
+row "run --trace t.json --trace-level none (it wrote the steps' trace)" "--trace with --trace-level none: a trace of a run that asks for none" "$bin" run --trace t.json --trace-level none
+row "run --scenario '' (it ran the default job)" "--scenario: an empty value: give one, or leave the flag out" "$bin" run --scenario ""
+row "run --master-addr 999.1.1.1 (a bind error, exit 1)" "--master-addr 999.1.1.1: not an IPv4 address" "$bin" run -n 2 --master-addr 999.1.1.1
+row "run --torch with RINGLAB_PYTHON=/tmp (a folder)" "RINGLAB_PYTHON=/tmp: not an executable \\(a directory\\)" env RINGLAB_PYTHON=/tmp "$bin" run --torch "$src/examples/ddp_cpu.py"
 row "run --run-id x/y (it blamed TMPDIR)" "--run-id 'x/y': use letters, digits, '-', '_' and '.' only, at most 64" "$bin" run -n 2 --run-id x/y
 row "run --run-id 'bad id' (printed unquoted for node 1)" "--run-id 'bad id': use letters, digits" "$bin" run -n 2 --run-id "bad id"
 row "run --join-file /tmp (a folder: it advised chmod 600 /tmp)" "--join-file /tmp: not a join file \\(a directory\\)" "$bin" run --join-file /tmp --node-rank 1
