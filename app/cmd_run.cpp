@@ -472,7 +472,7 @@ void say_writing_outputs(const RunFlags& f) {
                                    {"--dump-flight-recorder", f.flight_dump}})
     if (!path.empty()) outputs += fmt::format("{}{} {}", outputs.empty() ? "" : ", ", flag, path);
   if (outputs.empty()) return;
-  std::fprintf(stderr, "ringlab run: writing %s (signalled again, it stops at once and leaves out what is not written by then)\n",
+  std::fprintf(stderr, "ringlab run: writing %s (a second signal stops at once and leaves out what is not written by then)\n",
                outputs.c_str());
 }
 void run(RunFlags& f) {
