@@ -430,11 +430,11 @@ void refuse_live_join_file(const std::string& path) {
 // writes it (with the token) to a file only its owner can read.
 void invite_other_nodes(const Controller& controller, const RunFlags& f) {
   const ControllerOptions& o = controller.options();
-  JoinInfo info{o.master_addr, o.master_port, o.nnodes, o.nproc_per_node(), controller.run_id(), controller.token()};
+  JoinInfo info{o.master_addr, controller.store_port(), o.nnodes, o.nproc_per_node(), controller.run_id(), controller.token()};
   if (!f.join_file.empty()) write_join_file(f.join_file, info);
   std::fprintf(stderr, "ringlab run: node 0 of %d, run %s: the store is at %s, %d rank%s per node.\n"
                "  On every other node K (1 to %d), run:\n    %s\n", o.nnodes, info.run_id.c_str(),
-               net::host_port(o.master_addr, o.master_port).c_str(), o.nproc_per_node(),
+               net::host_port(o.master_addr, info.master_port).c_str(), o.nproc_per_node(),
                o.nproc_per_node() == 1 ? "" : "s", o.nnodes - 1,
                join_command(info, f.join_file).c_str());
   if (!f.join_file.empty())
@@ -501,6 +501,7 @@ void run(RunFlags& f) {
   options.node_rank = f.node_rank;
   options.master_addr = f.master_addr;
   options.master_port = static_cast<uint16_t>(f.master_port);
+  options.port_in_join_file = f.node_rank == 0 && !f.join_file.empty();
   options.token = run_token(joined);
   options.run_id = f.run_id;
   if (!f.torch_script.empty()) {

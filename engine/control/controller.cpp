@@ -195,7 +195,7 @@ struct Controller::Impl {
     spec.placement = options.placement;
     spec.worker_args = worker_args(job, checkpoint_in);
     spec.master_addr = options.master_addr;
-    spec.master_port = store_server ? store_server->port() : options.master_port;
+    spec.master_port = store_port();
     spec.env = {{"RINGLAB_EVENT_ADDR", event_addr},
                 {"RINGLAB_TOKEN", token},
                 {"RINGLAB_RUN_ID", run_id}};
@@ -220,6 +220,8 @@ struct Controller::Impl {
   }
 
   std::string epoch_checkpoint_path() const { return checkpoint_path + ".epoch"; }
+
+  uint16_t store_port() const { return store_server ? store_server->port() : options.master_port; }
 
   // After a failure: the same job again from the last epoch checkpoint (or from the start), with
   // the one-off faults taken out, so the lesson shows a recovery rather than the same crash.
@@ -457,7 +459,7 @@ struct Controller::Impl {
   bool wait_for_other_nodes() {
     try {
       const bool met = wait_for_nodes(
-          *store, options.nnodes, timeout(), net::host_port(options.master_addr, options.master_port),
+          *store, options.nnodes, timeout(), net::host_port(options.master_addr, store_port()),
           [&] { return store_server->errors(); },
           [&] {
             if (!stop_requested)
@@ -937,9 +939,10 @@ void ControllerOptions::validate() const {
     throw InputError(fmt::format("--nnodes {} needs the ranks of each node: give --nproc-per-node P (the world is then "
                                  "{} x P), or -n a multiple of {} (got {})", nnodes, nnodes, nnodes, job.world_size));
   // Port 0 means "any free port", which only node 0 would know: the others would wait for ever.
-  if (nnodes > 1 && master_port == 0)
+  if (nnodes > 1 && master_port == 0 && !(node_rank == 0 && port_in_join_file))
     throw InputError(fmt::format("--nnodes {} needs --master-port (1 to 65535): every node must be given the port "
-                                 "node 0's store listens on", nnodes));
+                                 "node 0's store listens on (or node 0 --join-file FILE, which takes any free port "
+                                 "and writes it there for the others)", nnodes));
   if (node_rank > 0 && token.empty())
     throw InputError(fmt::format("node {} joins node 0's run with node 0's token: give --join-file PATH (written by "
                                  "node 0's --join-file) or set RINGLAB_TOKEN", node_rank));
@@ -1069,6 +1072,7 @@ void Controller::kill_rank(int rank) {
 const ControllerOptions& Controller::options() const { return impl_->options; }
 const std::string& Controller::token() const { return impl_->token; }
 const std::string& Controller::run_id() const { return impl_->run_id; }
+uint16_t Controller::store_port() const { return impl_->store_port(); }
 bool Controller::say_suspended(bool suspended) {
   if (impl_->options.node_rank == 0 || !impl_->joined.load(std::memory_order_acquire)) return false;
   if (suspended) impl_->was_suspended = true;

@@ -55,6 +55,9 @@ struct ControllerOptions {
   JobConfig job;
   std::string master_addr = "127.0.0.1";  // where the store and event server listen
   uint16_t master_port = 0;                // 0: any free port
+  // Node 0 hands its store's port to the other nodes in a join file: over several nodes too,
+  // master_port 0 then means any free port (the others read it from the file).
+  bool port_in_join_file = false;
   int nnodes = 1;
   int node_rank = 0;
   // The run's token and id. Empty: a fresh random one, which only node 0 may make up; a node
@@ -164,6 +167,8 @@ class Controller {
   // The run's token and id, as the controller settled them (made up, or given in the options).
   const std::string& token() const;
   const std::string& run_id() const;
+  // The port node 0's store listens on, once started: master_port, or the free one it took.
+  uint16_t store_port() const;
   // A multi-node run: every node has joined and the workers start (on a joining node, once node
   // 0 said so); its options() then hold the job node 0 published.
   bool nodes_met() const;

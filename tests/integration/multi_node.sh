@@ -307,6 +307,18 @@ else fail "a live run's join file: exit $rc, then $rc1/$rc0: $(head -2 "$work/li
 chmod 644 "$work/never.join.copy"
 "$ringlab" run --join-file "$work/never.join.copy" --node-rank 1 -q > /dev/null 2> "$work/mode.err"
 expect "a join file others can read is refused" "$work/mode.err" "others can read it" $?
+# Node 0 with --join-file and no --master-port takes any free port and writes it into the file
+# (it asked every node for --master-port, which the file already carries).
+"$ringlab" run --nnodes 2 --nproc-per-node 1 --join-file "$work/free.join" -q --epochs 2 --report "$work/free.json" \
+  > /dev/null 2> "$work/free.0.err" &
+free0=$!
+for _ in $(seq 300); do [ -f "$work/free.join" ] && break; sleep 0.1; done
+"$ringlab" run --join-file "$work/free.join" --node-rank 1 -q > /dev/null 2> "$work/free.1.err"; free1_rc=$?
+wait $free0; free0_rc=$?
+if [ $free0_rc = 0 ] && [ $free1_rc = 0 ] && $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["ok"] and r["world_size"] == 2 and len(r["epoch_mse"]) == 2' "$work/free.json"; then
+  ok "node 0 --join-file without --master-port: any free port, carried by the file; both nodes ended well"
+else fail "node 0 --join-file without --master-port: exit $free0_rc/$free1_rc: $(head -3 "$work/free.0.err" "$work/free.1.err")"; fi
+
 "$ringlab" run --join-file "$work" --node-rank 1 -q > /dev/null 2> "$work/dir.err"
 expect "a directory given as the join file is called one (it was told to chmod 600 the folder)" "$work/dir.err" \
   "not a join file (a directory)" $?
