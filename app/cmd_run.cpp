@@ -587,6 +587,11 @@ void run(RunFlags& f) {
   if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && !result.job.faults.empty())
     std::fprintf(stderr, "ringlab run: with --fault %s the run ended well: %.0f µs per step (rank 0)\n",
                  fmt::format("{}", fmt::join(result.job.faults, " --fault ")).c_str(), result.us_per_step);
+  // The classic bug trains normally: what it did is said, or the run reads as a plain one.
+  if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && !result.job.set_epoch &&
+      result.job.shuffle && result.epoch_mse.size() > 1)
+    std::fprintf(stderr, "ringlab run: with --forget-set-epoch every epoch drew epoch 0's order: DistributedSampler "
+                 "shuffles with seed + epoch, and set_epoch was never called (--report keeps each epoch's shards)\n");
   if (signals.received() && !f.quiet) say_writing_outputs(f);
   // One output that cannot be written does not cost the others, nor the run's own failure.
   bool written = write_output("run", f.report, [&] { write_report_json(result, f.report); });

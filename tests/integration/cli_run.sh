@@ -35,6 +35,11 @@ grep -qF "ringlab run: note: --fault kill:1@999999 never fires: this run's steps
 out=$("$ringlab" run -n 4 --samples 3 --drop-last --epochs 2 2>&1) || bad "--samples 3 -n 4 --drop-last exited non-zero"
 grep -qF "ringlab run: note: 3 samples over 4 ranks with --drop-last leave each rank no batch: no step trains" <<<"$out" &&
   ok "a sampler that gives no rank a batch is noted" || bad "no note for --samples 3 -n 4 --drop-last: $out"
+# The classic bug trains normally: the run says what it showed, and the report's shards show it.
+out=$("$ringlab" run -n 2 --epochs 3 --forget-set-epoch --report "$work/fse.json" 2>&1) || bad "--forget-set-epoch exited non-zero"
+grep -qF "ringlab run: with --forget-set-epoch every epoch drew epoch 0's order" <<<"$out" &&
+  /usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["shards"]; assert all(r[0] == r[1] == r[2] for r in s), s' "$work/fse.json" &&
+  ok "--forget-set-epoch: said after the run, and every epoch's shards are epoch 0's" || bad "--forget-set-epoch: $out"
 # -q prints nothing but errors, and a note is none.
 out=$("$ringlab" run -q -n 2 --epochs 1 --fault kill:1@999999 2>&1) || bad "-q: a run with a fault that never fires exited non-zero"
 [ -z "$out" ] && ok "-q: the note is not printed" || bad "-q printed: $out"
