@@ -389,6 +389,17 @@ std::vector<PeerPosition> RunAccumulator::last_positions() const {
   return ranks;
 }
 
+// The watchdog's stop says only that nothing moved: the ranks' last reports say who the others
+// waited for, which is what a person looks for first.
+std::string RunAccumulator::who_never_came() const {
+  const StuckCollective stuck = stuck_collective(last_positions());
+  if (stuck.collective < 0 || stuck.missing.empty()) return "";
+  return fmt::format("\n{} {} never joined collective {}, where {} {} waited for {}",
+                     stuck.missing.size() == 1 ? "rank" : "ranks", fmt::join(stuck.missing, ", "), stuck.collective,
+                     stuck.waiting.size() == 1 ? "rank" : "ranks", fmt::join(stuck.waiting, ", "),
+                     stuck.missing.size() == 1 ? "it" : "them");
+}
+
 std::string RunAccumulator::stuck_from_last_reports() const {
   const StuckCollective stuck = stuck_collective(last_positions());
   if (stuck.collective < 0 || stuck.missing.empty()) return "";
@@ -533,7 +544,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
       // once); the exits of every node, the cause first, say which rank failed.
       r.failure = failure_details(failed, exits, flight);
     else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
-      r.failure = stop_message(stop, terminated) + "\n" +
+      r.failure = stop_message(stop, terminated) + (stop.cause == StopCause::NoProgress ? who_never_came() : "") + "\n" +
                   failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight);
     else
       r.failure = failure_details(failed, exits, flight);

@@ -67,6 +67,7 @@ class RunAccumulator {
   // Each rank's last position and the flight records. After a stop somebody asked for, that is
   // all: the ranks are where the stop found them, and a line-up of who was missing from a
   // collective (failure_details adds it) would read as blame.
+  std::string who_never_came() const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent = nullptr,
                                const std::vector<int>& stopped = {}) const;
   bool ended_without_a_word(const RankExit& e) const;

@@ -887,3 +887,57 @@ TEST_CASE("a script's training fields it did not report are named, its epochs am
   JobConfig full;
   CHECK(run(nlohmann::json(full).dump(), false).job_not_reported.empty());  // ringlab's own workers
 }
+
+// Rank `rank`'s process, ended by the launcher's SIGKILL after it ended the run.
+RankExit terminated(int rank, bool was_stopped = false) {
+  RankExit exit = killed(rank);
+  exit.terminated = true;
+  exit.was_stopped = was_stopped;
+  return exit;
+}
+
+// Rank 0 waits in collective 6; rank 1 finished collective 5 and never came.
+void rank_1_never_came(RunAccumulator& acc) {
+  for (int rank = 0; rank < 2; ++rank) acc.add(collective_event(EventKind::CollectiveBegin, rank, 4, 5));
+  for (int rank = 0; rank < 2; ++rank) acc.add(collective_event(EventKind::CollectiveEnd, rank, 4, 5));
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, 5, 6));
+}
+
+std::string first_lines(const std::string& text, int n) {
+  size_t end = 0;
+  for (int i = 0; i < n && end != std::string::npos; ++i) end = text.find('\n', end + (i ? 1 : 0));
+  return text.substr(0, end);
+}
+
+TEST_CASE("the watchdog's stop says who never joined the collective the others waited in") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  rank_1_never_came(acc);
+  const RunResult r = acc.finish({terminated(0), terminated(1)}, StopInfo{StopCause::NoProgress, "", true});
+  CHECK(first_lines(r.failure, 2) ==
+        "stopped by the controller's watchdog (no progress)\nrank 1 never joined collective 6, where rank 0 waited for it");
+}
+
+TEST_CASE("a rank whose process was stopped is named first, then the rank that timed out waiting for it") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  rank_1_never_came(acc);
+  const RunResult r = acc.finish({exited(0, 1), terminated(1, true)});
+  CHECK(first_lines(r.failure, 2) ==
+        "rank 1's process was stopped (SIGSTOP, or Ctrl-Z on it): the other ranks waited for it in their collective "
+        "until their timeout\nthen rank 0 failed: exit code 1");
+}
+
+TEST_CASE("a straggler's delay that failed the run is named first, from the job") {
+  JobConfig job;
+  job.world_size = 2;
+  job.faults = {"delay:1:5000"};
+  RunAccumulator acc(job);
+  rank_1_never_came(acc);
+  const RunResult r = acc.finish({exited(0, 1), terminated(1)});
+  CHECK(first_lines(r.failure, 2) ==
+        "fault injected: rank 1: delay: 5000 ms before each of its steps (a straggler: the others wait for it in every "
+        "all-reduce)\nthen rank 0 failed: exit code 1");
+}
