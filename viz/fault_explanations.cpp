@@ -40,6 +40,8 @@ std::string mismatch_label(const RankDiagnosis& r) {
 std::string missing_label(const RankDiagnosis& r, const view_model::FailureDiagnosis& f) {
   if (f.stuck_collective < 0) return trf("fell behind: no progress after step {}", r.step);
   const std::string stuck = op_name(f.stuck_op) + " #" + std::to_string(f.stuck_collective);
+  if (r.process_stopped)  // where it was is its last report, held back in the stopped process
+    return trf("missing from {}: its process was stopped (SIGSTOP or Ctrl-Z)", stuck);
   if (r.collective < 0) return trf("missing from {}", stuck);
   if (r.collective_done) return trf("missing from {}: it last finished {} #{}", stuck, op_name(r.op), r.collective);
   return trf("missing from {}: it is in {} #{}", stuck, op_name(r.op), r.collective);
@@ -163,6 +165,9 @@ std::string FailureHeadline(const view_model::FailureDiagnosis& f) {
       return trf("Rank {} broke the order of collectives at step {}: the fingerprint check stopped the run", r.rank,
                  r.fault_step);
     case RankCause::Missing:
+      if (f.stuck_collective >= 0 && r.process_stopped)
+        return trf("Rank {} never joined {} #{}: its process was stopped (SIGSTOP or Ctrl-Z), and the others waited "
+                   "until the timeout", r.rank, op_name(f.stuck_op), f.stuck_collective);
       if (f.stuck_collective >= 0)
         return trf("Rank {} never joined {} #{}: the others waited until the timeout", r.rank, op_name(f.stuck_op),
                    f.stuck_collective);

@@ -348,6 +348,7 @@ void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
     t.exited_failing = x.exited && x.exit_code != 0;
     t.exit_seen_unix_ns = x.seen_unix_ns;
+    t.process_stopped = x.was_stopped;
   }
 }
 
@@ -390,6 +391,7 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     rd.fault_from_controller = t.fault_from_controller;
     rd.fault_step = t.fault_step;
     rd.exit = t.exit;
+    rd.process_stopped = t.process_stopped;
     rd.error = t.error;
     rd.error_code = t.error_code;
     rd.cause = cause_of_fault(t.fault_kind);

@@ -55,6 +55,9 @@ struct RankDiagnosis {
   bool fault_from_controller = false;   // injected by the controller (the app's kill button)
   int64_t fault_step = -1;
   std::string exit;               // how its process ended: "killed by SIGKILL" ("" when unknown or fine)
+  // Its process was stopped (SIGSTOP, Ctrl-Z, a debugger) when the run was ended: it could take no
+  // part, and its last events were held in it (its position is its last report, behind the others).
+  bool process_stopped = false;
   std::string error;              // its first error, when it raised one
   std::optional<ErrorCode> error_code;  // that error's kind
 };
@@ -138,6 +141,7 @@ class FailureTracker {
     bool exit_is_signal = false;
     bool exited_failing = false;  // a failing exit code (its own error may still be on its way)
     int64_t exit_seen_unix_ns = 0;  // when its launcher saw it end, 0 when unknown
+    bool process_stopped = false;   // its process was stopped (SIGSTOP, Ctrl-Z) when the launcher ended it
   };
   RankTrack& track(int rank);
   bool after_stop(const Event& e) const;  // reported after a stop that was asked for

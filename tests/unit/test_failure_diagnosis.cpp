@@ -485,6 +485,34 @@ TEST_CASE("uneven inputs: the rank out of data is missing from the collective th
   CHECK(d.ranks[0].ring_step == 0);
 }
 
+TEST_CASE("a rank whose process was stopped is missing, and the diagnosis knows it was stopped") {
+  // SIGSTOP on rank 1's worker: its last events stay in it (it reported collective 2 as its last),
+  // rank 0 waits in collective 3 until its timeout; the launcher then finds rank 1 stopped.
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 2, 0));
+  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 2, 0));
+  tracker.consume(collective(EventKind::CollectiveBegin, 0, 3, 3, 1));
+  tracker.consume(text_event(EventKind::Error, 0, 3003, "recv: gloo: Read timeout"));
+  tracker.consume(flight(0, 3005, 3, "allreduce", "started", 1));
+  RankExit rank0;
+  rank0.rank = 0;
+  rank0.exited = true;
+  rank0.exit_code = 1;
+  RankExit rank1;
+  rank1.rank = 1;
+  rank1.signal = 9;
+  rank1.terminated = true;
+  rank1.was_stopped = true;
+  tracker.note_exits({rank0, rank1});
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Missing);
+  CHECK(d.ranks[1].process_stopped);
+  CHECK_FALSE(d.ranks[0].process_stopped);
+  CHECK(d.ranks[0].cause == RankCause::Waiting);
+}
+
 TEST_CASE("uneven inputs without Join blame the rank with fewer batches, whatever the line-up says") {
   // Rank 0 runs out first; the others' collectives shift against its own, so the flight
   // recorders line up with rank 0 "waiting" in its final barrier and ranks 1-3 "missing" from it.
