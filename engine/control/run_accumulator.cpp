@@ -78,6 +78,7 @@ void RunAccumulator::add(const Event& e) {
   }
   if (e.rank >= r_.rank_count && e.rank < kMaxReportedRank) r_.rank_count = e.rank + 1;
   if (e.kind == EventKind::StepEnd && e.rank == 0 && e.epoch >= 0) epochs_begun_ = std::max(epochs_begun_, e.epoch + 1);
+  if (e.kind == EventKind::StepEnd && e.rank == 0 && e.epoch == 0) ++rank0_first_epoch_steps_;
   if (e.rank == 0 && (e.kind == EventKind::SamplerShard || e.kind == EventKind::EpochEnd ||
                       (e.kind == EventKind::StepEnd && e.epoch > 0)))
     epochs_seen_ = true;
@@ -507,6 +508,10 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   const EpochShape epoch = epoch_shape(r.job, world_);
   r.samples_per_rank = epoch.samples_per_rank;
   r.batches_per_epoch = epoch.steps;
+  // A script's loader decides its batches: one that does not draw from the sampler (watch()
+  // warns of it) takes more than the sampler's share. Once its first epoch is over, what rank 0
+  // took in it is the epoch's count.
+  if (stop.script && epochs_begun_ > 1 && rank0_first_epoch_steps_ > 0) r.batches_per_epoch = rank0_first_epoch_steps_;
 
   const std::vector<nlohmann::json>& flight = flight_;
   const RankExit* failed = nullptr;

@@ -103,6 +103,7 @@ class RunAccumulator {
   bool epochs_announced_ = true;  // rank 0's job named its epochs (a script's may not)
   std::vector<std::string> unreported_;  // what rank 0's job left out (a script's): unreported_training_fields
   int epochs_begun_ = 0;          // epochs rank 0 took a step in
+  int64_t rank0_first_epoch_steps_ = 0;  // the steps rank 0 took in epoch 0
   // Rank 0 said where its epochs begin: a sampler's shard, a step past epoch 0, an epoch's end. A
   // script with no sampler and no set_epoch() trains "in epoch 0" throughout: its epochs are unknown.
   bool epochs_seen_ = false;

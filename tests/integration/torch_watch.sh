@@ -318,6 +318,37 @@ assert r["timeout_s"] == 7.0, r["timeout_s"]
 PY
 then ok "a script without a sampler: its samples and epochs said to be unknown, in the summary and the report"
 else fail "no_sampler: exit $rc: $(cat "$work/no_sampler.out" | tail -2) $(tail -2 "$work/no_sampler.err")"; fi
+# A loader that does not draw from the sampler given to watch() takes every sample each epoch:
+# the report's batches per epoch are those rank 0 took (it gave the sampler's share, 4 of 8).
+cat > "$work/own_loader.py" << 'PY'
+import torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+import ringlab_torch
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+data = TensorDataset(torch.randn(64, 6), torch.randn(64, 1))
+sampler = DistributedSampler(data, seed=0)
+loader = DataLoader(data, batch_size=8)  # the bug: no sampler=sampler
+model = DDP(torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+watcher = ringlab_torch.watch(model, sampler=sampler, optimizer=opt, loader=loader, epochs=2)
+for epoch in range(2):
+    sampler.set_epoch(epoch)
+    for x, y in loader:
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        watcher.step(loss)
+dist.destroy_process_group()
+PY
+"$ringlab" run --torch "$work/own_loader.py" -n 2 --report "$work/own_loader.json" > "$work/own_loader.out" 2>&1
+rc=$?
+if [ $rc = 0 ] && $py -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["steps"] == 16 and r["batches_per_epoch"] == 8, (r["steps"], r["batches_per_epoch"])' "$work/own_loader.json"
+then ok "a loader that ignores the sampler: the report's batches per epoch are the 8 rank 0 took, not the sampler's 4"
+else fail "own_loader: exit $rc: $(tail -3 "$work/own_loader.out")"; fi
+
 # The app's controls say the same of it.
 if command -v xvfb-run > /dev/null; then
   xvfb-run -a -s "-screen 0 1280x720x24 -noreset" "$ringlab" gui --torch "$work/no_sampler.py" --world-size 2 \
