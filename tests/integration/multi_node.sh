@@ -355,6 +355,12 @@ if grep -q "node 1 (ranks 2 to 3) was lost: its controller stopped answering" "$
 else
   fail "node 1's controller killed: node 0 said: $(head -3 "$work/lost.0.err")"
 fi
+# Its ranks' positions are their last reports (their unsent events went with the node): said so.
+if [ "$(grep -c '^  rank [23][: ].*(its last report: its unsent events went with its node)$' "$work/lost.0.err")" = 2 ]; then
+  ok "the lost node's ranks are placed by their last reports, and said to be"
+else
+  fail "the lost node's ranks' positions: $(grep -A5 'where each rank was' "$work/lost.0.err")"
+fi
 
 long_pair int1
 kill -INT "$node1_pid"
