@@ -41,7 +41,7 @@ void add_job_flags(CLI::App& cmd, JobFlags& f) {
   cmd.add_option("--fault", j.faults,
                  "inject a fault (repeatable): kill:R@STEP, delay:R:MS, drop:R@STEP, skip:R@STEP, "
                  "extra:R@STEP, resize:R@STEP");
-  cmd.add_option("--uneven", j.uneven, "uneven inputs (repeatable): R:K gives rank R K batches an epoch fewer than the others");
+  cmd.add_option("--uneven", j.uneven, "uneven inputs (repeatable; two for one rank add up): R:K gives rank R K batches an epoch fewer than the others");
   cmd.add_flag("--join", j.join, "PyTorch's Join: ranks out of data shadow the others' all-reduces");
   cmd.add_flag("!--no-collective-check", j.check_collectives,
                "do not compare collective fingerprints between ring neighbours");
