@@ -82,6 +82,9 @@ std::string CollectivePosition(const RankDiagnosis& r, int world) {
   if (r.collective < 0) return tr("no collective yet");
   std::string text = op_name(r.op) + " #" + std::to_string(r.collective);
   const int steps = 2 * (world - 1);
+  if (r.position_from_peers && r.process_stopped)
+    return text + " · " + tr(r.collective_done ? "done, as the others' positions show: its stopped process held its last events"
+                                               : "in it, as the others' positions show: its stopped process held its last events");
   if (r.position_from_peers)
     return text + " · " + tr(r.collective_done ? "done, as the others' positions show: its last events died with it"
                                                : "in it, as the others' positions show: its last events died with it");

@@ -87,10 +87,12 @@ std::string op_of_collective(const std::vector<RankDiagnosis>& ranks, int64_t id
 // A killed rank's own record stops short: the others place it (engine/events/killed_rank_position.h).
 void place_killed_ranks(FailureDiagnosis& d) {
   std::vector<PeerPosition> others;
+  // A stopped process held its last events back too: the others place it likewise.
+  const auto silent = [](const RankDiagnosis& r) { return ended_silently(r.cause) || r.process_stopped; };
   for (const RankDiagnosis& o : d.ranks)
-    if (!ended_silently(o.cause)) others.push_back({o.collective, o.collective_done, o.step});
+    if (!silent(o)) others.push_back({o.collective, o.collective_done, o.step});
   for (RankDiagnosis& killed : d.ranks) {
-    if (!ended_silently(killed.cause)) continue;
+    if (!silent(killed)) continue;
     const std::optional<KilledRankPosition> placed =
         place_killed_rank({killed.collective, killed.collective_done, killed.step}, others, killed.chunk_sent_in);
     if (!placed) continue;
@@ -346,7 +348,7 @@ void FailureTracker::note_exits(const std::vector<RankExit>& exits) {
     }
     t.exit = x.describe();
     t.exit_is_signal = !x.exited && x.signal != 0 && !x.terminated;
-    t.exited_failing = x.exited && x.exit_code != 0;
+    t.exited_failing = x.exited && x.exit_code != 0 && !x.terminated;  // not the launcher's own SIGTERM
     t.exit_seen_unix_ns = x.seen_unix_ns;
     t.process_stopped = x.was_stopped;
   }
@@ -397,6 +399,10 @@ FailureDiagnosis FailureTracker::diagnose(int world_size) const {
     rd.cause = cause_of_fault(t.fault_kind);
     if (t.exit_is_signal && rd.cause != RankCause::Dropped) rd.cause = RankCause::Killed;
     if (exited_without_a_word(r) && rd.cause == RankCause::None) rd.cause = RankCause::Exited;
+    // A stopped process took part in nothing since: it is what the others waited for, whatever the
+    // line-up says (its neighbours may have finished the collective it stalled and wait in the
+    // next, which reads as "missing" from the stalled one).
+    if (t.process_stopped && rd.cause == RankCause::None) rd.cause = RankCause::Missing;
     if (rd.cause != RankCause::None) d.failed = true;
     d.ranks.push_back(std::move(rd));
   }

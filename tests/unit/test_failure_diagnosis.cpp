@@ -513,6 +513,65 @@ TEST_CASE("a rank whose process was stopped is missing, and the diagnosis knows 
   CHECK(d.ranks[0].cause == RankCause::Waiting);
 }
 
+TEST_CASE("a stopped rank is the culprit even where its neighbours finished the collective it stalled") {
+  // Four ranks, rank 1 stopped by SIGSTOP in all-reduce 5: ranks 0 and 3 had what they needed of
+  // it, finished 5 and wait in 6; rank 2 waits in 5 for rank 1's last chunk. The line-up reads
+  // 0 and 3 as missing from 5, and the app named rank 0 (two tries in five of a newcomer's walk).
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 4, 3));
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 4, 3));
+  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 3, 5, 4));
+  for (int r : {0, 3}) tracker.consume(collective(EventKind::CollectiveEnd, r, 4, 5, 4));
+  for (int r : {0, 3}) tracker.consume(collective(EventKind::CollectiveBegin, r, 5, 6, 5));
+  tracker.consume(text_event(EventKind::Error, 2, 3003, "recv: gloo: Read timeout"));
+  for (int r : {0, 3}) tracker.consume(flight(r, 3005, 6, "allreduce", "started", 5));
+  tracker.consume(flight(2, 3005, 5, "allreduce", "started", 4));
+  std::vector<RankExit> exits(4);
+  for (int r = 0; r < 4; ++r) {
+    exits[r].rank = r;
+    exits[r].signal = 15;
+    exits[r].terminated = true;
+  }
+  exits[2] = RankExit{};
+  exits[2].rank = 2;
+  exits[2].exited = true;
+  exits[2].exit_code = 1;
+  exits[1].signal = 9;
+  exits[1].was_stopped = true;
+  tracker.note_exits(exits);
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Missing);
+  CHECK(d.ranks[1].process_stopped);
+  for (int r : {0, 2, 3}) CHECK(d.ranks[r].cause == RankCause::Waiting);
+}
+
+TEST_CASE("a script's rank the launcher stopped after the failure did not exit on its own") {
+  // A PyTorch script's ranks end with exit code 143 when the launcher's SIGTERM reaches them
+  // after another rank failed: that is the launcher's doing, not a silent exit of their own.
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 4, 3));
+  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 4, 3));
+  tracker.consume(collective(EventKind::CollectiveBegin, 0, 3, 5, 4));
+  tracker.consume(text_event(EventKind::Error, 0, 60003, "allreduce: gloo: Timed out waiting 60000ms"));
+  RankExit rank0;
+  rank0.rank = 0;
+  rank0.exited = true;
+  rank0.exit_code = 1;
+  RankExit rank1;
+  rank1.rank = 1;
+  rank1.exited = true;
+  rank1.exit_code = 143;
+  rank1.terminated = true;
+  tracker.note_exits({rank0, rank1});
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.ranks[1].cause != RankCause::Exited);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Missing);
+}
+
 TEST_CASE("uneven inputs without Join blame the rank with fewer batches, whatever the line-up says") {
   // Rank 0 runs out first; the others' collectives shift against its own, so the flight
   // recorders line up with rank 0 "waiting" in its final barrier and ranks 1-3 "missing" from it.
