@@ -89,24 +89,24 @@ void draw_reset_confirmation(AppState& state) {
   ImGui::EndPopup();
 }
 
-// Quitting stops the workers and loses the run on screen: asked first while one trains.
+// Quitting stops the workers and loses the run on screen: asked first while one trains. A run
+// that ends while the question is open leaves it open (it quit by itself, and the finished run's
+// curves went with the window, the answer never given).
 void draw_quit_confirmation(AppState& state) {
   if (!state.pending_quit) return;
-  if (!state.run.live()) {  // the run ended while the question was open: nothing to lose now
-    state.pending_quit = false;
-    state.requests.quit = true;
-    return;
-  }
   if (!begin_question(kQuitDialog, tr("Quit ringlab?"))) return;
   ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(tr("Quitting stops the workers where they are; this run and its curves are not kept."));
-  const bool paused = state.run.phase == RunPhase::Paused;
+  const bool live = state.run.live(), paused = state.run.phase == RunPhase::Paused;
+  ImGui::TextUnformatted(live ? tr("Quitting stops the workers where they are; this run and its curves are not kept.")
+                              : tr("The run has ended; quitting closes the window, and its curves are not kept."));
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
-                     paused ? tr("Until you answer, the run stays paused. Ctrl+Q again quits.")
-                            : tr("Until you answer, the run goes on. Ctrl+Q again quits."));
+                     !live   ? tr("Ctrl+Q again quits.")
+                     : paused ? tr("Until you answer, the run stays paused. Ctrl+Q again quits.")
+                              : tr("Until you answer, the run goes on. Ctrl+Q again quits."));
   ImGui::PopTextWrapPos();
-  const Answer answer = paused ? two_answers(state, "Quit", "confirm_quit", "Keep this run", "cancel_quit")
-                               : two_answers(state, "Quit", "confirm_quit", "Keep training", "cancel_quit");
+  const Answer answer = !live   ? two_answers(state, "Quit", "confirm_quit", "Stay", "cancel_quit")
+                        : paused ? two_answers(state, "Quit", "confirm_quit", "Keep this run", "cancel_quit")
+                                 : two_answers(state, "Quit", "confirm_quit", "Keep training", "cancel_quit");
   if (answer != Answer::None) state.pending_quit = false;
   if (answer == Answer::Yes) state.requests.quit = true;
   ImGui::EndPopup();

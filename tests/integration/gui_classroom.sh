@@ -132,6 +132,11 @@ for key in "$@"; do
       for _ in $(seq 600); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 4 ] && break; sleep 0.1; done
       sleep 2 ;;  # they join the group and reach the gate
     pause) sleep 1.5 ;;
+    wait-ended)  # the run's workers came and went (up to 30 s to come, 120 s to go)
+      for _ in $(seq 300); do [ "$(pgrep -P $app -fc 'ringlab worker')" -ge 1 ] && break; sleep 0.1; done
+      for _ in $(seq 1200); do [ "$(pgrep -P $app -fc 'ringlab worker')" -eq 0 ] && break; sleep 0.1; done
+      [ "$(pgrep -P $app -fc 'ringlab worker')" -eq 0 ] || { echo "the run's workers were still there after 120 s"; exit 1; }
+      sleep 1 ;;
     settled:*)  # settled:FILE: the screen once the run's workers are gone and it stood still for 3 s
       # While workers still run (a Stop under way) the app may draw a frame a second or less on a
       # loaded machine; after them, following live holds a finished all-reduce 1.2 s before it
@@ -671,6 +676,18 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "running" and s["latest_step"] > 0, (s["run_phase"], s["latest_step"])
 assert "asked before quitting" in open(sys.argv[2]).read(), "Escape did not close the question, or the next Ctrl+Q did not ask"
+PY
+fi
+# A run that ends while Quit's question is open leaves the question open: the app quit by itself
+# there, the finished run's curves gone with the window and the question never answered.
+cat > "$WORK/quick.json" << 'JSON'
+{"title": {"en": "A run that ends soon"}, "job": {"world_size": 2, "backend": "gloo", "algorithm": "ring", "epochs": 20000}}
+JSON
+if drive quitend "$WORK/quick.json" F5 ctrl+q wait-ended pause; then
+  python3 - "$WORK/quitend.json" << 'PY' && ok "Ctrl+Q as a run starts, and the run ends meanwhile: still asked, the app there (classroom-quitend.png)" || bad "a run ending while Quit was asked"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["quit_asked"] and s["run_phase"] == "finished" and s["latest_step"] > 0, (s["quit_asked"], s["run_phase"])
 PY
 fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
