@@ -256,8 +256,15 @@ void preset_items(std::string& chosen) {
   }
 }
 
+// Wide enough for the chosen link's name beside the combo's arrow (at 17 lines of text, "this
+// machine: shared memory (MPI)" lost its closing parenthesis under it).
+float link_combo_width(const std::string& chosen) {
+  return std::max(ImGui::GetFontSize() * 17, ImGui::CalcTextSize(link_title(chosen).c_str()).x +
+                                                  ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2);
+}
+
 void link_control(ScaleViewState& v, const sim::LiveCalibration& live) {
-  caption(v.nodes == 1 ? tr("Link") : tr("Link within a node"), ImGui::GetFontSize() * 17);
+  caption(v.nodes == 1 ? tr("Link") : tr("Link within a node"), link_combo_width(v.link));
   if (!ImGui::BeginCombo("##scale_link", link_title(v.link).c_str())) return;
   preset_items(v.link);
   ImGui::Separator();
@@ -274,7 +281,7 @@ void link_control(ScaleViewState& v, const sim::LiveCalibration& live) {
 
 void inter_link_control(ScaleViewState& v) {
   if (v.nodes == 1) return;
-  caption(tr("Link between nodes"), ImGui::GetFontSize() * 17);
+  caption(tr("Link between nodes"), link_combo_width(v.inter_link));
   if (!ImGui::BeginCombo("##scale_inter_link", link_title(v.inter_link).c_str())) return;
   preset_items(v.inter_link);
   ImGui::EndCombo();
