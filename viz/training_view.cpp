@@ -155,7 +155,10 @@ void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::Lo
     if (v.show_ranks && !s.rank_loss.empty()) set.add(s, s.rank_loss[0], with_alpha(color, 0.35f), 1.0f, false, "");
     // Numbered by the session's runs: only the newest few are kept, and "run 1" was not the first.
     const size_t number = state.first_overlay_number() + i;
-    set.add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true, trf("earlier run {}: MSE · {}", number, series_name(s)),
+    // A PyTorch script's run goes by its name first, as in the legend (beside the engine it is
+    // the run the lesson compares with, not merely an earlier one).
+    set.add(s, s.mse_curve, with_alpha(color, 0.55f), 7.0f, true,
+            s.job ? trf("earlier run {}: MSE · {}", number, series_name(s)) : trf("{}: MSE (earlier run {})", series_name(s), number),
             s.job ? trf("earlier run {}", number) : series_name(s));
   }
 }
