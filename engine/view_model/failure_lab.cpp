@@ -108,7 +108,10 @@ FailureLabSettings lab_from_job(const JobConfig& job) {
   } catch (const std::exception&) {
     // A job the lab cannot describe opens with no fault; Start will report what is wrong.
   }
-  lab.timeout_s = FailureLabSettings{}.timeout_s;
+  // A job with no fault keeps a timeout shorter than the lab's own (a scenario's "timeout_s": 3,
+  // which choosing a fault replaced with 6 s); a longer one, the default 60 s, would make a lesson
+  // wait a minute.
+  lab.timeout_s = std::min(job.timeout_s, FailureLabSettings{}.timeout_s);
   return lab;
 }
 

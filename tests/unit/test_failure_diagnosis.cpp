@@ -195,6 +195,9 @@ TEST_CASE("the lab's settings fill the job's fault fields, and come back from th
   CHECK(!job.join);
   CHECK(job.timeout_s == 60.0);  // the scenario's own timeout again
   CHECK(lab_from_job(job).fault == LabFault::None);
+  CHECK(lab_from_job(job).timeout_s == FailureLabSettings{}.timeout_s);  // a minute would be long for a lesson
+  job.timeout_s = 3;  // a scenario's own, shorter: kept once a fault is chosen
+  CHECK(lab_from_job(job).timeout_s == 3.0);
 }
 
 TEST_CASE("every fault has a lesson that names its rank and step") {
