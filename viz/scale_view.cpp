@@ -449,11 +449,17 @@ void draw_step_bar(const sim::StepBar& s, const ScaleViewState& v) {
                                "Efficiency = compute / step."));
   draw_step_rows(s, width);
   const std::string numbers =
-      v.world_size() == 1 ? trf("compute {} · step {}", time_text(s.compute_s), time_text(s.step_s))
-                        : trf("compute {} · all-reduce {} in {} buckets: {} hidden under backward, {} exposed · step {}",
-                              time_text(s.compute_s), time_text(s.comm_s), s.buckets.size(), time_text(s.hidden_comm_s),
-                              time_text(s.exposed_comm_s), time_text(s.step_s));
+      v.world_size() == 1   ? trf("compute {} · step {}", time_text(s.compute_s), time_text(s.step_s))
+      : s.buckets.size() == 1 ? trf("compute {} · all-reduce {} in 1 bucket: {} hidden under backward, {} exposed · step {}",
+                                    time_text(s.compute_s), time_text(s.comm_s), time_text(s.hidden_comm_s),
+                                    time_text(s.exposed_comm_s), time_text(s.step_s))
+                            : trf("compute {} · all-reduce {} in {} buckets: {} hidden under backward, {} exposed · step {}",
+                                  time_text(s.compute_s), time_text(s.comm_s), s.buckets.size(), time_text(s.hidden_comm_s),
+                                  time_text(s.exposed_comm_s), time_text(s.step_s));
   ImGui::TextWrapped("%s", numbers.c_str());
+  // Where the compute comes from: the seed's is PyTorch's whole step on this kind of machine, not
+  // ringlab's own (a few tens of µs), which a class comparing it with the live run should know.
+  if (ImGui::IsItemHovered()) Tooltip(trf("Compute: {}", sim::model_preset(v.model).compute_source));
 }
 
 // Each measured size against the chosen link's ring model: "1.3 KiB: 4.8 ms, model 0.31 ms (15×)".
