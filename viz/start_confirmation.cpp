@@ -70,18 +70,18 @@ void draw_restart_confirmation(AppState& state) {
   ImGui::EndPopup();
 }
 
-// Reset ends the run and forgets it (it is not kept as an earlier run): asked first.
+// Reset ends the run and forgets it (it is not kept as an earlier run): asked first. A run that
+// ends while the question is open leaves it open, as Quit's does: the finished run is still there
+// to lose.
 void draw_reset_confirmation(AppState& state) {
   if (!state.pending_reset) return;
-  if (!state.run.live()) {  // the run ended while the question was open: nothing to lose now
-    state.pending_reset = false;
-    state.requests.reset = true;
-    return;
-  }
   if (!begin_question(kResetDialog, tr("Reset this run?"))) return;
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(tr("Reset stops the workers, forgets this run and the earlier runs' curves, and brings back the scenario's settings."));
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr("Until you answer, the run goes on."));
+  const char* meanwhile = !state.run.live()                    ? "The run has ended meanwhile."
+                          : state.run.phase == RunPhase::Paused ? "Until you answer, the run stays paused."
+                                                                : "Until you answer, the run goes on.";
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr(meanwhile));
   ImGui::PopTextWrapPos();
   const Answer answer = two_answers(state, "Reset", "confirm_reset", "Keep this run", "cancel_reset");
   if (answer != Answer::None) state.pending_reset = false;

@@ -690,6 +690,14 @@ s = json.load(open(sys.argv[1]))
 assert s["quit_asked"] and s["run_phase"] == "finished" and s["latest_step"] > 0, (s["quit_asked"], s["run_phase"])
 PY
 fi
+# Reset's question likewise: the run that ended meanwhile was reset, its curves forgotten, unasked.
+if drive resetend "$WORK/quick.json" F5 ctrl+r wait-ended pause; then
+  python3 - "$WORK/resetend.json" << 'PY' && ok "Ctrl+R as a run starts, and the run ends meanwhile: still asked, the run kept (classroom-resetend.png)" || bad "a run ending while Reset was asked"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["reset_asked"] and s["run_phase"] == "finished" and s["latest_step"] > 0, (s["reset_asked"], s["run_phase"], s["latest_step"])
+PY
+fi
 if drive panes "$WORK/long.json" F5 wait-workers pause pause; then
   python3 - "$WORK/panes.json" "$WORK/stop.json" "$WORK/panes.xwd" "$WORK/stop.xwd" "$SRC/tests/integration/lib" << 'PY' &&
 import json, sys
