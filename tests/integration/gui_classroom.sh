@@ -683,7 +683,7 @@ fi
 cat > "$WORK/quick.json" << 'JSON'
 {"title": {"en": "A run that ends soon"}, "job": {"world_size": 2, "backend": "gloo", "algorithm": "ring", "epochs": 20000}}
 JSON
-if drive quitend "$WORK/quick.json" F5 ctrl+q wait-ended pause; then
+if drive quitend "$WORK/quick.json" F5 pause ctrl+q wait-ended pause; then
   python3 - "$WORK/quitend.json" << 'PY' && ok "Ctrl+Q as a run starts, and the run ends meanwhile: still asked, the app there (classroom-quitend.png)" || bad "a run ending while Quit was asked"
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -691,7 +691,7 @@ assert s["quit_asked"] and s["run_phase"] == "finished" and s["latest_step"] > 0
 PY
 fi
 # Reset's question likewise: the run that ended meanwhile was reset, its curves forgotten, unasked.
-if drive resetend "$WORK/quick.json" F5 ctrl+r wait-ended pause; then
+if drive resetend "$WORK/quick.json" F5 pause ctrl+r wait-ended pause; then
   python3 - "$WORK/resetend.json" << 'PY' && ok "Ctrl+R as a run starts, and the run ends meanwhile: still asked, the run kept (classroom-resetend.png)" || bad "a run ending while Reset was asked"
 import json, sys
 s = json.load(open(sys.argv[1]))
