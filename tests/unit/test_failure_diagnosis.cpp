@@ -398,6 +398,26 @@ RankExit failing_exit(int rank, int code, int64_t seen_unix_ns = 0) {
   return x;
 }
 
+// A rank the launcher ended after another failed, by `signal`; `was_stopped`: its process had
+// been stopped (SIGSTOP) when it did.
+RankExit torn_down(int rank, int signal, bool was_stopped = false) {
+  RankExit x{rank, 100 + rank};
+  x.signal = signal;
+  x.terminated = true;
+  x.was_stopped = was_stopped;
+  return x;
+}
+
+// `ranks` of a world of `world` begin, and every one of them ends, collective `id` at step `step`
+// (at t_ms and t_ms + 1).
+FailureTracker after_collective(int world, int64_t t_ms, int64_t id, int64_t step) {
+  FailureTracker tracker;
+  for (int r = 0; r < world; ++r) tracker.consume(run_begin(r, world));
+  for (int r = 0; r < world; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, t_ms, id, step));
+  for (int r = 0; r < world; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, t_ms + 1, id, step));
+  return tracker;
+}
+
 TEST_CASE("a rank that exits failing without a word is the culprit, placed by the others") {
   const auto run = [](bool rank1_said_why) {
     FailureTracker tracker = rank1_left_in_collective_5();
@@ -467,10 +487,7 @@ TEST_CASE("ring steps come from the chunks when no flight recorder was sent") {
 }
 
 TEST_CASE("uneven inputs: the rank out of data is missing from the collective the others wait in") {
-  FailureTracker tracker;
-  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
-  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 2, 0));
-  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 2, 0));
+  FailureTracker tracker = after_collective(4, 1, 2, 0);
   for (int r : {0, 2, 3}) tracker.consume(collective(EventKind::CollectiveBegin, r, 3, 3, 1));
   tracker.consume(text_event(EventKind::Error, 0, 3003, "send: gloo: Timed out waiting 3000ms for send operation"));
   tracker.consume(text_event(EventKind::Error, 1, 3004, "barrier: gloo: Timed out waiting 3000ms for recv operation"));
@@ -491,23 +508,11 @@ TEST_CASE("uneven inputs: the rank out of data is missing from the collective th
 TEST_CASE("a rank whose process was stopped is missing, and the diagnosis knows it was stopped") {
   // SIGSTOP on rank 1's worker: its last events stay in it (it reported collective 2 as its last),
   // rank 0 waits in collective 3 until its timeout; the launcher then finds rank 1 stopped.
-  FailureTracker tracker;
-  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
-  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 2, 0));
-  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 2, 0));
+  FailureTracker tracker = after_collective(2, 1, 2, 0);
   tracker.consume(collective(EventKind::CollectiveBegin, 0, 3, 3, 1));
   tracker.consume(text_event(EventKind::Error, 0, 3003, "recv: gloo: Read timeout"));
   tracker.consume(flight(0, 3005, 3, "allreduce", "started", 1));
-  RankExit rank0;
-  rank0.rank = 0;
-  rank0.exited = true;
-  rank0.exit_code = 1;
-  RankExit rank1;
-  rank1.rank = 1;
-  rank1.signal = 9;
-  rank1.terminated = true;
-  rank1.was_stopped = true;
-  tracker.note_exits({rank0, rank1});
+  tracker.note_exits({failing_exit(0, 1), torn_down(1, SIGKILL, true)});
   const FailureDiagnosis d = tracker.diagnose(2);
   CHECK(d.culprits == std::vector<int>{1});
   CHECK(d.ranks[1].cause == RankCause::Missing);
@@ -520,29 +525,14 @@ TEST_CASE("a stopped rank is the culprit even where its neighbours finished the 
   // Four ranks, rank 1 stopped by SIGSTOP in all-reduce 5: ranks 0 and 3 had what they needed of
   // it, finished 5 and wait in 6; rank 2 waits in 5 for rank 1's last chunk. The line-up reads
   // 0 and 3 as missing from 5, and the app named rank 0 (two tries in five of a newcomer's walk).
-  FailureTracker tracker;
-  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
-  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 4, 3));
-  for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 4, 3));
+  FailureTracker tracker = after_collective(4, 1, 4, 3);
   for (int r = 0; r < 4; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 3, 5, 4));
   for (int r : {0, 3}) tracker.consume(collective(EventKind::CollectiveEnd, r, 4, 5, 4));
   for (int r : {0, 3}) tracker.consume(collective(EventKind::CollectiveBegin, r, 5, 6, 5));
   tracker.consume(text_event(EventKind::Error, 2, 3003, "recv: gloo: Read timeout"));
   for (int r : {0, 3}) tracker.consume(flight(r, 3005, 6, "allreduce", "started", 5));
   tracker.consume(flight(2, 3005, 5, "allreduce", "started", 4));
-  std::vector<RankExit> exits(4);
-  for (int r = 0; r < 4; ++r) {
-    exits[r].rank = r;
-    exits[r].signal = 15;
-    exits[r].terminated = true;
-  }
-  exits[2] = RankExit{};
-  exits[2].rank = 2;
-  exits[2].exited = true;
-  exits[2].exit_code = 1;
-  exits[1].signal = 9;
-  exits[1].was_stopped = true;
-  tracker.note_exits(exits);
+  tracker.note_exits({torn_down(0, SIGTERM), torn_down(1, SIGKILL, true), failing_exit(2, 1), torn_down(3, SIGTERM)});
   const FailureDiagnosis d = tracker.diagnose(4);
   CHECK(d.culprits == std::vector<int>{1});
   CHECK(d.ranks[1].cause == RankCause::Missing);
@@ -553,22 +543,12 @@ TEST_CASE("a stopped rank is the culprit even where its neighbours finished the 
 TEST_CASE("a script's rank the launcher stopped after the failure did not exit on its own") {
   // A PyTorch script's ranks end with exit code 143 when the launcher's SIGTERM reaches them
   // after another rank failed: that is the launcher's doing, not a silent exit of their own.
-  FailureTracker tracker;
-  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
-  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveBegin, r, 1, 4, 3));
-  for (int r = 0; r < 2; ++r) tracker.consume(collective(EventKind::CollectiveEnd, r, 2, 4, 3));
+  FailureTracker tracker = after_collective(2, 1, 4, 3);
   tracker.consume(collective(EventKind::CollectiveBegin, 0, 3, 5, 4));
   tracker.consume(text_event(EventKind::Error, 0, 60003, "allreduce: gloo: Timed out waiting 60000ms"));
-  RankExit rank0;
-  rank0.rank = 0;
-  rank0.exited = true;
-  rank0.exit_code = 1;
-  RankExit rank1;
-  rank1.rank = 1;
-  rank1.exited = true;
-  rank1.exit_code = 143;
+  RankExit rank1 = failing_exit(1, 143);
   rank1.terminated = true;
-  tracker.note_exits({rank0, rank1});
+  tracker.note_exits({failing_exit(0, 1), rank1});
   const FailureDiagnosis d = tracker.diagnose(2);
   CHECK(d.ranks[1].cause != RankCause::Exited);
   CHECK(d.culprits == std::vector<int>{1});
