@@ -4,6 +4,28 @@
 # allreduce_sweep RINGLAB BACKEND: `ringlab bench allreduce` over BACKEND at 2 and 4 ranks; every
 # size from 4 B to 4 MiB appears once, with the ring and the backend's own all-reduce, and no
 # element is wrong. Exits 77 when the backend cannot run here, 1 on a failure, 0 on success.
+sweep_fail() { echo "FAIL: $*"; exit 1; }
+
+# check_sweep_table FILE: 21 rows (4 B .. 4 MiB, doubling), float/sum, count = size/4, #wrong 0
+# for both algorithms, a ring/native ratio on every row.
+check_sweep_table() {
+  awk '
+    /^#/ || NF == 0 { next }
+    {
+      rows++
+      want = 4 * 2 ^ (rows - 1)
+      if ($1 != want) { print "row " rows ": size " $1 ", expected " want; bad = 1 }
+      if ($2 != $1 / 4) { print "row " rows ": count " $2 " for size " $1; bad = 1 }
+      if ($3 != "float" || $4 != "sum") { print "row " rows ": type/redop " $3 "/" $4; bad = 1 }
+      if (NF != 13) { print "row " rows ": " NF " columns, expected 13"; bad = 1 }
+      if ($8 != 0 || $12 != 0) { print "row " rows ": #wrong ring " $8 ", native " $12; bad = 1 }
+    }
+    END {
+      if (rows != 21) { print rows " rows, expected 21"; bad = 1 }
+      exit bad
+    }' "$1"
+}
+
 allreduce_sweep() {
   local ringlab=$1 backend=$2 work probe
   work="$(mktemp -d)"
