@@ -144,10 +144,12 @@ StepRequest advance_gated(StepThrough& st, const CollectiveLog& log, const Colle
   animate(st, shown_steps, dt_s);
   // Play presses Next once every 1/speed seconds, once the screen has caught up with the last
   // press: it shows the recorded steps, then paces the real workers. With a fixed position
-  // (--ring-step) it plays until the all-reduce on screen reaches it.
+  // (--ring-step) it plays until the all-reduce on screen reaches it. The interval counts from
+  // the last press, the packets' travel on screen included: counted from their arrival, each
+  // step took two intervals and Play ran at half its label.
+  st.since_release_s += dt_s;
   const bool wanted = st.fixed_position >= 0 ? st.position < st.fixed_position : st.playing;
   if (!wanted || st.position < shown_steps) return {};
-  st.since_release_s += dt_s;
   if (st.since_release_s < 1.0 / st.speed) return {};
   return step_forward(st, log, running);
 }

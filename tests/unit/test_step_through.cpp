@@ -381,6 +381,24 @@ TEST_CASE("Play in gated mode paces the workers one step at a time until the all
   CHECK(c.frame().done);
 }
 
+TEST_CASE("Play in gated mode shows the steps at the speed it says, the packets' travel included") {
+  Classroom c(3);
+  c.st.speed = 1;  // one ring step a second
+  toggle_play(c.st);
+  int frames = 0;  // of 0.1 s each
+  while (c.frame().position < 4 && frames < 200) {
+    c.frames(1);
+    ++frames;
+  }
+  // The first press a second after Play, each step's packets a second on their way, and the
+  // next press as they arrive: the fourth step is on screen after about five seconds (half the
+  // label's speed would take eight).
+  CHECK(c.frame().position == 4);
+  CHECK(frames >= 45);
+  CHECK(frames <= 55);
+  CHECK(c.ring.steps_taken() == 4);
+}
+
 TEST_CASE("a stopped run releases nobody: Next only catches the view up") {
   Classroom c(4);
   c.next();
