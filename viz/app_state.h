@@ -91,6 +91,9 @@ struct ScaleViewState {
   int step_algorithm = 0;             // index into sim::all_algorithms(): the step bar's all-reduce
   int node_step_algorithm = 1;        // over several nodes, index into sim::all_node_algorithms()
   std::vector<int> job_split_seen;    // the job's ranks_per_node the view last took its node count from
+  // The preset the link last followed the job's backend to (its own transport on this machine):
+  // while the link is still that one, nobody chose another, and it follows the next backend too.
+  std::string link_followed = "this-machine";
   int world_size() const { return nodes * ranks_per_node; }
   static constexpr const char* kLiveLink = "live";  // the link fitted to the live run's all-reduces
 };
@@ -217,6 +220,8 @@ struct SaidOnScreen {
   std::string sampler_numbers;  // what the Sampler's cells are labelled with: "index", "order", "" (none)
   std::string sampler_note;     // the line under its grid when Show order cannot be seen ("" otherwise)
   std::string scale_note;       // the Scale view's words under its step bar: the live run against the models
+  // An open Reset or Quit question: what the run does until it is answered ("" while not asked).
+  std::string reset_meanwhile, quit_meanwhile;
 };
 
 // Where the World size slider was while a run trained (screen y, logical pixels): a hand about

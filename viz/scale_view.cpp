@@ -160,7 +160,17 @@ sim::LinkParams chosen_link(ScaleViewState& v, const sim::LiveCalibration& live)
 // links against each other; a node of GPUs (NVLink inside, the network between) is the case
 // hierarchical all-reduce is made for, so the node's link becomes NVLink unless one was chosen.
 void enter_several_nodes(ScaleViewState& v) {
-  if (v.link == "this-machine") v.link = "nvlink4";
+  if (v.link == "this-machine" || v.link == "this-machine-shm") v.link = "nvlink4";
+}
+
+// The link within a node starts as the job's own transport on this machine, loopback TCP for
+// gloo and shared memory for MPI (whose ranks on one host never touch TCP), and follows the
+// backend as it is changed, until another link is chosen. NCCL has no preset measured here: the
+// link stays.
+void follow_job_backend(ScaleViewState& v, const std::string& backend) {
+  const std::string own = sim::own_link_preset(backend);
+  if (own.empty() || v.link != v.link_followed || v.link == own) return;
+  v.link = v.link_followed = own;
 }
 
 // A job over several nodes opens the what-if at its node count, once per node split.
@@ -541,6 +551,7 @@ void DrawScaleView(const view_model::RunModel& model, AppState& state) {
   ScaleViewState& v = state.scale;
   refresh_live(model);
   const sim::LiveCalibration& live = g_cache.live;
+  follow_job_backend(v, state.job.backend);
   follow_job_nodes(v, state.job);
   world_size_control(v);
   nodes_control(v);

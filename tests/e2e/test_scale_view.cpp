@@ -36,13 +36,8 @@ view_model::RunModel run_on(const std::string& backend) {
   return model;
 }
 
-std::string note_against(const std::string& backend, const std::string& link) {
-  test::HeadlessImGui imgui{ImVec2(1400, 1000)};
-  viz::load_fonts(14.0f);
-  ImGui::GetIO().Fonts->Build();
-  const view_model::RunModel model = run_on(backend);
-  viz::AppState state;
-  state.scale.link = link;
+// The view drawn once over `model`, as the main window does.
+void draw_scale(const view_model::RunModel& model, viz::AppState& state) {
   ImGui::NewFrame();
   ImGui::SetNextWindowPos(ImVec2(10, 10));
   ImGui::SetNextWindowSize(ImVec2(1000, 600));
@@ -50,6 +45,16 @@ std::string note_against(const std::string& backend, const std::string& link) {
   viz::DrawScaleView(model, state);
   ImGui::End();
   ImGui::Render();
+}
+
+std::string note_against(const std::string& backend, const std::string& link) {
+  test::HeadlessImGui imgui{ImVec2(1400, 1000)};
+  viz::load_fonts(14.0f);
+  ImGui::GetIO().Fonts->Build();
+  viz::AppState state;
+  state.job.backend = backend;
+  state.scale.link = link;
+  draw_scale(run_on(backend), state);
   return state.said.scale_note;
 }
 
@@ -79,4 +84,26 @@ TEST_CASE("the live run is measured against its own link; a chosen faster link s
   CHECK(has(mpi, "On the chosen link (100 Gb Ethernet)"));
   // NCCL has no preset measured on this machine: the chosen link stays the one compared with.
   CHECK(has(note_against("nccl", "nvlink4"), "Against the chosen link (NVLink 4 (H100)): 10.7 KiB: 900 µs"));
+}
+
+TEST_CASE("the link within a node follows the job's backend to its own transport, until another is chosen") {
+  test::HeadlessImGui imgui{ImVec2(1400, 1000)};
+  viz::load_fonts(14.0f);
+  ImGui::GetIO().Fonts->Build();
+  viz::AppState state;
+  CHECK(state.scale.link == "this-machine");  // gloo, the default backend: loopback TCP
+  state.job.backend = "mpi";
+  draw_scale(run_on("mpi"), state);
+  CHECK(state.scale.link == "this-machine-shm");  // MPI's ranks on one host share memory
+  CHECK(has(state.said.scale_note, "Against the chosen link (this machine: shared memory (MPI)): 10.7 KiB: 900 µs"));
+  state.job.backend = "nccl";  // no preset measured here: the link stays
+  draw_scale(run_on("nccl"), state);
+  CHECK(state.scale.link == "this-machine-shm");
+  state.job.backend = "gloo";
+  draw_scale(run_on("gloo"), state);
+  CHECK(state.scale.link == "this-machine");
+  state.scale.link = "100gbe";  // chosen: changing the backend keeps it
+  state.job.backend = "mpi";
+  draw_scale(run_on("mpi"), state);
+  CHECK(state.scale.link == "100gbe");
 }
