@@ -44,7 +44,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate},
                {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}, {"curves_agree", state.said.curves_agree},
                {"sampler_numbers", state.said.sampler_numbers}, {"sampler_note", state.said.sampler_note},
-               {"scale_note", state.said.scale_note}};
+               {"scale_note", state.said.scale_note}, {"reset_meanwhile", state.said.reset_meanwhile}, {"quit_meanwhile", state.said.quit_meanwhile}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"largest_frame_vertices", state.largest_frame_vertices},
                  {"world_slider_moved_px", state.controls_moved.world_slider_moved()},  // while this run trained

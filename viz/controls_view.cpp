@@ -302,6 +302,22 @@ bool stepping_barely_counts(const view_model::RunModel& model) {
 // A step time in whole microseconds, grouped in thousands like the status's other counts.
 std::string micros(double us) { return grouped(std::llround(us)); }
 
+// Seconds after Start with no step ended before the status says so: the engine's first step
+// ends within milliseconds, a script's after its imports (a few seconds here).
+constexpr double kNoStepYetS = 3.0;
+
+// No step at all yet: a PyTorch script still starting (its imports take seconds), or ranks that
+// hang before their first step ends (a mismatch, a peer that never came). Said after a few
+// seconds, as a stall is: a hung script otherwise shows nothing until its own process group's
+// timeout ends it, a minute later by default. Not at the gate, where the class sets the pace.
+std::vector<std::string> no_step_yet_forms(const AppState& state) {
+  if (state.run.phase != RunPhase::Running || state.gated || state.run.events_queued > 0 ||
+      state.run.elapsed_s < kNoStepYetS)
+    return {};
+  return {trf("no step has ended yet, {:.0f} s after Start", state.run.elapsed_s),
+          trf("no step yet ({:.0f} s)", state.run.elapsed_s)};
+}
+
 std::vector<std::string> pace_forms(const view_model::RunModel& model, const AppState& state) {
   const bool running = state.run.phase == RunPhase::Running;
   if (running && !state.gated && model.live_us_per_step() > 0) {  // paused: no pace to show
@@ -401,11 +417,14 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
                  p.text);
     else
       FittedLine({trf("{} rank{} · no step yet", world, plural)}, p.text_dim);
-    state.said.pace.clear();
     // The step time's row is kept from Start on: the controls move once, at the press, not under
     // a hand on its way to them. Before any run the pane keeps the line for its fields (at
-    // 1280x720 it decides whether Samples shows without scrolling).
-    if (state.run.phase != RunPhase::Idle) ImGui::NewLine();
+    // 1280x720 it decides whether Samples shows without scrolling). Seconds on with no step, it
+    // says so.
+    const std::vector<std::string> waited = no_step_yet_forms(state);
+    state.said.pace = waited.empty() ? "" : waited.front();
+    if (!waited.empty()) FittedLine(waited, p.text);
+    else if (state.run.phase != RunPhase::Idle) ImGui::NewLine();
     return;
   }
   const int world = model.world_size();

@@ -125,9 +125,12 @@ void draw_kill_now(const view_model::RunModel& model, AppState& state) {
     state.requests.kill_rank = state.lab.kill_rank;
   ImGui::PopStyleColor();
   ImGui::EndDisabled();
-  hint(mpi ? tr("With MPI, mpirun owns the rank processes: use the Kill fault instead.")
-           : tr("A real SIGKILL to this rank's worker process, while it trains, as if its machine lost power. "
-                "With max restarts above 0 the group is restarted from the last epoch checkpoint."));
+  hint(mpi        ? tr("With MPI, mpirun owns the rank processes: use the Kill fault instead.")
+       : !live    ? tr("While a run trains: press Start first. A real SIGKILL to this rank's worker process, as if its "
+                       "machine lost power.")
+       : world < 2 ? tr("A run of one rank has no peer to notice it die: start one with World size 2 or more.")
+                   : tr("A real SIGKILL to this rank's worker process, while it trains, as if its machine lost power. "
+                        "With max restarts above 0 the group is restarted from the last epoch checkpoint."));
 }
 
 // One row per rank: what happened to it and where it was.

@@ -34,6 +34,12 @@ bool begin_question(const char* id, const char* title) {
   return ImGui::BeginPopupModal(titled.c_str(), nullptr, ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove);
 }
 
+// Stepping through with Play off, the workers wait at the gate for Next: the run does not go
+// on while a question is open.
+bool held_at_gate(const AppState& state) {
+  return state.step.mode == view_model::RingMode::Gated && !state.step.playing;
+}
+
 enum class Answer { None, Yes, No };
 
 // A question's two answers side by side (Escape is the second), and the question closed once
@@ -80,7 +86,9 @@ void draw_reset_confirmation(AppState& state) {
   ImGui::TextUnformatted(tr("Reset stops the workers, forgets this run and the earlier runs' curves, and brings back the scenario's settings."));
   const char* meanwhile = !state.run.live()                    ? "The run has ended meanwhile."
                           : state.run.phase == RunPhase::Paused ? "Until you answer, the run stays paused."
+                          : held_at_gate(state)                 ? "Until you answer, the workers stay held at the step-through gate."
                                                                 : "Until you answer, the run goes on.";
+  state.said.reset_meanwhile = meanwhile;
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr(meanwhile));
   ImGui::PopTextWrapPos();
   const Answer answer = two_answers(state, "Reset", "confirm_reset", "Keep this run", "cancel_reset");
@@ -99,29 +107,50 @@ void draw_quit_confirmation(AppState& state) {
   const bool live = state.run.live(), paused = state.run.phase == RunPhase::Paused;
   ImGui::TextUnformatted(live ? tr("Quitting stops the workers where they are; this run and its curves are not kept.")
                               : tr("The run has ended; quitting closes the window, and its curves are not kept."));
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
-                     !live   ? tr("Ctrl+Q again quits.")
-                     : paused ? tr("Until you answer, the run stays paused. Ctrl+Q again quits.")
-                              : tr("Until you answer, the run goes on. Ctrl+Q again quits."));
+  const char* meanwhile = !live                ? "Ctrl+Q again quits."
+                          : paused             ? "Until you answer, the run stays paused. Ctrl+Q again quits."
+                          : held_at_gate(state) ? "Until you answer, the workers stay held at the step-through gate. Ctrl+Q again quits."
+                                                : "Until you answer, the run goes on. Ctrl+Q again quits.";
+  state.said.quit_meanwhile = meanwhile;
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", tr(meanwhile));
   ImGui::PopTextWrapPos();
   const Answer answer = !live   ? two_answers(state, "Quit", "confirm_quit", "Stay", "cancel_quit")
-                        : paused ? two_answers(state, "Quit", "confirm_quit", "Keep this run", "cancel_quit")
+                        : paused || held_at_gate(state) ? two_answers(state, "Quit", "confirm_quit", "Keep this run", "cancel_quit")
                                  : two_answers(state, "Quit", "confirm_quit", "Keep training", "cancel_quit");
   if (answer != Answer::None) state.pending_quit = false;
   if (answer == Answer::Yes) state.requests.quit = true;
   ImGui::EndPopup();
 }
 
+// One question at a time: a key that asks another (Ctrl+Q while Reset is asked, the window's close
+// button, Ctrl+R) replaces the one open, which is answered as its Escape would answer it. Two open
+// at once each took the screen from the other every frame, and neither was seen.
+void close_questions(AppState& state) {
+  if (state.pending_restart.asked) state.job.set_epoch = state.pending_restart.set_epoch_before;
+  state.pending_restart = {};
+  state.pending_start = {};
+  state.pending_reset = false;
+  state.pending_quit = false;
+}
+
 }  // namespace
 
 void RequestQuit(AppState& state) {
-  if (state.run.live() && !state.pending_quit) state.pending_quit = true;
-  else state.requests.quit = true;
+  if (!state.run.live() || state.pending_quit) {
+    state.requests.quit = true;
+    return;
+  }
+  close_questions(state);
+  state.pending_quit = true;
 }
 
 void RequestReset(AppState& state) {
-  if (state.run.live()) state.pending_reset = true;
-  else state.requests.reset = true;
+  if (!state.run.live()) {
+    state.requests.reset = true;
+    return;
+  }
+  close_questions(state);
+  state.pending_reset = true;
 }
 
 bool HasRefusedField(const AppState& state) {
@@ -139,10 +168,13 @@ void RequestStart(AppState& state, bool restart) {
     state.requests.restart = restart;
     return;
   }
+  close_questions(state);
   state.pending_start = {f.total_bytes, f.worker_breakdown, restart};
 }
 
 void DrawStartConfirmation(AppState& state) {
+  state.said.reset_meanwhile.clear();
+  state.said.quit_meanwhile.clear();
   draw_restart_confirmation(state);
   draw_reset_confirmation(state);
   draw_quit_confirmation(state);

@@ -125,3 +125,49 @@ TEST_CASE("a step that ended a moment ago gives the last second's pace") {
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.pace == "≈ 500 µs per step (the last second)");
 }
+
+TEST_CASE("a run whose ranks end no step says so after a few seconds, not before") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  app.model.consume(test::run_begin_event(0, 2, "gloo"));
+  app.state.run.elapsed_s = 1.0;  // just started: nothing to say yet
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "");
+  app.state.run.elapsed_s = 12.4;  // a hang before the first step ended, or a script still importing
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "no step has ended yet, 12 s after Start");
+  app.state.run.phase = viz::RunPhase::Paused;  // held by Pause: the quiet is the person's
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "");
+}
+
+TEST_CASE("Ctrl+Q while Reset is asked: the Quit question replaces it, on screen alone") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  viz::RequestReset(app.state);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.reset_meanwhile == "Until you answer, the run goes on.");
+  viz::RequestQuit(app.state);  // asked, not quit: the first Ctrl+Q of this question
+  CHECK_FALSE(app.state.requests.quit);
+  for (int i = 0; i < 3; ++i) app.frame(ImVec2(900, 400));
+  // Both asked at once, each question's window took the screen from the other every frame.
+  CHECK_FALSE(app.state.pending_reset);
+  CHECK(app.state.pending_quit);
+  CHECK(app.state.said.reset_meanwhile.empty());
+  CHECK(app.state.said.quit_meanwhile == "Until you answer, the run goes on. Ctrl+Q again quits.");
+  viz::RequestQuit(app.state);
+  CHECK(app.state.requests.quit);
+}
+
+TEST_CASE("stepping through with Play off, a question says the workers stay held at the gate") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  app.state.step.mode = view_model::RingMode::Gated;
+  app.state.step.playing = false;
+  viz::RequestReset(app.state);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.reset_meanwhile == "Until you answer, the workers stay held at the step-through gate.");
+  app.state.step.playing = true;  // Play lets them through meanwhile
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.reset_meanwhile == "Until you answer, the run goes on.");
+}

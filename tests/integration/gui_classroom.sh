@@ -49,7 +49,8 @@
 # 24. The same run's timeline with Follow unticked and left alone for 7 s, while the run's new
 #     spans push the old ones out: the moment the class froze stays on screen.
 # 25. Ctrl+R (Reset) during a long run: the app asks first, the run goes on meanwhile; Escape
-#     keeps it.
+#     keeps it. Stepping through, the question says the workers stay held at the gate; Ctrl+Q
+#     while it is open puts Quit's question in its place (the two once hid each other).
 # 26. The World size slider dragged before a run: the app says the world was set here, and
 #     the fields under it stay where they were (the note once pushed them down a row or two,
 #     and a click meant for Epochs typed into the field that slid under the pointer).
@@ -177,9 +178,15 @@ xwd -root -silent > "$out/$name.xwd"
 echo "window title: $(xdotool getwindowname "$wid" 2> /dev/null)"
 xdotool getwindowgeometry "$wid" 2> /dev/null | sed -n 's/^ *Geometry: /window size: /p'
 # Ctrl+Q during a run asks first (quitting loses the run); a second Ctrl+Q is the yes.
-xdotool key ctrl+q
-for _ in $(seq 15); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
-if kill -0 $app 2> /dev/null; then echo "asked before quitting"; xdotool key ctrl+q; fi
+# CLOSE=sigterm: ended by SIGTERM (as a desktop session ends it) instead, for a flow that looks at
+# a Reset question still open: Ctrl+Q would put Quit's in its place.
+if [ "${CLOSE:-}" = sigterm ]; then
+  kill -TERM $app
+else
+  xdotool key ctrl+q
+  for _ in $(seq 15); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
+  if kill -0 $app 2> /dev/null; then echo "asked before quitting"; xdotool key ctrl+q; fi
+fi
 for _ in $(seq 600); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
 if kill -0 $app 2> /dev/null; then echo "Ctrl+Q did not close the app"; kill -9 $app; exit 1; fi
 wait $app
@@ -646,11 +653,23 @@ assert s["holdings"]["timeline_spans"] <= 4 * 70000, s["holdings"]  # still boun
 assert s["latest_step"] > 4000, s["latest_step"]  # long enough for spans to be let go
 PY
 fi
-if drive resetask "$WORK/long.json" F5 wait-workers pause ctrl+r pause; then
+if CLOSE=sigterm drive resetask "$WORK/long.json" F5 wait-workers pause ctrl+r pause; then
   python3 - "$WORK/resetask.json" << 'PY' && ok "Ctrl+R during a run: asked first, the run goes on (classroom-resetask.png)" || bad "Reset during a run"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["reset_asked"] and s["run_phase"] == "running", (s["reset_asked"], s["run_phase"])
+assert s["said"]["reset_meanwhile"] == "Until you answer, the run goes on.", s["said"]
+PY
+fi
+# Stepping through, the workers wait at the gate for Next: a question asked then says they stay
+# held, not that the run goes on (it said so, and a class saw nothing go on).
+if CLOSE=sigterm drive gatedreset step-through-four-ranks F5 wait-workers Right pause ctrl+r pause; then
+  python3 - "$WORK/gatedreset.json" << 'PY' && ok "Ctrl+R while stepping through: asked, the workers said to stay held at the gate (classroom-gatedreset.png)" || bad "Reset while stepping through"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["reset_asked"] and s["run_phase"] == "running", (s["reset_asked"], s["run_phase"])
+assert s["said"]["reset_meanwhile"] == "Until you answer, the workers stay held at the step-through gate.", s["said"]
+assert s["ring"]["total_steps"] == 1, ("the workers took", s["ring"]["total_steps"], "steps while asked")
 PY
 fi
 if drive resetkeep "$WORK/long.json" F5 wait-workers pause ctrl+r pause Escape pause; then
@@ -658,6 +677,17 @@ if drive resetkeep "$WORK/long.json" F5 wait-workers pause ctrl+r pause Escape p
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert not s["reset_asked"] and s["run_phase"] == "running" and s["latest_step"] > 0, (s["reset_asked"], s["run_phase"])
+PY
+fi
+# Ctrl+Q while Reset is asked: Quit's question takes its place (both asked at once, each took the
+# screen from the other every frame, and neither was seen); the closing Ctrl+Q is its yes.
+if drive resetquit "$WORK/long.json" F5 wait-workers pause ctrl+r pause ctrl+q pause; then
+  python3 - "$WORK/resetquit.json" "$WORK/resetquit.driver" << 'PY' && ok "Ctrl+R, then Ctrl+Q: Quit's question in Reset's place, and Ctrl+Q again quits (classroom-resetquit.png)" || bad "Ctrl+Q while Reset was asked"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["quit_asked"] and not s["reset_asked"], (s["quit_asked"], s["reset_asked"])
+assert s["said"]["quit_meanwhile"] == "Until you answer, the run goes on. Ctrl+Q again quits.", s["said"]
+assert "asked before quitting" not in open(sys.argv[2]).read(), "the closing Ctrl+Q did not quit at once"
 PY
 fi
 # Flow 29: Ctrl+Q during a run asks first, as Reset does (one key ended a lesson's run); a second
@@ -691,7 +721,7 @@ assert s["quit_asked"] and s["run_phase"] == "finished" and s["latest_step"] > 0
 PY
 fi
 # Reset's question likewise: the run that ended meanwhile was reset, its curves forgotten, unasked.
-if drive resetend "$WORK/quick.json" F5 pause ctrl+r wait-ended pause; then
+if CLOSE=sigterm drive resetend "$WORK/quick.json" F5 pause ctrl+r wait-ended pause; then
   python3 - "$WORK/resetend.json" << 'PY' && ok "Ctrl+R as a run starts, and the run ends meanwhile: still asked, the run kept (classroom-resetend.png)" || bad "a run ending while Reset was asked"
 import json, sys
 s = json.load(open(sys.argv[1]))
