@@ -66,21 +66,6 @@ bool asked_by_user(StopCause cause) {
 
 namespace {
 
-// Under "where each rank was:", rank `rank`'s line says where its last report put it, which is
-// behind where it stood when `why` (its node lost, its events with it).
-void mark_as_last_report(std::string& failure, int rank, const std::string& why) {
-  const size_t block = failure.find("where each rank was:");
-  if (block == std::string::npos) return;
-  for (const std::string& start : {fmt::format("\n  rank {}: ", rank), fmt::format("\n  rank {} (", rank)}) {
-    const size_t at = failure.find(start, block);
-    if (at == std::string::npos) continue;
-    const size_t end = std::min(failure.find('\n', at + 1), failure.size());
-    if (failure.substr(at, end - at).find("(its last report") != std::string::npos) return;
-    failure.insert(end, fmt::format(" (its last report: {})", why));
-    return;
-  }
-}
-
 // The monitor looks at the workers every 50 ms (Launcher::wait); a longer gap between two looks means
 // the controller's process was suspended meanwhile.
 constexpr int64_t kSuspendedGapNs = 1'000'000'000;
@@ -678,9 +663,6 @@ struct Controller::Impl {
     }
     lost.pop_back();  // its last newline
     r.ok = false;
-    for (int node : lost_nodes)
-      for (int local = 0; local < options.nproc_per_node(); ++local)
-        mark_as_last_report(r.failure, node * options.nproc_per_node() + local, "its unsent events went with its node");
     // A stop somebody asked for is the run's end, and says so first; the node that did not
     // report comes after it.
     if (r.interrupted()) {
@@ -846,7 +828,11 @@ struct Controller::Impl {
     // server so nothing reaches the sinks while the caller writes its outputs from them.
     if (event_server) event_server->stop();
     if (multi_node()) exits = exchange_exits(std::move(exits));
-    RunResult r = events.finish(exits, stop_info());
+    StopInfo stop = stop_info();
+    for (int node : lost_nodes)
+      for (int local = 0; local < options.nproc_per_node(); ++local)
+        stop.lost_ranks.push_back(node * options.nproc_per_node() + local);
+    RunResult r = events.finish(exits, stop);
     if (multi_node()) exchange_verdict(r);
     if (!options.torch.empty()) note_torch_script(r);
     if (job.backend == "mpi") r.mpi_settings = openmpi_settings(options.placement);

@@ -33,6 +33,9 @@ struct StopInfo {
   StopCause cause = StopCause::None;
   std::string detail;
   bool script = false;  // the ranks were a PyTorch script's: no stop vote, a stop is SIGTERM
+  // Ranks of nodes whose controller never said how they ended (killed, suspended, gone): what the
+  // run knows of them is their last report, their unsent events gone with their node.
+  std::vector<int> lost_ranks;
 };
 
 // A PyTorch script run in place of ringlab's own workers (`ringlab run --torch`): started once per

@@ -410,7 +410,7 @@ std::string RunAccumulator::stuck_from_last_reports() const {
 
 // Who failed, how, the errors the ranks reported, where every rank was, and their flight records.
 std::string RunAccumulator::failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
-                                            const std::vector<nlohmann::json>& flight) const {
+                                            const std::vector<nlohmann::json>& flight, const std::vector<int>& lost) const {
   // A rank that ended normally while others waited for it caused the failure that the first rank
   // to fail only echoes ("Connection closed by peer"): it comes first, where a reader looks.
   std::string msg = ranks_that_ended_early(exits);
@@ -449,7 +449,7 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
     msg += "\nall errors, in the order they arrived:";
     for (const std::string& e : errors_) msg += "\n  " + e;
   }
-  msg += "\n" + where_ranks_were(flight, silent, stopped);
+  msg += "\n" + where_ranks_were(flight, lost, silent, stopped);
   if (flight.empty()) msg += stuck_from_last_reports();
   if (msg.front() == '\n') msg.erase(0, 1);
   return msg;
@@ -464,14 +464,19 @@ bool RunAccumulator::ended_without_a_word(const RankExit& e) const {
 // A rank that ended without a word (`silent`: killed, or a failing exit with no error) takes its
 // unsent events with it: its line is its last report, and the others place it
 // (engine/events/killed_rank_position.h), as the app's Failure lab does.
-// A stopped process's unsent events are held in it likewise.
-std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent,
-                                             const std::vector<int>& stopped) const {
+// A stopped process's unsent events are held in it likewise, and a lost node's (`lost`) went with
+// it: their line is their last report.
+std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& flight, const std::vector<int>& lost,
+                                             const RankExit* silent, const std::vector<int>& stopped) const {
   std::string msg = "where each rank was:";
   const std::vector<PeerPosition> ranks = last_positions();
   const std::vector<std::string> lines = rank_positions(world_);
   for (int r = 0; r < static_cast<int>(lines.size()); ++r) {
     msg += "\n  " + lines[r];
+    if (std::ranges::find(lost, r) != lost.end()) {
+      msg += " (its last report: its unsent events went with its node)";
+      continue;
+    }
     const bool was_stopped = std::ranges::find(stopped, r) != stopped.end();
     if ((!silent || r != silent->rank) && !was_stopped) continue;
     if (r >= static_cast<int>(ranks.size())) continue;
@@ -543,16 +548,16 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
         std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return !e.ok() && !e.terminated; });
     const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
     if (asked_by_user(stop.cause) && !failed_on_its_own)
-      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight) : "");
+      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight, stop.lost_ranks) : "");
     else if (stop.cause == StopCause::OtherNode && failed_on_its_own)
       // Another node's note only brought the news first (its rank lost a peer and failed at
       // once); the exits of every node, the cause first, say which rank failed.
-      r.failure = failure_details(failed, exits, flight);
+      r.failure = failure_details(failed, exits, flight, stop.lost_ranks);
     else if (stop.cause != StopCause::None)  // a process the stop terminated did not fail: the stop says why
       r.failure = stop_message(stop, terminated) + (stop.cause == StopCause::NoProgress ? who_never_came() : "") + "\n" +
-                  failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight);
+                  failure_details(failed && !failed->terminated ? failed : nullptr, exits, flight, stop.lost_ranks);
     else
-      r.failure = failure_details(failed, exits, flight);
+      r.failure = failure_details(failed, exits, flight, stop.lost_ranks);
   }
   if (!flight.empty()) r.flight_report = flight_report_json(flight, world_).dump(1);
   return r;

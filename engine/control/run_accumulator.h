@@ -57,7 +57,7 @@ class RunAccumulator {
   int flight_ring_step(int rank, int64_t collective) const;
   std::string stop_message(const StopInfo& stop, bool terminated) const;
   std::string failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
-                              const std::vector<nlohmann::json>& flight) const;
+                              const std::vector<nlohmann::json>& flight, const std::vector<int>& lost) const;
   std::string ranks_that_ended_early(const std::vector<RankExit>& exits) const;
   std::vector<int> ended_early(const std::vector<RankExit>& exits) const;  // ranks others still waited for
   std::string stuck_from_last_reports() const;
@@ -68,8 +68,8 @@ class RunAccumulator {
   // all: the ranks are where the stop found them, and a line-up of who was missing from a
   // collective (failure_details adds it) would read as blame.
   std::string who_never_came() const;
-  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, const RankExit* silent = nullptr,
-                               const std::vector<int>& stopped = {}) const;
+  std::string where_ranks_were(const std::vector<nlohmann::json>& flight, const std::vector<int>& lost,
+                               const RankExit* silent = nullptr, const std::vector<int>& stopped = {}) const;
   bool ended_without_a_word(const RankExit& e) const;
 
   RunResult r_;
