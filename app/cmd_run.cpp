@@ -30,6 +30,7 @@
 #include "engine/control/controller.h"
 #include "engine/control/interrupt_signals.h"
 #include "engine/control/join_file.h"
+#include "engine/control/step_silence.h"
 #include "engine/control/suspend_signal.h"
 #include "engine/job/epoch_shape.h"
 #include "engine/job/fault_plan.h"
@@ -322,6 +323,24 @@ void say_suspended_nodes(const Controller& controller, std::vector<int>& said, P
 // they are terminated. A step (or an epoch's evaluation) longer than this is cut short.
 constexpr std::chrono::seconds kStopPatience(5);
 
+// A stretch this long without a new step is said: the engine's steps take well under a
+// millisecond, a script's first one comes a few seconds after its imports.
+constexpr std::chrono::seconds kQuietSteps(15);
+
+// A hang shows as nothing at all: the ranks wait in a collective until their timeout (the
+// script's own process group's, for a script: a minute by default, unless it set one).
+void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
+  const int64_t steps = controller.steps_done();
+  // Reported: a rank held in a collective sends the events of its last steps only once it is out.
+  const std::string since = steps == 0 ? fmt::format("the ranks have reported no step in the {} s since the start", quiet.count())
+                                       : fmt::format("the ranks have reported no new step for {} s ({} before)", quiet.count(), steps);
+  const std::string until = controller.options().torch.empty()
+                                ? fmt::format("until --timeout ({:g} s) ends the run", controller.options().job.timeout_s)
+                                : "until the script's own timeout ends the run";
+  std::fprintf(stderr, "ringlab run: %s: the ranks may be waiting for each other in a collective, %s; Ctrl-C "
+               "stops it and says where each rank was\n", since.c_str(), until.c_str());
+}
+
 // Waits for the run to end, printing the report's lines as they come and drawing the progress
 // bar; the first Ctrl-C or SIGTERM asks the controller to stop the run (a second one ends the
 // process at once: see InterruptSignals).
@@ -334,6 +353,7 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
   const bool node0_of_several = controller.options().node_rank == 0 && controller.options().job.node_count() > 1;
   std::vector<int> said_suspended;
   std::string end_wait_said;
+  StepSilence silence(kQuietSteps);
   while (!controller.poll()) {
     if (suspend && suspend->requested()) {
       bar.clear();
@@ -390,7 +410,12 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       std::fflush(stdout);
     }
     // Node 0 of several draws no bar before every node has joined: no step can be taken yet.
-    if (controller.options().job.node_count() <= 1 || controller.nodes_met()) bar.draw(controller.steps_done());
+    const bool can_step = controller.options().job.node_count() <= 1 || controller.nodes_met();
+    if (can_step) bar.draw(controller.steps_done());
+    if (can_step && !asked && silence.went_quiet(controller.steps_done(), StepSilence::Clock::now()) && !quiet) {
+      bar.clear();
+      say_quiet_steps(controller, silence.quiet_for(StepSilence::Clock::now()));
+    }
   }
   bar.clear();
   std::fputs(live.take().c_str(), stdout);

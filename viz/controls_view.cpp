@@ -314,7 +314,7 @@ std::vector<std::string> no_step_yet_forms(const AppState& state) {
   if (state.run.phase != RunPhase::Running || state.gated || state.run.events_queued > 0 ||
       state.run.elapsed_s < kNoStepYetS)
     return {};
-  return {trf("no step has ended yet, {:.0f} s after Start", state.run.elapsed_s),
+  return {trf("no step reported yet, {:.0f} s after Start", state.run.elapsed_s),
           trf("no step yet ({:.0f} s)", state.run.elapsed_s)};
 }
 

@@ -135,7 +135,7 @@ TEST_CASE("a run whose ranks end no step says so after a few seconds, not before
   CHECK(app.state.said.pace == "");
   app.state.run.elapsed_s = 12.4;  // a hang before the first step ended, or a script still importing
   app.frame(ImVec2(900, 400));
-  CHECK(app.state.said.pace == "no step has ended yet, 12 s after Start");
+  CHECK(app.state.said.pace == "no step reported yet, 12 s after Start");
   app.state.run.phase = viz::RunPhase::Paused;  // held by Pause: the quiet is the person's
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.pace == "");
