@@ -37,6 +37,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["latest_step"] = model.latest_step();
   j["step_at_stop"] = state.run.step_at_stop;  // the views' newest step when Stop was pressed
   j["us_per_step"] = model.us_per_step();  // the workers' step time, else rank 0's timed from its events (not shown when "stepped")
+  j["ungated_us_per_step"] = model.ungated_us_per_step();  // rank 0's steps the gate never held (the status's, stepped through)
   j["live_us_per_step"] = model.live_us_per_step();  // the status's "≈ ... (the last second)" while running
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["said"] = {{"title", state.said.title}, {"menu_bar", state.said.menu_bar}, {"script_job", state.said.script_job},

@@ -282,21 +282,6 @@ void draw_buttons(AppState& state) {
   if (ImGui::IsItemHovered()) Tooltip(tr("Stop, forget this run and go back to the scenario's settings."));
 }
 
-// The workers take the gate's waits out of their step time, but a held rank looks for the next
-// release only every 20 ms, and its peers wait for it in the ring: up to 20 ms more for each
-// of an all-reduce's 2(N-1) steps. The share of the run's time that can add, at most.
-double held_share(const view_model::RunModel& model) {
-  const double run_s = (model.latest_step() + 1) * model.us_per_step() * 1e-6;
-  const double extra_s = model.allreduces_held() * 2.0 * std::max(model.world_size() - 1, 1) * 0.020;
-  return run_s > 0 ? extra_s / run_s : 1.0;
-}
-
-// A run that trained at full speed but for a few all-reduces held at the gate: its step time
-// still says how fast it trained.
-bool stepping_barely_counts(const view_model::RunModel& model) {
-  return model.us_per_step() > 0 && model.allreduces_held() > 0 && held_share(model) <= 0.05;
-}
-
 // The step time's row, in its fullest form and shorter ones for a narrow pane (the fullest
 // stays in the tooltip). Empty when there is none to show.
 // A step time in whole microseconds, grouped in thousands like the status's other counts.
@@ -336,11 +321,13 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
   // Playing or held, the gate sets the pace: what a step takes says nothing of training then.
   if (running && state.gated) return {tr("no step time while the gate paces the workers"), tr("no step time at the gate")};
   const std::string us = micros(model.us_per_step());
-  if (state.run.stepped && stepping_barely_counts(model)) {
-    const int64_t held = model.allreduces_held();
-    return {trf("{} µs per step, the waits at the gate left out ({} all-reduce{} held there add at most {:.1f}%)",
-                us, held, held == 1 ? "" : "s", 100 * held_share(model)),
-            trf("{} µs per step, gate waits left out", us)};
+  // Stepped through for a while: the steps the gate never held say how fast it trained (a held
+  // step's time holds the ranks' waits for each other to see each release).
+  if (state.run.stepped && model.ungated_steps() > 0) {
+    const int64_t n = model.ungated_steps();
+    const std::string free_us = micros(model.ungated_us_per_step());
+    return {trf("{} µs per step over the {} step{} the gate did not hold", free_us, grouped(n), n == 1 ? "" : "s"),
+            trf("{} µs per step, ungated steps", free_us)};
   }
   if (state.run.stepped) return {tr("stepped through at the gate: no µs per step"), tr("stepped through: no µs per step")};
   // Stopped while paused: the workers ended held, and the figure is rank 0's steps without the pause.

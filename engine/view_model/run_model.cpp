@@ -28,7 +28,6 @@ void RunModel::clear() {
   logs_.clear();
   run_ended_ = false;
   us_per_step_ = 0.0;
-  allreduces_held_ = 0;
   step_rate_.clear();
   events_seen_ = 0;
   store_cursor_ = 0;
@@ -178,8 +177,7 @@ void RunModel::consume(const Event& event) {
     case EventKind::Log:
       keep(logs_, said_by_rank(event));
       break;
-    case EventKind::GateWait:  // the first gate of an all-reduce, before reduce-scatter step 1
-      if (event.rank == 0 && event.phase == 0 && event.ring_step == 0) ++allreduces_held_;
+    case EventKind::GateWait:
       if (event.rank == 0 && newest) own_pace_.held(event.t_end_ns - event.t_begin_ns);
       break;
     case EventKind::RunEnd: {

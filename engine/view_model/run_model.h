@@ -78,12 +78,12 @@ class RunModel {
   // at once while held at the gate, before they said) rank 0's steps timed from its events.
   double us_per_step() const { return us_per_step_ > 0 ? us_per_step_ : own_pace_.us_per_step(); }
   double live_us_per_step() const { return step_rate_.us_per_step(); }  // the last second's
+  // Rank 0's steps the step-through gate never held (in the newest world), and their time a step.
+  int64_t ungated_steps() const { return own_pace_.ungated_steps(); }
+  double ungated_us_per_step() const { return own_pace_.ungated_us_per_step(); }
   int64_t last_step_ns() const { return step_rate_.last_step_ns(); }     // when the newest step ended
   // The gate (or Pause) let the workers go: the last second's pace would count the hold.
   void forget_live_pace() { step_rate_.clear(); }
-  // All-reduces rank 0 was held in at the step-through gate (or by Pause): the workers take the
-  // gate's waits out of their step time, but not the ranks' waits for each other to see a release.
-  int64_t allreduces_held() const { return allreduces_held_; }
   uint64_t events_seen() const { return events_seen_; }
   uint64_t version() const { return events_seen_; }  // changes whenever anything was consumed
 
@@ -127,7 +127,6 @@ class RunModel {
   bool label_set_ = false;
   double us_per_step_ = 0.0;
   StepPace own_pace_;
-  int64_t allreduces_held_ = 0;
   StepRate step_rate_;  // rank 0's, of the current generation
   uint64_t events_seen_ = 0;
   size_t store_cursor_ = 0;

@@ -32,20 +32,42 @@ class StepRate {
 // A whole world's step time from rank 0's events, as the workers time it for their RunEnd: each
 // step from its begin to its end, less what the gate held it (a pause, the step-through). The
 // workers' own figure is lost when they are ended at once (a Stop while held at the gate).
+//
+// Its steps that the gate never held are timed apart: a held step's time, its own waits taken out,
+// still holds its peers' (each looks for the next release every 20 ms, and the ring waits for the
+// last to see it), so only those say how fast a run that was stepped through for a while trains.
 class StepPace {
  public:
-  void begin_step() { held_in_step_ns_ = 0; }
-  void held(int64_t ns) { held_in_step_ns_ += ns > 0 ? ns : 0; }
+  void begin_step() {
+    held_in_step_ns_ = 0;
+    held_in_step_ = false;
+  }
+  void held(int64_t ns) {
+    held_in_step_ns_ += ns > 0 ? ns : 0;
+    held_in_step_ = true;
+  }
   void end_step(int64_t step_ns) {
     const int64_t trained = step_ns - held_in_step_ns_;
     train_ns_ += trained > 0 ? trained : 0;
     ++steps_;
-    held_in_step_ns_ = 0;
+    if (!held_in_step_) {
+      free_ns_ += step_ns > 0 ? step_ns : 0;
+      ++free_steps_;
+    }
+    begin_step();
   }
-  double us_per_step() const { return steps_ > 0 ? static_cast<double>(train_ns_) * 1e-3 / static_cast<double>(steps_) : 0.0; }
+  double us_per_step() const { return per_step_us(train_ns_, steps_); }
+  // The steps the gate did not hold, and their time a step.
+  int64_t ungated_steps() const { return free_steps_; }
+  double ungated_us_per_step() const { return per_step_us(free_ns_, free_steps_); }
 
  private:
+  static double per_step_us(int64_t ns, int64_t steps) {
+    return steps > 0 ? static_cast<double>(ns) * 1e-3 / static_cast<double>(steps) : 0.0;
+  }
   int64_t held_in_step_ns_ = 0, train_ns_ = 0, steps_ = 0;
+  bool held_in_step_ = false;
+  int64_t free_ns_ = 0, free_steps_ = 0;
 };
 
 }  // namespace ringlab::view_model
