@@ -66,6 +66,9 @@ const CollectiveRecord* ShownCollective(const view_model::RunModel& model, const
 
 void AdvanceStepThrough(const view_model::RunModel& model, AppState& state) {
   keep_replay_log(model, state);
+  // Replay chosen in the middle of an all-reduce scrubs a copy taken then: the one on screen
+  // still takes its last steps in the run's own log (the workers are let go), and is shown whole.
+  view_model::keep_newest(state.step, model.collectives());
   if (model.failure().failed) return view_model::show_failed_collective(state.step, model.collectives());
   // Play over a finished run's recording stops at its end, as Replay's does.
   if (state.step.mode == RingMode::Gated && state.step.playing && !state.run.live() &&
@@ -124,12 +127,17 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
       st.mode == RingMode::Replay ? view_model::steppable_collectives(log) : std::vector<size_t>{};
   if (!rings.empty()) {
     const int last = static_cast<int>(rings.size()) - 1;
-    int slot = last;
+    int slot = -1;
     for (int i = 0; shown && i <= last; ++i)
       if (log.at(rings[i]).key == shown->key) slot = i;
+    // The one on screen can be older than every one the log keeps (the newest 512): the slider
+    // then says so at its left end, rather than name the newest as if it were on screen.
+    const std::string where = slot >= 0 ? trf("{} of {}", slot + 1, rings.size())
+                              : shown   ? trf("#{}, older than the {} kept", shown->key.id, rings.size())
+                                        : trf("{} of {}", last + 1, rings.size());
+    if (slot < 0) slot = shown ? 0 : last;
     FormLabel(tr("All-reduce"), 0.3f);
-    if (SliderIntBeside("##which", &slot, 0, last, trf("{} of {}", slot + 1, rings.size())).changed)
-      view_model::show_collective(st, log.at(rings[slot]));
+    if (SliderIntBeside("##which", &slot, 0, last, where).changed) view_model::show_collective(st, log.at(rings[slot]));
   }
   if (shown) {
     const int total = view_model::recorded_steps(*shown);

@@ -181,10 +181,29 @@ StepRequest advance_replay(StepThrough& st, const CollectiveLog& log, const Coll
 
 }  // namespace
 
+namespace {
+
+// Whether `a` holds more of the same all-reduce than `b`: `b` a copy taken before its last steps
+// (Replay chosen mid-way through it scrubs a copy of the log taken then).
+bool holds_more(const CollectiveRecord& a, const CollectiveRecord& b) {
+  return a.transfers.size() > b.transfers.size() || (a.complete() && !b.complete());
+}
+
+}  // namespace
+
 const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log) {
   if (!st.has_selection) return nullptr;
-  if (const CollectiveRecord* live = log.find(st.selected)) return live;
-  return st.kept && st.kept->key == st.selected ? st.kept.get() : nullptr;
+  const bool kept = st.kept && st.kept->key == st.selected;
+  const CollectiveRecord* in_log = log.find(st.selected);
+  if (in_log && !(kept && holds_more(*st.kept, *in_log))) return in_log;
+  return kept ? st.kept.get() : nullptr;
+}
+
+void keep_newest(StepThrough& st, const CollectiveLog& log) {
+  const CollectiveRecord* live = st.has_selection ? log.find(st.selected) : nullptr;
+  if (!live) return;
+  if (!st.kept || st.kept->key != live->key || holds_more(*live, *st.kept))
+    st.kept = std::make_shared<const CollectiveRecord>(*live);
 }
 
 std::vector<size_t> steppable_collectives(const CollectiveLog& log) {
@@ -212,22 +231,8 @@ void show_failed_collective(StepThrough& st, const CollectiveLog& log) {
   st.progress = 0;
 }
 
-namespace {
-
-// The copy of the all-reduce on screen follows the log's record while the log still has it (its
-// transfers may still be arriving: gated, or selected before every rank reported).
-void keep_shown(StepThrough& st, const CollectiveLog& log) {
-  const CollectiveRecord* live = st.has_selection ? log.find(st.selected) : nullptr;
-  if (!live) return;
-  if (!st.kept || st.kept->key != live->key || st.kept->transfers.size() != live->transfers.size() ||
-      st.kept->complete() != live->complete())
-    st.kept = std::make_shared<const CollectiveRecord>(*live);
-}
-
-}  // namespace
-
 StepRequest advance(StepThrough& st, const CollectiveLog& log, bool running, double dt_s) {
-  keep_shown(st, log);
+  keep_newest(st, log);
   const CollectiveRecord* shown = shown_collective(st, log);
   if (!shown) st.has_selection = false;
   switch (st.mode) {

@@ -52,7 +52,12 @@ struct StepRequest {
   std::optional<bool> set_gated;
 };
 
+// The all-reduce on screen: the log's record of it, or the copy kept of it where the log no
+// longer has it or has less of it (a copy of the log taken before its last steps).
 const CollectiveRecord* shown_collective(const StepThrough& st, const CollectiveLog& log);
+// The copy of the all-reduce on screen follows the log's record while the log has more of it
+// (its transfers may still be arriving: gated, or selected before every rank reported).
+void keep_newest(StepThrough& st, const CollectiveLog& log);
 // Following live after a live change to a single rank: the all-reduce on screen is the last
 // world's, and nothing newer will replace it (one rank all-reduces nothing); it is not what runs.
 bool left_behind_by_one_rank(const StepThrough& st, const CollectiveRecord& shown, int live_generation, int live_world);

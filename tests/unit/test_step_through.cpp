@@ -727,3 +727,30 @@ TEST_CASE("following a live change to one rank lets the last world's all-reduce 
   set_mode(st, RingMode::Replay);
   CHECK_FALSE(left_behind_by_one_rank(st, *shown, 2, 1));  // scrubbing the old world's all-reduces is what Replay is for
 }
+
+// Replay chosen half-way through an all-reduce scrubs a copy of the log taken then, and lets the
+// workers go: they take its last steps in the run's own log. The screen shows it whole (it said
+// "the run ended here: no rank took step 3" of a run that went on), and once the run's log has
+// let it go (it keeps the newest few hundred), the copy kept of it is still the whole one.
+TEST_CASE("Replay chosen mid-all-reduce shows it whole once the workers have finished it") {
+  Classroom c(3);
+  c.next();
+  c.next();  // the workers took steps 1 and 2 of 4
+  const CollectiveLog copy = c.ring.log();  // Replay's copy, taken now
+  set_mode(c.st, RingMode::Replay);
+  c.ring.release(2);  // let go: they finish the all-reduce
+  keep_newest(c.st, c.ring.log());
+  const CollectiveRecord* shown = shown_collective(c.st, copy);
+  REQUIRE(shown != nullptr);
+  CHECK(recorded_steps(*shown) == 4);
+  CHECK(shown->complete());
+  CHECK(c.st.position == 2);  // the class stays at the step it stepped to
+  // The run goes on until its log has let this all-reduce go: the kept copy is the whole one.
+  c.ring.finish_next(600);
+  REQUIRE(c.ring.log().find(c.st.selected) == nullptr);
+  keep_newest(c.st, c.ring.log());
+  shown = shown_collective(c.st, c.ring.log());
+  REQUIRE(shown != nullptr);
+  CHECK(recorded_steps(*shown) == 4);
+  CHECK(shown->complete());
+}
