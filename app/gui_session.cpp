@@ -260,7 +260,11 @@ void RunSession::update() {
   }
   // The run is over once the controller says so and its last events are in.
   if (controller_ && !run_over() && feed_.queued() == 0)
-    if (std::optional<RunResult> result = controller_->poll()) finish(*result);
+    if (std::optional<RunResult> result = controller_->poll()) {
+      finish(*result);
+      if (start_when_stopped_ && run_over()) start();
+      start_when_stopped_ = false;
+    }
 }
 
 // Once the new world's workers report, the status says where the change landed instead of
@@ -339,6 +343,7 @@ void RunSession::apply_requests() {
     }
   }
   if (r.reset) {
+    start_when_stopped_ = false;
     stop();
     if (controller_) controller_.reset();
     state_.job = state_.scenario.job;
@@ -357,6 +362,8 @@ void RunSession::apply_requests() {
     start();
   } else if (r.start && run_over()) {
     start();
+  } else if (r.start && stopping_) {
+    start_when_stopped_ = true;
   }
   // A slider let go on the value it started from (a typed value rubbed out with Escape, a drag
   // back to where it was) asks for no change: it restarted the workers, from a checkpoint, into

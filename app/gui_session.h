@@ -56,6 +56,9 @@ class RunSession {
   std::vector<Event> batch_;
   std::vector<PlannedRun> sequence_;  // runs still to make, in order
   bool stopping_ = false;
+  // Start pressed while a Stop was under way (F5 right after Shift+F5): the run stopping still
+  // counts as live for up to 2 s, and the press was lost. Taken up once it has stopped.
+  bool start_when_stopped_ = false;
   // The status's last "not now" (a change to one rank while paused): said until the user acts on it.
   std::string refusal_;
   std::string let_go_note_;  // said when the gate was opened under a stepped run (kept once it finishes)
