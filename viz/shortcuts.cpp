@@ -26,6 +26,10 @@ std::vector<KeyPress>& pending() {
 
 void apply(const KeyPress& press, const view_model::RunModel& model, AppState& state) {
   const bool ctrl = press.mods & GLFW_MOD_CONTROL, shift = press.mods & GLFW_MOD_SHIFT;
+  // A question on screen (Reset? Quit? Start with this much memory?) is answered first: F5 behind
+  // Reset's started a new run that the open question then applied to. Ctrl+Q and Ctrl+R still
+  // ask theirs in its place, Escape answers it (start_confirmation.cpp).
+  if (QuestionOpen(state) && !ctrl) return;
   switch (press.key) {
     case GLFW_KEY_RIGHT:
     case GLFW_KEY_PAGE_DOWN: StepForward(model, state); return;

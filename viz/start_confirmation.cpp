@@ -135,6 +135,10 @@ void close_questions(AppState& state) {
 
 }  // namespace
 
+bool QuestionOpen(const AppState& state) {
+  return state.pending_start.bytes > 0 || state.pending_restart.asked || state.pending_reset || state.pending_quit;
+}
+
 void RequestQuit(AppState& state) {
   if (!state.run.live() || state.pending_quit) {
     state.requests.quit = true;

@@ -48,6 +48,9 @@ void SetWorldSize(AppState& state, int world);
 // Quits at once when no run trains; otherwise asks, and quits on a second request.
 void RequestQuit(AppState& state);
 void DrawStartConfirmation(AppState& state);
+// A question (Start, Start again, Reset, Quit) waits for its answer: keys other than Ctrl+Q and
+// Ctrl+R wait with it.
+bool QuestionOpen(const AppState& state);
 
 // Keyboard: Space play/pause, Right/Left step, F11 full screen, Ctrl+= / Ctrl+- zoom (shortcuts.cpp).
 void HandleShortcuts(const view_model::RunModel& model, AppState& state);

@@ -3,6 +3,7 @@
 // scroll) says where the fields were on screen.
 #include <doctest/doctest.h>
 
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <imgui_internal.h>
 
@@ -170,4 +171,23 @@ TEST_CASE("stepping through with Play off, a question says the workers stay held
   app.state.step.playing = true;  // Play lets them through meanwhile
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.reset_meanwhile == "Until you answer, the run goes on.");
+}
+
+TEST_CASE("F5 behind an open question starts nothing; Ctrl+Q still asks its own in its place") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  viz::RequestReset(app.state);
+  app.frame(ImVec2(900, 400));
+  app.state.run.phase = viz::RunPhase::Stopped;  // Shift+F5 meanwhile: "The run has ended meanwhile"
+  viz::QueueKeyPress(GLFW_KEY_F5, 0, false);
+  viz::QueueKeyPress(GLFW_KEY_SPACE, 0, false);
+  viz::HandleShortcuts(app.model, app.state);
+  // A run started behind it, and the open question's Reset then threw that run away.
+  CHECK_FALSE(app.state.requests.start);
+  CHECK(app.state.pending_reset);
+  app.state.run.phase = viz::RunPhase::Running;
+  viz::QueueKeyPress(GLFW_KEY_Q, GLFW_MOD_CONTROL, false);
+  viz::HandleShortcuts(app.model, app.state);
+  CHECK(app.state.pending_quit);
+  CHECK_FALSE(app.state.pending_reset);
 }

@@ -463,6 +463,16 @@ assert s["step_through"]["mode"] == "follow" and s["step_through"]["playing"] is
 assert s["ring"] is not None, "no all-reduce on screen"
 PY
 fi
+# F5 a moment after Shift+F5, while the workers still stop together (up to 2 s): the run stops,
+# then the next one starts (the press was lost while the stopping run still counted as live).
+if drive stopstart "$WORK/long.json" F5 wait-workers pause together:shift+F5,F5 pause pause pause pause; then
+  python3 - "$WORK/stopstart.json" << 'PY' && ok "Shift+F5 then F5 at once: stopped, and the new run started (classroom-stopstart.png)" || bad "F5 right after Shift+F5"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "running", (s["run_phase"], s["run_message"])
+assert s["latest_step"] >= 0, s["latest_step"]
+PY
+fi
 if drive nextring step-through-four-ranks F5 wait-workers Right pause Right pause Right pause Right pause Right pause \
   Right pause Right pause; then
   python3 - "$WORK/nextring.json" << 'PY' && ok "gated, Right past the end: the next all-reduce before its first step (classroom-nextring.png)" || bad "gated Next into the next all-reduce"
