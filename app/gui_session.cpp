@@ -278,7 +278,10 @@ void RunSession::note_switch_landed() {
   // The old world first finished the step it was held in (a checkpoint needs a step boundary):
   // the count moved by one while paused, and the message says why.
   if (changes.size() <= switch_changes_before_) {
-    if (state_.run.phase == viz::RunPhase::Paused && now->has_job)
+    // A refusal said meanwhile (a further change to one rank, while paused) stays until Resume:
+    // written over every frame, the change was refused without a word.
+    const bool refusal_shown = !refusal_.empty() && state_.run.message == refusal_;
+    if (state_.run.phase == viz::RunPhase::Paused && now->has_job && !refusal_shown)
       state_.run.message =
           viz::trf("{} rank{}, {}: started after {} steps (the step the ranks were held in was finished first), held "
                    "at the gate until you resume",

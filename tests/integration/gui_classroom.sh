@@ -369,6 +369,17 @@ fi
 # Stop while paused: the run ends where it was held. Let go to the next step boundary, the ranks
 # trained the step they were held in under the Stop, and the count moved on by one, unexplained.
 # Ended at once, their step time comes from rank 0's steps, the pause left out.
+# The same refusal after a first change, to 2 ranks, while still paused: the new world's "started
+# ..., held at the gate" line was written over it every frame, and the change to 1 was undone
+# without a word.
+if drive pausedtwoone "$WORK/long.json" F5 wait-workers tap:$pause_at pause ctrltap:$world_at together:ctrl+a,2,Return pause pause pause ctrltap:$world_at together:ctrl+a,1,Return pause pause; then
+  python3 - "$WORK/pausedtwoone.json" << 'PY' && ok "paused, World size 2, then 1: the second refused with the reason, still paused with 2 ranks (classroom-pausedtwoone.png)" || bad "a change to 1 rank after a change to 2, paused"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "paused" and s["job_world_size"] == 2, (s["run_phase"], s["job_world_size"])
+assert s["run_message"].startswith("One rank has no ring steps to hold at the gate: paused, it would train on."), s["run_message"]
+PY
+fi
 if drive pausedstop "$WORK/long.json" F5 wait-workers tap:$pause_at pause pause shift+F5 pause; then
   python3 - "$WORK/pausedstop.json" << 'PY' && ok "paused, then Stop: stopped at the step it was held in, with a step time (classroom-pausedstop.png)" || bad "Stop while paused"
 import json, re, sys
