@@ -466,11 +466,15 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
     ImGui::PopTextWrapPos();
   }
   if (!errors_here) return;  // a failure's errors are in its report
-  for (const auto& e : model.errors()) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s", e.c_str());
-    ImGui::PopTextWrapPos();
-  }
+  // Errors of the workers before these (a restart after a failure): what the run recovered from,
+  // not what is wrong now.
+  const view_model::Generation* now = model.current_generation();
+  const bool recovered = now && model.errors_generation() < now->index;
+  ImGui::PushTextWrapPos(0);
+  if (recovered) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s", tr("Before the workers were started again:"));
+  for (const auto& e : model.errors())
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(recovered ? p.text_dim : p.bad), "%s", e.c_str());
+  ImGui::PopTextWrapPos();
 }
 
 // The description speaks of the scenario's own world; say so once the class has changed it.

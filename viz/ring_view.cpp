@@ -623,6 +623,8 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
   if (backend_changed && world_changed)
     return trf("all-reduce #{} since the change to {} ranks on {}", rec.key.id, n, now->job.backend);
   if (backend_changed) return trf("all-reduce #{} since the change to {}", rec.key.id, now->job.backend);
+  // The same world again: a restart (--max-restarts after a failure) from the last checkpoint.
+  if (!world_changed) return trf("all-reduce #{} since the restart", rec.key.id);
   return trf("all-reduce #{} since the change to {} ranks", rec.key.id, n);
 }
 

@@ -24,6 +24,7 @@ void RunModel::clear() {
   carried_epoch_ = -1;
   restart_from_.reset();
   errors_.clear();
+  errors_generation_ = 0;
   stopped_at_ns_ = -1;
   logs_.clear();
   run_ended_ = false;
@@ -171,8 +172,10 @@ void RunModel::consume(const Event& event) {
       if (!is_joined_step(event)) rank.last_loss = event.value;
       break;
     case EventKind::Error:  // not those of the teardown a stop asked for
-      if (stopped_at_ns_ < 0 || event.t_end_ns < stopped_at_ns_)
+      if (stopped_at_ns_ < 0 || event.t_end_ns < stopped_at_ns_) {
         keep(errors_, said_by_rank(event));
+        errors_generation_ = generation;
+      }
       break;
     case EventKind::Log:
       keep(logs_, said_by_rank(event));

@@ -59,6 +59,8 @@ class RunModel {
   const Generation* current_generation() const;
   const std::vector<RankProgress>& ranks() const { return ranks_; }
   const std::vector<std::string>& errors() const { return errors_; }  // the latest few
+  // The generation the latest of them came from: older than the current one after a restart.
+  int errors_generation() const { return errors_generation_; }
   const std::vector<std::string>& logs() const { return logs_; }
   // Which rank broke the run and where the others waited (recomputed only when events came in).
   const FailureDiagnosis& failure() const;
@@ -126,6 +128,7 @@ class RunModel {
   bool run_ended_ = false;
   bool label_set_ = false;
   double us_per_step_ = 0.0;
+  int errors_generation_ = 0;
   StepPace own_pace_;
   StepRate step_rate_;  // rank 0's, of the current generation
   uint64_t events_seen_ = 0;

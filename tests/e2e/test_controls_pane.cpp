@@ -191,3 +191,18 @@ TEST_CASE("F5 behind an open question starts nothing; Ctrl+Q still asks its own 
   CHECK(app.state.pending_quit);
   CHECK_FALSE(app.state.pending_reset);
 }
+
+TEST_CASE("after a restart the ring numbers its all-reduces since the restart, not since a change of world") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  test::ring_allreduces(app.model, 4, 1, 5);
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));  // --max-restarts: the same world again
+  test::ring_allreduces(app.model, 4, 1, 3);
+  app.state.frame_dt_s = 0.1;
+  for (int i = 0; i < 3; ++i) {
+    viz::AdvanceStepThrough(app.model, app.state);  // following: the newest all-reduce on screen
+    app.frame(ImVec2(900, 400));
+  }
+  CHECK(app.state.said.ring_number == "all-reduce #2 since the restart");
+}

@@ -17,31 +17,8 @@ namespace {
 
 constexpr int kRanks = 4;
 
-Event collective_event(EventKind kind, int rank, int64_t id) { return test::collective_event(kind, rank, id, 2 * kRanks * 4); }
-
-// All-reduces [first, last) of a 4-rank ring, each begun, taken through its 2(N-1) ring steps and
-// ended by every rank: a run going on at full speed.
-void ring_allreduces(view_model::RunModel& model, int64_t first, int64_t last) {
-  for (int64_t id = first; id < last; ++id) {
-    for (int r = 0; r < kRanks; ++r) model.consume(collective_event(EventKind::CollectiveBegin, r, id));
-    for (int t = 0; t < 2 * (kRanks - 1); ++t) {
-      const bool scatter = t < kRanks - 1;
-      const int s = scatter ? t : t - (kRanks - 1);
-      for (int r = 0; r < kRanks; ++r) {
-        Event e = collective_event(EventKind::ChunkTransfer, r, id);
-        e.phase = static_cast<int8_t>(scatter ? 0 : 1);
-        e.ring_step = s;
-        e.chunk = ((r - s - (scatter ? 1 : 0)) % kRanks + kRanks) % kRanks;
-        e.segment = 0;
-        e.src = (r + kRanks - 1) % kRanks;
-        e.dst = r;
-        e.bytes = 8;
-        model.consume(e);
-      }
-    }
-    for (int r = 0; r < kRanks; ++r) model.consume(collective_event(EventKind::CollectiveEnd, r, id));
-  }
-}
+// All-reduces [first, last) of the 4-rank ring, at full speed.
+void ring_allreduces(view_model::RunModel& model, int64_t first, int64_t last) { test::ring_allreduces(model, kRanks, first, last); }
 
 int64_t shown_id(const view_model::RunModel& model, const viz::AppState& state) {
   const view_model::CollectiveRecord* shown = viz::ShownCollective(model, state);

@@ -179,7 +179,7 @@ echo "window title: $(xdotool getwindowname "$wid" 2> /dev/null)"
 xdotool getwindowgeometry "$wid" 2> /dev/null | sed -n 's/^ *Geometry: /window size: /p'
 # Ctrl+Q during a run asks first (quitting loses the run); a second Ctrl+Q is the yes.
 # CLOSE=sigterm: ended by SIGTERM (as a desktop session ends it) instead, for a flow that looks at
-# a Reset question still open: Ctrl+Q would put Quit's in its place.
+# a question still open (Reset, Start again): Ctrl+Q would put Quit's in its place.
 if [ "${CLOSE:-}" = sigterm ]; then
   kill -TERM $app
 else
@@ -608,7 +608,7 @@ assert 0 < int(m.group(2).replace(",", "")) <= s["latest_step"] + 1, (said, s["l
 PY
 fi
 # "Forget set_epoch" is the Sampler pane's first check box, at 899,281 (see classroom-forget.png).
-if drive forget "$WORK/long.json" F5 wait-workers pause tap:899:281 pause; then
+if CLOSE=sigterm drive forget "$WORK/long.json" F5 wait-workers pause tap:899:281 pause; then
   python3 - "$WORK/forget.json" << 'PY' && ok "Forget set_epoch mid-run: asked first, the run goes on meanwhile (classroom-forget.png)" || bad "Forget set_epoch mid-run"
 import json, sys
 s = json.load(open(sys.argv[1]))

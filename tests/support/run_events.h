@@ -44,4 +44,31 @@ inline Event collective_event(EventKind kind, int rank, int64_t id, int64_t byte
   return e;
 }
 
+// All-reduces [first, last) of a ring of `ranks`, each begun, taken through its 2(N-1) ring steps
+// (a chunk of 2 floats each) and ended by every rank, into `model` (anything with consume(Event)):
+// a run going on at full speed.
+template <class Model>
+void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last) {
+  const int64_t bytes = 2 * ranks * 4;
+  for (int64_t id = first; id < last; ++id) {
+    for (int r = 0; r < ranks; ++r) model.consume(collective_event(EventKind::CollectiveBegin, r, id, bytes));
+    for (int t = 0; t < 2 * (ranks - 1); ++t) {
+      const bool scatter = t < ranks - 1;
+      const int s = scatter ? t : t - (ranks - 1);
+      for (int r = 0; r < ranks; ++r) {
+        Event e = collective_event(EventKind::ChunkTransfer, r, id, bytes);
+        e.phase = static_cast<int8_t>(scatter ? 0 : 1);
+        e.ring_step = s;
+        e.chunk = ((r - s - (scatter ? 1 : 0)) % ranks + ranks) % ranks;
+        e.segment = 0;
+        e.src = (r + ranks - 1) % ranks;
+        e.dst = r;
+        e.bytes = 8;
+        model.consume(e);
+      }
+    }
+    for (int r = 0; r < ranks; ++r) model.consume(collective_event(EventKind::CollectiveEnd, r, id, bytes));
+  }
+}
+
 }  // namespace ringlab::test

@@ -280,3 +280,18 @@ TEST_CASE("the steps the gate never held are timed apart from the held ones") {
   CHECK(m.ungated_us_per_step() == doctest::Approx(300.0));
   CHECK(m.us_per_step() == doctest::Approx((10 * 300.0 + 2 * 20'000.0) / 10));  // the held steps' waits for peers stay in
 }
+
+// A restart after a failure: the failed attempt's errors stay to read, marked as the generation
+// they came from (the controls draw them as what the run recovered from, not in red as now).
+TEST_CASE("errors are marked with the generation they came from") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  Event error = make(EventKind::Error, 1, 5);
+  error.text = "ring_allreduce: step 5: Connection closed by peer";
+  m.consume(error);
+  REQUIRE(m.errors().size() == 1);
+  CHECK(m.errors_generation() == m.current_generation()->index);
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));  // restarted
+  CHECK(m.errors().size() == 1);
+  CHECK(m.errors_generation() < m.current_generation()->index);
+}
