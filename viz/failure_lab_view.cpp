@@ -133,6 +133,15 @@ void draw_kill_now(const view_model::RunModel& model, AppState& state) {
                         "With max restarts above 0 the group is restarted from the last epoch checkpoint."));
 }
 
+// Which restart, and where it resumed: the end of the newest epoch checkpoint, as `ringlab run`
+// says it.
+std::string restart_words(const FailureDiagnosis& f) {
+  if (f.restart_epoch == 0 && f.restart_step == 0)
+    return trf("Restarted ({}): from the start (no epoch had ended)", f.restart_number);
+  return trf("Restarted ({}): from the end of epoch {} (step {})", f.restart_number, f.restart_epoch,
+             grouped(f.restart_step));
+}
+
 // One row per rank: what happened to it and where it was.
 void draw_rank_table(const FailureDiagnosis& f) {
   const Palette& p = palette();
@@ -386,7 +395,7 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
     if (failed) ImGui::Separator();
     ImGui::PushFont(fonts().bold);
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().ok), "%s", trf("Restarted: {}", restarted->restart).c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().ok), "%s", restart_words(*restarted).c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopFont();
     draw_failure(*restarted, tr("The failure it recovered from"));

@@ -56,10 +56,14 @@ const char* tr(const char* english) {
 std::string label(const char* english, const char* id) { return std::string(tr(english)) + "###" + id; }
 
 std::string grouped(int64_t value) {
+  // English groups with commas. Indonesian writes 12.429 for twelve thousand, but the app's
+  // decimals keep the point (0.030, 1.50 steps/s): a point between thousands would read as one.
+  // A no-break space groups unambiguously in both (as SI writes numbers), and never wraps.
+  const char* separator = g_language == Language::Indonesian ? "\u00a0" : ",";
   const std::string digits = std::to_string(value < 0 ? -static_cast<uint64_t>(value) : static_cast<uint64_t>(value));
   std::string out = value < 0 ? "-" : "";
   for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    if (i && (digits.size() - i) % 3 == 0) out += separator;
     out += digits[i];
   }
   return out;

@@ -25,7 +25,7 @@ std::string trf(const char* english, Args&&... args) {
 // "Translated###id": the label changes with the language, the widget's identity does not.
 std::string label(const char* english, const char* id);
 
-// A whole number with its thousands grouped: 100000000 -> "100,000,000".
+// A whole number with its thousands grouped: 100000000 -> "100,000,000" (in Indonesian, no-break spaces).
 std::string grouped(int64_t value);
 
 }  // namespace ringlab::viz

@@ -249,7 +249,9 @@ void FailureTracker::consume(const Event& e) {
     if (e.kind == EventKind::Restart) {
       // The group is restarted from the epoch checkpoint: keep what failed, diagnose anew.
       FailureDiagnosis failed = diagnose(world_hint_);
-      failed.restart = e.text;
+      failed.restart_number = static_cast<int>(e.value);
+      failed.restart_epoch = e.epoch;
+      failed.restart_step = e.step;
       restarted_ = std::move(failed);
       ++restarts_;
       start_attempt();

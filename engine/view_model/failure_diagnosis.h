@@ -90,7 +90,11 @@ struct FailureDiagnosis {
   bool stuck_from_last_reports = false;
   std::optional<FingerprintMismatch> mismatch;
   std::string first_error;           // "rank 2: ..." the earliest error that was not a teardown
-  std::string restart;               // the controller's restart note, when this failure was restarted
+  // When this failure was restarted: which restart, and the epoch and step it resumed from (the
+  // epoch checkpoint's; 0 and 0 when no epoch had ended). restart_number 0: not restarted.
+  int restart_number = 0;
+  int restart_epoch = 0;
+  int64_t restart_step = 0;
   int64_t failed_at_ns = -1;         // steady clock: the latest error or fault of this attempt
   int64_t stopped_at_ns = -1;        // steady clock: when the run was stopped on request (RunStopped)
 

@@ -174,8 +174,12 @@ TEST_CASE("the Indonesian table built into the app is the one tr() answers from"
   CHECK(std::string(tr("The run failed")) == "Run gagal");
   CHECK(trf("from {} to {}", 1, 2) == "dari 1 sampai 2");
   CHECK(std::string(tr("no such English sentence")) == "no such English sentence");  // falls back
+  // Thousands apart by no-break spaces: a point, as Indonesian writes them, would read as the
+  // decimal point the app's other numbers keep (0.030).
+  CHECK(grouped(1234567) == "1\u00a0234\u00a0567");
   set_language(Language::English);
   CHECK(std::string(tr("▶ Start")) == "▶ Start");
+  CHECK(grouped(1234567) == "1,234,567");
 }
 
 TEST_CASE("a frame laid out the same as the last is not presented again; any change is") {

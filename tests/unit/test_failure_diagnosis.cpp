@@ -652,7 +652,9 @@ TEST_CASE("a restart keeps the failure it recovered from and diagnoses the new g
   CHECK(now.ranks[0].collective == 2);
   REQUIRE(model.restarted_failure().has_value());
   CHECK(model.restarted_failure()->culprits == std::vector<int>{2});
-  CHECK(model.restarted_failure()->restart == "restart 1 of 1 from epoch 2 (step 4)");
+  CHECK(model.restarted_failure()->restart_number == 1);
+  CHECK(model.restarted_failure()->restart_epoch == 2);
+  CHECK(model.restarted_failure()->restart_step == 4);
 
   // The timeline closed the old group's collectives when the new processes began: they end
   // where that group failed, marked unfinished, instead of stretching across the new run.
