@@ -106,12 +106,13 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
   if (st.position < total) return {};
   st.hold_s += dt_s;
   if (st.hold_s < std::max(1.2, 1.0 / st.speed)) return {};
-  // The newest one, or the same one again while the run goes on. Once the run is over its last
-  // all-reduce stays on screen, done, and the view holds (Play shows it again): looping it for
-  // ever would keep the window drawing with nothing new to show.
-  if (latest >= 0 && (running || log.at(latest).key != shown->key)) {
+  // The newest one, once there is a newer one: the same again would show an all-reduce already
+  // seen done as if it were happening (after Resume, the workers' next one is still on its way).
+  // Once the run is over its last all-reduce stays on screen, done, and the view holds (Play
+  // shows it again): looping it for ever would keep the window drawing with nothing new to show.
+  if (latest >= 0 && log.at(latest).key != shown->key) {
     select(st, log.at(latest));
-  } else {
+  } else if (!running) {
     st.playing = false;
     st.held_at_end = true;
   }

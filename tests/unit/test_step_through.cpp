@@ -754,3 +754,19 @@ TEST_CASE("Replay chosen mid-all-reduce shows it whole once the workers have fin
   CHECK(recorded_steps(*shown) == 4);
   CHECK(shown->complete());
 }
+
+// Following live, an all-reduce shown to its end stays done until a newer one is recorded: after
+// Resume the workers' next one is still on its way, and showing the same one again from its first
+// step played an all-reduce already seen done as if it were happening.
+TEST_CASE("following live, the all-reduce shown done is not played again while the next is on its way") {
+  GatedRing ring(3, 7);
+  ring.release(4);  // #7, finished
+  StepThrough st;  // following
+  for (int i = 0; i < 100; ++i) advance(st, ring.log(), true, 0.1);  // 10 s: shown to its end, and held
+  REQUIRE(shown_collective(st, ring.log()) != nullptr);
+  CHECK(st.selected.id == 7);
+  CHECK(st.position == 4);
+  ring.finish_next(1);  // #8 arrives
+  for (int i = 0; i < 3; ++i) advance(st, ring.log(), true, 0.1);
+  CHECK(st.selected.id == 8);
+}
