@@ -151,8 +151,18 @@ StepRequest advance_gated(StepThrough& st, const CollectiveLog& log, const Colle
   st.since_release_s += dt_s;
   const bool wanted = st.fixed_position >= 0 ? st.position < st.fixed_position : st.playing;
   if (!wanted || st.position < shown_steps) return {};
-  if (st.since_release_s < 1.0 / st.speed) return {};
-  return step_forward(st, log, running);
+  // An all-reduce done on screen stays an interval, counted from when its last packets arrived
+  // (the presses' interval ends as they do): at 8 steps a second it was never seen done.
+  const bool done = st.fixed_position < 0 && st.target >= expected_steps(*shown);
+  st.hold_s = done ? st.hold_s + dt_s : 0;
+  if ((done ? st.hold_s : st.since_release_s) < 1.0 / st.speed) return {};
+  StepRequest request = step_forward(st, log, running);
+  // Play moved on to the next all-reduce: its first step's packets leave at once, under "before
+  // ring step 1" (a press of its own would hold that picture a whole interval with nothing
+  // moving: six steps took seven).
+  if (done && st.has_selection && st.target == 0 && !st.follow_next)
+    request.gate_releases += step_forward(st, log, running).gate_releases;
+  return request;
 }
 
 StepRequest advance_replay(StepThrough& st, const CollectiveLog& log, const CollectiveRecord* shown, double dt_s) {

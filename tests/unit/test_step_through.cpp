@@ -770,3 +770,30 @@ TEST_CASE("following live, the all-reduce shown done is not played again while t
   for (int i = 0; i < 3; ++i) advance(st, ring.log(), true, 0.1);
   CHECK(st.selected.id == 8);
 }
+
+// Play at 2 steps a second through the end of one all-reduce into the next: the finished one is
+// seen done for an interval, and the next one's first step leaves with the press that shows it
+// (a press of its own held "before ring step 1" a whole interval with nothing moving).
+TEST_CASE("gated Play shows an all-reduce done for an interval, then goes on into the next one's first step") {
+  Classroom c(3);
+  c.st.speed = 2;  // an interval of 5 frames
+  toggle_play(c.st);
+  int frames = 0;
+  while (!c.frame().done && frames < 100) {
+    c.frames(1);
+    ++frames;
+  }
+  REQUIRE(c.frame().done);
+  c.ring.begin_next();  // the workers begin the next all-reduce and wait at its gate
+  int done_frames = 0;
+  while (c.st.selected.id == 7 && done_frames < 100) {
+    c.frames(1);
+    ++done_frames;
+  }
+  CHECK(done_frames >= 4);  // about an interval on the finished one
+  CHECK(done_frames <= 6);
+  CHECK(c.st.selected.id == 8);
+  CHECK(c.ring.steps_taken() == 1);  // its first step let go at once
+  c.frames(5);  // an interval later its packets have arrived
+  CHECK(c.frame().position == 1);
+}
