@@ -287,6 +287,11 @@ void RunSession::note_switch_landed() {
                    "at the gate until you resume",
                    now->world_size, now->world_size == 1 ? "" : "s", now->job.backend,
                    viz::grouped(model_.latest_step() + 1));
+    // Stepped through, the new world's first step comes only as the class steps it: "switching"
+    // said the change had not happened while its ring was on screen.
+    else if (state_.gated && now->has_job && !refusal_shown)
+      state_.run.message = viz::trf("{} rank{}, {}: started, its steps held at the step-through gate", now->world_size,
+                                    now->world_size == 1 ? "" : "s", now->job.backend);
     return;
   }
   const view_model::WorldChange& c = changes.back();

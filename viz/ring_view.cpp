@@ -606,6 +606,13 @@ std::string node_note(const NodeLayout& nodes) {
              nodes.nodes.size(), nodes.crossing_ring_links(), p, 2.0 * (p - 1) / p);
 }
 
+// Whether the log holds a collective of generation `generation` (the newest are at its end).
+bool has_collective_of(const view_model::CollectiveLog& log, int generation) {
+  for (size_t i = log.size(); i-- > 0;)
+    if (log.at(i).key.generation == generation) return true;
+  return false;
+}
+
 // The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the
 // weights' broadcast first): after a live change the number says what changed, or the count
 // starting again would read as the run starting over.
@@ -789,8 +796,11 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
   // A live change (paused, the new world waits at the gate before its first all-reduce): the ring
   // on screen is the old world's, beside a header that names the new one.
+  // Once the new world has begun an all-reduce, the gate's line says where it is (stepped
+  // through, the screen stays on the old world's until Next goes on).
   const view_model::Generation* newest = model.current_generation();
-  if (newest && newest->index > rec.key.generation && state.run.live() && !compact) {
+  if (newest && newest->index > rec.key.generation && state.run.live() && !compact &&
+      !has_collective_of(model.collectives(), newest->index)) {
     const std::string note = trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change",
                                  newest->world_size, newest->world_size == 1 ? "" : "s");
     state.said.ring_gate = note;

@@ -608,6 +608,25 @@ assert 0 < int(m.group(2).replace(",", "")) <= s["latest_step"] + 1, (said, s["l
 PY
 fi
 # "Forget set_epoch" is the Sampler pane's first check box, at 899,281 (see classroom-forget.png).
+# A live change while stepping through: World size typed 3 with the workers held at the gate. The
+# new world's ranks start held too; Next goes on into its first all-reduce. The status said
+# "switching to 3 ranks" all along, and the ring said the new world had no all-reduce yet beside
+# a line saying the workers had moved on to its #2.
+gated_world_at=""
+drive gatedfields "$WORK/longgated.json" F5 wait-workers pause &&
+  gated_world_at=$(python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["world_slider"]; print("%d:%d" % (round(w["x0"] + 10), round(w["y"])))' "$WORK/gatedfields.json") ||
+  bad "the World size slider's place while stepping through: not in the window's state"
+if drive gatedworld "$WORK/longgated.json" F5 wait-workers Right pause Right pause ctrltap:$gated_world_at together:ctrl+a,3,Return \
+     pause pause Right pause Right pause Right pause Right pause Right pause Right pause Right pause Right pause Right pause; then
+  python3 - "$WORK/gatedworld.json" << 'PY' && ok "stepping through, World size typed 3: the new world started held, and Next steps through its all-reduces (classroom-gatedworld.png)" || bad "a live change while stepping through"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [g["world_size"] for g in s["generations"]] == [4, 3], s["generations"]
+assert s["run_message"] == "3 ranks, gloo: started, its steps held at the step-through gate", s["run_message"]
+assert s["said"]["ring_number"].endswith(" since the change to 3 ranks"), s["said"]
+assert "has no all-reduce yet" not in s["said"]["ring_gate"], s["said"]
+PY
+fi
 if CLOSE=sigterm drive forget "$WORK/long.json" F5 wait-workers pause tap:899:281 pause; then
   python3 - "$WORK/forget.json" << 'PY' && ok "Forget set_epoch mid-run: asked first, the run goes on meanwhile (classroom-forget.png)" || bad "Forget set_epoch mid-run"
 import json, sys
