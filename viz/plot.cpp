@@ -180,13 +180,17 @@ void draw_plot_frame(ImDrawList* dl, ImVec2 origin, ImVec2 min, ImVec2 max, cons
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   // Every tick keeps its grid line; a number that would touch the one written before it is left out.
+  // A number centred under the plot's right edge would reach past the pane's (the last digit of
+  // "2000" was cut off): it ends at the pane's edge instead.
+  const float pane_right = dl->GetClipRectMax().x;
   float last_right = -1e9f;
   for (const AxisTick& t : x_ticks) {
     dl->AddLine(ImVec2(t.at, min.y), ImVec2(t.at, max.y), p.grid);
     const ImVec2 ts = ImGui::CalcTextSize(t.text.c_str());
-    if (t.at - ts.x / 2 < last_right + fs * 0.5f) continue;
-    dl->AddText(ImVec2(t.at - ts.x / 2, max.y + fs * 0.25f), p.text_dim, t.text.c_str());
-    last_right = t.at + ts.x / 2;
+    const float left = std::min(t.at - ts.x / 2, pane_right - ts.x);
+    if (left < last_right + fs * 0.5f) continue;
+    dl->AddText(ImVec2(left, max.y + fs * 0.25f), p.text_dim, t.text.c_str());
+    last_right = left + ts.x;
   }
   float last_y = 1e9f;
   for (const AxisTick& t : y_ticks) {
@@ -276,26 +280,32 @@ void Plot::dots(std::span<const view_model::LossPoint> points, uint32_t color, f
 }
 
 void Plot::marker(double x, uint32_t color, const std::string& text) const {
+  marker_line(x, color);
+  if (!text.empty()) marker_label(x, color, text);
+}
+
+void Plot::marker_line(double x, uint32_t color) const {
   const float px = sx(x);
   dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, 6.0f);
-  if (!text.empty()) {
-    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-    const float fs = ImGui::GetFontSize();
-    const float x0 = std::min(px + fs * 0.3f, max_.x - ts.x - fs * 0.2f);
-    // Markers close together (switches a few steps apart) stack their labels, one line each,
-    // as far down as the plot has room; a label with no room left is in the hover read-out.
-    float y0 = min_.y + 3;
-    const auto clashes = [&](float y) {
-      for (const ImVec4& r : marker_labels_)
-        if (x0 - 3 < r.z && x0 + ts.x + 3 > r.x && y < r.w && y + ts.y + 2 > r.y) return true;
-      return false;
-    };
-    while (clashes(y0) && y0 + 2 * (ts.y + 2) < max_.y) y0 += ts.y + 3;
-    if (clashes(y0)) return;
-    marker_labels_.push_back(ImVec4(x0 - 3, y0, x0 + ts.x + 3, y0 + ts.y + 2));
-    dl_->AddRectFilled(ImVec2(x0 - 3, y0), ImVec2(x0 + ts.x + 3, y0 + 2 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
-    dl_->AddText(ImVec2(x0, y0 + 1), color, text.c_str());
-  }
+}
+
+void Plot::marker_label(double x, uint32_t color, const std::string& text) const {
+  const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+  const float fs = ImGui::GetFontSize();
+  const float x0 = std::min(sx(x) + fs * 0.3f, max_.x - ts.x - fs * 0.2f);
+  // Markers close together (switches a few steps apart) stack their labels, one line each,
+  // as far down as the plot has room; a label with no room left is in the hover read-out.
+  float y0 = min_.y + 3;
+  const auto clashes = [&](float y) {
+    for (const ImVec4& r : marker_labels_)
+      if (x0 - 3 < r.z && x0 + ts.x + 3 > r.x && y < r.w && y + ts.y + 2 > r.y) return true;
+    return false;
+  };
+  while (clashes(y0) && y0 + 2 * (ts.y + 2) < max_.y) y0 += ts.y + 3;
+  if (clashes(y0)) return;
+  marker_labels_.push_back(ImVec4(x0 - 3, y0, x0 + ts.x + 3, y0 + ts.y + 2));
+  dl_->AddRectFilled(ImVec2(x0 - 3, y0), ImVec2(x0 + ts.x + 3, y0 + 2 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
+  dl_->AddText(ImVec2(x0, y0 + 1), color, text.c_str());
 }
 
 namespace {

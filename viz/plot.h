@@ -48,6 +48,10 @@ class Plot {
   void band(std::span<const view_model::LossRange> columns, uint32_t color, float thickness) const;
   // A dashed vertical line at x with a label at the top.
   void marker(double x, uint32_t color, const std::string& text) const;
+  // The same in two passes, for several markers: every line first, then every label, so that no
+  // marker's line crosses another's label.
+  void marker_line(double x, uint32_t color) const;
+  void marker_label(double x, uint32_t color, const std::string& text) const;
 
  private:
   float sx(double x) const;

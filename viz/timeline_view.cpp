@@ -399,12 +399,13 @@ TimeAxis place_time_axis(const view_model::TimelineModel& tl, TimelineViewState&
     a.window = std::max(latest_ms - begin, 0.05) * 1.05;
   }
   a.end = v.follow ? latest_ms : v.end_ms;
-  // The rank labels' column is as wide as the widest of them; bars start after it.
-  // Over several nodes, a column of node names comes first.
+  // The rank labels' column is as wide as the widest of them (DrawRankLabel: 1.3 em and its
+  // text); bars start a little after it (flush with it, a bucket's mark at a lane's start sat on
+  // the label's last digit). Over several nodes, a column of node names comes first.
   a.node_w = nodes.multi_node()
                  ? fs * 0.9f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("node {}", nodes.nodes.size() - 1).c_str()).x
                  : 0.0f;
-  const float gutter = a.node_w + fs * 1.3f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x;
+  const float gutter = a.node_w + fs * 1.8f + fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, trf("rank {}", all_lanes - 1).c_str()).x;
   a.plot_min = ImVec2(a.origin.x + gutter, a.origin.y + fs * 1.5f);
   a.plot_max = ImVec2(a.origin.x + size.x, a.origin.y + size.y);
   a.width = std::max(a.plot_max.x - a.plot_min.x, 1.0f);

@@ -321,10 +321,12 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false},
             {y0, y1, v.log_scale}, by_epoch ? tr("epoch") : tr("training step"), tr("loss"));
   draw_curves(plot, set, x_hi, by_epoch, std::max(16, static_cast<int>(size.x)));
-  if (!by_epoch)
+  if (!by_epoch) {
+    for (const auto& change : live.changes) plot.marker_line(change.step, palette().accent);
     for (const auto& change : live.changes)
-      plot.marker(change.step, palette().accent,
-                  trf("→ {} rank{}, {}", change.world_size, change.world_size == 1 ? "" : "s", change.backend));
+      plot.marker_label(change.step, palette().accent,
+                        trf("→ {} rank{}, {}", change.world_size, change.world_size == 1 ? "" : "s", change.backend));
+  }
   state.said.loss_read_out = plot.hovered() ? loss_read_out(plot, set, by_epoch) : "";
 }
 
