@@ -128,7 +128,7 @@ void RunSession::launch(const PlannedRun& run) {
   state_.controls_moved = {};
   state_.run.message.clear();
   state_.run.step_at_stop = -1;
-  state_.run.paused_at_stop = false;
+  state_.run.paused_at_stop = state_.run.gated_at_stop = false;
   stopping_ = false;
   switch_from_generation_ = -1;
   switch_changes_before_ = 0;
@@ -173,6 +173,7 @@ void RunSession::stop(StopCause cause) {
   stopping_ = true;
   state_.run.step_at_stop = model_.latest_step();
   state_.run.paused_at_stop = state_.run.phase == viz::RunPhase::Paused;
+  state_.run.gated_at_stop = state_.gated;
   sequence_.clear();
   // The workers stop together at their next step boundary, as Ctrl-C stops `ringlab run`, so
   // that every rank's last events reach the views (terminated at once, the ranks heard from

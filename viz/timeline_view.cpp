@@ -148,12 +148,15 @@ std::string open_read_out(OpenBecause why, int rank, const TimelineSpan& s, doub
 
 // Why the run's open collectives are open now.
 OpenBecause open_because(bool failed, const AppState& state) {
-  // Stopped while paused, the ranks ended held where the pause held them.
-  const bool paused = state.run.phase == RunPhase::Paused || (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop);
-  return failed                               ? OpenBecause::Peer
-         : paused                             ? OpenBecause::Pause
-         : state.step.mode == RingMode::Gated ? OpenBecause::Gate
-                                              : OpenBecause::Peer;
+  // Stopped while paused (or stepping through), the ranks ended held where the gate held them,
+  // whichever mode the step-through pane is in afterwards.
+  const bool stopped = state.run.phase == RunPhase::Stopped;
+  const bool paused = state.run.phase == RunPhase::Paused || (stopped && state.run.paused_at_stop);
+  const bool gated = stopped ? state.run.gated_at_stop : state.step.mode == RingMode::Gated;
+  return failed   ? OpenBecause::Peer
+         : paused ? OpenBecause::Pause
+         : gated  ? OpenBecause::Gate
+                  : OpenBecause::Peer;
 }
 
 // A collective its rank is still in (or was in when its group failed).
@@ -303,7 +306,7 @@ void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
 }
 
 // The Follow box and the key to the colours, on one line over the plot.
-void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool failed, bool held_open) {
+void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool failed, bool held_open, bool live) {
   const Palette& p = palette();
   if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
     v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
@@ -318,7 +321,8 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, boo
   legend_item(tr("all-gather"), p.all_gather);
   legend_item(tr("gate"), p.gate);
   // A wait at the gate not over yet (paused, or for the class's Next) is striped in the gate's grey.
-  if (held_open) legend_item(tr("held at the gate now"), with_alpha(p.gate, 0.35f), p.gate);
+  if (held_open)
+    legend_item(tr(live ? "held at the gate now" : "held at the gate when it ended"), with_alpha(p.gate, 0.35f), p.gate);
   // Stripes in the waiting colour: over an all-reduce's purple where it waited for the last rank,
   // over their own pale fill where a collective never finished.
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.35f), p.reduced);
@@ -723,7 +727,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::Generation* generation = model.current_generation();
   const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
                                                       std::max(model.world_size(), all_lanes), state.job);
-  draw_legend(v, nodes, tl.has_delays(), model.failure().failed && !model.failure().culprits.empty(), held_open);
+  draw_legend(v, nodes, tl.has_delays(), model.failure().failed && !model.failure().culprits.empty(), held_open,
+              state.run.live());
   if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
     return;

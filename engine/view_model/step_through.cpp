@@ -80,7 +80,13 @@ StepRequest advance_follow(StepThrough& st, const CollectiveLog& log, const Coll
     return {};
   }
   if (!shown) {
-    if (latest >= 0) select(st, log.at(latest));
+    if (latest >= 0) {
+      select(st, log.at(latest));
+    } else if (!running) {
+      // Stopped (or paused) before any all-reduce finished: the one the ranks were in, as far as
+      // it went, not "waiting for the first ring all-reduce" of a run that is over.
+      if (const CollectiveRecord* last = newest_ring(log)) select(st, *last, recorded_steps(*last));
+    }
     return {};
   }
   // After a live change of world, show the new set of workers at once.

@@ -571,6 +571,18 @@ assert said["ring_next"] == "The run ended here: no rank took step 3", said
 assert said["next_enabled"] is False, said
 PY
 fi
+# Stopped while stepping through, then Follow live chosen: the Timeline still draws the ranks'
+# last waits as held at the gate (they were drawn as "waiting" for a peer once the mode changed).
+if drive gatedstopfollow step-through-four-ranks F5 wait-workers Right pause Right pause shift+F5 pause tap:24:474 pause; then
+  python3 - "$WORK/gatedstopfollow.json" << 'PY' && ok "stopped at the gate, then Follow live: the Timeline's last waits are still held at the gate (classroom-gatedstopfollow.png)" || bad "the Timeline after a Stop at the gate"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "stopped" and s["step_through"]["mode"] == "follow", (s["run_phase"], s["step_through"])
+assert s["timeline"]["open_label"] == "at the gate", s["timeline"]
+# The ring keeps the all-reduce the run ended in (it said "Waiting for the first ring all-reduce").
+assert s["ring"] is not None and s["ring"]["total_steps"] == 2, s["ring"]
+PY
+fi
 if drive followed "$WORK/longgated.json" F5 wait-workers Right pause tap:24:474 pause pause pause; then
   python3 - "$WORK/followed.json" << 'PY' && ok "held at the gate, then Follow live: training, with the last second's step time (classroom-followed.png)" || bad "following after the gate"
 import json, sys
