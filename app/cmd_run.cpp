@@ -627,11 +627,13 @@ void run(RunFlags& f) {
   // Each restart and the failure it answered; a run whose last attempt failed too says so below.
   if (result.restarts > 0 && !f.quiet)
     for (const std::string& note : result.restart_notes) std::fprintf(stdout, "%s\n", note.c_str());
-  print_connection_errors(result);
+  // The failure first, where a reader looks: a connection a failed rank's process left mid-request
+  // is its echo (a stopped rank terminated by the launcher resets its store connection).
   if (!result.ok) {
     std::fprintf(stderr, "ringlab run: %s\n", result.failure.c_str());
     set_exit_code(1);
   }
+  print_connection_errors(result);
   // Stopped by a signal, the exit code says which, as a shell reports a process killed by it.
   if (const int sig = signals.received()) set_exit_code(InterruptSignals::exit_code(sig));
 }

@@ -283,6 +283,15 @@ std::string RunAccumulator::divergence_words() const {
 
 // "interrupted by SIGINT (Ctrl-C) at step 1234, after 3 of 1000000 epochs"; and whether the
 // workers stopped together at a step boundary or had to be terminated.
+// "\nfault injected: ..." for the faults that fired and the stragglers the job names ("" for
+// none); `faulty` gets their ranks.
+std::string RunAccumulator::injected_faults(std::set<int>& faulty) const {
+  std::vector<std::string> faults = injected_;
+  faulty = injected_ranks_;
+  add_stragglers(r_.job, faults, faulty);
+  return faults.empty() ? "" : fmt::format("\nfault injected: {}", fmt::join(faults, "; "));
+}
+
 std::string RunAccumulator::stop_message(const StopInfo& stop, bool terminated) const {
   std::string what;
   switch (stop.cause) {
@@ -422,10 +431,8 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
                                                                                 fmt::join(stopped, ", ")));
   // A fault injected on purpose is the cause: where it fired on another rank than the first to
   // fail (a skip that the others' collective check caught), it comes first, where a reader looks.
-  std::vector<std::string> faults = injected_;
-  std::set<int> faulty = injected_ranks_;
-  add_stragglers(r_.job, faults, faulty);
-  const std::string injected = faults.empty() ? "" : fmt::format("\nfault injected: {}", fmt::join(faults, "; "));
+  std::set<int> faulty;
+  const std::string injected = injected_faults(faulty);
   const std::string failed_words = failed ? failed_line(*failed) : "";
   const bool names_a_faulty_rank = std::any_of(faulty.begin(), faulty.end(), [&](int rank) {
     return failed_words.rfind(fmt::format("rank {} ", rank), 0) == 0;  // mpirun's line may name the silent rank
@@ -434,7 +441,7 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   // lost peer's echo) exit, and their errors arrive, in either order: the first to exit and the
   // first error may name different ranks, and both are causes.
   if (own_errors_.size() > 1) msg += fmt::format("\nranks {} raised errors of their own", fmt::join(own_errors_, ", "));
-  if (failed && !faults.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
+  if (failed && !injected.empty() && !names_a_faulty_rank) msg += injected + "\nthen " + failed_words;
   else if (failed) msg += (stopped.empty() ? "\n" : "\nthen ") + failed_words + injected;
   else msg += injected;
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
@@ -547,8 +554,11 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
     const bool failed_on_its_own =
         std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return !e.ok() && !e.terminated; });
     const bool terminated = std::any_of(exits.begin(), exits.end(), [](const RankExit& e) { return e.terminated; });
+    // A fault injected meanwhile (a straggler's delay that held the others) is said under the stop.
+    std::set<int> faulty;
     if (asked_by_user(stop.cause) && !failed_on_its_own)
-      r.failure = stop_message(stop, terminated) + (terminated ? "\n" + where_ranks_were(flight, stop.lost_ranks) : "");
+      r.failure = stop_message(stop, terminated) + injected_faults(faulty) +
+                  (terminated ? "\n" + where_ranks_were(flight, stop.lost_ranks) : "");
     else if (stop.cause == StopCause::OtherNode && failed_on_its_own)
       // Another node's note only brought the news first (its rank lost a peer and failed at
       // once); the exits of every node, the cause first, say which rank failed.

@@ -56,6 +56,7 @@ class RunAccumulator {
   std::string describe(int rank, int world) const;
   int flight_ring_step(int rank, int64_t collective) const;
   std::string stop_message(const StopInfo& stop, bool terminated) const;
+  std::string injected_faults(std::set<int>& faulty) const;
   std::string failure_details(const RankExit* failed, const std::vector<RankExit>& exits,
                               const std::vector<nlohmann::json>& flight, const std::vector<int>& lost) const;
   std::string ranks_that_ended_early(const std::vector<RankExit>& exits) const;

@@ -194,7 +194,7 @@ else bad "diverged run: exit $rc: $(head -2 "$work/diverged.err")"; fi
 
 # A hang says so before any timeout: rank 1 sleeps a minute before each of its steps, the timeout
 # is longer still. The note comes (15 s of no new step); Ctrl-C then stops the run and says where
-# each rank was.
+# each rank was, and names the injected delay that held them.
 "$ringlab" run -n 2 --epochs 1 --fault delay:1:60000 --timeout 120 > "$work/quiet.out" 2> "$work/quiet.err" &
 pid=$!
 for _ in $(seq 600); do grep -q "reported no" "$work/quiet.err" && break; kill -0 $pid 2> /dev/null || break; sleep 0.1; done
@@ -203,6 +203,7 @@ wait $pid
 rc=$?
 if grep -q "^ringlab run: the ranks have reported no \(new \)\?step .*15 s.*until --timeout (120 s) ends the run; Ctrl-C stops it and says where each rank was$" "$work/quiet.err" &&
    grep -q "^ringlab run: interrupted by SIGINT" "$work/quiet.err" && grep -q "^where each rank was:" "$work/quiet.err" &&
+   grep -q "^fault injected: rank 1: delay: 60000 ms before each of its steps" "$work/quiet.err" &&
    [ $rc -ne 0 ]; then
   ok "a hung run: after 15 s of no new step it says the ranks may be waiting for each other (exit $rc after Ctrl-C)"
 else bad "a hung run's note (exit $rc): $(cat "$work/quiet.err")"; fi
