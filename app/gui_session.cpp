@@ -153,6 +153,7 @@ void RunSession::launch(const PlannedRun& run) {
       options.gated = false;
       options.max_restarts = 0;
     }
+    state_.run.max_restarts = options.max_restarts;
     controller_ = std::make_unique<Controller>(options, feed_);
     controller_->start();
   } catch (const Error& e) {
@@ -283,11 +284,16 @@ void RunSession::note_switch_landed() {
     // written over every frame, the change was refused without a word.
     const bool refusal_shown = !refusal_.empty() && state_.run.message == refusal_;
     if (state_.run.phase == viz::RunPhase::Paused && now->has_job && !refusal_shown)
+      // The old world finished the step it was held in only if it was in one (a world changed
+      // again before its first step was not).
       state_.run.message =
-          viz::trf("{} rank{}, {}: started after {} steps (the step the ranks were held in was finished first), held "
-                   "at the gate until you resume",
-                   now->world_size, now->world_size == 1 ? "" : "s", now->job.backend,
-                   viz::grouped(model_.latest_step() + 1));
+          model_.latest_step() > switch_step_before_
+              ? viz::trf("{} rank{}, {}: started after {} steps (the step the ranks were held in was finished first), "
+                         "held at the gate until you resume",
+                         now->world_size, now->world_size == 1 ? "" : "s", now->job.backend,
+                         viz::grouped(model_.latest_step() + 1))
+              : viz::trf("{} rank{}, {}: started after {} steps, held at the gate until you resume", now->world_size,
+                         now->world_size == 1 ? "" : "s", now->job.backend, viz::grouped(model_.latest_step() + 1));
     // Stepped through, the new world's first step comes only as the class steps it: "switching"
     // said the change had not happened while its ring was on screen.
     else if (state_.gated && now->has_job && !refusal_shown)
@@ -433,6 +439,7 @@ void RunSession::apply_requests() {
       const view_model::Generation* now = model_.current_generation();
       switch_from_generation_ = now ? now->index : 0;
       switch_changes_before_ = model_.loss().changes.size();
+      switch_step_before_ = model_.latest_step();
     } catch (const Error& e) {
       state_.run.message = e.what();
     }

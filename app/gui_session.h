@@ -65,6 +65,7 @@ class RunSession {
   void forget_refusal();
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
   size_t switch_changes_before_ = 0;  // world changes the loss curve had marked when it was asked for
+  int64_t switch_step_before_ = -1;   // the newest step when it was asked for
   bool plain_workers_ = false;  // this run's workers have no gate or stop check (see stop_votes_fit)
   double started_at_s_ = 0;
   int64_t last_trim_ns_ = 0;

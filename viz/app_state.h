@@ -144,6 +144,7 @@ struct RunStatus {
   int64_t step_at_stop = -1;  // the newest step the views had when Stop was pressed (-1: not stopped)
   bool paused_at_stop = false;  // Stop came while paused: the ranks ended held at the gate
   bool gated_at_stop = false;   // Stop came while stepping through: likewise, held for the next Next
+  int max_restarts = 0;         // the restarts this run was started with (the lab's field may change since)
   // When (now_ns) the timeline's latest event time last moved: held at the gate, the timeline's
   // window goes on from there with the clock.
   int64_t timeline_heard_at_ns = 0;

@@ -103,12 +103,15 @@ void draw_fault_fields(AppState& state) {
   }
 }
 
-void draw_restarts(AppState& state) {
+void draw_restarts(const view_model::RunModel& model, AppState& state) {
   FormLabel(tr("Max restarts"));
   if (ImGui::InputInt("##lab_restarts", &state.lab.settings.max_restarts))
     state.lab.settings.max_restarts = std::clamp(state.lab.settings.max_restarts, 0, 5);
   hint(tr("Like torchrun --max-restarts: after a failure the controller starts a new group that resumes from the "
           "last epoch checkpoint."));
+  // The run's restarts so far: with all of them used, the next failure ends the run.
+  if (state.run.live() && model.restarts() > 0)
+    ImGui::TextDisabled("%s", trf("this run has used {} of its {}", model.restarts(), state.run.max_restarts).c_str());
 }
 
 void draw_kill_now(const view_model::RunModel& model, AppState& state) {
@@ -138,7 +141,7 @@ void draw_kill_now(const view_model::RunModel& model, AppState& state) {
 std::string restart_words(const FailureDiagnosis& f) {
   if (f.restart_epoch == 0 && f.restart_step == 0)
     return trf("Restarted ({}): from the start (no epoch had ended)", f.restart_number);
-  return trf("Restarted ({}): from the end of epoch {} (step {})", f.restart_number, f.restart_epoch,
+  return trf("Restarted ({}): from the end of epoch {} (step {})", f.restart_number, grouped(f.restart_epoch),
              grouped(f.restart_step));
 }
 
@@ -356,7 +359,7 @@ void DrawFailureLabControls(const view_model::RunModel& model, AppState& state) 
   }
   if (open) {
     draw_fault_fields(state);
-    draw_restarts(state);
+    draw_restarts(model, state);
   }
   // The job follows the lab, so Start (here or above) runs with the fault; the scenario's own
   // timeout comes back when the lab has no fault.

@@ -650,6 +650,11 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
                "a time",
                frame.total_steps);
   if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
+  // Every step taken (a live change let them finish it, or Replay ran them on): there is no step
+  // after the last to let them take.
+  if (st.position < frame.total_steps && frame.total_steps >= frame.expected_steps)
+    return tr("The workers have finished this all-reduce, ahead of the screen: each Next shows one of their steps, "
+              "then goes on to the next all-reduce");
   if (st.position < frame.total_steps)
     return trf("The workers are already past ring step {}, ahead of the screen: each Next shows one of their steps; "
                "once the screen is there, Next lets them take step {}",

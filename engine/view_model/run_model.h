@@ -66,6 +66,7 @@ class RunModel {
   const FailureDiagnosis& failure() const;
   // The failure the last restart recovered from, if the controller restarted the group.
   const std::optional<FailureDiagnosis>& restarted_failure() const { return failures_.last_restarted(); }
+  int restarts() const { return failures_.restarts(); }  // the controller's restarts in this run
   // How the processes ended, from the controller's RunResult: names signals events cannot.
   void note_exits(const std::vector<RankExit>& exits);
 
