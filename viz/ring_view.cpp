@@ -606,11 +606,17 @@ std::string node_note(const NodeLayout& nodes) {
              nodes.nodes.size(), nodes.crossing_ring_links(), p, 2.0 * (p - 1) / p);
 }
 
-// Whether the log holds a collective of generation `generation` (the newest are at its end).
-bool has_collective_of(const view_model::CollectiveLog& log, int generation) {
-  for (size_t i = log.size(); i-- > 0;)
-    if (log.at(i).key.generation == generation) return true;
-  return false;
+// How far generation `generation` has got with its ring all-reduces (its broadcast of the weights
+// is none): none begun, begun but held before a ring step, or a ring step taken.
+enum class RingProgress { None, Begun, Stepped };
+RingProgress ring_progress_of(const view_model::CollectiveLog& log, int generation) {
+  RingProgress found = RingProgress::None;
+  for (const size_t i : view_model::steppable_collectives(log)) {
+    if (log.at(i).key.generation != generation) continue;
+    if (view_model::recorded_steps(log.at(i)) > 0) return RingProgress::Stepped;
+    found = RingProgress::Begun;
+  }
+  return found;
 }
 
 // The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the
@@ -799,15 +805,21 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
     gate = tr("Paused: the workers wait at the gate before their next ring step; Resume lets them go");
   if (!behind) state.said.ring_gate = gate;
   if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
-  // A live change (paused, the new world waits at the gate before its first all-reduce): the ring
-  // on screen is the old world's, beside a header that names the new one.
-  // Once the new world has begun an all-reduce, the gate's line says where it is (stepped
-  // through, the screen stays on the old world's until Next goes on).
+  // A live change (paused, or stepped through, the new world waits at the gate): the ring on
+  // screen is the old world's, beside a header that names the new one. Said as far as the new
+  // world has got: none of its all-reduces begun, or its first held before its first ring step;
+  // once that step is taken, nothing (stepped through, Next goes on to it).
   const view_model::Generation* newest = model.current_generation();
-  if (newest && newest->index > rec.key.generation && state.run.live() && !compact &&
-      !has_collective_of(model.collectives(), newest->index)) {
-    const std::string note = trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change",
-                                 newest->world_size, newest->world_size == 1 ? "" : "s");
+  const RingProgress progress = newest ? ring_progress_of(model.collectives(), newest->index) : RingProgress::None;
+  if (newest && newest->index > rec.key.generation && state.run.live() && !compact && progress != RingProgress::Stepped) {
+    const int n = newest->world_size;
+    const std::string note =
+        progress == RingProgress::None
+            ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change", n,
+                  n == 1 ? "" : "s")
+            : trf("The world now running ({} rank{}) waits before its first ring step: shown, the last all-reduce "
+                  "before the change",
+                  n, n == 1 ? "" : "s");
     state.said.ring_gate = note;
     words.line(fonts().bold, palette().accent, note);
   }

@@ -212,7 +212,7 @@ struct Controller::Impl {
     const TorchScript& t = options.torch;
     spec.executable = t.python;
     spec.worker_args = t.argv;
-    spec.env["MASTER_PORT"] = std::to_string(pick_free_port(options.master_addr));
+    spec.env["MASTER_PORT"] = std::to_string(pick_port_for_a_child(options.master_addr));
     const char* inherited = std::getenv("PYTHONPATH");
     spec.env["PYTHONPATH"] = inherited && *inherited ? t.python_path + ":" + inherited : t.python_path;
     if (t.teaching) spec.env["RINGLAB_TORCH_TEACHING"] = "1";

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <random>
 
 #include <fmt/core.h>
 #include <fmt/format.h>
@@ -46,19 +48,45 @@ uint16_t bind_port_zero(const addrinfo& ai, int& error) {
   return port;
 }
 
-}  // namespace
+// Whether `port` on the candidate address can be bound now.
+bool can_bind(const addrinfo& ai, uint16_t port) {
+  sockaddr_storage addr{};
+  std::memcpy(&addr, ai.ai_addr, ai.ai_addrlen);
+  if (addr.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6&>(addr).sin6_port = htons(port);
+  else reinterpret_cast<sockaddr_in&>(addr).sin_port = htons(port);
+  const int fd = ::socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC, ai.ai_protocol);
+  if (fd < 0) return false;
+  const bool ok = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), ai.ai_addrlen) == 0;
+  ::close(fd);
+  return ok;
+}
 
-uint16_t pick_free_port(const std::string& host) {
+// The first port of the kernel's ephemeral range, which outgoing connections draw from
+// (/proc/sys/net/ipv4/ip_local_port_range); Linux's default when it cannot be read.
+uint16_t ephemeral_start() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  if (in >> low >> high && low > 2048 && low <= 65535) return static_cast<uint16_t>(low);
+  return 32768;
+}
+
+// getaddrinfo for `host`, port 0, TCP; throws InputError naming the host.
+addrinfo* resolve(const std::string& host) {
   if (host.empty()) throw InputError(port_context(), "host is empty: give an address such as 127.0.0.1");
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
-  int rc = ::getaddrinfo(host.c_str(), "0", &hints, &found);
-  if (rc != 0) {
-    throw InputError(port_context(), "cannot resolve host '" + host + "': " + ::gai_strerror(rc));
-  }
+  const int rc = ::getaddrinfo(host.c_str(), "0", &hints, &found);
+  if (rc != 0) throw InputError(port_context(), "cannot resolve host '" + host + "': " + ::gai_strerror(rc));
+  return found;
+}
+
+}  // namespace
+
+uint16_t pick_free_port(const std::string& host) {
+  addrinfo* found = resolve(host);
   int error = 0;
   uint16_t port = 0;
   for (addrinfo* ai = found; ai != nullptr && port == 0; ai = ai->ai_next) {
@@ -69,6 +97,21 @@ uint16_t pick_free_port(const std::string& host) {
     throw Error(port_context(), "cannot bind a TCP port on '" + host + "': " + std::strerror(error));
   }
   return port;
+}
+
+uint16_t pick_port_for_a_child(const std::string& host) {
+  addrinfo* found = resolve(host);
+  const uint16_t end = ephemeral_start();
+  const uint16_t begin = end / 2;
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> candidate(begin, end - 1);
+  uint16_t port = 0;
+  for (int tries = 0; tries < 64 && port == 0 && found; ++tries) {
+    const auto p = static_cast<uint16_t>(candidate(random));
+    if (can_bind(*found, p)) port = p;
+  }
+  ::freeaddrinfo(found);
+  return port != 0 ? port : pick_free_port(host);
 }
 
 std::vector<std::string> wildcard_listen_addresses(const std::string& host) {

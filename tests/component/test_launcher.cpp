@@ -335,19 +335,44 @@ TEST_CASE("start() reports what cannot be started") {
   }
 }
 
-TEST_CASE("pick_free_port returns a port that can be bound") {
-  uint16_t port = pick_free_port("127.0.0.1");
-  CHECK(port > 0);
+namespace {
+
+bool binds_on_loopback(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  CHECK(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("pick_free_port returns a port that can be bound") {
+  uint16_t port = pick_free_port("127.0.0.1");
+  CHECK(port > 0);
+  CHECK(binds_on_loopback(port));
   CHECK_THROWS_AS(pick_free_port("no-such-host.invalid"), InputError);
   CHECK_THROWS_AS(pick_free_port(""), InputError);
+}
+
+// A script's MASTER_PORT is bound seconds after it is chosen: below the ephemeral range, no
+// outgoing connection on the machine takes it meanwhile.
+TEST_CASE("a port for a child is free and below the kernel's ephemeral range") {
+  int low = 0, high = 0;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low >> high;
+  REQUIRE(low > 2048);
+  for (int i = 0; i < 5; ++i) {
+    const uint16_t port = pick_port_for_a_child("127.0.0.1");
+    CAPTURE(port);
+    CHECK(port >= low / 2);
+    CHECK(port < low);
+    CHECK(binds_on_loopback(port));
+  }
+  CHECK_THROWS_AS(pick_port_for_a_child(""), InputError);
 }
 
 TEST_CASE("mpirun starts the ranks as one process") {
