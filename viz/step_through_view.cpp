@@ -123,8 +123,13 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
 
   const view_model::CollectiveLog& log = step_log(model, state);
   const CollectiveRecord* shown = ShownCollective(model, state);
-  const std::vector<size_t> rings =
-      st.mode == RingMode::Replay ? view_model::steppable_collectives(log) : std::vector<size_t>{};
+  std::vector<size_t> rings = st.mode == RingMode::Replay ? view_model::steppable_collectives(log) : std::vector<size_t>{};
+  // Replay's copy of a live run's log ends in all-reduces the workers had not finished when it was
+  // taken: the slider leaves them out (chosen, one showed a step or none, with Next greyed at the
+  // copy's end), unless it is the one on screen, which follows the run (keep_newest).
+  if (replays_a_copy(state))
+    std::erase_if(rings, [&](size_t i) { return !log.at(i).complete() && !(shown && log.at(i).key == shown->key); });
+  state.said.replay_slot.clear();
   if (!rings.empty()) {
     const int last = static_cast<int>(rings.size()) - 1;
     int slot = -1;
@@ -136,6 +141,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
                               : shown   ? trf("#{}, older than the {} kept", shown->key.id, rings.size())
                                         : trf("{} of {}", last + 1, rings.size());
     if (slot < 0) slot = shown ? 0 : last;
+    state.said.replay_slot = where;
     FormLabel(tr("All-reduce"), 0.3f);
     if (SliderIntBeside("##which", &slot, 0, last, where).changed) view_model::show_collective(st, log.at(rings[slot]));
   }

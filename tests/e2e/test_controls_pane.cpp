@@ -206,3 +206,20 @@ TEST_CASE("after a restart the ring numbers its all-reduces since the restart, n
   }
   CHECK(app.state.said.ring_number == "all-reduce #2 since the restart");
 }
+
+TEST_CASE("Replay during a live run offers the all-reduces its copy holds whole, not one the workers were still in") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  test::ring_allreduces(app.model, 4, 1, 5);  // #1 to #4, finished
+  for (int r = 0; r < 4; ++r)  // #5 begun by every rank, no ring step taken yet
+    app.model.consume(test::collective_event(EventKind::CollectiveBegin, r, 5, 2 * 4 * 4));
+  app.state.frame_dt_s = 0.1;
+  viz::SetRingMode(app.model, app.state, viz::RingMode::Replay);
+  for (int i = 0; i < 2; ++i) {
+    viz::AdvanceStepThrough(app.model, app.state);
+    app.frame(ImVec2(900, 400));
+  }
+  // Chosen at "5 of 5", #5 showed no step and Next was greyed: the end of the copy.
+  CHECK(app.state.said.replay_slot == "4 of 4");
+}
