@@ -31,6 +31,13 @@ struct MainWindow {
   view_model::RunModel model;
   viz::AppState state;
 
+  // A run trains, and Reset is asked about (Ctrl+R): its question drawn once.
+  void ask_reset_while_running() {
+    state.run.phase = viz::RunPhase::Running;
+    viz::RequestReset(state);
+    frame(ImVec2(900, 400));
+  }
+
   void frame(ImVec2 mouse, float wheel = 0) {
     ImGuiIO& io = ImGui::GetIO();
     io.MousePos = mouse;
@@ -144,9 +151,7 @@ TEST_CASE("a run whose ranks end no step says so after a few seconds, not before
 
 TEST_CASE("Ctrl+Q while Reset is asked: the Quit question replaces it, on screen alone") {
   MainWindow app;
-  app.state.run.phase = viz::RunPhase::Running;
-  viz::RequestReset(app.state);
-  app.frame(ImVec2(900, 400));
+  app.ask_reset_while_running();
   CHECK(app.state.said.reset_meanwhile == "Until you answer, the run goes on.");
   viz::RequestQuit(app.state);  // asked, not quit: the first Ctrl+Q of this question
   CHECK_FALSE(app.state.requests.quit);
@@ -162,11 +167,9 @@ TEST_CASE("Ctrl+Q while Reset is asked: the Quit question replaces it, on screen
 
 TEST_CASE("stepping through with Play off, a question says the workers stay held at the gate") {
   MainWindow app;
-  app.state.run.phase = viz::RunPhase::Running;
   app.state.step.mode = view_model::RingMode::Gated;
   app.state.step.playing = false;
-  viz::RequestReset(app.state);
-  app.frame(ImVec2(900, 400));
+  app.ask_reset_while_running();
   CHECK(app.state.said.reset_meanwhile == "Until you answer, the workers stay held at the step-through gate.");
   app.state.step.playing = true;  // Play lets them through meanwhile
   app.frame(ImVec2(900, 400));
@@ -175,9 +178,7 @@ TEST_CASE("stepping through with Play off, a question says the workers stay held
 
 TEST_CASE("F5 behind an open question starts nothing; Ctrl+Q still asks its own in its place") {
   MainWindow app;
-  app.state.run.phase = viz::RunPhase::Running;
-  viz::RequestReset(app.state);
-  app.frame(ImVec2(900, 400));
+  app.ask_reset_while_running();
   app.state.run.phase = viz::RunPhase::Stopped;  // Shift+F5 meanwhile: "The run has ended meanwhile"
   viz::QueueKeyPress(GLFW_KEY_F5, 0, false);
   viz::QueueKeyPress(GLFW_KEY_SPACE, 0, false);
