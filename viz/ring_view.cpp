@@ -810,8 +810,9 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // world has got: none of its all-reduces begun, or its first held before its first ring step;
   // once that step is taken, nothing (stepped through, Next goes on to it).
   const view_model::Generation* newest = model.current_generation();
-  const RingProgress progress = newest ? ring_progress_of(model.collectives(), newest->index) : RingProgress::None;
-  if (newest && newest->index > rec.key.generation && state.run.live() && !compact && progress != RingProgress::Stepped) {
+  if (!newest || newest->index <= rec.key.generation || !state.run.live() || compact) return;
+  const RingProgress progress = ring_progress_of(model.collectives(), newest->index);  // a scan of the log: only after a change
+  if (progress != RingProgress::Stepped) {
     const int n = newest->world_size;
     const std::string note =
         progress == RingProgress::None

@@ -68,7 +68,8 @@ void AdvanceStepThrough(const view_model::RunModel& model, AppState& state) {
   keep_replay_log(model, state);
   // Replay chosen in the middle of an all-reduce scrubs a copy taken then: the one on screen
   // still takes its last steps in the run's own log (the workers are let go), and is shown whole.
-  view_model::keep_newest(state.step, model.collectives());
+  // (Without a copy, advance below follows the run's log itself.)
+  if (replays_a_copy(state)) view_model::keep_newest(state.step, model.collectives());
   if (model.failure().failed) return view_model::show_failed_collective(state.step, model.collectives());
   // Play over a finished run's recording stops at its end, as Replay's does.
   if (state.step.mode == RingMode::Gated && state.step.playing && !state.run.live() &&
