@@ -75,7 +75,7 @@ void add_gui_command(CLI::App& root) {
   auto* cmd = root.add_subcommand("gui", "the desktop app: watch DDP and the ring all-reduce run for real (default)");
   cmd->add_option("--scenario", options->scenario, "scenario name (assets/scenarios/NAME.json) or path to a .json file")
       ->capture_default_str();
-  cmd->add_option("--world-size,--world_size", options->world_size,
+  cmd->add_option("-n,--world-size,--world_size", options->world_size,
                   "ranks, overriding the scenario (the app draws up to 16; `ringlab run` trains up to 64)")
       ->check(CLI::Range(1, 16));
   cmd->add_option("--backend", options->backend, "gloo | mpi | nccl, overriding the scenario")

@@ -487,6 +487,17 @@ std::string joined_node_footer(const ControllerOptions& o) {
                      first == last ? fmt::format("rank {}", first) : fmt::format("ranks {} to {}", first, last));
 }
 
+// A step far slower than the others, which the mean hides: "; step 0 alone took 40.1 s (the
+// others 1,180 µs each)", or "" when the steps are alike.
+std::string slowest_step_words(const RunResult& r) {
+  const std::optional<double> others = others_us_per_step(r.us_per_step, r.steps, r.slowest_step);
+  if (!others) return "";
+  const double ns = static_cast<double>(r.slowest_step.ns);
+  const std::string took = ns >= 1e9 ? fmt::format("{:.1f} s", ns * 1e-9)
+                           : ns >= 1e6 ? fmt::format("{:.1f} ms", ns * 1e-6)
+                                       : fmt::format("{:.0f} µs", ns * 1e-3);
+  return fmt::format("; step {} alone took {} (the others {:.0f} µs each)", r.slowest_step.step, took, *others);
+}
 
 // After a stop asked by a signal, a long run's outputs can take seconds to write (its trace most):
 // said, so that the wait is not taken for a hang, with what a second signal would cost.
@@ -599,10 +610,10 @@ void run(RunFlags& f) {
     // The script said its own lines; ringlab says what it watched, once.
     const bool epochs_known = std::ranges::find(result.job_not_reported, "epochs") == result.job_not_reported.end();
     const std::string epochs = epochs_known ? fmt::format(" in {} epoch{}", result.job.epochs, result.job.epochs == 1 ? "" : "s") : "";
-    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld step%s%s, %.0f µs per step (rank 0)%s%s\n",
+    std::fprintf(stdout, "ringlab run: %s on %d rank%s ended well: %lld step%s%s, %.0f µs per step (rank 0)%s%s%s\n",
                  std::filesystem::path(options.torch.argv.front()).filename().c_str(),
                  result.job.world_size, result.job.world_size == 1 ? "" : "s", static_cast<long long>(result.steps),
-                 result.steps == 1 ? "" : "s", epochs.c_str(), result.us_per_step,
+                 result.steps == 1 ? "" : "s", epochs.c_str(), result.us_per_step, slowest_step_words(result).c_str(),
                  epochs_known ? "" : "; its epochs are not known (watch() was given no sampler and no epochs=)",
                  f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");
   }

@@ -41,7 +41,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["live_us_per_step"] = model.live_us_per_step();  // the status's "≈ ... (the last second)" while running
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["said"] = {{"title", state.said.title}, {"menu_bar", state.said.menu_bar}, {"script_job", state.said.script_job},
-               {"status", state.said.status}, {"pace", state.said.pace}, {"ring_next", state.said.ring_next},
+               {"status", state.said.status}, {"pace", state.said.pace}, {"ring_banner", state.said.ring_banner}, {"ring_next", state.said.ring_next},
                {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate},
                {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}, {"curves_agree", state.said.curves_agree},
                {"sampler_numbers", state.said.sampler_numbers}, {"sampler_note", state.said.sampler_note},
@@ -73,6 +73,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["timeline"] = {{"follow", state.timeline.follow}, {"begin_ms", state.timeline.drawn_end_ms - state.timeline.drawn_window_ms},
                    {"end_ms", state.timeline.drawn_end_ms}, {"let_go_shown", state.timeline.let_go_shown},
                    {"spans_shown", state.timeline.spans_shown}, {"open_label", state.timeline.open_label},
+                   {"lane_notes", state.timeline.lane_notes},
                    {"replay_marked", state.timeline.replay_marked}};
   j["run_message"] = state.run.message;
   j["torch_live"] = state.torch.live;  // the run on screen is a PyTorch script's

@@ -200,7 +200,14 @@ void RunSession::finish(const RunResult& result) {
     state_.run.message.clear();
   } else if (result.ok || stop_came_too_late) {
     state_.run.phase = viz::RunPhase::Finished;
-    if (state_.run.message != let_go_note_) state_.run.message.clear();  // why it ended so soon stays said
+    // Why it ended so soon stays said, in the past: "Replay does not hold the workers" read as
+    // advice about a run that is over once the class chose Follow live after it.
+    if (state_.run.message == let_go_note_ && !let_go_note_.empty())
+      state_.run.message = let_go_note_ = let_go_by_replay_
+                                              ? viz::tr("Replay let go of the gate: the workers trained on to the end at full speed.")
+                                              : viz::tr("Let go of the gate: the workers trained on to the end at full speed.");
+    else
+      state_.run.message.clear();
   } else {
     state_.run.phase = viz::RunPhase::Failed;
     state_.run.message = result.failure;
@@ -414,11 +421,13 @@ void RunSession::apply_requests() {
     controller_->set_gated(r.gated_value || state_.run.phase == viz::RunPhase::Paused);
     // Replay (or Follow live) chosen while the gate held the workers lets them go: a short run
     // then trained to its end at once, and nothing said why.
-    if (!r.gated_value && state_.run.stepped && state_.run.phase == viz::RunPhase::Running)
+    if (!r.gated_value && state_.run.stepped && state_.run.phase == viz::RunPhase::Running) {
+      let_go_by_replay_ = state_.step.mode == viz::RingMode::Replay;
       state_.run.message = let_go_note_ =
-          state_.step.mode == viz::RingMode::Replay
+          let_go_by_replay_
               ? viz::tr("Replay does not hold the workers: they train on at full speed. Step-through (gated) holds them again.")
               : viz::tr("Let go of the gate: the workers train on at full speed.");
+    }
     state_.run.stepped = state_.run.stepped || r.gated_value;
     if (!r.gated_value) model_.forget_live_pace();
   }

@@ -61,6 +61,7 @@ class RunSession {
   bool start_when_stopped_ = false;
   // The status's last "not now" (a change to one rank while paused): said until the user acts on it.
   std::string refusal_;
+  bool let_go_by_replay_ = false;  // the gate was let go by choosing Replay (else Follow live)
   std::string let_go_note_;  // said when the gate was opened under a stepped run (kept once it finishes)
   void forget_refusal();
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending

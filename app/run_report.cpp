@@ -99,6 +99,9 @@ void write_report_json(const RunResult& r, const std::string& path) {
   j["steps"] = r.steps;
   j["train_seconds"] = r.train_seconds;
   j["us_per_step"] = r.us_per_step;
+  // Rank 0's slowest step, which the mean hides (a first all-reduce that waited 40 s for a rank).
+  j["slowest_step"] = r.slowest_step.step < 0 ? nlohmann::json()
+                                              : nlohmann::json{{"step", r.slowest_step.step}, {"us", r.slowest_step.ns / 1e3}};
   j["connection_errors"] = r.connection_errors;
   j["restarts"] = r.restart_notes;  // --max-restarts: each restart, where it resumed, and why
   // Refused before the file is opened: a report with a hole would not say so.

@@ -75,6 +75,9 @@ struct TimelineViewState {
   size_t spans_shown = 0;     // spans the last frame drew, or found too narrow to draw (--state-json)
   std::string open_label;     // the last frame's words on the open all-reduces ("waiting", "paused", ...; --state-json)
   std::string open_read_out;  // the last frame's hover read-out of an open all-reduce ("" when none is under the mouse)
+  // The last frame's words at each lane's end ("" for none): a failure's, or while a live run has
+  // gone quiet what each rank was last seen doing ("in all-reduce #2 for 12.31 s", "silent for ...").
+  std::vector<std::string> lane_notes;
   // Replay: the all-reduce the view last went to (it goes to each one the ring is set to, once).
   std::optional<view_model::CollectiveKey> replay_shown;
   bool replay_took_follow = false;  // Replay unticked Follow: ticked again when Replay ends
@@ -210,6 +213,7 @@ struct SaidOnScreen {
   std::vector<std::string> script_job;  // a script's training as the controls show it ("Epochs: 3")
   std::string status;     // the run's phase, under Start / Stop
   std::string pace;       // the step time's line ("" when none is shown)
+  std::string ring_banner;  // the ring pane's big line (the failure, the all-reduce shown, what Start runs)
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
   std::string ring_number;  // which all-reduce the ring shows ("all-reduce #3 since the change to 2 ranks")
   std::string ring_gate;    // step-through: where the workers are against the screen ("" when not said)

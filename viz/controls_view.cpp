@@ -16,6 +16,7 @@
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
+#include "viz/plot.h"
 #include "viz/theme.h"
 #include "viz/torch_script_view.h"
 #include "viz/views.h"
@@ -333,6 +334,15 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
   // Stopped while paused: the workers ended held, and the figure is rank 0's steps without the pause.
   if (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop && model.us_per_step() > 0)
     return {trf("{} µs per step, the pause left out", us), trf("{} µs per step", us)};
+  // One step far slower than the rest (a rank that slept before training, the others waiting in
+  // their first all-reduce): the mean alone would describe no step at all.
+  if (const std::optional<double> others = model.others_us_per_step();
+      others && model.us_per_step() > 0 && model.generations().size() <= 1) {
+    const SlowestStep& slow = model.slowest_step();
+    const std::string took = format_duration(static_cast<double>(slow.ns));
+    return {trf("{} µs per step, but step {} took {} (mean {} µs)", micros(*others), slow.step, took, us),
+            trf("{} µs per step, step {}: {}", micros(*others), slow.step, took), trf("{} µs per step", us)};
+  }
   if (model.us_per_step() > 0 && model.generations().size() > 1) {
     // The workers time their own steps, and each world after a live change starts its count
     // again: the figure is the last world's alone, and says so.

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -668,6 +669,26 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
   return tr("The workers are waiting at the gate: press Next");
 }
 
+// Before the first all-reduce has a step to show: the newest collective that some ranks have
+// begun and others not, as "All-reduce #2 (step 0, bucket 0) waits for rank 1" (a rank asleep or
+// stuck before it: the ones in it can only wait); "" when there is none.
+std::string first_waits_for(const view_model::CollectiveLog& log) {
+  if (log.size() == 0) return "";
+  const view_model::CollectiveRecord& rec = log.at(log.size() - 1);
+  if (rec.algorithm != "ring" && rec.algorithm != "native") return "";
+  std::vector<int> missing;
+  bool any = false;
+  for (int r = 0; r < rec.world_size; ++r) {
+    const bool began = r < static_cast<int>(rec.ranks.size()) && rec.ranks[r].began;
+    any = any || began;
+    if (!began) missing.push_back(r);
+  }
+  if (!any || missing.empty()) return "";
+  const std::string who = fmt::format("{}", fmt::join(missing, ", "));
+  return missing.size() == 1 ? trf("All-reduce #{} (step {}, bucket {}) waits for rank {}", rec.key.id, rec.step, rec.bucket, who)
+                             : trf("All-reduce #{} (step {}, bucket {}) waits for ranks {}", rec.key.id, rec.step, rec.bucket, who);
+}
+
 // The pane's big line: the failure, what the ring on screen is doing, or what Start will run.
 std::string banner_text(const view_model::RunModel& model, const AppState& state,
                         const view_model::CollectiveRecord* rec, const RingFrame& frame, int n) {
@@ -675,7 +696,10 @@ std::string banner_text(const view_model::RunModel& model, const AppState& state
   if (failure.failed) return FailureHeadline(failure);
   if (rec) return banner_of(frame, *rec);
   if (model.events_seen() > 0 && n == 1) return tr("One rank: nothing to exchange");
-  if (model.events_seen() > 0) return tr("Waiting for the first ring all-reduce");
+  if (model.events_seen() > 0) {
+    const std::string waits = first_waits_for(model.collectives());
+    return waits.empty() ? tr("Waiting for the first ring all-reduce") : waits;
+  }
   if (state.run.phase == RunPhase::Running) return tr("Starting: waiting for the first rank to report");
   if (state.torch.runs_next() && state.torch.side_by_side)
     return trf("Press Start: {} processes of {}, then ringlab's {} workers, will train", n, state.torch.script_name(), n);
@@ -881,7 +905,8 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const view_model::FailureDiagnosis& failure = model.failure();
   const bool pills = rec && !compact && !failure.failed;
   RingWords words(dl, min, max, min.y);
-  const float banner_w = words.banner(banner_text(model, state, rec, frame, n), failure.failed,
+  state.said.ring_banner = banner_text(model, state, rec, frame, n);
+  const float banner_w = words.banner(state.said.ring_banner, failure.failed,
                                       pills ? step_pills_size(frame).row + fs : 0);
   state.said.ring_next.clear();
   state.said.ring_number.clear();

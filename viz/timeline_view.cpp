@@ -188,6 +188,38 @@ LaneNote lane_note(const view_model::FailureDiagnosis& f, int rank) {
   return note;
 }
 
+// A lane's note at its right end, on a backing so the bars under it do not cross its words.
+void draw_lane_note(ImDrawList* dl, const LaneNote& note, ImVec2 lane_min, ImVec2 lane_max, uint32_t color) {
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 ts = note.size;
+  // Lanes thinner than a line get no note (the failure lab's table says it), and so no bar labels cut short by it.
+  if (note.text.empty() || ts.y > lane_max.y - lane_min.y) return;
+  const ImVec2 at(std::max(lane_min.x + 2, lane_max.x - ts.x - fs * 0.6f), lane_min.y + (lane_max.y - lane_min.y - ts.y) / 2);
+  dl->AddRectFilled(ImVec2(at.x - 4, at.y - 1), ImVec2(at.x + ts.x + 4, at.y + ts.y + 1), with_alpha(palette().canvas, 0.9f), 4);
+  dl->AddText(note.font, fs, at, color, note.text.c_str());
+}
+
+// A run gone quiet that has not failed: each rank says, at its lane's end, what it was last seen
+// doing, and for how long now: waiting in an all-reduce (for the ranks not in it yet), or nothing
+// heard from it at all (the rank the others wait for: asleep, stuck, or still starting).
+LaneNote quiet_lane_note(const view_model::TimelineModel& tl, int rank, int64_t now_rel_ns) {
+  int64_t open_since = INT64_MAX, open_id = -1;
+  tl.for_each_open_collective(rank, [&](const TimelineSpan& s) {
+    if (s.t_begin_ns < open_since) open_since = s.t_begin_ns, open_id = s.collective_id;
+  });
+  const int64_t heard = tl.heard_ns(rank);
+  LaneNote note;
+  if (open_id >= 0)
+    note.text = trf("in all-reduce #{} for {}", open_id, format_duration(static_cast<double>(now_rel_ns - open_since)));
+  else if (heard == view_model::TimelineModel::kNeverHeard)
+    note.text = tr("nothing heard from it yet");
+  else
+    note.text = trf("silent for {}", format_duration(static_cast<double>(now_rel_ns - heard)));
+  note.font = open_id >= 0 ? fonts().regular : fonts().bold;
+  note.size = note.font->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, note.text.c_str());
+  return note;
+}
+
 // The failure lab's marks on a failed run: the rank that broke it gets a red band from its last
 // progress on; every rank with something to say gets it written at the lane's right end.
 void draw_failure_lane(ImDrawList* dl, const view_model::FailureDiagnosis& f, int rank, const LaneNote& note, float x_last,
@@ -202,12 +234,7 @@ void draw_failure_lane(ImDrawList* dl, const view_model::FailureDiagnosis& f, in
     hatch(dl, a, b, with_alpha(p.bad, 0.55f), fs * 0.6f);
     dl->AddLine(ImVec2(a.x, a.y), ImVec2(a.x, b.y), p.bad, 3.0f);
   }
-  const ImVec2 ts = note.size;
-  // Lanes thinner than a line get no note (the failure lab's table says it), and so no bar labels cut short by it.
-  if (note.text.empty() || ts.y > lane_max.y - lane_min.y) return;
-  const ImVec2 at(std::max(lane_min.x + 2, lane_max.x - ts.x - fs * 0.6f), lane_min.y + (lane_max.y - lane_min.y - ts.y) / 2);
-  dl->AddRectFilled(ImVec2(at.x - 4, at.y - 1), ImVec2(at.x + ts.x + 4, at.y + ts.y + 1), with_alpha(p.canvas, 0.9f), 4);
-  dl->AddText(note.font, fs, at, culprit ? p.bad : p.text, note.text.c_str());
+  draw_lane_note(dl, note, lane_min, lane_max, culprit ? p.bad : p.text);
 }
 
 // A swatch of `color`, striped in `stripes` where the plot stripes what it stands for.
@@ -342,16 +369,28 @@ struct TimeAxis {
   float x_of(double ms) const { return plot_min.x + static_cast<float>((ms - begin) / window) * width; }
 };
 
+// A live run none of whose ranks has reported anything for this long has gone quiet: a rank
+// that hangs or sleeps, and the others waiting for it in their all-reduce.
+constexpr int64_t kQuietNs = 1'000'000'000;
+
+// How long a live run has gone without a new span (0 while it reports, or before it has reported).
+int64_t quiet_for_ns(const AppState& state) {
+  if (!state.run.live() || state.run.timeline_heard_at_ns <= 0) return 0;
+  const int64_t quiet = now_ns() - state.run.timeline_heard_at_ns;
+  const bool held = state.gated || state.run.phase == RunPhase::Paused;
+  return held || quiet >= kQuietNs ? std::max<int64_t>(quiet, 0) : 0;
+}
+
 // Where the live window ends: following a live run, where every rank has been heard from (the
 // ranks' events arrive a few milliseconds apart, and past that point the ones heard from last would
 // look idle, or waiting in an all-reduce long since done). Held at the gate (step-through, or
-// Pause) the ranks report nothing until the next release: the window goes on with the clock, so
-// the wait shows as it happens, not only once it ends (`held_until_ms`, 0 when not held).
+// Pause) the ranks report nothing until the next release, and a run that hangs reports nothing at
+// all (a PyTorch script says its all-reduce only once it ends): the window goes on with the clock,
+// so the wait shows as it happens, not only once it ends (`held_until_ms`, 0 when neither).
 double latest_ms_of(const view_model::TimelineModel& tl, const AppState& state, double& held_until_ms) {
   const bool live = state.run.live();
-  const bool held_now = live && (state.gated || state.run.phase == RunPhase::Paused) && state.run.timeline_heard_at_ns > 0;
-  held_until_ms =
-      held_now ? (tl.latest_ns() + std::max<int64_t>(0, now_ns() - state.run.timeline_heard_at_ns)) / 1e6 : 0.0;
+  const int64_t quiet = quiet_for_ns(state);
+  held_until_ms = quiet > 0 ? (tl.latest_ns() + quiet) / 1e6 : 0.0;
   return std::max(held_until_ms, (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6);
 }
 
@@ -630,6 +669,9 @@ std::string draw_open_and_failed(ImDrawList* dl, const view_model::RunModel& mod
       const double last_ms = d && d->last_progress_ns >= 0 ? (d->last_progress_ns - tl.origin_ns()) / 1e6 : a.begin;
       draw_failure_lane(dl, failure, rank, notes[rank], a.x_of(last_ms), ImVec2(a.plot_min.x, rows.top),
                         ImVec2(a.plot_max.x, rows.top + lane_h - 1));
+    } else {  // a run gone quiet: what each rank was last seen doing
+      draw_lane_note(dl, notes[rank], ImVec2(a.plot_min.x, rows.top), ImVec2(a.plot_max.x, rows.top + lane_h - 1),
+                     palette().text);
     }
   }
   return said;
@@ -758,8 +800,14 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                   trf("rank {}", rank));
   const view_model::FailureDiagnosis& failure = model.failure();
   std::vector<LaneNote> notes(static_cast<size_t>(lanes));
+  const bool hangs = !failure.failed && quiet_for_ns(state) >= kQuietNs && !state.gated && state.run.phase != RunPhase::Paused;
   if (failure.failed)
     for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
+  else if (hangs)
+    for (int rank = 0; rank < std::min(lanes, model.world_size()); ++rank)
+      notes[rank] = quiet_lane_note(tl, rank, static_cast<int64_t>(held_until_ms * 1e6));
+  v.lane_notes.clear();
+  for (const LaneNote& n : notes) v.lane_notes.push_back(n.text);
   dl->PushClipRect(a.plot_min, a.plot_max, true);
   SpanHit hit;
   v.spans_shown = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/slowest_step.h"
 #include "engine/events/event.h"
 #include "engine/job/job_config.h"
 #include "engine/control/launcher.h"
@@ -104,6 +105,7 @@ struct RunResult {
   int64_t steps = 0;
   double train_seconds = 0.0;
   double us_per_step = 0.0;             // training loop only, excluding start-up
+  SlowestStep slowest_step;             // rank 0's, its span from begin to end
   std::vector<float> final_parameters;  // rank 0's model at the end
   int restarts = 0;                     // how often the group was restarted after a failure
   // One line each: where it resumed and the failure that caused it ("restart 1 of 2, from the

@@ -112,6 +112,7 @@ void RunAccumulator::add(const Event& e) {
         ++rank0_steps_;
         ++unreported_steps_;
         unreported_us_ += static_cast<double>(std::max<int64_t>(e.t_end_ns - e.t_begin_ns, 0)) / 1e3;
+        r_.slowest_step.add(e.step, std::max<int64_t>(e.t_end_ns - e.t_begin_ns, 0));
       }
       break;
     case EventKind::EpochEnd:

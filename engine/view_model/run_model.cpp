@@ -167,7 +167,7 @@ void RunModel::consume(const Event& event) {
       rank.epoch = std::max(rank.epoch, event.epoch);
       if (event.rank == 0 && newest) {
         step_rate_.add(event.t_end_ns, event.step);
-        own_pace_.end_step(event.t_end_ns - event.t_begin_ns);
+        own_pace_.end_step(event.t_end_ns - event.t_begin_ns, event.step);
       }
       if (!is_joined_step(event)) rank.last_loss = event.value;
       break;

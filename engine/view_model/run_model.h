@@ -84,6 +84,12 @@ class RunModel {
   // Rank 0's steps the step-through gate never held (in the newest world), and their time a step.
   int64_t ungated_steps() const { return own_pace_.ungated_steps(); }
   double ungated_us_per_step() const { return own_pace_.ungated_us_per_step(); }
+  // Rank 0's slowest step in the newest world, and the mean of its other steps (µs) when that one
+  // step makes up most of the mean (a rank that slept, a first all-reduce that waited for it).
+  const SlowestStep& slowest_step() const { return own_pace_.slowest(); }
+  std::optional<double> others_us_per_step() const {
+    return ringlab::others_us_per_step(own_pace_.us_per_step(), own_pace_.steps(), own_pace_.slowest());
+  }
   int64_t last_step_ns() const { return step_rate_.last_step_ns(); }     // when the newest step ended
   // The gate (or Pause) let the workers go: the last second's pace would count the hold.
   void forget_live_pace() { step_rate_.clear(); }

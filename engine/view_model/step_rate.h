@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <deque>
 
+#include "engine/core/slowest_step.h"
+
 namespace ringlab::view_model {
 
 class StepRate {
@@ -46,9 +48,10 @@ class StepPace {
     held_in_step_ns_ += ns > 0 ? ns : 0;
     held_in_step_ = true;
   }
-  void end_step(int64_t step_ns) {
+  void end_step(int64_t step_ns, int64_t step) {
     const int64_t trained = step_ns - held_in_step_ns_;
     train_ns_ += trained > 0 ? trained : 0;
+    slowest_.add(step, trained > 0 ? trained : 0);
     ++steps_;
     if (!held_in_step_) {
       free_ns_ += step_ns > 0 ? step_ns : 0;
@@ -57,6 +60,8 @@ class StepPace {
     begin_step();
   }
   double us_per_step() const { return per_step_us(train_ns_, steps_); }
+  int64_t steps() const { return steps_; }
+  const SlowestStep& slowest() const { return slowest_; }  // its time less what the gate held it
   // The steps the gate did not hold, and their time a step.
   int64_t ungated_steps() const { return free_steps_; }
   double ungated_us_per_step() const { return per_step_us(free_ns_, free_steps_); }
@@ -67,6 +72,7 @@ class StepPace {
   }
   int64_t held_in_step_ns_ = 0, train_ns_ = 0, steps_ = 0;
   bool held_in_step_ = false;
+  SlowestStep slowest_;
   int64_t free_ns_ = 0, free_steps_ = 0;
 };
 

@@ -132,7 +132,7 @@ void TimelineModel::consume(const Event& event) {
   span.bucket = event.bucket;
   span.bytes = event.bytes;
   if (has_origin_ && event.rank >= 0 && event.rank < kMaxWorldSize) {
-    if (static_cast<int>(heard_ns_.size()) <= event.rank) heard_ns_.resize(event.rank + 1, 0);
+    if (static_cast<int>(heard_ns_.size()) <= event.rank) heard_ns_.resize(event.rank + 1, kNeverHeard);
     heard_ns_[event.rank] = std::max(heard_ns_[event.rank], span.t_end_ns);
   }
   switch (event.kind) {

@@ -58,6 +58,11 @@ class TimelineModel {
   // or stuck in a collective that they have in fact long finished. A rank silent for longer than
   // `max_lag_ns` is not waited for (it is stuck, or gone): then latest_ns() - max_lag_ns.
   int64_t reported_ns(int64_t max_lag_ns) const;
+  // The end of `rank`'s latest event (relative ns), kNeverHeard if none has come from it.
+  static constexpr int64_t kNeverHeard = INT64_MIN;
+  int64_t heard_ns(int rank) const {
+    return rank >= 0 && rank < static_cast<int>(heard_ns_.size()) ? heard_ns_[rank] : kNeverHeard;
+  }
   int64_t earliest_ns() const;                       // earliest span still kept, relative
   // Stretches (relative ns, [first, second), in time order) where some rank's spans were let go
   // to bound memory: a window there shows part of what ran, or nothing. Empty while all is kept.
@@ -157,7 +162,7 @@ class TimelineModel {
   std::vector<std::pair<int64_t, int64_t>> let_go_;
   int64_t held_t0_ = 0, held_t1_ = -1;
   std::vector<int64_t> recent_forward_;  // begins of rank 0's last forward passes, oldest first
-  std::vector<int64_t> heard_ns_;        // per rank: the latest time any of its events reached
+  std::vector<int64_t> heard_ns_;        // per rank: the latest time any of its events reached (kNeverHeard: none yet)
 };
 
 }  // namespace ringlab::view_model

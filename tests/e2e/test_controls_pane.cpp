@@ -126,6 +126,52 @@ TEST_CASE("the status says no step has ended for seconds only once the app has r
   CHECK(app.state.said.pace == "≈ 500 µs per step (the last second)");
 }
 
+// A script whose rank 1 slept before training: rank 0's first step waited 25 s in its all-reduce,
+// the other fifteen took 1 ms. The status said "1,563,438 µs per step", the mean of no step.
+TEST_CASE("after a run with one step far slower than the rest, the status names it beside the others' pace") {
+  MainWindow app;
+  app.model.consume(test::run_begin_event(0, 2, "gloo"));
+  for (int step = 0; step < 16; ++step) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = 0;
+    e.step = step;
+    e.t_begin_ns = 1'000'000'000 + step * 30'000'000'000LL;
+    e.t_end_ns = e.t_begin_ns + (step == 0 ? 25'000'000'000 : 1'000'000);
+    e.value = 0.5;
+    app.model.consume(e);
+  }
+  app.state.run.phase = viz::RunPhase::Finished;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "1,000 µs per step, but step 0 took 25.00 s (mean 1,563,438 µs)");
+}
+
+// The same script while it hangs: rank 0 has begun its first all-reduce, rank 1 sleeps. The ring's
+// line said "Waiting for the first ring all-reduce", as if no rank had come to one.
+TEST_CASE("before its first all-reduce ends, the ring says which ranks it waits for") {
+  MainWindow app;
+  for (int r = 0; r < 3; ++r) app.model.consume(test::run_begin_event(r, 3, "gloo"));
+  app.state.run.phase = viz::RunPhase::Running;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_banner == "Waiting for the first ring all-reduce");
+  Event begin;
+  begin.kind = EventKind::CollectiveBegin;
+  begin.rank = 0;
+  begin.step = 0;
+  begin.collective_id = 2;
+  begin.bucket = 0;
+  begin.bytes = 10948;
+  begin.text = "native";
+  begin.t_begin_ns = begin.t_end_ns = 1'000'000'000;
+  app.model.consume(begin);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_banner == "All-reduce #2 (step 0, bucket 0) waits for ranks 1, 2");
+  begin.rank = 2;
+  app.model.consume(begin);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_banner == "All-reduce #2 (step 0, bucket 0) waits for rank 1");
+}
+
 TEST_CASE("a step that ended a moment ago gives the last second's pace") {
   MainWindow app;
   app.state.run.phase = viz::RunPhase::Running;

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "engine/core/clock.h"
 #include "engine/view_model/run_model.h"
 #include "tests/support/headless_imgui.h"
 #include "tests/support/run_events.h"
@@ -187,6 +189,46 @@ TEST_CASE("an all-reduce left open says why: waiting for a peer, held at the gat
   pane.model.consume(collective(EventKind::CollectiveEnd, 0, 2, 3100, 3300));
   pane.frame();
   CHECK(pane.state.timeline.open_label.empty());
+}
+
+// A live run none of whose ranks reports anything (a PyTorch script's rank asleep before its
+// first step: its peer waits in its all-reduce, and a script says the all-reduce only once it
+// ends): after a second of quiet the window goes on with the clock, the open all-reduce grows with
+// it, and each lane says what its rank was last seen doing, and for how long.
+TEST_CASE("a live run gone quiet: the window follows the clock and each rank says where it stands") {
+  TimelinePane pane;
+  pane.model.consume(span(EventKind::StepBegin, 0, 2, 3000, 3000));
+  pane.model.consume(span(EventKind::Forward, 0, 2, 3000, 3300));
+  pane.model.consume(collective(EventKind::CollectiveBegin, 0, 2, 3400, 3400));
+  pane.state.run.phase = viz::RunPhase::Running;
+  // Heard from a moment ago: a run that reports, not one gone quiet.
+  pane.state.run.timeline_heard_at_ns = now_ns();
+  pane.frame();
+  CHECK(pane.state.timeline.drawn_end_ms < 3.5);
+  CHECK(pane.state.timeline.lane_notes == std::vector<std::string>{"", ""});
+  // Nothing for 5 s: the window ends 5 s after the newest span's end (rank 0's forward pass, at
+  // 2.3 ms on the run's clock), give or take the frame's own time.
+  pane.state.run.timeline_heard_at_ns = now_ns() - 5'000'000'000;
+  pane.frame();
+  CHECK(pane.state.timeline.drawn_end_ms > 2.3 + 5000);
+  CHECK(pane.state.timeline.drawn_end_ms < 2.3 + 5000 + 1000);
+  REQUIRE(pane.state.timeline.lane_notes.size() == 2);
+  CHECK(pane.state.timeline.lane_notes[0].rfind("in all-reduce #2 for 5.", 0) == 0);
+  // Rank 1 last ended its step 1 at 2.0 ms on the run's clock, 0.3 ms before rank 0's newest span.
+  CHECK(pane.state.timeline.lane_notes[1].rfind("silent for 5.", 0) == 0);
+  CHECK(pane.state.timeline.open_label == "waiting");
+  // The class's gate holds them as quiet: that is the teacher's pace, not a hang, and says nothing.
+  pane.state.step.mode = view_model::RingMode::Gated;
+  pane.state.gated = true;
+  pane.frame();
+  CHECK(pane.state.timeline.lane_notes == std::vector<std::string>{"", ""});
+  CHECK(pane.state.timeline.drawn_end_ms > 2.3 + 5000);  // still with the clock, as it was
+  // Once it has ended, the run's time stops at its last event.
+  pane.state.step.mode = view_model::RingMode::Follow;
+  pane.state.gated = false;
+  pane.state.run.phase = viz::RunPhase::Failed;
+  pane.frame();
+  CHECK(pane.state.timeline.drawn_end_ms < 4.0);
 }
 
 // Replay: the timeline goes to the all-reduce the ring is set to and marks its time, so the

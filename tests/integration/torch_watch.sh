@@ -236,6 +236,25 @@ fi
 # watchdog (--timeout 5, so 20 s without progress) ends the run.
 failing_rank stall "from the ranks' last reports: collective 4 has ranks {0} waiting in it; missing ranks: {1}" \
   "a rank that stalled before step 3: the watchdog ended the run, rank 1 missing from collective 4" 5 --stall-at-step 3
+# Rank 1 naps 3 s before step 0 and then trains on: rank 0's first step waits that long in its
+# all-reduce, and the run's mean step (about 3 s / 8 steps) describes no step: the line after the
+# run names the slow step with the others' time, and the report keeps it.
+"$ringlab" run --torch "$src/tests/python/ddp_rank.py" -n 2 --report "$work/nap.json" -- --nap-at-step 0 --nap-s 3 --fail-rank 1 \
+  > "$work/nap.out" 2> "$work/nap.err"
+rc=$?
+if [ $rc = 0 ] && $py - "$work/nap.out" "$work/nap.json" << 'PY'
+import json, re, sys
+said = [l for l in open(sys.argv[1]).read().splitlines() if l.startswith("ringlab run: ")]
+assert len(said) == 1, said
+m = re.search(r", (\d+) µs per step \(rank 0\); step 0 alone took (\d+\.\d) s \(the others (\d+) µs each\)", said[0])
+assert m, said[0]
+mean, took, others = int(m.group(1)), float(m.group(2)), int(m.group(3))
+assert took >= 3.0 and others * 2 <= mean, (took, others, mean)
+slowest = json.load(open(sys.argv[2]))["slowest_step"]
+assert slowest["step"] == 0 and slowest["us"] >= 3e6, slowest
+PY
+then ok "a rank that napped 3 s before step 0: the line names the slow step beside the others' time"
+else fail "nap: exit $rc"; cat "$work/nap.out" | tail -3 | sed 's/^/     /'; show_failure "$work/nap"; fi
 # Rank 1 sleeps before init_process_group, where rank 0 waits for it: no rank reaches watch(), so
 # nothing is heard at all, and the watchdog still ends the run after --timeout + 15 s.
 failing_rank before_init "first error: no rank reached ringlab_torch.watch(...) within 18 s of starting" \

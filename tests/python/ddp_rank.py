@@ -31,6 +31,8 @@ def main():
     p.add_argument("--skip-at-step", type=int, default=-1, help="leave out this step (a batch dropped)")
     p.add_argument("--exit-at-step", type=int, default=-1, help="os._exit(3) before this step: no error, no last events")
     p.add_argument("--stall-at-step", type=int, default=-1, help="sleep 10 minutes before this step")
+    p.add_argument("--nap-at-step", type=int, default=-1, help="sleep --nap-s seconds before this step, then go on")
+    p.add_argument("--nap-s", type=float, default=2.0)
     p.add_argument("--stall-before-init", action="store_true", help="sleep 10 minutes before init_process_group")
     p.add_argument("--fail-rank", type=int, default=-1, help="the rank that fails, skips or stalls (-1: every rank)")
     p.add_argument("--samples", type=int, default=20)
@@ -71,6 +73,8 @@ def main():
                 os._exit(3)
             if step == args.stall_at_step and args.fail_rank in (-1, rank):
                 time.sleep(600)
+            if step == args.nap_at_step and args.fail_rank in (-1, rank):
+                time.sleep(args.nap_s)
             if step == args.skip_at_step and args.fail_rank in (-1, rank):
                 step += 1
                 continue

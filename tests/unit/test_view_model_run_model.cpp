@@ -250,6 +250,43 @@ TEST_CASE("a run's step time leaves the waits at the gate out, as the workers' o
   CHECK(m.us_per_step() == doctest::Approx(500.0));
   CHECK(m.ungated_steps() == 3);  // step 2 was held
   CHECK(m.ungated_us_per_step() == doctest::Approx(500.0));
+  // The pause is no slow step: with it left out the steps are alike, and the mean says it all.
+  CHECK_FALSE(m.others_us_per_step().has_value());
+}
+
+// A script whose rank 1 slept 25 s before training: rank 0's first step waited all that time in
+// its first all-reduce, and the mean of 16 steps (1.56 s) describes none of them. The slowest step
+// is named, with the mean of the others.
+TEST_CASE("one step far slower than the rest is named, with the others' mean") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  int64_t t0 = 1'000'000'000;
+  for (int64_t s = 0; s < 16; ++s) {
+    Event begin = make(EventKind::StepBegin, 0, s);
+    begin.t_begin_ns = begin.t_end_ns = t0;
+    m.consume(begin);
+    Event e = make(EventKind::StepEnd, 0, s);
+    e.t_begin_ns = t0;
+    e.t_end_ns = t0 + (s == 0 ? 25'000'000'000 : 1'000'000);
+    m.consume(e);
+    t0 = e.t_end_ns + 1000;
+  }
+  CHECK(m.slowest_step().step == 0);
+  CHECK(m.slowest_step().ns == 25'000'000'000);
+  REQUIRE(m.others_us_per_step().has_value());
+  CHECK(*m.others_us_per_step() == doctest::Approx(1000.0));
+  // Steps that differ by less than that read right from their mean: a step twice as slow as the
+  // others among sixteen moves the mean by 6%.
+  RunModel alike;
+  for (int r = 0; r < 2; ++r) alike.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int64_t s = 0; s < 16; ++s) {
+    Event e = make(EventKind::StepEnd, 0, s);
+    e.t_begin_ns = 1'000'000'000 + s * 10'000'000;
+    e.t_end_ns = e.t_begin_ns + (s == 5 ? 2'000'000 : 1'000'000);
+    alike.consume(e);
+  }
+  CHECK(alike.slowest_step().step == 5);
+  CHECK_FALSE(alike.others_us_per_step().has_value());
 }
 
 // Stepped through for a few all-reduces, then trained at full speed: a held step's time keeps the
