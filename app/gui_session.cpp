@@ -310,8 +310,8 @@ void RunSession::note_switch_landed() {
   }
   const view_model::WorldChange& c = changes.back();
   // The change sits half-way between the old world's last step and the new one's first, which it names.
-  state_.run.message = viz::trf("{} rank{}, {} since step {:.0f}", c.world_size, c.world_size == 1 ? "" : "s",
-                                c.backend, std::ceil(c.step));
+  state_.run.message = viz::trf("{} rank{}, {} since step {}", c.world_size, c.world_size == 1 ? "" : "s",
+                                c.backend, viz::grouped(static_cast<int64_t>(std::ceil(c.step))));
   switch_from_generation_ = -1;
 }
 

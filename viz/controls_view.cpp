@@ -438,11 +438,11 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   // A script that gave watch() no sampler and no epochs trains "in epoch 0" throughout: no epoch.
   const std::vector<std::string>& unreported = state.torch.not_reported;
   if (state.torch.live && std::ranges::find(unreported, "epochs") != unreported.end())
-    FittedLine({trf("{} rank{} · {} step{} done", world, ranks, n, steps), trf("{} rank{} · step {}", world, ranks, n)}, p.text);
+    FittedLine({trf("{} rank{} · {} step{} done", world, ranks, n, steps), trf("{} rank{} · {} step{}", world, ranks, n, steps)}, p.text);
   else
     FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, n, steps, e),
                 trf("{} rank{} · {} step{} · epoch {}", world, ranks, n, steps, e),
-                trf("{} rank{} · step {}", world, ranks, n)},
+                trf("{} rank{} · {} step{}", world, ranks, n, steps)},
                p.text);
   const std::vector<std::string> pace = pace_forms(model, state);
   state.said.pace = pace.empty() ? "" : pace.front();

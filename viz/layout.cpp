@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 
+#include "engine/view_model/failure_lab.h"
 #include "viz/failure_lab_view.h"
+#include "viz/fault_explanations.h"
 #include "viz/fonts.h"
 #include "viz/i18n.h"
 #include "viz/theme.h"
@@ -36,8 +38,13 @@ const ViewEntry kViews[] = {
 }  // namespace
 
 std::string JobSummary(const JobConfig& job) {
-  return trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", job.world_size, job.backend,
-             job.algorithm, fmt::format("{:.3g}", job.lr));
+  std::string summary = trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", job.world_size,
+                            job.backend, job.algorithm, fmt::format("{:.3g}", job.lr));
+  // A fault the Failure lab armed goes with every Start until it is taken off: said where the run
+  // is named, or a straggler's slow steps read as the machine's.
+  const view_model::FailureLabSettings lab = view_model::lab_from_job(job);
+  if (lab.fault != view_model::LabFault::None) summary += trf(" · fault: {}, rank {}", LabFaultTitle(lab.fault), lab.rank);
+  return summary;
 }
 
 Focus FocusNamed(const std::string& name) {
@@ -301,7 +308,7 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
     ImGui::TextUnformatted(tr("Keys"));
     ImGui::PopFont();
     ImGui::TextUnformatted(tr("F5: Start · Shift+F5: Stop · Ctrl+R: Reset · Ctrl+Q: quit"));
-    ImGui::TextUnformatted(tr("Space: play / hold the ring's animation"));
+    ImGui::TextUnformatted(tr("Space: play / hold the ring's animation (stepping through: the workers' steps, at the chosen speed)"));
     // Two buttons a newcomer takes for one: what each stops.
     ImGui::TextUnformatted(tr("Pause (beside Start) stops the workers; Hold (Step-through) stops only the animation"));
     ImGui::TextUnformatted(tr("Escape: close a menu or a window"));

@@ -625,7 +625,7 @@ RingProgress ring_progress_of(const view_model::CollectiveLog& log, int generati
 // starting again would read as the run starting over.
 std::string all_reduce_number(const std::vector<view_model::Generation>& gens, const view_model::CollectiveRecord& rec,
                               int n) {
-  if (gens.empty() || rec.key.generation == gens.front().index) return trf("all-reduce #{}", rec.key.id);
+  if (gens.empty() || rec.key.generation == gens.front().index) return trf("all-reduce #{}", grouped(rec.key.id));
   const view_model::Generation* now = nullptr;
   const view_model::Generation* before = nullptr;
   for (const auto& g : gens) {
@@ -635,11 +635,11 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
   const bool backend_changed = now && before && now->has_job && before->has_job && now->job.backend != before->job.backend;
   const bool world_changed = !now || !before || now->world_size != before->world_size;
   if (backend_changed && world_changed)
-    return trf("all-reduce #{} since the change to {} ranks on {}", rec.key.id, n, now->job.backend);
-  if (backend_changed) return trf("all-reduce #{} since the change to {}", rec.key.id, now->job.backend);
+    return trf("all-reduce #{} since the change to {} ranks on {}", grouped(rec.key.id), n, now->job.backend);
+  if (backend_changed) return trf("all-reduce #{} since the change to {}", grouped(rec.key.id), now->job.backend);
   // The same world again: a restart (--max-restarts after a failure) from the last checkpoint.
-  if (!world_changed) return trf("all-reduce #{} since the restart", rec.key.id);
-  return trf("all-reduce #{} since the change to {} ranks", rec.key.id, n);
+  if (!world_changed) return trf("all-reduce #{} since the restart", grouped(rec.key.id));
+  return trf("all-reduce #{} since the change to {} ranks", grouped(rec.key.id), n);
 }
 
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen
@@ -649,8 +649,8 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
                       const view_model::RingFrame& frame, const StepThroughState& st) {
   const std::vector<size_t> rings = view_model::steppable_collectives(log);
   if (!rings.empty() && log.at(rings.back()).key.id != shown.key.id)
-    return st.playing ? trf("Playing: the screen goes on to all-reduce #{}, where the workers are", log.at(rings.back()).key.id)
-                      : trf("The workers have moved on to all-reduce #{}: Next goes forward to it", log.at(rings.back()).key.id);
+    return st.playing ? trf("Playing: the screen goes on to all-reduce #{}, where the workers are", grouped(log.at(rings.back()).key.id))
+                      : trf("The workers have moved on to all-reduce #{}: Next goes forward to it", grouped(log.at(rings.back()).key.id));
   if (frame.done) return "";
   if (st.playing && st.position < frame.total_steps)
     return trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step at "
@@ -685,8 +685,8 @@ std::string first_waits_for(const view_model::CollectiveLog& log) {
   }
   if (!any || missing.empty()) return "";
   const std::string who = fmt::format("{}", fmt::join(missing, ", "));
-  return missing.size() == 1 ? trf("All-reduce #{} (step {}, bucket {}) waits for rank {}", rec.key.id, rec.step, rec.bucket, who)
-                             : trf("All-reduce #{} (step {}, bucket {}) waits for ranks {}", rec.key.id, rec.step, rec.bucket, who);
+  return missing.size() == 1 ? trf("All-reduce #{} (step {}, bucket {}) waits for rank {}", grouped(rec.key.id), grouped(rec.step), rec.bucket, who)
+                             : trf("All-reduce #{} (step {}, bucket {}) waits for ranks {}", grouped(rec.key.id), grouped(rec.step), rec.bucket, who);
 }
 
 // The pane's big line: the failure, what the ring on screen is doing, or what Start will run.
@@ -788,7 +788,7 @@ std::string training_step_words(const view_model::CollectiveRecord& rec) {
     if (!span.began || span.step < 0 || span.step == rec.step) continue;
     others += (others.empty() ? "" : ", ") + trf("rank {}: step {}", r, span.step);
   }
-  const std::string words = trf("training step {}", rec.step);
+  const std::string words = trf("training step {}", grouped(rec.step));
   return others.empty() ? words : fmt::format("{} ({})", words, others);
 }
 

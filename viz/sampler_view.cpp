@@ -175,14 +175,20 @@ void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shard
   if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(summary.c_str());
+  // Always a line here, so the grid under it keeps its place from epoch to epoch: a class compares
+  // cells by where they sit, and the first epoch's grid sat a line higher than the second's.
+  ImGui::PushFont(fonts().bold);
   if (previous && view_model::reported_ranks(*previous) == world && reported == world) {
     const bool same = view_model::same_order(view_model::shards_of_world(*previous, world), shards);
-    ImGui::PushFont(fonts().bold);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(same ? p.bad : p.ok), "%s",
                        same ? tr("Same order as the epoch before: set_epoch was not called")
                             : tr("New order: set_epoch reshuffled this epoch"));
-    ImGui::PopFont();
+  } else {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s",
+                       previous ? tr("Same order or new: said once every rank has reported this epoch")
+                                : tr("The first epoch: shuffled with the seed, set_epoch(0)"));
   }
+  ImGui::PopFont();
   ImGui::PopTextWrapPos();
 }
 

@@ -139,7 +139,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
     // The one on screen can be older than every one the log keeps (the newest 512): the slider
     // then says so at its left end, rather than name the newest as if it were on screen.
     const std::string where = slot >= 0 ? trf("{} of {}", slot + 1, rings.size())
-                              : shown   ? trf("#{}, older than the {} kept", shown->key.id, rings.size())
+                              : shown   ? trf("#{}, older than the {} kept", grouped(shown->key.id), rings.size())
                                         : trf("{} of {}", last + 1, rings.size());
     if (slot < 0) slot = shown ? 0 : last;
     state.said.replay_slot = where;

@@ -73,7 +73,7 @@ bool crosses_nodes(const TimelineSpan& s, const NodeLayout& nodes) {
 
 std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
   std::string text = fmt::format("{} · {}", name_of(s.kind), trf("rank {}", rank));
-  if (s.step >= 0) text.append("\n").append(trf("training step {}", s.step));
+  if (s.step >= 0) text.append("\n").append(trf("training step {}", grouped(s.step)));
   if (s.kind != SpanKind::BucketReady)
     text.append("\n").append(trf("{}, from {}", format_duration(static_cast<double>(s.t_end_ns - s.t_begin_ns)),
                                 format_duration(static_cast<double>(s.t_begin_ns))));
@@ -210,7 +210,7 @@ LaneNote quiet_lane_note(const view_model::TimelineModel& tl, int rank, int64_t 
   const int64_t heard = tl.heard_ns(rank);
   LaneNote note;
   if (open_id >= 0)
-    note.text = trf("in all-reduce #{} for {}", open_id, format_duration(static_cast<double>(now_rel_ns - open_since)));
+    note.text = trf("in all-reduce #{} for {}", grouped(open_id), format_duration(static_cast<double>(now_rel_ns - open_since)));
   else if (heard == view_model::TimelineModel::kNeverHeard)
     note.text = tr("nothing heard from it yet");
   else

@@ -4,6 +4,7 @@
 #include <imgui_internal.h>
 
 #include <algorithm>
+#include <string_view>
 #include <cmath>
 
 #include "viz/fonts.h"
@@ -121,9 +122,34 @@ void ButtonGrid::place(int i) const {
   if (i % per_row != 0) ImGui::SameLine();
 }
 
+namespace {
+
+float longest_word_width(std::string_view text) {
+  float widest = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find(' ', start), text.size());
+    widest = std::max(widest, ImGui::CalcTextSize(text.data() + start, text.data() + end).x);
+    start = end + 1;
+  }
+  return widest;
+}
+
+}  // namespace
+
+// The column widens to the label's longest word (at larger text, or in a narrow window, a word
+// wrapped inside itself: "Kecepata / n"), up to 60% of the row; a word wider still puts the label
+// on a line of its own, over its field.
 void FormLabel(const char* text, float column) {
   const float x0 = ImGui::GetCursorPosX();
-  const float column_w = ImGui::GetContentRegionAvail().x * column;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float word = longest_word_width(text) + ImGui::GetStyle().ItemSpacing.x;
+  const float column_w = std::max(avail * column, std::min(word, avail * 0.6f));
+  if (word > column_w) {
+    ImGui::TextWrapped("%s", text);
+    ImGui::SetNextItemWidth(avail);
+    return;
+  }
   ImGui::AlignTextToFramePadding();
   ImGui::PushTextWrapPos(x0 + column_w - ImGui::GetStyle().ItemSpacing.x);
   ImGui::TextUnformatted(text);
@@ -201,7 +227,12 @@ void SizedTooltip(const std::string& text, float wrap) {
 
 }  // namespace
 
-void Tooltip(const std::string& text) { SizedTooltip(text, 0); }
+// One line where it fits; a long sentence wraps (at 32 em, or less on a small window), or in
+// Indonesian at 1.5x text it ran off the window's edge.
+void Tooltip(const std::string& text) {
+  const float limit = std::min(ImGui::GetFontSize() * 32.0f, ImGui::GetIO().DisplaySize.x * 0.6f);
+  SizedTooltip(text, ImGui::CalcTextSize(text.c_str()).x > limit ? limit : 0);
+}
 
 void WrappedTooltip(const std::string& text, float width) { SizedTooltip(text, ImGui::GetFontSize() * width); }
 
