@@ -338,7 +338,10 @@ void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
                                 ? fmt::format("until --timeout ({:g} s) ends the run", controller.options().job.timeout_s)
                                 : "until the script's own timeout ends the run";
   std::fprintf(stderr, "ringlab run: %s: the ranks may be waiting for each other in a collective, %s; Ctrl-C "
-               "stops it and says where each rank was\n", since.c_str(), until.c_str());
+               "stops it. Where each rank is, by its last report:\n", since.c_str(), until.c_str());
+  // The rank the others wait for is the one whose line stands apart: "no step or collective
+  // reported", or an earlier collective than theirs.
+  for (const std::string& line : controller.rank_positions()) std::fprintf(stderr, "  %s\n", line.c_str());
 }
 
 // Waits for the run to end, printing the report's lines as they come and drawing the progress

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/torch_script.h"
 #include "app/commands.h"
 #include "app/gui_capture.h"
 #include "app/gui_headless.h"
@@ -83,6 +84,9 @@ viz::AppState initial_state(const GuiOptions& o) {
   if (!o.torch_script.empty()) {
     if (o.torch_script.size() >= state.torch.path.size())
       throw InputError(fmt::format("--torch: a path of at most {} characters", state.torch.path.size() - 1));
+    // A script that is not there is refused now, as `ringlab run --torch` refuses it, not after a
+    // window that said "Press Start: 2 processes of it will train".
+    resolve_torch_script(o.torch_script, o.torch_args);
     o.torch_script.copy(state.torch.path.data(), o.torch_script.size());
     state.torch.args = o.torch_args;
     state.torch.use = !o.side_by_side;

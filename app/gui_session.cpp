@@ -132,6 +132,7 @@ void RunSession::launch(const PlannedRun& run) {
   stopping_ = false;
   switch_from_generation_ = -1;
   switch_changes_before_ = 0;
+  bool gate_dropped_for_script = false;
   try {
     job.validate();
     require_backend(job.backend);
@@ -153,6 +154,12 @@ void RunSession::launch(const PlannedRun& run) {
       options.gated = false;
       options.max_restarts = 0;
     }
+    // Chosen before a script's Start (or by --gated), step-through would show a gate nobody waits at.
+    if (run.torch && state_.step.mode == viz::RingMode::Gated) {
+      viz::SetRingMode(model_, state_, viz::RingMode::Follow);
+      state_.gated = false;
+      gate_dropped_for_script = true;
+    }
     state_.run.max_restarts = options.max_restarts;
     controller_ = std::make_unique<Controller>(options, feed_);
     controller_->start();
@@ -163,6 +170,8 @@ void RunSession::launch(const PlannedRun& run) {
     return;
   }
   state_.run.phase = viz::RunPhase::Running;
+  if (gate_dropped_for_script)
+    state_.run.message = viz::tr("A PyTorch script is not held at ringlab's gate: the ring follows it live.");
   state_.run.stepped = state_.gated && !run.torch;
   state_.run.live_world_size = job.world_size;
   state_.run.live_backend = job.backend;
@@ -414,6 +423,16 @@ void RunSession::apply_requests() {
         "step, which this lesson's fault (a skipped or extra collective, or a rank out of data) would meet first, "
         "hiding what the lesson shows.");
     r.set_gated = r.pause_toggle = r.change_world = false;
+    r.gate_releases = 0;
+  }
+  // A script is held by no gate: a Pause it never saw read "paused" while it trained on.
+  if (state_.torch.live && !run_over() && (r.pause_toggle || (r.set_gated && r.gated_value) || r.gate_releases > 0)) {
+    state_.run.message = viz::tr("A PyTorch script is not held at ringlab's gate: Pause and step-through hold ringlab's own workers only.");
+    if (r.set_gated && r.gated_value) {
+      viz::SetRingMode(model_, state_, viz::RingMode::Follow);
+      state_.gated = false;
+    }
+    r.set_gated = r.pause_toggle = false;
     r.gate_releases = 0;
   }
   if ((r.set_gated || r.pause_toggle) && controller_ && !run_over()) forget_refusal();  // Resumed, Follow live chosen

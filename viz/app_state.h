@@ -322,4 +322,9 @@ struct AppState {
   bool pending_quit = false;
 };
 
+// A PyTorch script's run on screen, or the run Start makes next (side by side, the script's comes
+// first): ringlab's gate (Pause, Step-through (gated)) and the Failure lab's injected faults reach
+// only ringlab's own workers, and a script is held by neither.
+inline bool ScriptRun(const AppState& s) { return s.run.live() ? s.torch.live : s.torch.runs_next(); }
+
 }  // namespace ringlab::viz

@@ -267,13 +267,15 @@ void draw_buttons(AppState& state) {
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) RequestStart(state);  // greyed, but the press is answered
   }
   grid.place(1);
-  ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring");
+  const bool script = ScriptRun(state);
+  ImGui::BeginDisabled(!live || state.job.world_size < 2 || state.job.algorithm != "ring" || script);
   if (ImGui::Button(label(pause, "pause").c_str(), size)) state.requests.pause_toggle = true;
   const ImVec2 pause_min = ImGui::GetItemRectMin(), pause_max = ImGui::GetItemRectMax();
   state.pause_button_x = (pause_min.x + pause_max.x) / 2, state.pause_button_y = (pause_min.y + pause_max.y) / 2;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    Tooltip(tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));
+    Tooltip(script ? tr("A PyTorch script is not held at ringlab's gate: Pause holds ringlab's own workers only.")
+                   : tr("Pause holds every worker before its next ring step (needs 2+ ranks and the ring algorithm)."));
   grid.place(2);
   ImGui::BeginDisabled(!live);
   if (ImGui::Button(label("■ Stop", "stop").c_str(), size)) state.requests.stop = true;
@@ -404,7 +406,8 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
     const JobConfig& was = state.scenario.job;
     // Before any run this row is the job's, and says where it differs from the scenario's (after
     // one, that is said in a row of its own under the world's controls: draw_world_note).
-    if (state.run.phase == RunPhase::Idle && world_changed(state))
+    // A script's world is set here whatever the scenario said: the scenario's count means nothing to it.
+    if (state.run.phase == RunPhase::Idle && world_changed(state) && !ScriptRun(state))
       FittedLine({trf("{} rank{} on {} · no step yet · set here: the scenario has {} on {}", world, plural,
                       state.job.backend, was.world_size, was.backend),
                   trf("{} rank{} on {} · set here (scenario: {} on {})", world, plural, state.job.backend,

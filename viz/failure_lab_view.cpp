@@ -321,6 +321,10 @@ view_model::FailureLabSettings as_lab_kill(const FailureDiagnosis& f, view_model
   return s;
 }
 
+// A fault the next Start injects: one is chosen, and ringlab's own workers run (a script's faults
+// are in its own code).
+bool armed_fault(const AppState& state) { return state.lab.settings.fault != LabFault::None && !ScriptRun(state); }
+
 // Whether the armed fault is the one the shown run ran with (same fault, rank and step).
 bool armed_fault_ran(const view_model::RunModel& model, const view_model::FailureLabSettings& armed) {
   const view_model::Generation* g = model.current_generation();
@@ -332,7 +336,7 @@ bool armed_fault_ran(const view_model::RunModel& model, const view_model::Failur
 void draw_lab_buttons(const view_model::RunModel& model, AppState& state) {
   const view_model::FailureLabSettings& s = state.lab.settings;
   const bool live = state.run.live();
-  if (s.fault != LabFault::None) {
+  if (armed_fault(state)) {
     ImGui::BeginDisabled(HasRefusedField(state));  // as the Start above: fix the field first
     if (ImGui::Button(label(live ? "↻ Restart with this fault" : "▶ Start with this fault", "lab_start").c_str(),
                       ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
@@ -342,7 +346,7 @@ void draw_lab_buttons(const view_model::RunModel& model, AppState& state) {
     ImGui::EndDisabled();
   }
   draw_kill_now(model, state);
-  if (!state.lab.report_open && (s.fault != LabFault::None || model.failure().failed) &&
+  if (!state.lab.report_open && (armed_fault(state) || model.failure().failed) &&
       ImGui::SmallButton(label("Show the explanation", "lab_show").c_str()))
     state.lab.report_open = true;
 }
@@ -352,18 +356,32 @@ void draw_lab_buttons(const view_model::RunModel& model, AppState& state) {
 void DrawFailureLabControls(const view_model::RunModel& model, AppState& state) {
   view_model::FailureLabSettings& s = state.lab.settings;
   const bool open = WrappedHeader(tr("Failure lab"), "failure_lab", s.fault != LabFault::None);
-  if (!open && s.fault != LabFault::None) {  // the fault the next Start injects, in words that wrap
+  if (!open && armed_fault(state)) {  // the fault the next Start injects, in words that wrap
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().bad), "%s", trf("Armed: {}", LabFaultTitle(s.fault)).c_str());
     ImGui::PopTextWrapPos();
   }
+  // A PyTorch script's faults are in its own code: the lab's are injected by ringlab's workers, and
+  // a script started "with" one trained as if nothing was chosen, under the lab's lesson of it.
+  const bool script = ScriptRun(state);
+  if (open && script) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s",
+                       tr("A PyTorch script runs: the lab's faults are injected by ringlab's own workers, not into a "
+                          "script (a script's fault is in its own code). Kill rank now works on any run."));
+    ImGui::PopTextWrapPos();
+  }
   if (open) {
+    ImGui::BeginDisabled(script);
     draw_fault_fields(state);
     draw_restarts(model, state);
+    ImGui::EndDisabled();
   }
   // The job follows the lab, so Start (here or above) runs with the fault; the scenario's own
   // timeout comes back when the lab has no fault.
-  view_model::apply_lab(s, state.scenario.job.timeout_s, state.job);
+  view_model::FailureLabSettings applied = s;
+  if (script) applied.fault = LabFault::None;
+  view_model::apply_lab(applied, state.scenario.job.timeout_s, state.job);
   if (!open) return;
   draw_lab_buttons(model, state);
 }
@@ -374,7 +392,7 @@ bool FailureLabPaneShown(const view_model::RunModel& model, AppState& state) {
   if (state.lab.newly_shown) state.lab.report_open = true;  // a new failure is always shown
   state.lab.was_failed = failed;
   state.said.lab_command.clear();  // said again by the pane when it is drawn
-  const bool armed = state.lab.settings.fault != LabFault::None;
+  const bool armed = armed_fault(state);
   return state.lab.report_open && (failed || armed || model.restarted_failure().has_value());
 }
 
@@ -382,7 +400,7 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
   const FailureDiagnosis& f = model.failure();
   const auto& restarted = model.restarted_failure();
   const bool failed = f.failed;
-  const bool armed = state.lab.settings.fault != LabFault::None;
+  const bool armed = armed_fault(state);
   const int world = f.world_size > 0 ? f.world_size : std::max(state.job.world_size, 1);
   ImGui::BeginChild("failure_lab_text", ImVec2(0, 0), false);
   if (failed) draw_failure(f, tr("The run failed"));

@@ -99,8 +99,14 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
   ImGui::TextUnformatted(tr("Step-through"));
   ImGui::PopFont();
 
-  for (RingMode m : {RingMode::Follow, RingMode::Gated, RingMode::Replay})
+  for (RingMode m : {RingMode::Follow, RingMode::Gated, RingMode::Replay}) {
+    const bool unreachable = m == RingMode::Gated && ScriptRun(state) && st.mode != m;
+    ImGui::BeginDisabled(unreachable);
     if (WrappedRadio(tr(mode_name(m)), mode_name(m), st.mode == m)) SetRingMode(model, state, m);
+    ImGui::EndDisabled();
+    if (unreachable && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      Tooltip(tr("A PyTorch script is not held at ringlab's gate: step-through holds ringlab's own workers only."));
+  }
 
   const char* play = st.playing ? "‖ Hold" : "▶ Play";  // "Hold": not the Pause of the training above
   const ButtonGrid grid = FitButtons({tr("← Previous"), tr(play), tr("Next →")}, 3);

@@ -97,6 +97,10 @@ class Ingest : public EventSink {
   }
   uint64_t version() const { return version_; }
   int64_t steps_done() const { return steps_done_; }
+  std::vector<std::string> rank_positions(int world_size) {
+    std::lock_guard lock(mutex_);
+    return accumulator_.rank_positions(world_size);
+  }
   RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop) {
     std::lock_guard lock(mutex_);
     return accumulator_.finish(exits, stop);
@@ -988,6 +992,10 @@ bool Controller::running() const {
 }
 
 int64_t Controller::steps_done() const { return impl_->events.steps_done(); }
+
+std::vector<std::string> Controller::rank_positions() const {
+  return impl_->events.rank_positions(impl_->options.job.world_size);
+}
 
 RunResult Controller::wait() {
   if (!impl_->monitor.joinable()) throw Error("no run was started");

@@ -7,7 +7,9 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/core/clock.h"
 #include "engine/view_model/failure_lab.h"
@@ -170,6 +172,29 @@ TEST_CASE("before its first all-reduce ends, the ring says which ranks it waits 
   app.model.consume(begin);
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_banner == "All-reduce #2 (step 0, bucket 0) waits for rank 1");
+}
+
+// A newcomer chose the Straggler with a PyTorch script loaded and pressed Start: the script trained
+// as if nothing was chosen (ringlab's workers inject the lab's faults), under the lab's lesson of
+// a straggler. Nor does ringlab's gate hold a script: Pause read "paused" while it trained on.
+TEST_CASE("with a PyTorch script, the lab injects nothing and the menu bar names no fault; without, it names the armed one") {
+  MainWindow app;
+  const std::string script = "/tmp/train.py";
+  script.copy(app.state.torch.path.data(), script.size());
+  app.state.torch.use = true;
+  app.state.job.world_size = 4;
+  app.state.lab.settings.fault = view_model::LabFault::Delay;
+  app.state.lab.settings.rank = 1;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.job.faults.empty());
+  CHECK(app.state.said.menu_bar.find("fault") == std::string::npos);
+  CHECK(viz::ScriptRun(app.state));
+  // The engine's run again: the lab's fault goes with the next Start, and the menu bar says so.
+  app.state.torch.use = false;
+  app.frame(ImVec2(900, 400));
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.job.faults == std::vector<std::string>{"delay:1:20"});
+  CHECK(app.state.said.menu_bar == "4 ranks, gloo, ring, lr 0.03 · fault: Straggler (delay every step), rank 1");
 }
 
 TEST_CASE("a step that ended a moment ago gives the last second's pace") {

@@ -158,6 +158,7 @@ row "run --torch a relative path that is not there" "--torch nonexistent/train.p
 row "run --torch a folder" "--torch /tmp: not a regular file" "$bin" run --torch /tmp
 row "run --torch '' (an unset variable)" "--torch: needs a script's path; it was given an empty one" "$bin" run --torch ""
 row "gui --torch ''" "--torch: needs a script's path; it was given an empty one" "$bin" gui --torch "" --frames 1
+row "gui --torch a script that is not there" "--torch /nonexistent/train.py: no such script$" "$bin" gui --torch /nonexistent/train.py --frames 1
 row "run --torch --backend mpi (ringlab's own workers' backend)" "--torch runs the script on PyTorch's own backends: --backend gloo \\(or nccl on GPUs\\), not 'mpi'" \
   "$bin" run --torch "$src/examples/ddp_cpu.py" --backend mpi
 if ! nvidia-smi > /dev/null 2>&1; then  # no GPU: NCCL is refused for the script, pointing at gloo (not at ringlab's mpi)
