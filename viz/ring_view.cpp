@@ -474,6 +474,20 @@ std::string values_text(const std::vector<float>& v) {
   return s + "]";
 }
 
+// Fewer floats than ranks (the demo's 3 over 4): a chunk holds nothing and is never sent, and the
+// rank that would own it fully reduced ends reduce-scatter with none; a class asks why.
+std::string empty_chunks_note(const RingFrame& f) {
+  std::vector<int> empty;
+  for (int c = 0; c + 1 < static_cast<int>(f.chunk_offsets.size()); ++c)
+    if (f.chunk_offsets[c + 1] == f.chunk_offsets[c]) empty.push_back(c);
+  if (empty.empty() || f.world_size < 2) return "";
+  if (empty.size() == 1)
+    return trf("{} floats over {} ranks: chunk {} is empty and never sent, so rank {} ends reduce-scatter with no fully "
+               "reduced chunk",
+               f.elements, f.world_size, empty[0], (empty[0] + f.world_size - 1) % f.world_size);
+  return trf("{} floats over {} ranks: {} chunks are empty and never sent", f.elements, f.world_size, empty.size());
+}
+
 // The line under the ring, in `width` (left of the legend): the full line, the short one when
 // the full one does not fit, wrapped when neither does.
 // Draws it when `dl` is given; returns the height it takes either way.
@@ -512,6 +526,11 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
     }
     if (dl) dl->AddText(fonts().bold, fs, at, color, check.c_str(), nullptr, width);
     at.y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, width, check.c_str()).y;
+  }
+  const std::string empty = empty_chunks_note(f);
+  if (!empty.empty()) {
+    if (dl) dl->AddText(nullptr, fs, at, p.text_dim, empty.c_str(), nullptr, width);
+    at.y += ImGui::CalcTextSize(empty.c_str(), nullptr, false, width).y;
   }
   return at.y - top;
 }
@@ -930,9 +949,12 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
                            g.short_labels, g.cells, g.exponent};
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
-  if (rec)
+  if (rec) {
     for (const auto& packet : frame.packets)
       if (packet.dst < n && packet.chunk < n) receiving[packet.dst * n + packet.chunk] = 1;
+    for (const auto& [dst, chunk] : frame.next_receives)
+      if (dst < n && chunk < n) receiving[dst * n + chunk] = 1;
+  }
 
   dl->PushClipRect(min, max, true);
   if (nodes.multi_node()) draw_node_bands(dl, g, nodes, n);

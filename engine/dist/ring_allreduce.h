@@ -12,6 +12,7 @@
 
 #include "engine/dist/process_group.h"
 #include "engine/events/event.h"
+#include "engine/events/ring_schedule.h"
 
 namespace ringlab {
 
@@ -81,8 +82,5 @@ struct RingSegments {
   size_t scratch = 0;
 };
 RingSegments ring_segments(size_t count, int world, const RingAllreduceOptions& options);
-// The chunk rank `rank` sends / receives at step `ring_step` of `phase`.
-int ring_send_chunk(RingPhase phase, int rank, int ring_step, int world);
-int ring_recv_chunk(RingPhase phase, int rank, int ring_step, int world);
 
 }  // namespace ringlab

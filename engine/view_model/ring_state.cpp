@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "engine/events/ring_schedule.h"
+
 namespace ringlab::view_model {
 namespace {
 
@@ -235,6 +237,20 @@ void describe_active_step(RingFrame& frame, const RingSchedule& schedule) {
   frame.banner = ring_banner(frame.active_phase, frame.active_step_in_phase, frame.steps_in_phase, false);
 }
 
+// Held at the gate before a step no rank has taken, the screen still says which chunks that step
+// brings where: from the ring's own schedule, as the workers will send them. Stepping forward
+// showed no dotted chunk there, and Previous back to the same place showed them (from the record).
+void predict_next_receives(RingFrame& frame, const CollectiveRecord& record) {
+  const int n = frame.world_size;
+  const bool ring = record.algorithm == "ring" || record.algorithm == "demo";  // the demo all-reduce goes round the ring too
+  if (frame.done || frame.position < frame.total_steps || !ring || n < 2 || frame.num_chunks != n)
+    return;
+  const bool scatter = frame.position < n - 1;
+  const RingPhase phase = scatter ? RingPhase::ReduceScatter : RingPhase::AllGather;
+  const int step = scatter ? frame.position : frame.position - (n - 1);
+  for (int r = 0; r < n; ++r) frame.next_receives.emplace_back(r, ring_recv_chunk(phase, r, step, n));
+}
+
 }  // namespace
 
 int ChunkState::contributor_count() const { return std::popcount(contributors); }
@@ -326,6 +342,7 @@ RingFrame ring_frame(const CollectiveRecord& record, int position) {
                                frame.chunks[m.src][m.chunk].contributors, m.step.phase});
     }
   }
+  predict_next_receives(frame, record);
   check_final_values(frame, record);
   measure_traffic(frame, record, merged);
   return frame;

@@ -9,6 +9,7 @@
 // transfers the workers reported, so whatever the ring really did is what is shown.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/view_model/collective_log.h"
@@ -83,6 +84,10 @@ struct RingFrame {
   std::vector<std::vector<ChunkState>> chunks;  // chunks[rank][chunk]
   std::vector<int64_t> chunk_offsets;           // first element of each chunk, plus the end
   std::vector<PacketInFlight> packets;          // the active step's transfers
+  // The step nobody has taken yet (the workers held at the gate before it): which chunk each rank
+  // receives in it, (receiver, chunk), from the ring's schedule. Empty where the step is recorded
+  // (its packets say it) or the collective is not ringlab's ring of one chunk per rank.
+  std::vector<std::pair<int, int>> next_receives;
 
   // Values check: the serial sum of every rank's input against what each rank ended with.
   bool has_inputs = false;

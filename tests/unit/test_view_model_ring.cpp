@@ -498,3 +498,27 @@ TEST_CASE("an all-reduce's training step is the one most ranks called it in") {
     CHECK(log.at(0).ranks[2].step == 5);
   }
 }
+
+// Held at the gate before a step no rank has taken, the dotted chunks (what arrives where next)
+// come from the ring's schedule: stepping forward showed none there, and Previous back to the
+// same place showed them from the record. The prediction is the hand-written table, and once the
+// step is recorded its packets take over.
+TEST_CASE("at the gate before an untaken step, the chunks it brings are known from the schedule") {
+  for (int taken = 0; taken < 6; ++taken) {
+    const RingFrame held = ring_frame(record_of(ring_events(taken)), taken);
+    REQUIRE(held.position == taken);
+    REQUIRE(held.packets.empty());
+    const int s = taken % 3;
+    std::vector<std::pair<int, int>> expected;
+    for (int r = 0; r < kRanks; ++r) expected.emplace_back(r, taken < 3 ? kReduceScatterRecv[s][r] : kAllGatherRecv[s][r]);
+    CHECK(held.next_receives == expected);
+    const RingFrame recorded = ring_frame(record_of(ring_events(taken + 1)), taken);
+    CHECK(recorded.next_receives.empty());
+    std::vector<std::pair<int, int>> arriving;
+    for (const auto& p : recorded.packets) arriving.emplace_back(p.dst, p.chunk);
+    std::sort(arriving.begin(), arriving.end());
+    CHECK(arriving == expected);
+  }
+  // Once done there is no next step.
+  CHECK(ring_frame(record_of(ring_events()), 6).next_receives.empty());
+}
