@@ -329,6 +329,13 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
   if (state.run.stepped && model.ungated_steps() > 0) {
     const int64_t n = model.ungated_steps();
     const std::string free_us = micros(model.ungated_us_per_step());
+    // After a live change the steps counted are the last world's, as the workers count theirs.
+    if (model.generations().size() > 1) {
+      const view_model::Generation& last = model.generations().back();
+      return {trf("{} µs per step over the last world's {} step{} the gate did not hold ({} rank{})", free_us, grouped(n),
+                  n == 1 ? "" : "s", last.world_size, last.world_size == 1 ? "" : "s"),
+              trf("{} µs per step, ungated steps ({} rank{})", free_us, last.world_size, last.world_size == 1 ? "" : "s")};
+    }
     return {trf("{} µs per step over the {} step{} the gate did not hold", free_us, grouped(n), n == 1 ? "" : "s"),
             trf("{} µs per step, ungated steps", free_us)};
   }
@@ -472,10 +479,15 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
     if (failed && !state.lab.report_open && ImGui::SmallButton(label("Show the report", "show_report").c_str()))
       state.lab.report_open = true;
   }
+  // Not an error (a long fast run outpaces a window on a CPU renderer): said calmly, not in red
+  // under a class's eyes.
   if (state.run.events_lost > 0) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s",
-                       trf("{} events were dropped: the workers report faster than the app takes them in, so the views skip some (the training itself is unaffected)", grouped(state.run.events_lost)).c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s",
+                       trf("The views skipped {} events the workers sent faster than the window takes them in; the "
+                           "training is unaffected.",
+                           grouped(state.run.events_lost))
+                           .c_str());
     ImGui::PopTextWrapPos();
   }
   if (!errors_here) return;  // a failure's errors are in its report

@@ -85,9 +85,16 @@ void note_pane(AppState& state, const char* id, bool every_frame) {
   state.panes_drawn.push_back({id, ImGui::GetWindowDrawList(), at.x, at.y, at.x + size.x, at.y + size.y, every_frame});
 }
 
+// The live views lay themselves out to fit their pane (the Timeline's wheel zooms). The Scale
+// view's words under its plots can outgrow a short pane (1.5x text at 1280x720 cut its note
+// mid-sentence): it scrolls.
+ImGuiWindowFlags pane_flags(Focus which) {
+  return which == Focus::Scale ? ImGuiWindowFlags_None : ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+}
+
 void pane(const view_model::RunModel& model, AppState& state, Focus which, ImVec2 size, bool big) {
   const ViewEntry& v = view(which);
-  ImGui::BeginChild(v.id, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild(v.id, size, true, pane_flags(which));
   note_pane(state, v.id, big || which == Focus::Ring);
   ImGui::PushFont(fonts().bold);
   ImGui::TextUnformatted(tr(v.title));
@@ -150,7 +157,7 @@ void tabbed_layout(const view_model::RunModel& model, AppState& state) {
     return;
   }
   const ViewEntry& v = view(state.focus);
-  ImGui::BeginChild(v.id, ImVec2(0, 0), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild(v.id, ImVec2(0, 0), true, pane_flags(state.focus));
   v.draw(model, state);
   ImGui::EndChild();
 }

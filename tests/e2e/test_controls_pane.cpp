@@ -197,6 +197,28 @@ TEST_CASE("with a PyTorch script, the lab injects nothing and the menu bar names
   CHECK(app.state.said.menu_bar == "4 ranks, gloo, ring, lr 0.03 · fault: Straggler (delay every step), rank 1");
 }
 
+// Stepped through, then changed from 4 ranks to 2 and let go: the figure is the new world's steps
+// (the workers count theirs afresh), and the status said so of no world.
+TEST_CASE("after a live change, the ungated step time names the world it counts") {
+  MainWindow app;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  for (int r = 0; r < 2; ++r) app.model.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int step = 0; step < 44; ++step) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = 0;
+    e.step = 100 + step;
+    e.t_begin_ns = 1'000'000'000 + step * 1'000'000LL;
+    e.t_end_ns = e.t_begin_ns + 153'000;
+    app.model.consume(e);
+  }
+  REQUIRE(app.model.generations().size() == 2);
+  app.state.run.phase = viz::RunPhase::Finished;
+  app.state.run.stepped = true;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.pace == "153 µs per step over the last world's 44 steps the gate did not hold (2 ranks)");
+}
+
 TEST_CASE("a step that ended a moment ago gives the last second's pace") {
   MainWindow app;
   app.state.run.phase = viz::RunPhase::Running;
