@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "engine/view_model/sampler_grid.h"
 #include "viz/fonts.h"
@@ -164,7 +165,7 @@ using Shards = std::vector<std::vector<int64_t>>;
 // as a new order). A rank that failed or has not reached the epoch has no shard, and is said to be
 // missing rather than counted as 0.
 void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shards, const Shards* previous,
-                        int64_t samples) {
+                        int64_t samples, std::string& shards_differ) {
   const Palette& p = palette();
   const int world = static_cast<int>(shards.size());
   size_t per_rank = 0;
@@ -175,6 +176,23 @@ void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shard
   if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(summary.c_str());
+  // DistributedSampler pads every rank's shard to one length: shards that differ come from samplers
+  // that do not see the same dataset (a script's rank given another one), and such ranks do not take
+  // the same number of steps: a hang or a mismatch ahead, and the padding counted above means little.
+  if (reported == world && world > 1) {
+    std::vector<std::string> sizes;
+    size_t shortest = per_rank;
+    for (int r = 0; r < world; ++r) {
+      shortest = std::min(shortest, shards[r].size());
+      sizes.push_back(trf("rank {}: {}", r, shards[r].size()));
+    }
+    if (shortest != per_rank) {
+      shards_differ = trf("The ranks' shards differ in length ({}): their samplers do not see the same dataset, and "
+                          "the ranks will not take the same number of steps",
+                          fmt::format("{}", fmt::join(sizes, ", ")));
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.bad), "%s", shards_differ.c_str());
+    }
+  }
   // Always a line here, so the grid under it keeps its place from epoch to epoch: a class compares
   // cells by where they sit, and the first epoch's grid sat a line higher than the second's.
   ImGui::PushFont(fonts().bold);
@@ -336,6 +354,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   draw_sampler_switches(state);
   state.said.sampler_numbers.clear();
   state.said.sampler_note.clear();
+  state.said.sampler_shards_differ.clear();
   if (epochs.empty()) {
     // A script's steps with no shard before them: its watch() has no sampler to report.
     if (state.torch.live && model.latest_step() >= 0)
@@ -353,7 +372,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
   const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, shards);
   const Shards* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
-  draw_epoch_summary(grid, shards, previous, samples);
+  draw_epoch_summary(grid, shards, previous, samples, state.said.sampler_shards_differ);
   // After a live change whose new world has drawn no shard yet (paused, it waits at the gate):
   // these are the old world's, beside a header that names the new one.
   const view_model::Generation* newest = model.current_generation();

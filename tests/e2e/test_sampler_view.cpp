@@ -21,7 +21,8 @@ using namespace ringlab;
 
 namespace {
 
-view_model::RunModel one_epoch_of_four_ranks() {
+// `short_rank`'s shard holds 32 indices instead of 64 (its sampler saw another dataset), or none.
+view_model::RunModel one_epoch_of_four_ranks(int short_rank = -1) {
   view_model::RunModel model;
   JobConfig job;
   job.world_size = 4;
@@ -33,17 +34,17 @@ view_model::RunModel one_epoch_of_four_ranks() {
     e.rank = r;
     e.step = 0;
     e.epoch = 0;
-    for (int64_t i = 0; i < 64; ++i) e.indices.push_back((i * 4 + r * 37) % 256);
+    for (int64_t i = 0; i < (r == short_rank ? 32 : 64); ++i) e.indices.push_back((i * 4 + r * 37) % 256);
     model.consume(e);
   }
   return model;
 }
 
-viz::SaidOnScreen drawn(ImVec2 pane, bool show_order) {
+viz::SaidOnScreen drawn(ImVec2 pane, bool show_order, int short_rank = -1) {
   test::HeadlessImGui imgui{ImVec2(1400, 1000)};
   viz::load_fonts(14.0f);  // the app's text in a 1280x720 window (18 px at 1080 lines, scaled)
   ImGui::GetIO().Fonts->Build();
-  const view_model::RunModel model = one_epoch_of_four_ranks();
+  const view_model::RunModel model = one_epoch_of_four_ranks(short_rank);
   viz::AppState state;
   state.run.phase = viz::RunPhase::Finished;
   state.job.samples = 256;
@@ -76,4 +77,14 @@ TEST_CASE("Show order in a pane too small for numbers says so; enlarged, the cel
   CHECK(drawn(enlarged, false).sampler_numbers == "index");
   // A narrow pane (a large text size): the short form, not the long one cut at the pane's edge.
   CHECK(drawn(ImVec2(250, 210), true).sampler_note == "Show order: enlarge the pane");
+}
+
+// A PyTorch script whose rank 1 built its DistributedSampler over half the dataset: the summary
+// said "64 per rank · 37 padded repeats" and nothing of it, though those ranks cannot take the
+// same number of steps.
+TEST_CASE("shards of different lengths are named, rank by rank") {
+  CHECK(drawn(ImVec2(900, 600), false).sampler_shards_differ.empty());
+  CHECK(drawn(ImVec2(900, 600), false, 1).sampler_shards_differ ==
+        "The ranks' shards differ in length (rank 0: 64, rank 1: 32, rank 2: 64, rank 3: 64): their samplers do not "
+        "see the same dataset, and the ranks will not take the same number of steps");
 }
