@@ -13,6 +13,7 @@
 
 struct ImDrawList;
 
+#include "engine/core/clock.h"
 #include "engine/dist/process_group.h"
 #include "engine/view_model/collective_log.h"
 #include "engine/view_model/failure_lab.h"
@@ -327,5 +328,21 @@ struct AppState {
 // first): ringlab's gate (Pause, Step-through (gated)) and the Failure lab's injected faults reach
 // only ringlab's own workers, and a script is held by neither.
 inline bool ScriptRun(const AppState& s) { return s.run.live() ? s.torch.live : s.torch.runs_next(); }
+
+// A live run none of whose ranks has reported anything for this long has gone quiet: a rank that
+// hangs or sleeps, and the others waiting for it in their all-reduce.
+constexpr int64_t kRunQuietNs = 1'000'000'000;
+
+// How long a live run has gone without a new span on the timeline (0 when not live, or before it
+// has reported anything).
+inline int64_t RunSilentNs(const AppState& s) {
+  if (!s.run.live() || s.run.timeline_heard_at_ns <= 0) return 0;
+  return std::max<int64_t>(now_ns() - s.run.timeline_heard_at_ns, 0);
+}
+
+// Gone quiet, and not because the class holds it (at the gate, or paused): a hang.
+inline bool RunHangs(const AppState& s) {
+  return RunSilentNs(s) >= kRunQuietNs && !s.gated && s.run.phase != RunPhase::Paused;
+}
 
 }  // namespace ringlab::viz

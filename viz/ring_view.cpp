@@ -688,10 +688,10 @@ std::string gate_hint(const view_model::CollectiveLog& log, const view_model::Co
   return tr("The workers are waiting at the gate: press Next");
 }
 
-// Before the first all-reduce has a step to show: the newest collective that some ranks have
-// begun and others not, as "All-reduce #2 (step 0, bucket 0) waits for rank 1" (a rank asleep or
-// stuck before it: the ones in it can only wait); "" when there is none.
-std::string first_waits_for(const view_model::CollectiveLog& log) {
+// The newest collective that some ranks have begun and others not, as "All-reduce #2 (step 0,
+// bucket 0) waits for rank 1" (a rank asleep or stuck before it: the ones in it can only wait);
+// "" when there is none. Said before the first all-reduce has a step to show, and when a run goes quiet.
+std::string newest_waits_for(const view_model::CollectiveLog& log) {
   if (log.size() == 0) return "";
   const view_model::CollectiveRecord& rec = log.at(log.size() - 1);
   if (rec.algorithm != "ring" && rec.algorithm != "native") return "";
@@ -716,7 +716,7 @@ std::string banner_text(const view_model::RunModel& model, const AppState& state
   if (rec) return banner_of(frame, *rec);
   if (model.events_seen() > 0 && n == 1) return tr("One rank: nothing to exchange");
   if (model.events_seen() > 0) {
-    const std::string waits = first_waits_for(model.collectives());
+    const std::string waits = newest_waits_for(model.collectives());
     return waits.empty() ? tr("Waiting for the first ring all-reduce") : waits;
   }
   if (state.run.phase == RunPhase::Running) return tr("Starting: waiting for the first rank to report");
@@ -835,9 +835,13 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
                          ? gate_hint(model.collectives(), rec, frame, state.step)
                          : "";
+  // Gone quiet (a rank asleep or stuck, the others waiting in their next all-reduce): the ring on
+  // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
+  const std::string waits = RunHangs(state) && !failed ? newest_waits_for(model.collectives()) : "";
+  if (!waits.empty()) gate = trf("Nothing reported for {:.0f} s: {}", RunSilentNs(state) * 1e-9, waits);
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
-  const bool behind = state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running && rec.step >= 0 &&
-                      model.latest_step() > rec.step && !compact;
+  const bool behind = waits.empty() && state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running &&
+                      rec.step >= 0 && model.latest_step() > rec.step && !compact;
   if (behind) {
     const int64_t ahead = model.latest_step() - rec.step;
     gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))

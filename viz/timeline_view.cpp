@@ -369,16 +369,11 @@ struct TimeAxis {
   float x_of(double ms) const { return plot_min.x + static_cast<float>((ms - begin) / window) * width; }
 };
 
-// A live run none of whose ranks has reported anything for this long has gone quiet: a rank
-// that hangs or sleeps, and the others waiting for it in their all-reduce.
-constexpr int64_t kQuietNs = 1'000'000'000;
-
-// How long a live run has gone without a new span (0 while it reports, or before it has reported).
+// How long the window goes on with the clock: held at the gate or paused, from the last span; a
+// run that hangs, once it has been quiet for kRunQuietNs; else 0.
 int64_t quiet_for_ns(const AppState& state) {
-  if (!state.run.live() || state.run.timeline_heard_at_ns <= 0) return 0;
-  const int64_t quiet = now_ns() - state.run.timeline_heard_at_ns;
   const bool held = state.gated || state.run.phase == RunPhase::Paused;
-  return held || quiet >= kQuietNs ? std::max<int64_t>(quiet, 0) : 0;
+  return held || RunHangs(state) ? RunSilentNs(state) : 0;
 }
 
 // Where the live window ends: following a live run, where every rank has been heard from (the
@@ -800,7 +795,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                   trf("rank {}", rank));
   const view_model::FailureDiagnosis& failure = model.failure();
   std::vector<LaneNote> notes(static_cast<size_t>(lanes));
-  const bool hangs = !failure.failed && quiet_for_ns(state) >= kQuietNs && !state.gated && state.run.phase != RunPhase::Paused;
+  const bool hangs = !failure.failed && RunHangs(state);
   if (failure.failed)
     for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
   else if (hangs)

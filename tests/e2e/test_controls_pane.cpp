@@ -219,6 +219,24 @@ TEST_CASE("after a live change, the ungated step time names the world it counts"
   CHECK(app.state.said.pace == "153 µs per step over the last world's 44 steps the gate did not hold (2 ranks)");
 }
 
+// Mid-run, rank 1 stalls: ranks 0, 2 and 3 wait in the next all-reduce. The ring said "All-reduce
+// done: every rank holds the sum" of the last one for as long as it lasted.
+TEST_CASE("a run gone quiet: under the last all-reduce done, the ring names the one they wait in") {
+  MainWindow app;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  test::ring_allreduces(app.model, 4, 0, 5);
+  for (int r : {0, 2, 3}) app.model.consume(test::collective_event(EventKind::CollectiveBegin, r, 5, 32));
+  app.state.run.phase = viz::RunPhase::Running;
+  viz::AdvanceStepThrough(app.model, app.state);  // the ring takes up the newest all-reduce done, #4
+  REQUIRE(viz::ShownCollective(app.model, app.state) != nullptr);
+  app.state.run.timeline_heard_at_ns = now_ns();  // reporting: nothing to say
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate.find("waits for") == std::string::npos);
+  app.state.run.timeline_heard_at_ns = now_ns() - 20'000'000'000;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate == "Nothing reported for 20 s: All-reduce #5 (step 5, bucket 0) waits for rank 1");
+}
+
 TEST_CASE("a step that ended a moment ago gives the last second's pace") {
   MainWindow app;
   app.state.run.phase = viz::RunPhase::Running;
