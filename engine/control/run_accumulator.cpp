@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/control/library_words.h"
 #include "engine/core/error.h"
 #include "engine/job/epoch_shape.h"
 #include "engine/job/fault_plan.h"
@@ -344,7 +345,7 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
                        // Said once: a rank that reported its own error has it as the first error.
                        failed.last_words.empty() || first_error_rank_ == failed.rank
                            ? ""
-                           : "; its stderr ended with: " + failed.last_words);
+                           : "; its stderr ended with: " + failed.last_words + library_words_explained(failed.last_words));
   RankExit starter = failed;
   if (starter.program.empty()) starter.program = "mpirun";
   // srun passes on the signal that stopped its step (128 + N); ringlab sent none (the exit

@@ -225,6 +225,12 @@ failing_rank() {
 # 1 never joined ("Connection closed by peer"). The rank that ended early heads the failure.
 failing_rank skip "ringlab run: rank 1 ended its training after collective 5, while rank 0 in collective 6 still waited for it: the ranks did not call the same collectives" \
   "a rank that skipped a step: named as ending one collective early" 120 --skip-at-step 3
+# Rank 1 calls one dist.all_reduce more than rank 0 before step 3: gloo aborts it on a message
+# larger than the buffer it posted, and the failure says what gloo's words mean.
+failing_rank extra "ringlab run: rank 1 failed: killed by SIGABRT; its stderr ended with:" \
+  "a rank that called an extra all_reduce: gloo's abort explained" 120 --extra-at-step 3
+grep -q "(gloo: a message of [0-9]* bytes came for a buffer of [0-9]*: the ranks were in different collectives" "$work/extra.err" ||
+  { fail "extra: gloo's abort not explained"; show_failure "$work/extra"; }
 # Rank 1 calls os._exit(3) before step 3: no error of its own, its last events unsent. It is
 # named by its exit code, and rank 0's lost connection, if it reports one, is not "first error".
 failing_rank exit "ringlab run: rank 1 failed: exit code 3" \

@@ -33,6 +33,7 @@ def main():
     p.add_argument("--stall-at-step", type=int, default=-1, help="sleep 10 minutes before this step")
     p.add_argument("--nap-at-step", type=int, default=-1, help="sleep --nap-s seconds before this step, then go on")
     p.add_argument("--nap-s", type=float, default=2.0)
+    p.add_argument("--extra-at-step", type=int, default=-1, help="one dist.all_reduce of a single float more, before this step")
     p.add_argument("--stall-before-init", action="store_true", help="sleep 10 minutes before init_process_group")
     p.add_argument("--fail-rank", type=int, default=-1, help="the rank that fails, skips or stalls (-1: every rank)")
     p.add_argument("--samples", type=int, default=20)
@@ -75,6 +76,8 @@ def main():
                 time.sleep(600)
             if step == args.nap_at_step and args.fail_rank in (-1, rank):
                 time.sleep(args.nap_s)
+            if step == args.extra_at_step and args.fail_rank in (-1, rank):
+                dist.all_reduce(torch.zeros(1))
             if step == args.skip_at_step and args.fail_rank in (-1, rank):
                 step += 1
                 continue

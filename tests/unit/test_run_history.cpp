@@ -12,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "engine/control/library_words.h"
 #include "engine/core/error.h"
 #include "engine/export/chrome_trace.h"
 #include "engine/export/metrics_csv.h"
@@ -940,4 +941,22 @@ TEST_CASE("a straggler's delay that failed the run is named first, from the job"
   CHECK(first_lines(r.failure, 2) ==
         "fault injected: rank 1: delay: 5000 ms before each of its steps (a straggler: the others wait for it in every "
         "all-reduce)\nthen rank 0 failed: exit code 1");
+}
+
+// A script whose rank 1 called one dist.all_reduce more than rank 0 died of gloo's abort; the
+// failure quoted "op.preamble.length <= op.nbytes. 2740 vs 4" and said nothing of what it means.
+TEST_CASE("gloo's abort on a message larger than its buffer is said in words: the ranks were in different collectives") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  RankExit aborted = killed(1);
+  aborted.signal = 6;
+  aborted.last_words = "what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] "
+                       "op.preamble.length <= op.nbytes. 2740 vs 4";
+  const RunResult r = acc.finish({aborted});
+  INFO(r.failure);
+  CHECK(r.failure.find("op.preamble.length <= op.nbytes. 2740 vs 4 (gloo: a message of 2740 bytes came for a buffer of "
+                       "4: the ranks were in different collectives, one calling a collective the other did not, or "
+                       "the same one with another tensor size)") != std::string::npos);
+  CHECK(library_words_explained("RuntimeError: Connection closed by peer").empty());
 }
