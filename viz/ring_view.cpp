@@ -819,8 +819,15 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   const bool failed = model.failure().failed;
   const std::string number = all_reduce_number(model.generations(), rec, n);
   state.said.ring_number = number;
+  // Every new set of workers runs the course's [1, 2, 3] demo first, as its script does after
+  // init_process_group: after a live change it comes again mid-training, and says why.
+  const bool demo_again = rec.algorithm == "demo" && !model.generations().empty() &&
+                          rec.key.generation != model.generations().front().index;
   std::vector<std::string> parts = {
-      number, rec.algorithm == "demo" ? tr("the [1, 2, 3] demo") : trf("bucket {}", rec.bucket),
+      number,
+      rec.algorithm != "demo" ? trf("bucket {}", rec.bucket)
+      : demo_again            ? tr("the [1, 2, 3] demo, which each new world runs first")
+                              : tr("the [1, 2, 3] demo"),
       trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
   if (rec.step >= 0) parts.push_back(training_step_words(rec));  // counted from 0, as the timeline and the failure lab count
   if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
