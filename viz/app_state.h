@@ -220,6 +220,7 @@ struct SaidOnScreen {
   std::string ring_gate;    // step-through: where the workers are against the screen ("" when not said)
   bool next_enabled = true;  // the step-through's Next button
   std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
+  std::string lab_outcome;   // the Failure lab's word on a straggler's run that ended well ("" otherwise)
   std::string curves_agree;  // side by side: how far the engine's MSE is from the script's ("" otherwise)
   std::string loss_read_out;  // the Training view's hover read-out ("" when the mouse is not over the plot)
   std::vector<std::string> loss_legend;  // the Training view's legend entries as drawn (none: no legend)

@@ -333,6 +333,22 @@ bool armed_fault_ran(const view_model::RunModel& model, const view_model::Failur
   return ran.fault == armed.fault && ran.rank == armed.rank && ran.step == armed.step;
 }
 
+// A straggler's run ends well, and its only trace is in the step time: said beside the lesson, as
+// `ringlab run --fault delay:...` says it, or the run read as a plain one under "every step costs
+// the slowest rank's time".
+void draw_straggler_outcome(const view_model::RunModel& model, const view_model::FailureLabSettings& lab,
+                            std::string& said) {
+  if (lab.fault != LabFault::Delay || !armed_fault_ran(model, lab) || model.us_per_step() <= 0) return;
+  const double us = model.us_per_step(), delay_us = lab.delay_ms * 1000.0;
+  ImGui::PushFont(fonts().bold);
+  ImGui::PushTextWrapPos(0);
+  said = trf("This run: {} µs per step, {} µs of which is rank {}'s delay: every rank's step waits for it",
+             grouped(std::llround(us)), grouped(std::llround(std::min(delay_us, us))), lab.rank);
+  ImGui::TextUnformatted(said.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+}
+
 void draw_lab_buttons(const view_model::RunModel& model, AppState& state) {
   const view_model::FailureLabSettings& s = state.lab.settings;
   const bool live = state.run.live();
@@ -392,6 +408,7 @@ bool FailureLabPaneShown(const view_model::RunModel& model, AppState& state) {
   if (state.lab.newly_shown) state.lab.report_open = true;  // a new failure is always shown
   state.lab.was_failed = failed;
   state.said.lab_command.clear();  // said again by the pane when it is drawn
+  state.said.lab_outcome.clear();
   const bool armed = armed_fault(state);
   return state.lab.report_open && (failed || armed || model.restarted_failure().has_value());
 }
@@ -433,6 +450,7 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
       ImGui::PopTextWrapPos();
     }
     draw_lesson(armed ? state.lab.settings : as_lab_kill(f, state.lab.settings, state.job.timeout_s), state, world, !armed);
+    if (armed && !failed) draw_straggler_outcome(model, state.lab.settings, state.said.lab_outcome);
   }
   ImGui::EndChild();
 }

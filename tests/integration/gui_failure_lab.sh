@@ -134,6 +134,15 @@ echo "ok   uneven 0:1 with Join: completed both epochs, nothing highlighted"
 lab delay '{"world_size": 2, "backend": "gloo", "epochs": 1, "faults": ["delay:0:20"]}' --focus timeline
 [ $rc -eq 0 ] || { cat "$WORK/delay.out" >&2; fail "delay: expected the run to complete, got exit $rc"; }
 grep -q "highlight" "$WORK/delay.out" && fail "delay: a straggler is not a failure: $(cat "$WORK/delay.out")"
+# Its only trace is in the step time: the lab says it beside the lesson, and the menu bar names the fault.
+python3 - "$WORK/delay.state.json" << 'PY' || fail "delay: the lab's outcome or the menu bar's fault"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+said = s["said"]
+m = re.fullmatch(r"This run: ([\d,]+) µs per step, 20,000 µs of which is rank 0's delay: every rank's step waits for it", said["lab_outcome"])
+assert m and int(m.group(1).replace(",", "")) >= 20000, said["lab_outcome"]
+assert said["menu_bar"].endswith(" · fault: Straggler (delay every step), rank 0"), said["menu_bar"]
+PY
 echo "ok   delay:0:20: completed in ${ms} ms, nothing highlighted"
 
 # 6. The lab in Bahasa Indonesia: the same failure, named the same way.
