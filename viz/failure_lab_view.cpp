@@ -65,7 +65,7 @@ void draw_fault_fields(AppState& state) {
     ImGui::PopTextWrapPos();
   }
   s.rank = std::clamp(s.rank, 0, world - 1);
-  FormLabel(tr("Rank"));
+  FormLabel(tr("Faulty rank"));
   SliderIntBeside("##lab_rank", &s.rank, 0, world - 1, fmt::format("{}", s.rank));
   if (has_step(s.fault)) {
     int step = static_cast<int>(std::min<int64_t>(s.step, 1'000'000));
@@ -119,6 +119,9 @@ void draw_kill_now(const view_model::RunModel& model, AppState& state) {
   const int world = std::max(1, live && model.world_size() > 0 ? model.world_size() : state.job.world_size);
   const bool mpi = (live ? state.run.live_backend : state.job.backend) == "mpi";
   state.lab.kill_rank = std::clamp(state.lab.kill_rank, 0, world - 1);
+  // Apart from the fault above (which the next Start injects): a rank slider each read as one.
+  ImGui::Separator();
+  ImGui::TextDisabled("%s", state.lab.settings.fault == LabFault::None ? tr("Now, during a run:") : tr("Or now, during a run:"));
   FormLabel(tr("Rank to kill"));
   SliderIntBeside("##kill_rank", &state.lab.kill_rank, 0, world - 1, std::to_string(state.lab.kill_rank));
   ImGui::BeginDisabled(!live || mpi || world < 2);
