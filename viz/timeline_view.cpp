@@ -253,6 +253,23 @@ void legend_item(const char* text, uint32_t color, uint32_t stripes = 0) {
   ImGui::SameLine(0, fs * 0.8f);
 }
 
+// The bucket-ready mark as the lanes draw it, a small triangle: a class asked what the black
+// triangles were.
+void legend_bucket_mark() {
+  const float fs = ImGui::GetFontSize();
+  const char* text = tr("bucket ready");
+  const float width = fs * 1.1f + ImGui::CalcTextSize(text).x;
+  if (ImGui::GetCursorScreenPos().x + width > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float cx = at.x + fs * 0.4f;
+  ImGui::GetWindowDrawList()->AddTriangleFilled(ImVec2(cx, at.y + fs * 0.3f), ImVec2(cx - fs * 0.3f, at.y + fs * 0.8f),
+                                                ImVec2(cx + fs * 0.3f, at.y + fs * 0.8f), palette().text);
+  ImGui::Dummy(ImVec2(fs * 0.9f, fs));
+  ImGui::SameLine(0, fs * 0.2f);
+  ImGui::TextUnformatted(text);
+  ImGui::SameLine(0, fs * 0.8f);
+}
+
 // Lanes grouped by node: every other node's lanes tinted, a line in the network's colour between
 // two nodes, and "node K" in the column left of the rank labels where its lanes are a line tall.
 // Drawn before the labels and the spans, which go over the tint.
@@ -353,6 +370,7 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, boo
   // Stripes in the waiting colour: over an all-reduce's purple where it waited for the last rank,
   // over their own pale fill where a collective never finished.
   legend_item(tr("waiting"), with_alpha(p.reduced, 0.35f), p.reduced);
+  legend_bucket_mark();
   legend_item(tr("evaluation"), p.mse);
   legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
   if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
