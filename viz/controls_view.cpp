@@ -553,7 +553,10 @@ void draw_title(AppState& state) {
   ImGui::TextWrapped("%s", title.c_str());
   ImGui::PopFont();
   if (about.empty()) return;
-  if (!WrappedHeader(script ? tr("What this shows") : tr("What this scenario shows"), "scenario_description", true)) return;
+  // Open at first where the pane has room for it beside Start and the World size: at 1.5x text in
+  // a 1280x720 window the two were never on screen together (every live change needed a scroll).
+  const bool room = ImGui::GetWindowHeight() >= ImGui::GetFontSize() * 18;
+  if (!WrappedHeader(script ? tr("What this shows") : tr("What this scenario shows"), "scenario_description", room)) return;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
   ImGui::TextWrapped("%s", about.c_str());
   ImGui::PopStyleColor();
