@@ -38,13 +38,8 @@ const ViewEntry kViews[] = {
 }  // namespace
 
 std::string JobSummary(const JobConfig& job) {
-  std::string summary = trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", job.world_size,
-                            job.backend, job.algorithm, fmt::format("{:.3g}", job.lr));
-  // A fault the Failure lab armed goes with every Start until it is taken off: said where the run
-  // is named, or a straggler's slow steps read as the machine's.
-  const view_model::FailureLabSettings lab = view_model::lab_from_job(job);
-  if (lab.fault != view_model::LabFault::None) summary += trf(" · fault: {}, rank {}", LabFaultTitle(lab.fault), lab.rank);
-  return summary;
+  return trf(job.world_size == 1 ? "{} rank, {}, {}, lr {}" : "{} ranks, {}, {}, lr {}", job.world_size, job.backend,
+             job.algorithm, fmt::format("{:.3g}", job.lr));
 }
 
 Focus FocusNamed(const std::string& name) {
@@ -337,9 +332,26 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
   const std::string status = !running            ? NextRunSummary(state)
                              : state.torch.live ? ScriptJobSummary(state.torch, model.current_generation()->job)
                                                 : JobSummary(model.current_generation()->job);
-  state.said.menu_bar = status;
-  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(status.c_str()).x - ImGui::GetFontSize() * 1.5f);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", status.c_str());
+  // A fault the Failure lab armed goes with every Start until it is taken off: said where the run
+  // is named, or a straggler's slow steps read as the machine's. Shorter where the bar has no room
+  // for its name (large text), never over the menus.
+  const JobConfig& named = running ? model.current_generation()->job : state.job;
+  const view_model::FailureLabSettings lab = view_model::lab_from_job(named);
+  std::vector<std::string> forms = {status};
+  if (lab.fault != view_model::LabFault::None && !(running ? state.torch.live : ScriptRun(state)))
+    forms = {status + trf(" · fault: {}, rank {}", LabFaultTitle(lab.fault), lab.rank),
+             status + trf(" · fault on rank {}", lab.rank), trf("fault: {}, rank {}", LabFaultTitle(lab.fault), lab.rank),
+             trf("fault on rank {}", lab.rank)};
+  const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() - ImGui::GetFontSize() * 2.5f;
+  std::string shown = forms.back();
+  for (const std::string& f : forms)
+    if (ImGui::CalcTextSize(f.c_str()).x <= room) {
+      shown = f;
+      break;
+    }
+  state.said.menu_bar = forms.front();
+  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(shown.c_str()).x - ImGui::GetFontSize() * 1.5f);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", shown.c_str());
   state.menu_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);
   ImGui::EndMenuBar();
 }
