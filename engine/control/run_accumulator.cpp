@@ -109,6 +109,10 @@ void RunAccumulator::add(const Event& e) {
       if (!is_joined_step(e) && !std::isfinite(e.value) && e.step >= 0 &&
           (diverged_.step < 0 || e.step < diverged_.step || (e.step == diverged_.step && e.rank < diverged_.rank)))
         diverged_ = {e.step, e.rank, e.value};
+      if (e.rank == 0 && !is_joined_step(e) && std::isfinite(e.value) && e.value > 0) {
+        if (first_loss_ <= 0) first_loss_ = e.value;
+        else if (blowup_.step < 0 && e.value >= 100 * first_loss_) blowup_ = {e.step, e.value};
+      }
       if (e.rank == 0) {
         ++rank0_steps_;
         ++unreported_steps_;
@@ -187,6 +191,8 @@ void RunAccumulator::restart_from(const Event& marker) {
   first_error_.clear();
   first_error_rank_ = -1;
   diverged_ = {};
+  first_loss_ = 0;
+  blowup_ = {};
   flight_.clear();
   spoke_at_end_.clear();
   finished_.clear();
@@ -276,11 +282,16 @@ std::vector<std::string> RunAccumulator::rank_positions(int world_size) const {
 }
 
 std::string RunAccumulator::divergence_words() const {
-  return fmt::format("the training diverged: rank {}'s loss was {} at step {}, and every process went on to its end "
+  const std::string began =
+      blowup_.step >= 0 && blowup_.step < diverged_.step
+          ? fmt::format(" (it began earlier: rank 0's loss was {:.6g} at step {}, over 100 times its first, {:.6g})",
+                        blowup_.loss, blowup_.step, first_loss_)
+          : "";
+  return fmt::format("the training diverged: rank {}'s loss was {} at step {}{}, and every process went on to its end "
                      "(from there its parameters are not numbers); a learning rate too large for the model and its "
                      "data is the usual cause",
                      diverged_.rank, std::isnan(diverged_.loss) ? "nan" : diverged_.loss > 0 ? "inf" : "-inf",
-                     diverged_.step);
+                     diverged_.step, began);
 }
 
 // "interrupted by SIGINT (Ctrl-C) at step 1234, after 3 of 1000000 epochs"; and whether the

@@ -88,6 +88,13 @@ class RunAccumulator {
     int rank = -1;
     double loss = 0;
   } diverged_;
+  // Rank 0's first positive finite loss, and the first step whose loss was 100 times it or more:
+  // where the divergence began, often long before the loss stopped being a number.
+  double first_loss_ = 0;
+  struct Blowup {
+    int64_t step = -1;
+    double loss = 0;
+  } blowup_;
   std::string divergence_words() const;
   std::vector<std::string> errors_;
   std::string first_error_;  // the earliest error a rank raised itself: the root cause

@@ -848,6 +848,26 @@ TEST_CASE("every process ended well on a loss that is no number: the run diverge
   CHECK(fine.finish({exited(0, 0), exited(1, 0)}).ok);
 }
 
+// lr 50 on the course's script: the loss went from 1.27 to 20,790 at step 1 and was inf only at
+// step 7; the failure named step 7 alone.
+TEST_CASE("a diverged run says where its loss began to blow up, before it stopped being a number") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  const double losses[] = {1.27, 20790, 3.1e9, 4.4e17, 8e25, 1e33, 2e37};
+  for (int64_t step = 0; step < 9; ++step)
+    for (int rank = 0; rank < 2; ++rank) {
+      Event end = make_event(EventKind::StepEnd, rank, step, 0);
+      end.value = step < 7 ? losses[step] : step == 7 ? INFINITY : NAN;
+      acc.add(end);
+    }
+  const RunResult r = acc.finish({exited(0, 0), exited(1, 0)});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("the training diverged: rank 0's loss was inf at step 7 (it began earlier: rank 0's loss was "
+                        "20790 at step 1, over 100 times its first, 1.27), and every process went on",
+                        0) == 0);
+}
+
 TEST_CASE("a script that did not announce its epochs is reported with the epochs it trained in") {
   const auto run = [](const std::string& job_json) {
     RunAccumulator acc(JobConfig{});
