@@ -333,7 +333,8 @@ void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
   const int64_t steps = controller.steps_done();
   // Reported: a rank held in a collective sends the events of its last steps only once it is out.
   const std::string since = steps == 0 ? fmt::format("the ranks have reported no step in the {} s since the start", quiet.count())
-                                       : fmt::format("the ranks have reported no new step for {} s ({} before)", quiet.count(), steps);
+                                       : fmt::format("the ranks have reported no new step for {} s, after {} step{}", quiet.count(),
+                                                     steps, steps == 1 ? "" : "s");
   const std::string until = controller.options().torch.empty()
                                 ? fmt::format("until --timeout ({:g} s) ends the run", controller.options().job.timeout_s)
                                 : "until the script's own timeout ends the run";
