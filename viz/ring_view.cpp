@@ -846,9 +846,14 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
   const std::string waits = RunHangs(state) && !failed ? newest_waits_for(model.collectives()) : "";
   if (!waits.empty()) gate = trf("Nothing reported for {:.0f} s: {}", RunSilentNs(state) * 1e-9, waits);
+  // Held (Space, or Hold; it stays into the next run): the ring keeps this all-reduce while the
+  // run goes on, and only the button's word said so.
+  const bool held_view = state.step.mode == RingMode::Follow && !state.step.playing && state.run.phase == RunPhase::Running;
+  if (held_view && waits.empty())
+    gate = tr("Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
-  const bool behind = waits.empty() && state.step.mode == RingMode::Follow && state.run.phase == RunPhase::Running &&
-                      rec.step >= 0 && model.latest_step() > rec.step && !compact;
+  const bool behind = waits.empty() && !held_view && state.step.mode == RingMode::Follow &&
+                      state.run.phase == RunPhase::Running && rec.step >= 0 && model.latest_step() > rec.step && !compact;
   if (behind) {
     const int64_t ahead = model.latest_step() - rec.step;
     gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))

@@ -237,6 +237,21 @@ TEST_CASE("a run gone quiet: under the last all-reduce done, the ring names the 
   CHECK(app.state.said.ring_gate == "Nothing reported for 20 s: All-reduce #5 (step 5, bucket 0) waits for rank 1");
 }
 
+// Space held the ring in the last run, and the hold stays into the next: the whole new run showed
+// one all-reduce, and only the button's "Play" said why.
+TEST_CASE("following a run with the ring held, the ring says it is held and how to go on") {
+  MainWindow app;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  test::ring_allreduces(app.model, 4, 0, 3);
+  app.state.run.phase = viz::RunPhase::Running;
+  viz::AdvanceStepThrough(app.model, app.state);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate.rfind("Held", 0) == std::string::npos);
+  viz::TogglePlay(app.state);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate == "Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
+}
+
 TEST_CASE("a step that ended a moment ago gives the last second's pace") {
   MainWindow app;
   app.state.run.phase = viz::RunPhase::Running;
