@@ -129,6 +129,7 @@ void RunSession::launch(const PlannedRun& run) {
   state_.run.message.clear();
   state_.run.step_at_stop = -1;
   state_.run.paused_at_stop = state_.run.gated_at_stop = false;
+  state_.run.hung_for_ns_at_stop = state_.run.hung_until_rel_ns = 0;
   stopping_ = false;
   switch_from_generation_ = -1;
   switch_changes_before_ = 0;
@@ -184,6 +185,10 @@ void RunSession::stop(StopCause cause) {
   state_.run.step_at_stop = model_.latest_step();
   state_.run.paused_at_stop = state_.run.phase == viz::RunPhase::Paused;
   state_.run.gated_at_stop = state_.gated;
+  if (viz::RunHangs(state_)) {
+    state_.run.hung_for_ns_at_stop = viz::RunSilentNs(state_);
+    state_.run.hung_until_rel_ns = model_.timeline().latest_ns() + state_.run.hung_for_ns_at_stop;
+  }
   sequence_.clear();
   // The workers stop together at their next step boundary, as Ctrl-C stops `ringlab run`, so
   // that every rank's last events reach the views (terminated at once, the ranks heard from

@@ -152,6 +152,10 @@ struct RunStatus {
   // When (now_ns) the timeline's latest event time last moved: held at the gate, the timeline's
   // window goes on from there with the clock.
   int64_t timeline_heard_at_ns = 0;
+  // Stopped while it hung (nothing reported for a second or more, not held by the class): for how
+  // long, and up to when on the timeline's clock (relative ns); 0 otherwise. The hang's account (who
+  // waited, who was silent) stays on screen after the Stop, as Ctrl-C's "where each rank was" does.
+  int64_t hung_for_ns_at_stop = 0, hung_until_rel_ns = 0;
 };
 
 // A value typed into a job field that was refused, kept on screen with the reason.
@@ -344,6 +348,12 @@ inline int64_t RunSilentNs(const AppState& s) {
 // Gone quiet, and not because the class holds it (at the gate, or paused): a hang.
 inline bool RunHangs(const AppState& s) {
   return RunSilentNs(s) >= kRunQuietNs && !s.gated && s.run.phase != RunPhase::Paused;
+}
+
+// A hang now, or the one the run was stopped in: how long nothing had been reported (0: none).
+inline int64_t HungForNs(const AppState& s) {
+  if (RunHangs(s)) return RunSilentNs(s);
+  return s.run.phase == RunPhase::Stopped ? s.run.hung_for_ns_at_stop : 0;
 }
 
 }  // namespace ringlab::viz

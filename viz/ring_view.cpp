@@ -844,8 +844,11 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
                          : "";
   // Gone quiet (a rank asleep or stuck, the others waiting in their next all-reduce): the ring on
   // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
-  const std::string waits = RunHangs(state) && !failed ? newest_waits_for(model.collectives()) : "";
-  if (!waits.empty()) gate = trf("Nothing reported for {:.0f} s: {}", RunSilentNs(state) * 1e-9, waits);
+  const int64_t hung = failed ? 0 : HungForNs(state);
+  const std::string waits = hung > 0 ? newest_waits_for(model.collectives()) : "";
+  if (!waits.empty())
+    gate = state.run.live() ? trf("Nothing reported for {:.0f} s: {}", hung * 1e-9, waits)
+                            : trf("Stopped after {:.0f} s with nothing reported: {}", hung * 1e-9, waits);
   // Held (Space, or Hold; it stays into the next run): the ring keeps this all-reduce while the
   // run goes on, and only the button's word said so.
   const bool held_view = state.step.mode == RingMode::Follow && !state.step.playing && state.run.phase == RunPhase::Running;

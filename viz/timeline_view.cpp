@@ -389,9 +389,19 @@ struct TimeAxis {
 
 // How long the window goes on with the clock: held at the gate or paused, from the last span; a
 // run that hangs, once it has been quiet for kRunQuietNs; else 0.
-int64_t quiet_for_ns(const AppState& state) {
+int64_t quiet_for_ns(const view_model::TimelineModel& tl, const AppState& state) {
+  // Stopped in a hang: the window ends where the Stop came, not at the last span before it.
+  if (state.run.phase == RunPhase::Stopped && state.run.hung_for_ns_at_stop > 0)
+    return std::max<int64_t>(state.run.hung_until_rel_ns - tl.latest_ns(), 0);
   const bool held = state.gated || state.run.phase == RunPhase::Paused;
   return held || RunHangs(state) ? RunSilentNs(state) : 0;
+}
+
+// "Now" for a hang's lane notes, on the timeline's clock: the clock while it hangs, the Stop's
+// moment once stopped in it (the teardown's own reports come after it, and are not the hang's).
+int64_t hang_now_rel_ns(const view_model::TimelineModel& tl, const AppState& state) {
+  if (state.run.phase == RunPhase::Stopped && state.run.hung_for_ns_at_stop > 0) return state.run.hung_until_rel_ns;
+  return tl.latest_ns() + quiet_for_ns(tl, state);
 }
 
 // Where the live window ends: following a live run, where every rank has been heard from (the
@@ -402,7 +412,7 @@ int64_t quiet_for_ns(const AppState& state) {
 // so the wait shows as it happens, not only once it ends (`held_until_ms`, 0 when neither).
 double latest_ms_of(const view_model::TimelineModel& tl, const AppState& state, double& held_until_ms) {
   const bool live = state.run.live();
-  const int64_t quiet = quiet_for_ns(state);
+  const int64_t quiet = quiet_for_ns(tl, state);
   held_until_ms = quiet > 0 ? (tl.latest_ns() + quiet) / 1e6 : 0.0;
   return std::max(held_until_ms, (live ? tl.reported_ns(kMaxEventLagNs) : tl.latest_ns()) / 1e6);
 }
@@ -813,12 +823,12 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
                   trf("rank {}", rank));
   const view_model::FailureDiagnosis& failure = model.failure();
   std::vector<LaneNote> notes(static_cast<size_t>(lanes));
-  const bool hangs = !failure.failed && RunHangs(state);
+  const bool hangs = !failure.failed && HungForNs(state) > 0;
   if (failure.failed)
     for (int rank = 0; rank < lanes; ++rank) notes[rank] = lane_note(failure, rank);
   else if (hangs)
     for (int rank = 0; rank < std::min(lanes, model.world_size()); ++rank)
-      notes[rank] = quiet_lane_note(tl, rank, static_cast<int64_t>(held_until_ms * 1e6));
+      notes[rank] = quiet_lane_note(tl, rank, hang_now_rel_ns(tl, state));
   v.lane_notes.clear();
   for (const LaneNote& n : notes) v.lane_notes.push_back(n.text);
   dl->PushClipRect(a.plot_min, a.plot_max, true);

@@ -223,12 +223,32 @@ TEST_CASE("a live run gone quiet: the window follows the clock and each rank say
   pane.frame();
   CHECK(pane.state.timeline.lane_notes == std::vector<std::string>{"", ""});
   CHECK(pane.state.timeline.drawn_end_ms > 2.3 + 5000);  // still with the clock, as it was
-  // Once it has ended, the run's time stops at its last event.
+  // Stopped in the hang: its account stays, up to the Stop (Ctrl-C's "where each rank was" too).
   pane.state.step.mode = view_model::RingMode::Follow;
   pane.state.gated = false;
+  pane.state.run.phase = viz::RunPhase::Stopped;
+  pane.state.run.hung_for_ns_at_stop = 5'000'000'000;
+  pane.state.run.hung_until_rel_ns = 2'300'000 + 5'000'000'000;
+  pane.frame();
+  CHECK(pane.state.timeline.drawn_end_ms > 2.3 + 5000);
+  REQUIRE(pane.state.timeline.lane_notes.size() == 2);
+  CHECK(pane.state.timeline.lane_notes[0] == "in all-reduce #2 for 5.00 s");
+  CHECK(pane.state.timeline.lane_notes[1] == "silent for 5.00 s");
+  // The teardown the Stop asked for reports after it: the hang's account is still the Stop's.
+  Event torn = span(EventKind::TornDown, 0, 2, 1000 + 5'100'000, 1000 + 5'100'000);
+  pane.model.consume(torn);
+  pane.frame();
+  REQUIRE(pane.state.timeline.lane_notes.size() == 2);
+  CHECK(pane.state.timeline.lane_notes[0] == "in all-reduce #2 for 5.00 s");
+  CHECK(pane.state.timeline.lane_notes[1] == "silent for 5.00 s");
+  // Once it has ended otherwise, the run's time stops at its last event (the teardown's, 5.1 s),
+  // with the little room after it that a finished run's end mark gets, and no hang's notes.
+  pane.state.run.hung_for_ns_at_stop = pane.state.run.hung_until_rel_ns = 0;
   pane.state.run.phase = viz::RunPhase::Failed;
   pane.frame();
-  CHECK(pane.state.timeline.drawn_end_ms < 4.0);
+  CHECK(pane.state.timeline.drawn_end_ms >= 5100.0 - 1e-6);
+  CHECK(pane.state.timeline.drawn_end_ms < 5100.0 * 1.3);
+  CHECK(pane.state.timeline.lane_notes == std::vector<std::string>{"", ""});
 }
 
 // Replay: the timeline goes to the all-reduce the ring is set to and marks its time, so the
