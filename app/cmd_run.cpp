@@ -331,6 +331,16 @@ constexpr std::chrono::seconds kQuietSteps(15);
 // script's own process group's, for a script: a minute by default, unless it set one).
 void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
   const int64_t steps = controller.steps_done();
+  // Nothing at all from any rank: a script's imports (torch alone takes seconds, more on a busy
+  // machine) or a rank held before its first report, not yet ranks waiting in a collective.
+  if (controller.events_received() == 0) {
+    std::fprintf(stderr, "ringlab run: no rank has reported anything in the %lld s since the start: the processes may "
+                 "still be starting (a script's imports take seconds, more on a busy machine), or be held before their "
+                 "first report; %s; Ctrl-C stops it\n", static_cast<long long>(quiet.count()),
+                 controller.options().torch.empty() ? "--timeout ends a run that never reports"
+                                                     : "ringlab ends a script that never reaches watch() after --timeout + 15 s");
+    return;
+  }
   // Reported: a rank held in a collective sends the events of its last steps only once it is out.
   const std::string since = steps == 0 ? fmt::format("the ranks have reported no step in the {} s since the start", quiet.count())
                                        : fmt::format("the ranks have reported no new step for {} s, after {} step{}", quiet.count(),
@@ -341,8 +351,10 @@ void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
   std::fprintf(stderr, "ringlab run: %s: the ranks may be waiting for each other in a collective, %s; Ctrl-C "
                "stops it. Where each rank is, by its last report:\n", since.c_str(), until.c_str());
   // The rank the others wait for is the one whose line stands apart: "no step or collective
-  // reported", or an earlier collective than theirs.
+  // reported", or an earlier collective than theirs; said first where the reports line up so.
   for (const std::string& line : controller.rank_positions()) std::fprintf(stderr, "  %s\n", line.c_str());
+  if (const std::string missing = controller.who_is_missing(); !missing.empty())
+    std::fprintf(stderr, "  so: %s\n", missing.c_str());
 }
 
 // Waits for the run to end, printing the report's lines as they come and drawing the progress

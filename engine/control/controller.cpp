@@ -101,6 +101,10 @@ class Ingest : public EventSink {
     std::lock_guard lock(mutex_);
     return accumulator_.rank_positions(world_size);
   }
+  std::string who_is_missing() {
+    std::lock_guard lock(mutex_);
+    return accumulator_.who_is_missing();
+  }
   RunResult finish(const std::vector<RankExit>& exits, const StopInfo& stop) {
     std::lock_guard lock(mutex_);
     return accumulator_.finish(exits, stop);
@@ -992,6 +996,10 @@ bool Controller::running() const {
 }
 
 int64_t Controller::steps_done() const { return impl_->events.steps_done(); }
+
+uint64_t Controller::events_received() const { return impl_->events.version(); }
+
+std::string Controller::who_is_missing() const { return impl_->events.who_is_missing(); }
 
 std::vector<std::string> Controller::rank_positions() const {
   return impl_->events.rank_positions(impl_->options.job.world_size);

@@ -142,6 +142,8 @@ class Controller {
   int64_t steps_done() const;        // rank 0's training steps so far (less any redone after a restart)
   // Where each rank is by its last report, a line each ("rank 1: no step or collective reported").
   std::vector<std::string> rank_positions() const;
+  uint64_t events_received() const;  // every event any rank has sent so far
+  std::string who_is_missing() const;  // RunAccumulator::who_is_missing, now
   // Ends the run early. The workers are asked to stop together at their next step boundary,
   // where each reports its last state and exits; those still running after `patience` are
   // terminated (SIGTERM, then SIGKILL). 0: terminate them at once. The first cause given is the

@@ -423,6 +423,15 @@ std::string RunAccumulator::who_never_came() const {
                      stuck.missing.size() == 1 ? "it" : "them");
 }
 
+std::string RunAccumulator::who_is_missing() const {
+  const StuckCollective stuck = stuck_collective(last_positions());
+  if (stuck.collective < 0 || stuck.missing.empty()) return "";
+  return fmt::format("{} {} {} not joined collective {}, where {} {} {} for {}", stuck.missing.size() == 1 ? "rank" : "ranks",
+                     fmt::join(stuck.missing, ", "), stuck.missing.size() == 1 ? "has" : "have", stuck.collective,
+                     stuck.waiting.size() == 1 ? "rank" : "ranks", fmt::join(stuck.waiting, ", "),
+                     stuck.waiting.size() == 1 ? "waits" : "wait", stuck.missing.size() == 1 ? "it" : "them");
+}
+
 std::string RunAccumulator::stuck_from_last_reports() const {
   const StuckCollective stuck = stuck_collective(last_positions());
   if (stuck.collective < 0 || stuck.missing.empty()) return "";

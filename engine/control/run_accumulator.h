@@ -35,6 +35,9 @@ class RunAccumulator {
   // "rank 2: step 7, collective 14 (ring, bucket 0), in all-gather step 2 of 3" for each rank,
   // from its last collective and chunk: where every rank was when the run ended.
   std::vector<std::string> rank_positions(int world_size) const;
+  // While a run hangs: "rank 1 has not joined collective 8, where rank 0 waits for it", from the
+  // ranks' last reports; "" when they do not line up so.
+  std::string who_is_missing() const;
 
  private:
   // The little a rank's last events say about where it is.

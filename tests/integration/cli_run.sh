@@ -206,6 +206,7 @@ rc=$?
 if grep -q "^ringlab run: the ranks have reported no \(new \)\?step .*15 s.*until --timeout (120 s) ends the run; Ctrl-C stops it. Where each rank is, by its last report:$" "$work/quiet.err" &&
    grep -q "^  rank 0: step 0, collective 2 (ring, bucket 0), in reduce-scatter" "$work/quiet.err" &&
    grep -q "^  rank 1: step 0, having completed collective 1 (the \[1, 2, 3\] demo all-reduce) before it$" "$work/quiet.err" &&
+   grep -q "^  so: rank 1 has not joined collective 2, where rank 0 waits for it$" "$work/quiet.err" &&
    grep -q "^ringlab run: interrupted by SIGINT" "$work/quiet.err" && grep -q "^where each rank was:" "$work/quiet.err" &&
    grep -q "^fault injected: rank 1: delay: 60000 ms before each of its steps" "$work/quiet.err" &&
    [ $rc -ne 0 ]; then
