@@ -31,6 +31,7 @@
 #include "engine/net/event_server.h"
 #include "engine/net/ports.h"
 #include "engine/job/fault_plan.h"
+#include "engine/control/library_words.h"
 #include "engine/control/launcher.h"
 #include "engine/control/node_rendezvous.h"
 #include "engine/control/openmpi_settings.h"
@@ -857,6 +858,7 @@ struct Controller::Impl {
   // it) has no training to show, whatever its exit, and the result must not pretend otherwise.
   void note_torch_script(RunResult& r) const {
     r.torch_script = options.torch.argv.front();
+    r.failure += script_collectives_note(r.failure);
     // The script's job does not carry ringlab's --timeout; the run was watched with it.
     r.job.timeout_s = options.job.timeout_s;
     if (r.rank_count > 0 || !r.ok) return;

@@ -18,4 +18,11 @@ std::string library_words_explained(const std::string& last_words) {
   return "";
 }
 
+std::string script_collectives_note(const std::string& failure) {
+  if (failure.find("never joined collective") == std::string::npos && failure.find("missing ranks: {") == std::string::npos)
+    return "";
+  return "\nthe script's own collectives outside DDP (a dist.all_reduce or barrier of its own) are not reported to "
+         "ringlab: a rank named missing may be waiting inside one";
+}
+
 }  // namespace ringlab

@@ -11,4 +11,9 @@ namespace ringlab {
 // " (gloo: ...)" to follow a rank's last stderr line, or "" when it says nothing ringlab reads.
 std::string library_words_explained(const std::string& last_words);
 
+// A PyTorch script's failure that names a rank missing from a collective: the script's own
+// collectives outside DDP (a dist.all_reduce or barrier of its own) are not reported, and the
+// missing rank may be inside one. The note to add, or "" when the failure names none missing.
+std::string script_collectives_note(const std::string& failure);
+
 }  // namespace ringlab

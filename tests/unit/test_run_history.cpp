@@ -980,3 +980,12 @@ TEST_CASE("gloo's abort on a message larger than its buffer is said in words: th
                        "the same one with another tensor size)") != std::string::npos);
   CHECK(library_words_explained("RuntimeError: Connection closed by peer").empty());
 }
+
+// A script's rank in a dist.all_reduce of its own (outside DDP, so not reported) read as "never
+// joined collective 7": the failure says what ringlab cannot see.
+TEST_CASE("a script's failure that names a rank missing says its own collectives are not seen") {
+  CHECK(script_collectives_note("ringlab run: stopped by the controller's watchdog\nrank 1 never joined collective 7, "
+                                "where rank 0 waited for it")
+            .find("a dist.all_reduce or barrier of its own") != std::string::npos);
+  CHECK(script_collectives_note("rank 1 failed: killed by SIGKILL").empty());
+}
