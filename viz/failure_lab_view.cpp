@@ -424,6 +424,11 @@ void DrawFailureLabPane(const view_model::RunModel& model, AppState& state) {
   const int world = f.world_size > 0 ? f.world_size : std::max(state.job.world_size, 1);
   ImGui::BeginChild("failure_lab_text", ImVec2(0, 0), false);
   if (failed) draw_failure(f, tr("The run failed"));
+  // A script's own collectives outside DDP (a dist.all_reduce of its own) are not reported: a rank
+  // named missing may be inside one, as the second walk's extra all_reduce was.
+  if (failed && state.torch.live && !f.missing.empty())
+    DimWrapped(tr("The script's own collectives outside DDP (a dist.all_reduce or barrier of its own) are not "
+                  "reported to ringlab: a rank named missing may be waiting inside one."));
   // Right under the failure it reports: below a fault armed for the next Start, it read as the
   // output of that fault's shell line.
   if (failed && !state.run.message.empty() &&
