@@ -527,7 +527,9 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
     if (dl) dl->AddText(fonts().bold, fs, at, color, check.c_str(), nullptr, width);
     at.y += fonts().bold->CalcTextSizeA(fs, FLT_MAX, width, check.c_str()).y;
   }
-  const std::string empty = empty_chunks_note(f);
+  // Not in a small pane, where the ring's cards need the room more (the layout audit's 6 to 12
+  // rank rings beside a big Timeline lost their cells to it).
+  const std::string empty = compact ? "" : empty_chunks_note(f);
   if (!empty.empty()) {
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, empty.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(empty.c_str(), nullptr, false, width).y;
