@@ -304,22 +304,24 @@ void RunSession::note_switch_landed() {
     // A refusal said meanwhile (a further change to one rank, while paused) stays until Resume:
     // written over every frame, the change was refused without a word.
     const bool refusal_shown = !refusal_.empty() && state_.run.message == refusal_;
-    if (state_.run.phase == viz::RunPhase::Paused && now->has_job && !refusal_shown)
+    if (state_.run.phase == viz::RunPhase::Paused && now->has_job && !refusal_shown) {
       // The old world finished the step it was held in only if it was in one (a world changed
       // again before its first step was not).
+      const int64_t done = model_.latest_step() + 1;
       state_.run.message =
           model_.latest_step() > switch_step_before_
-              ? viz::trf("{} rank{}, {}: started after {} steps (the step the ranks were held in was finished first), "
+              ? viz::trf("{} rank{}, {}: started after {} step{} (the step the ranks were held in was finished first), "
                          "held at the gate until you resume",
-                         now->world_size, now->world_size == 1 ? "" : "s", now->job.backend,
-                         viz::grouped(model_.latest_step() + 1))
-              : viz::trf("{} rank{}, {}: started after {} steps, held at the gate until you resume", now->world_size,
-                         now->world_size == 1 ? "" : "s", now->job.backend, viz::grouped(model_.latest_step() + 1));
-    // Stepped through, the new world's first step comes only as the class steps it: "switching"
-    // said the change had not happened while its ring was on screen.
-    else if (state_.gated && now->has_job && !refusal_shown)
+                         now->world_size, now->world_size == 1 ? "" : "s", now->job.backend, viz::grouped(done),
+                         done == 1 ? "" : "s")
+              : viz::trf("{} rank{}, {}: started after {} step{}, held at the gate until you resume", now->world_size,
+                         now->world_size == 1 ? "" : "s", now->job.backend, viz::grouped(done), done == 1 ? "" : "s");
+    } else if (state_.gated && now->has_job && !refusal_shown) {
+      // Stepped through, the new world's first step comes only as the class steps it: "switching"
+      // said the change had not happened while its ring was on screen.
       state_.run.message = viz::trf("{} rank{}, {}: started, its steps held at the step-through gate", now->world_size,
                                     now->world_size == 1 ? "" : "s", now->job.backend);
+    }
     return;
   }
   const view_model::WorldChange& c = changes.back();
