@@ -343,12 +343,8 @@ void menu_bar(const view_model::RunModel& model, AppState& state) {
              status + trf(" · fault on rank {}", lab.rank), trf("fault: {}, rank {}", LabFaultTitle(lab.fault), lab.rank),
              trf("fault on rank {}", lab.rank)};
   const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() - ImGui::GetFontSize() * 2.5f;
-  std::string shown = forms.back();
-  for (const std::string& f : forms)
-    if (ImGui::CalcTextSize(f.c_str()).x <= room) {
-      shown = f;
-      break;
-    }
+  const std::string* fits = FirstThatFits(forms, room);
+  const std::string& shown = fits ? *fits : forms.back();
   state.said.menu_bar = forms.front();
   ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(shown.c_str()).x - ImGui::GetFontSize() * 1.5f);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette().text_dim), "%s", shown.c_str());

@@ -237,37 +237,38 @@ void draw_failure_lane(ImDrawList* dl, const view_model::FailureDiagnosis& f, in
   draw_lane_note(dl, note, lane_min, lane_max, culprit ? p.bad : p.text);
 }
 
-// A swatch of `color`, striped in `stripes` where the plot stripes what it stands for.
-void legend_item(const char* text, uint32_t color, uint32_t stripes = 0) {
+// One entry of the legend: a swatch drawn by `swatch` (given its top-left corner) and its words.
+// A narrow pane wraps the legend rather than cutting it off.
+template <class Swatch>
+void legend_entry(const char* text, Swatch&& swatch) {
   const float fs = ImGui::GetFontSize();
-  // A narrow pane wraps the legend rather than cutting it off.
   const float width = fs * 1.1f + ImGui::CalcTextSize(text).x;
   if (ImGui::GetCursorScreenPos().x + width > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
-  const ImVec2 at = ImGui::GetCursorScreenPos();
-  const ImVec2 a(at.x, at.y + fs * 0.2f), b(at.x + fs * 0.8f, at.y + fs);
-  ImGui::GetWindowDrawList()->AddRectFilled(a, b, color, stripes ? 0.0f : 2.0f);
-  if (stripes) hatch(ImGui::GetWindowDrawList(), a, b, stripes, fs * 0.3f);
+  swatch(ImGui::GetCursorScreenPos());
   ImGui::Dummy(ImVec2(fs * 0.9f, fs));
   ImGui::SameLine(0, fs * 0.2f);
   ImGui::TextUnformatted(text);
   ImGui::SameLine(0, fs * 0.8f);
 }
 
+// A swatch of `color`, striped in `stripes` where the plot stripes what it stands for.
+void legend_item(const char* text, uint32_t color, uint32_t stripes = 0) {
+  legend_entry(text, [&](ImVec2 at) {
+    const float fs = ImGui::GetFontSize();
+    const ImVec2 a(at.x, at.y + fs * 0.2f), b(at.x + fs * 0.8f, at.y + fs);
+    ImGui::GetWindowDrawList()->AddRectFilled(a, b, color, stripes ? 0.0f : 2.0f);
+    if (stripes) hatch(ImGui::GetWindowDrawList(), a, b, stripes, fs * 0.3f);
+  });
+}
+
 // The bucket-ready mark as the lanes draw it, a small triangle: a class asked what the black
 // triangles were.
 void legend_bucket_mark() {
-  const float fs = ImGui::GetFontSize();
-  const char* text = tr("bucket ready");
-  const float width = fs * 1.1f + ImGui::CalcTextSize(text).x;
-  if (ImGui::GetCursorScreenPos().x + width > ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::NewLine();
-  const ImVec2 at = ImGui::GetCursorScreenPos();
-  const float cx = at.x + fs * 0.4f;
-  ImGui::GetWindowDrawList()->AddTriangleFilled(ImVec2(cx, at.y + fs * 0.3f), ImVec2(cx - fs * 0.3f, at.y + fs * 0.8f),
-                                                ImVec2(cx + fs * 0.3f, at.y + fs * 0.8f), palette().text);
-  ImGui::Dummy(ImVec2(fs * 0.9f, fs));
-  ImGui::SameLine(0, fs * 0.2f);
-  ImGui::TextUnformatted(text);
-  ImGui::SameLine(0, fs * 0.8f);
+  legend_entry(tr("bucket ready"), [](ImVec2 at) {
+    const float fs = ImGui::GetFontSize(), cx = at.x + fs * 0.4f;
+    ImGui::GetWindowDrawList()->AddTriangleFilled(ImVec2(cx, at.y + fs * 0.3f), ImVec2(cx - fs * 0.3f, at.y + fs * 0.8f),
+                                                  ImVec2(cx + fs * 0.3f, at.y + fs * 0.8f), palette().text);
+  });
 }
 
 // Lanes grouped by node: every other node's lanes tinted, a line in the network's colour between

@@ -254,16 +254,17 @@ std::string JoinedInLines(const std::vector<std::string>& parts, float width, fl
   return text + line;
 }
 
+const std::string* FirstThatFits(const std::vector<std::string>& forms, float width) {
+  for (const std::string& form : forms)
+    if (ImGui::CalcTextSize(form.c_str()).x <= width) return &form;
+  return nullptr;
+}
+
 std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
   if (forms.empty()) return "";
   const float width = ImGui::GetContentRegionAvail().x;
-  std::string shown;
-  for (const std::string& form : forms)
-    if (ImGui::CalcTextSize(form.c_str()).x <= width) {
-      shown = form;
-      break;
-    }
-  if (shown.empty()) shown = cut_to_width(forms.back(), width);
+  const std::string* fits = FirstThatFits(forms, width);
+  const std::string shown = fits ? *fits : cut_to_width(forms.back(), width);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", shown.c_str());
   if (shown != forms.front() && ImGui::IsItemHovered()) WrappedTooltip(forms.front());
   return shown;

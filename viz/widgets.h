@@ -31,6 +31,8 @@ void WrappedTooltip(const std::string& text, float width = 30);
 // row, else the last one cut short with "…". When a shorter form is shown, hovering it shows the
 // first. A status whose numbers lengthen keeps its height this way, and the controls under it
 // stay where a hand is about to click. Returns the text shown.
+// The first of `forms` (longest first) whose text fits `width`, or nullptr when none does.
+const std::string* FirstThatFits(const std::vector<std::string>& forms, float width);
 std::string FittedLine(const std::vector<std::string>& forms, uint32_t color);
 
 // `parts` joined by " · " into lines no wider than `width` at font size `font_size`, broken only

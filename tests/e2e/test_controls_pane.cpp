@@ -33,6 +33,16 @@ struct MainWindow {
   view_model::RunModel model;
   viz::AppState state;
 
+  // A 4-rank run on gloo trains, its all-reduces #0 to #(done - 1) finished, and the ring follows
+  // it: the newest done is on screen.
+  void follow_four_ranks(int64_t done) {
+    for (int r = 0; r < 4; ++r) model.consume(test::run_begin_event(r, 4, "gloo"));
+    test::ring_allreduces(model, 4, 0, done);
+    state.run.phase = viz::RunPhase::Running;
+    viz::AdvanceStepThrough(model, state);
+    REQUIRE(viz::ShownCollective(model, state) != nullptr);
+  }
+
   // A run trains, and Reset is asked about (Ctrl+R): its question drawn once.
   void ask_reset_while_running() {
     state.run.phase = viz::RunPhase::Running;
@@ -223,12 +233,8 @@ TEST_CASE("after a live change, the ungated step time names the world it counts"
 // done: every rank holds the sum" of the last one for as long as it lasted.
 TEST_CASE("a run gone quiet: under the last all-reduce done, the ring names the one they wait in") {
   MainWindow app;
-  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
-  test::ring_allreduces(app.model, 4, 0, 5);
+  app.follow_four_ranks(5);
   for (int r : {0, 2, 3}) app.model.consume(test::collective_event(EventKind::CollectiveBegin, r, 5, 32));
-  app.state.run.phase = viz::RunPhase::Running;
-  viz::AdvanceStepThrough(app.model, app.state);  // the ring takes up the newest all-reduce done, #4
-  REQUIRE(viz::ShownCollective(app.model, app.state) != nullptr);
   app.state.run.timeline_heard_at_ns = now_ns();  // reporting: nothing to say
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_gate.find("waits for") == std::string::npos);
@@ -241,10 +247,7 @@ TEST_CASE("a run gone quiet: under the last all-reduce done, the ring names the 
 // one all-reduce, and only the button's "Play" said why.
 TEST_CASE("following a run with the ring held, the ring says it is held and how to go on") {
   MainWindow app;
-  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
-  test::ring_allreduces(app.model, 4, 0, 3);
-  app.state.run.phase = viz::RunPhase::Running;
-  viz::AdvanceStepThrough(app.model, app.state);
+  app.follow_four_ranks(3);
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_gate.rfind("Held", 0) == std::string::npos);
   viz::TogglePlay(app.state);

@@ -257,7 +257,9 @@ TEST_CASE("a run's step time leaves the waits at the gate out, as the workers' o
 // A script whose rank 1 slept 25 s before training: rank 0's first step waited all that time in
 // its first all-reduce, and the mean of 16 steps (1.56 s) describes none of them. The slowest step
 // is named, with the mean of the others.
-TEST_CASE("one step far slower than the rest is named, with the others' mean") {
+namespace {
+// Rank 0's sixteen steps of 2 ranks, one after another, step `slow` taking `slow_ns`, the others 1 ms.
+RunModel sixteen_steps(int64_t slow, int64_t slow_ns) {
   RunModel m;
   for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
   int64_t t0 = 1'000'000'000;
@@ -267,24 +269,23 @@ TEST_CASE("one step far slower than the rest is named, with the others' mean") {
     m.consume(begin);
     Event e = make(EventKind::StepEnd, 0, s);
     e.t_begin_ns = t0;
-    e.t_end_ns = t0 + (s == 0 ? 25'000'000'000 : 1'000'000);
+    e.t_end_ns = t0 + (s == slow ? slow_ns : 1'000'000);
     m.consume(e);
     t0 = e.t_end_ns + 1000;
   }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("one step far slower than the rest is named, with the others' mean") {
+  const RunModel m = sixteen_steps(0, 25'000'000'000);
   CHECK(m.slowest_step().step == 0);
   CHECK(m.slowest_step().ns == 25'000'000'000);
   REQUIRE(m.others_us_per_step().has_value());
   CHECK(*m.others_us_per_step() == doctest::Approx(1000.0));
   // Steps that differ by less than that read right from their mean: a step twice as slow as the
   // others among sixteen moves the mean by 6%.
-  RunModel alike;
-  for (int r = 0; r < 2; ++r) alike.consume(test::run_begin_event(r, 2, "gloo"));
-  for (int64_t s = 0; s < 16; ++s) {
-    Event e = make(EventKind::StepEnd, 0, s);
-    e.t_begin_ns = 1'000'000'000 + s * 10'000'000;
-    e.t_end_ns = e.t_begin_ns + (s == 5 ? 2'000'000 : 1'000'000);
-    alike.consume(e);
-  }
+  const RunModel alike = sixteen_steps(5, 2'000'000);
   CHECK(alike.slowest_step().step == 5);
   CHECK_FALSE(alike.others_us_per_step().has_value());
 }
