@@ -641,6 +641,37 @@ RingProgress ring_progress_of(const view_model::CollectiveLog& log, int generati
   return found;
 }
 
+// The newest all-reduce of world `generation` with a ring step to show; nullptr if none has.
+const view_model::CollectiveRecord* last_ring_of(const view_model::CollectiveLog& log, int generation) {
+  const view_model::CollectiveRecord* last = nullptr;
+  for (const size_t i : view_model::steppable_collectives(log))
+    if (log.at(i).key.generation == generation && view_model::recorded_steps(log.at(i)) > 0) last = &log.at(i);
+  return last;
+}
+
+// A live change with the new world (`n` ranks) not yet at its first ring step: the ring on screen
+// is the old world's, the last it finished or, stepped back with Previous, an earlier one (then
+// named, with the last beside it).
+std::string change_note(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown, int n,
+                        RingProgress progress) {
+  const char* s = n == 1 ? "" : "s";
+  const view_model::CollectiveRecord* last = last_ring_of(log, shown.key.generation);
+  if (!last || last->key == shown.key)
+    return progress == RingProgress::None
+               ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change", n, s)
+               : trf("The world now running ({} rank{}) waits before its first ring step: shown, the last all-reduce "
+                     "before the change",
+                     n, s);
+  const int before = shown.world_size;
+  return progress == RingProgress::None
+             ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, all-reduce #{} of the {} ranks "
+                   "before the change (their last: #{})",
+                   n, s, grouped(shown.key.id), before, grouped(last->key.id))
+             : trf("The world now running ({} rank{}) waits before its first ring step: shown, all-reduce #{} of the {} "
+                   "ranks before the change (their last: #{})",
+                   n, s, grouped(shown.key.id), before, grouped(last->key.id));
+}
+
 // The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the
 // weights' broadcast first): after a live change the number says what changed, or the count
 // starting again would read as the run starting over.
@@ -666,12 +697,18 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen
 // can be where they wait, behind them in the same all-reduce (Previous), or in an earlier one;
 // "" for an all-reduce shown done with the workers still in it (the run is ending).
-std::string gate_hint(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown,
+// After a live change the workers' all-reduce is numbered in its own world ("#1 since the change
+// to 2 ranks"): the old world had its own #1 long before.
+std::string gate_hint(const view_model::RunModel& model, const view_model::CollectiveRecord& shown,
                       const view_model::RingFrame& frame, const StepThroughState& st) {
+  const view_model::CollectiveLog& log = model.collectives();
   const std::vector<size_t> rings = view_model::steppable_collectives(log);
-  if (!rings.empty() && log.at(rings.back()).key.id != shown.key.id)
-    return st.playing ? trf("Playing: the screen goes on to all-reduce #{}, where the workers are", grouped(log.at(rings.back()).key.id))
-                      : trf("The workers have moved on to all-reduce #{}: Next goes forward to it", grouped(log.at(rings.back()).key.id));
+  if (!rings.empty() && log.at(rings.back()).key != shown.key) {
+    const view_model::CollectiveRecord& newest = log.at(rings.back());
+    const std::string where = all_reduce_number(model.generations(), newest, newest.world_size);
+    return st.playing ? trf("Playing: the screen goes on to {}, where the workers are", where)
+                      : trf("The workers have moved on to {}: Next goes forward to it", where);
+  }
   if (frame.done) return "";
   if (st.playing && st.position < frame.total_steps)
     return trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step at "
@@ -842,7 +879,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   if (cut_short && !failed) words.line(fonts().bold, palette().text_dim, ended_text(frame));
   if (!next.empty() && !failed) words.next_step(next, explanation_of(frame), compact);
   std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
-                         ? gate_hint(model.collectives(), rec, frame, state.step)
+                         ? gate_hint(model, rec, frame, state.step)
                          : "";
   // Gone quiet (a rank asleep or stuck, the others waiting in their next all-reduce): the ring on
   // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
@@ -876,18 +913,10 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   const view_model::Generation* newest = model.current_generation();
   if (!newest || newest->index <= rec.key.generation || !state.run.live() || compact) return;
   const RingProgress progress = ring_progress_of(model.collectives(), newest->index);  // a scan of the log: only after a change
-  if (progress != RingProgress::Stepped) {
-    const int n = newest->world_size;
-    const std::string note =
-        progress == RingProgress::None
-            ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change", n,
-                  n == 1 ? "" : "s")
-            : trf("The world now running ({} rank{}) waits before its first ring step: shown, the last all-reduce "
-                  "before the change",
-                  n, n == 1 ? "" : "s");
-    state.said.ring_gate = note;
-    words.line(fonts().bold, palette().accent, note);
-  }
+  if (progress == RingProgress::Stepped) return;
+  const std::string note = change_note(model.collectives(), rec, newest->world_size, progress);
+  state.said.ring_gate = note;
+  words.line(fonts().bold, palette().accent, note);
 }
 
 // Under the ring: the footer's lines, and the legend beside them where they fit in one line

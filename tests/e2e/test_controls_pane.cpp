@@ -353,3 +353,29 @@ TEST_CASE("Replay during a live run offers the all-reduces its copy holds whole,
   // Chosen at "5 of 5", #5 showed no step and Next was greyed: the end of the copy.
   CHECK(app.state.said.replay_slot == "4 of 4");
 }
+
+// Stepped through, Previous back into an older all-reduce, then a live change from 4 ranks to 2:
+// the note under the ring called the one on screen "the last one before the change"; once the
+// new world had taken a ring step it said "moved on to all-reduce #1", a number the old world had
+// used long before.
+TEST_CASE("a live change after Previous: the ring says which all-reduce of the old world is on screen, and numbers the new one since the change") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  test::ring_allreduces(app.model, 4, 1, 6);  // #1 to #5
+  viz::SetRingMode(app.model, app.state, viz::RingMode::Gated);
+  app.state.frame_dt_s = 0.1;
+  viz::AdvanceStepThrough(app.model, app.state);
+  for (int i = 0; i <= 2 * 3; ++i) viz::StepBack(app.model, app.state);
+  app.frame(ImVec2(900, 400));
+  REQUIRE(app.state.said.ring_number == "all-reduce #4");
+  CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #5: Next goes forward to it");
+  for (int r = 0; r < 2; ++r) app.model.consume(test::run_begin_event(r, 2, "gloo"));
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate ==
+        "The world now running (2 ranks) has no all-reduce yet: shown, all-reduce #4 of the 4 ranks before the change (their last: #5)");
+  test::ring_allreduces(app.model, 2, 1, 2);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_number == "all-reduce #4");
+  CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #1 since the change to 2 ranks: Next goes forward to it");
+}
