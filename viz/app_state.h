@@ -231,6 +231,7 @@ struct SaidOnScreen {
   float loss_plot_height = 0;             // its plot's height in pixels, axes included
   std::string sampler_numbers;  // what the Sampler's cells are labelled with: "index", "order", "" (none)
   std::string sampler_note;     // the line under its grid when Show order cannot be seen ("" otherwise)
+  std::string sampler_more;     // the line under the shards' orders naming the ranks that did not fit ("" when all did)
   std::string sampler_shards_differ;  // the Sampler's warning that the ranks' shards differ in length ("" otherwise)
   std::string scale_note;       // the Scale view's words under its step bar: the live run against the models
   std::string replay_slot;       // Replay's All-reduce slider, as it reads ("3 of 45"; "" while not shown)

@@ -74,7 +74,9 @@ void shard_read_out(int rank, const std::vector<int64_t>& shard) {
 // Each rank's shard in the order it trains on it (with set_epoch forgotten, the same every
 // epoch), one line per rank, as many lines as `rows` (the last one says how many ranks did not
 // fit when there are more).
-void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::SamplerGrid& grid, int rows) {
+// `more`: that last line as drawn, in the first of its forms that fits the width (the others cut).
+void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::SamplerGrid& grid, int rows,
+                      std::string& more) {
   const Palette& p = palette();
   ImFont* mono = fonts().mono;
   const float fs = ImGui::GetFontSize();
@@ -100,10 +102,18 @@ void draw_shard_order(ImDrawList* dl, ImVec2 at, float width, const view_model::
     }
     at.y += fs * 1.25f;
   }
-  if (shown < grid.world_size)
-    dl->AddText(at, p.text_dim,
-                (shown == 0 ? std::string(tr("each rank's indices in order: enlarge the pane"))
-                            : trf("the order of {} more ranks: enlarge the pane", grid.world_size - shown)).c_str());
+  more.clear();
+  if (shown >= grid.world_size) return;
+  const std::vector<std::string> forms = {shown == 0 ? std::string(tr("each rank's indices in order: enlarge the pane"))
+                                                     : trf("the order of {} more ranks: enlarge the pane", grid.world_size - shown),
+                                          shown == 0 ? std::string(tr("indices in order: enlarge the pane"))
+                                                     : trf("{} more ranks: enlarge the pane", grid.world_size - shown),
+                                          tr("enlarge the pane")};
+  const std::string* fits = FirstThatFits(forms, width);
+  more = fits ? *fits : forms.back();
+  dl->PushClipRect(at, ImVec2(at.x + width, at.y + fs * 1.25f), true);
+  dl->AddText(at, p.text_dim, more.c_str());
+  dl->PopClipRect();
 }
 
 // The pane's switches: set_epoch forgotten (a live run asks before it starts again), following
@@ -342,7 +352,7 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   }
   // Rows for no rank's shard would only say "enlarge the pane" once more.
   if (shard_rows > 0 && (!order_unseen || shard_rows >= std::min(grid.world_size, 2)))
-    draw_shard_order(dl, below, avail.x, grid, shard_rows);
+    draw_shard_order(dl, below, avail.x, grid, shard_rows, said.sampler_more);
 }
 
 }  // namespace
@@ -354,6 +364,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   draw_sampler_switches(state);
   state.said.sampler_numbers.clear();
   state.said.sampler_note.clear();
+  state.said.sampler_more.clear();
   state.said.sampler_shards_differ.clear();
   if (epochs.empty()) {
     // A script's steps with no shard before them: its watch() has no sampler to report.

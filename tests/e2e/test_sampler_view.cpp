@@ -88,3 +88,14 @@ TEST_CASE("shards of different lengths are named, rank by rank") {
         "The ranks' shards differ in length (rank 0: 64, rank 1: 32, rank 2: 64, rank 3: 64): their samplers do not "
         "see the same dataset, and the ranks will not take the same number of steps");
 }
+
+// The line under the ranks' orders that did not all fit ran on past a narrow pane's edge (after a
+// live change it named more ranks and grew): the first of its forms that fits.
+TEST_CASE("ranks whose order does not fit are named in a line that fits the pane") {
+  CHECK(drawn(ImVec2(390, 150), false).sampler_more == "each rank's indices in order: enlarge the pane");
+  CHECK(drawn(ImVec2(390, 210), false).sampler_more == "the order of 3 more ranks: enlarge the pane");
+  CHECK(drawn(ImVec2(250, 210), false).sampler_more == "indices in order: enlarge the pane");
+  CHECK(drawn(ImVec2(250, 270), false).sampler_more == "2 more ranks: enlarge the pane");
+  CHECK(drawn(ImVec2(150, 210), false).sampler_more == "enlarge the pane");
+  CHECK(drawn(ImVec2(590, 420), false).sampler_more.empty());  // enlarged: every rank's order drawn
+}
