@@ -216,6 +216,7 @@ struct SaidOnScreen {
   std::string title;      // the controls' title: the scenario's, or the PyTorch script's
   std::string menu_bar;   // at the menu bar's right: what runs, or what Start would run
   std::vector<std::string> script_job;  // a script's training as the controls show it ("Epochs: 3")
+  std::map<std::string, int64_t> job_fields;  // the engine's integer fields as shown, by id ("bucket_cap": 25600)
   std::string status;     // the run's phase, under Start / Stop
   std::string pace;       // the step time's line ("" when none is shown)
   std::string ring_banner;  // the ring pane's big line (the failure, the all-reduce shown, what Start runs)

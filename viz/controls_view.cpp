@@ -91,14 +91,16 @@ std::string range_text(int64_t lo, int64_t hi) {
 // (and when hovered), so it is read before a value is typed, without moving the layout or
 // taking a second line for every field at 1280x720; a typed value outside it, or
 // one the job refuses (JobConfig::validate, the same check as `ringlab run`'s flags), stays in
-// the field with the reason under it, and the job keeps its last valid value. With
-// `zero_is_default`, 0 on screen is the job's -1 (leave it to PyTorch's default).
+// the field with the reason under it, and the job keeps its last valid value. With a
+// `pytorch_default`, the job's -1 (leave it to PyTorch) shows as PyTorch's value, as a script's
+// run shows it; that value or 0 typed puts the -1 back.
 template <class T>
 void job_int_field(AppState& state, const char* english, const char* id, T JobConfig::*member, int64_t lo, int64_t hi,
-                   const char* note = nullptr, bool zero_is_default = false) {
+                   const char* note = nullptr, int64_t pytorch_default = -1) {
   FieldEdit& edit = state.field_edits[id];
   const int64_t in_job = static_cast<int64_t>(state.job.*member);
-  int64_t value = edit.refused ? edit.typed : zero_is_default && in_job == -1 ? 0 : in_job;
+  const bool has_default = pytorch_default != -1;
+  int64_t value = edit.refused ? edit.typed : has_default && in_job == -1 ? pytorch_default : in_job;
   const int64_t step = 1, step_fast = std::max<int64_t>(1, (hi - lo) / 1000);
   FormLabel(tr(english));
   if (edit.refused) {  // the field itself is marked, not only the reason under it
@@ -106,6 +108,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 2.0f);
   }
   const bool changed = ImGui::InputScalar(("##" + std::string(id)).c_str(), ImGuiDataType_S64, &value, &step, &step_fast);
+  state.said.job_fields[id] = value;
   if (edit.refused) {
     ImGui::PopStyleVar();
     ImGui::PopStyleColor();
@@ -120,7 +123,7 @@ void job_int_field(AppState& state, const char* english, const char* id, T JobCo
     edit.refused = false;
     edit.reason.clear();
     JobConfig candidate = state.job;
-    candidate.*member = static_cast<T>(zero_is_default && value == 0 ? -1 : value);
+    candidate.*member = static_cast<T>(has_default && (value == 0 || value == pytorch_default) ? -1 : value);
     std::string refusal;
     if (value < lo || value > hi) {
       refusal = fmt::format("{}: {}", tr(english), range_text(lo, hi));
@@ -229,7 +232,7 @@ void draw_job_fields(AppState& state) {
       return;
     }
     job_int_field(state, "Bucket cap KB", "bucket_cap", &JobConfig::bucket_cap_kb, 0, 1'048'576,
-                  "DDP's bucket_cap_mb. 0: PyTorch's 25 MiB.", true);
+                  "DDP's bucket_cap_mb, in KB: PyTorch's 25 MiB is 25600 (0 puts it back).", 25 * 1024);
     float lr = static_cast<float>(job.lr);
     FormLabel(tr("Learning rate"));
     const SliderOutcome slid = SliderFloatBeside("##lr", &lr, 0.001f, 1.0f, fmt::format("{:.3f}", lr), ImGuiSliderFlags_Logarithmic);
@@ -245,8 +248,8 @@ void draw_job_fields(AppState& state) {
     job_int_field(state, "Seed", "seed", &JobConfig::seed, 0, std::numeric_limits<int64_t>::max());
     job_int_field(state, "Epochs", "epochs", &JobConfig::epochs, 1, 1'000'000);
     job_int_field(state, "First bucket KB", "first_bucket", &JobConfig::first_bucket_kb, 0, 1'048'576,
-                  "PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES. 0: its 1 MiB, which holds the seed's whole model. A few KB here and in the cap split it, from step 2, into buckets that overlap backward.",
-                  true);
+                  "PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES, in KB: its 1 MiB is 1024 (0 puts it back), which holds the seed's whole model. A few KB here and in the cap split it, from step 2, into buckets that overlap backward.",
+                  1024);
   }
   ImGui::EndDisabled();
 }

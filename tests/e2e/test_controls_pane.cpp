@@ -379,3 +379,17 @@ TEST_CASE("a live change after Previous: the ring says which all-reduce of the o
   CHECK(app.state.said.ring_number == "all-reduce #4");
   CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #1 since the change to 2 ranks: Next goes forward to it");
 }
+
+// The engine's bucket fields showed 0 for PyTorch's default, where a script's run showed the
+// same default as 25600: one value, one way of writing it.
+TEST_CASE("the bucket fields show PyTorch's defaults as their values, as a script's run does") {
+  MainWindow app;
+  app.frame(ImVec2(900, 400));
+  REQUIRE(app.state.said.job_fields.contains("bucket_cap"));
+  CHECK(app.state.said.job_fields.at("bucket_cap") == 25600);
+  CHECK(app.state.said.job_fields.at("first_bucket") == 1024);
+  app.state.job.bucket_cap_kb = 4;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.job_fields.at("bucket_cap") == 4);
+  CHECK(app.state.said.job_fields.at("first_bucket") == 1024);
+}
