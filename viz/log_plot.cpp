@@ -10,19 +10,31 @@ namespace ringlab::viz {
 
 namespace {
 
-// Keeps every k-th tick so that at most `most` remain, anchored so 1 KiB, 1 MiB (or 1, 1000) stay.
+// The exponents in [e0, e1] that are multiples of k: 1 KiB, 1 MiB (or 1, 1000) stay where they are.
+std::vector<int> multiples_of(int e0, int e1, int k) {
+  std::vector<int> found;
+  for (int e = e0; e <= e1; ++e)
+    if (((e % k) + k) % k == 0) found.push_back(e);
+  return found;
+}
+
+// Every k-th power, for the smallest k of `steps` that leaves at most `most` ticks and at least
+// two. A small plot (large text) can leave room for two only, where every k gives more or fewer
+// (a 2^3..2^33 axis: 1 KiB, 1 MiB, 1 GiB at k = 10, only 1 MiB at 20): then the first and last of
+// the sparsest k that still gives two, so an axis never carries a single tick, which gives no scale.
 std::vector<double> every_kth_power(double lo, double hi, double base, const std::vector<int>& steps, int most) {
   const int e0 = static_cast<int>(std::ceil(std::log(lo) / std::log(base) - 1e-9));
   const int e1 = static_cast<int>(std::floor(std::log(hi) / std::log(base) + 1e-9));
-  int step = steps.back();
-  for (int k : steps)
-    if ((e1 - e0) / k + 1 <= std::max(most, 2)) {
-      step = k;
-      break;
-    }
+  std::vector<int> chosen = multiples_of(e0, e1, steps.front());
+  for (int k : steps) {
+    const std::vector<int> found = multiples_of(e0, e1, k);
+    if (found.size() < 2) break;
+    chosen = found;
+    if (found.size() <= static_cast<size_t>(std::max(most, 2))) break;
+  }
+  if (chosen.size() > static_cast<size_t>(std::max(most, 2))) chosen = {chosen.front(), chosen.back()};
   std::vector<double> ticks;
-  for (int e = e0; e <= e1; ++e)
-    if (((e % step) + step) % step == 0) ticks.push_back(std::pow(base, e));
+  for (int e : chosen) ticks.push_back(std::pow(base, e));
   return ticks;
 }
 

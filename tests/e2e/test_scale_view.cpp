@@ -15,6 +15,7 @@
 #include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
+#include "viz/log_plot.h"
 #include "viz/views.h"
 
 using namespace ringlab;
@@ -106,4 +107,16 @@ TEST_CASE("the link within a node follows the job's backend to its own transport
   state.job.backend = "mpi";
   draw_scale(run_on("mpi"), state);
   CHECK(state.scale.link == "100gbe");
+}
+
+// At 1.5x text in a 1280x720 window the Scale view's plots have room for about two labels an axis;
+// each took one ("1 s", "1 MiB"), which gives no scale.
+TEST_CASE("a small log plot's axes keep two round ticks at least, or every one that fits") {
+  using V = std::vector<double>;
+  CHECK(viz::decade_ticks(1e-5, 20, 2) == V{1e-3, 1});          // 3 at k = 3 was too many; 6 left only 1
+  CHECK(viz::decade_ticks(1e-5, 20, 3) == V{1e-4, 1e-2, 1});
+  CHECK(viz::decade_ticks(1e-5, 20, 10) == V{1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10});
+  CHECK(viz::power_of_two_ticks(8, 8.0 * (1 << 30), 2) == V{1024, 1 << 30});  // 1 KiB and 1 GiB
+  CHECK(viz::power_of_two_ticks(8, 8.0 * (1 << 30), 3) == V{1024, 1 << 20, 1 << 30});
+  CHECK(viz::power_of_two_ticks(3000, 5000, 4) == V{4096});  // less than a power of two: the one there is
 }
