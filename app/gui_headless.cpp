@@ -42,7 +42,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["said"] = {{"title", state.said.title}, {"menu_bar", state.said.menu_bar}, {"script_job", state.said.script_job},
                {"status", state.said.status}, {"pace", state.said.pace}, {"ring_banner", state.said.ring_banner}, {"ring_next", state.said.ring_next},
-               {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate},
+               {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate}, {"ring_legend", state.said.ring_legend},
                {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}, {"lab_outcome", state.said.lab_outcome}, {"curves_agree", state.said.curves_agree},
                {"sampler_numbers", state.said.sampler_numbers}, {"sampler_note", state.said.sampler_note},
                {"scale_note", state.said.scale_note}, {"reset_meanwhile", state.said.reset_meanwhile}, {"quit_meanwhile", state.said.quit_meanwhile}};

@@ -223,6 +223,7 @@ struct SaidOnScreen {
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
   std::string ring_number;  // which all-reduce the ring shows ("all-reduce #3 since the change to 2 ranks")
   std::string ring_gate;    // step-through: where the workers are against the screen ("" when not said)
+  std::string ring_legend;  // where the ring's legend is: "beside" the footer's lines, "above" them, or "" (none)
   bool next_enabled = true;  // the step-through's Next button
   std::string lab_command;   // the Failure lab's "same run from a shell" ("" while it shows none)
   std::string lab_outcome;   // the Failure lab's word on a straggler's run that ended well ("" otherwise)

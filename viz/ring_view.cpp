@@ -923,9 +923,17 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
 // each; over several nodes, a note on the dashed links between the ring and the footer.
 struct RingFooter {
   bool legend = false;
+  bool stacked = false;  // the legend in rows of its own above the footer's lines, not beside them
   float legend_w = 0, text_w = 0, width = 0, height = 0;
+  float lines_h = 0;     // the footer's lines alone, at `width`
   std::string note;
   float note_h = 0;
+
+  // The legend given up for the ring's room: the footer's lines alone.
+  void unstack() {
+    legend = stacked = false;
+    height = lines_h;
+  }
 };
 
 RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFrame& frame, const NodeLayout& nodes,
@@ -937,10 +945,16 @@ RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFra
   const float beside_w = f.text_w - f.legend_w - fs * 2;
   const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
   const float beside_h = rec && n > 1 && !compact ? draw_footer(nullptr, {}, beside_w, frame, *rec, compact) : 0;
-  f.legend = n > 1 && !compact && beside_h <= one_line_h;
-  f.width = f.legend ? beside_w : f.text_w;
-  const float footer_h = f.legend ? beside_h : rec ? draw_footer(nullptr, {}, f.text_w, frame, *rec, compact) : 0;
-  f.height = std::max(rec ? footer_h + fs * 0.6f : fs, f.legend ? legend_height(nodes.multi_node()) : 0.0f);
+  // Beside the legend where the footer's lines take no more height there than at full width;
+  // else (a long note, the demo's empty chunk at 1.5x text) above them, if the ring keeps its
+  // room (the caller unstacks it otherwise).
+  const float legend_h = legend_height(nodes.multi_node());
+  f.legend = n > 1 && !compact;
+  f.stacked = f.legend && beside_h > one_line_h;
+  f.width = f.legend && !f.stacked ? beside_w : f.text_w;
+  const float footer_h = f.width == beside_w ? beside_h : rec ? draw_footer(nullptr, {}, f.text_w, frame, *rec, compact) : 0;
+  f.lines_h = rec ? footer_h + fs * 0.6f : fs;
+  f.height = f.stacked ? f.lines_h + legend_h : std::max(f.lines_h, f.legend ? legend_h : 0.0f);
   f.note = nodes.multi_node() && !compact ? node_note(nodes) : "";
   f.note_h = f.note.empty() ? 0 : ImGui::CalcTextSize(f.note.c_str(), nullptr, false, f.text_w).y + fs * 0.3f;
   return f;
@@ -981,14 +995,20 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   state.said.ring_number.clear();
   state.said.ring_gate.clear();
   if (rec) collective_words(words, model, state, *rec, frame, n, banner_w, compact);
-  const RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
+  RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
   RingViewState& held = state.ring_view;
   if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) held = {0, size.x, size.y, fs, {}};
   held.heading_bottom = std::max(held.heading_bottom, words.y() - min.y);
   const float y = min.y + held.heading_bottom;
-  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f), ring_max(max.x - fs, max.y - footer.height - footer.note_h);
+  const ImVec2 ring_min(min.x + fs, y + fs * 0.5f);
+  ImVec2 ring_max(max.x - fs, max.y - footer.height - footer.note_h);
   RingRoom room{ring_min, ring_max, fs, rank_label_width(n, false), rank_label_width(n, true), values_rows, compact};
   RingGeometry g = ring_geometry(room, n);
+  if (footer.stacked && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {  // the ring before the legend
+    footer.unstack();
+    ring_max.y = room.max.y = max.y - footer.height - footer.note_h;
+    g = ring_geometry(room, n);
+  }
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
     compact = room.compact = true;
@@ -1018,11 +1038,16 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
-  if (footer.legend)
-    draw_legend(dl, ImVec2(max.x - fs - footer.legend_w, max.y - legend_height(nodes.multi_node()) + fs * 0.2f), nodes.multi_node());
+  state.said.ring_legend = !footer.legend ? "" : footer.stacked ? "above" : "beside";
+  if (footer.legend) {
+    const float legend_bottom = footer.stacked ? max.y - footer.lines_h : max.y;
+    draw_legend(dl, ImVec2(max.x - fs - footer.legend_w, legend_bottom - legend_height(nodes.multi_node()) + fs * 0.2f),
+                nodes.multi_node());
+  }
   if (!footer.note.empty())
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, ring_max.y + fs * 0.15f), p.text_dim, footer.note.c_str(), nullptr, footer.text_w);
-  if (rec) draw_footer(dl, ImVec2(min.x + fs, max.y - footer.height + fs * 0.3f), footer.width, frame, *rec, compact);
+  const float lines_top = max.y - (footer.stacked ? footer.lines_h : footer.height) + fs * 0.3f;
+  if (rec) draw_footer(dl, ImVec2(min.x + fs, lines_top), footer.width, frame, *rec, compact);
   dl->PopClipRect();
 }
 

@@ -47,7 +47,8 @@ audit() {
     nodes-scale) extra=(--scenario "$WORK/nodes.json" --focus scale --frames 60 --wait-run) ;;
   esac
   headless "${size}x24" "$WORK/$name.out" "$RINGLAB" gui --width "${size%x*}" --height "${size#*x}" --lang "$lang" \
-    --ui-scale "$scale" "${extra[@]}" --screenshot "$ART/$name.png" --layout-audit "$WORK/$name.json"
+    --ui-scale "$scale" "${extra[@]}" --screenshot "$ART/$name.png" --layout-audit "$WORK/$name.json" \
+    --state-json "$WORK/$name-state.json"
   local rc=$?
   if [ ! -s "$WORK/$name.json" ]; then
     echo "FAIL $name: no audit written (exit $rc)"; tail -5 "$WORK/$name.out"; fail=1; return
@@ -88,6 +89,13 @@ audit "1280x720-en-2-scale" 1280x720 en 2 scale
 # Two nodes: the ring's node bands and note, the timeline's node groups, the Scale view over nodes.
 for lang in en id; do
   for state in nodes nodes-gated nodes-timeline nodes-scale; do audit "1280x720-${lang}-1-${state}" 1280x720 $lang 1 $state; done
+done
+# The demo's long footer note (an empty chunk) at 1.5x Indonesian pushed the ring's legend off the
+# pane: it goes above the footer's lines where it cannot sit beside them.
+for name in 1280x720-id-1.5-gated 1280x720-en-1-gated 1920x1080-id-1-gated; do
+  legend=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["said"]["ring_legend"])' "$WORK/$name-state.json" 2>/dev/null)
+  if [ -n "$legend" ]; then echo "ok   $name: the ring's legend is drawn ($legend the footer)"
+  else echo "FAIL $name: the ring's legend is not drawn"; fail=1; fi
 done
 # Asked for more than the window holds, the text grows only as far as the layout still fits.
 audit "1280x720-en-4-gated" 1280x720 en 4 gated
