@@ -150,6 +150,7 @@ void RunAccumulator::add(const Event& e) {
       // group down: "stopped by the controller" would list it twice, as if for two reasons.
       if (!raised_.count(e.rank)) errors_.push_back(with_rank(e));
       spoke_at_end_.insert(e.rank);
+      if (e.code == kTornDownFromOutside) ended_from_outside_.insert(e.rank);
       break;
     case EventKind::FlightRecord:
       spoke_at_end_.insert(e.rank);
@@ -350,6 +351,10 @@ std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
 }
 
 std::string RunAccumulator::failed_line(const RankExit& failed) const {
+  if (failed.rank >= 0 && ended_from_outside_.count(failed.rank) && !failed.terminated)
+    return fmt::format("rank {}{} failed: it was ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a "
+                       "job's time limit; the others then lost it",
+                       failed.rank, r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe());
   if (failed.rank >= 0)
     return fmt::format("rank {}{} failed: {}{}", failed.rank,
                        r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe(),
@@ -468,7 +473,10 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   else msg += injected;
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.
-  const RankExit* silent = failed && ended_without_a_word(*failed) ? failed : nullptr;
+  const RankExit* silent =
+      failed && (ended_without_a_word(*failed) || (ended_from_outside_.count(failed->rank) && !failed->terminated))
+          ? failed
+          : nullptr;
   if (!first_error_.empty() && silent && first_error_rank_ != silent->rank)
     msg += fmt::format("\nfirst error, from a rank left without its peer (rank {} raised none): {}", failed->rank,
                        first_error_);

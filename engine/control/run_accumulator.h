@@ -105,6 +105,7 @@ class RunAccumulator {
   std::vector<nlohmann::json> flight_;  // the ranks' flight records, as they arrived (those that parse)
   std::set<int> spoke_at_end_;  // ranks that sent an error, a torn-down notice or their flight record
   std::set<int> raised_;        // ranks that sent an error of their own
+  std::set<int> ended_from_outside_;  // ranks ended by a SIGTERM ringlab did not send (TornDown's code)
   std::set<int> own_errors_;    // ... that was not a lost peer's or a timeout's echo (ErrorCode Other, BadInput)
   std::set<int> not_echoes_;    // ... of any code but PeerClosed and Timeout (a collective mismatch too)
   static constexpr size_t kMaxReportedFaults = 8;

@@ -36,8 +36,9 @@ enum class EventKind : uint8_t {
   RunStopped = 19,     // the controller's (rank -1): the run is being ended because someone asked
                        // (code: its StopCause; text: the same in words); what the ranks report
                        // after it is teardown
-  TornDown = 20,       // this rank ends because its controller sent it SIGTERM: the group is being
-                       // taken down (another rank failed, or a stop), not a failure of its own
+  TornDown = 20,       // this rank ends on a SIGTERM: its controller's (the group is being taken
+                       // down: another rank failed, or a stop; not a failure of its own), or,
+                       // with code kTornDownFromOutside, one from outside ringlab (kill, scancel)
   Restart = 21,        // the controller's (rank -1): the group starts again from the checkpoint of
                        // `epoch`, `step`; value = the restart's number (1, 2, ...); text in words.
                        // What was recorded after that point is done again: readers drop it
@@ -50,6 +51,10 @@ enum class EventKind : uint8_t {
   Straggle = 25,       // t_begin..t_end of the sleep a delay fault (the Straggler lab) put this rank
                        // into as `step` began; value = the delay in ms
 };
+
+// TornDown's code when the SIGTERM came from outside ringlab: that rank is the cause, not the stop.
+inline constexpr int32_t kTornDownFromOutside = 1;
+
 inline constexpr EventKind kLastEventKind = EventKind::Straggle;
 
 // The faults a failure lab injects (parsed from "kill:2@5" and the like in job/fault_plan.h).

@@ -25,7 +25,12 @@ const char* to_string(CollectiveState s) {
 
 int64_t FlightRecorder::schedule(const std::string& op, int64_t numel, const std::string& backend,
                                  const std::string& algorithm, int64_t step) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (holding_) {
+    one_held_ = true;
+    held_cv_.notify_all();
+    held_cv_.wait(lock, [] { return false; });  // until the process ends
+  }
   CollectiveRecord r;
   r.seq = next_seq_++;
   r.op = op;
@@ -71,6 +76,12 @@ void FlightRecorder::complete(int64_t seq) {
     r->state = CollectiveState::Completed;
     r->t_completed_ns = now_ns();
   }
+}
+
+void FlightRecorder::hold_new_collectives(std::chrono::milliseconds settle) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  holding_ = true;
+  held_cv_.wait_for(lock, settle, [this] { return one_held_; });
 }
 
 std::vector<CollectiveRecord> FlightRecorder::records() const {

@@ -5,6 +5,8 @@
 // controller, which lines them up: which rank is behind, at which collective and step, and which
 // ranks never reached a collective that others are waiting in.
 #include <cstdint>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -39,10 +41,19 @@ class FlightRecorder {
   std::vector<CollectiveRecord> records() const;  // oldest first
   nlohmann::json to_json(int rank) const;
 
+  // The process is about to end (SIGTERM): a thread that schedules a collective from now on waits
+  // there until it does, so the record taken next is where the training stopped and none of its
+  // events is sent after that. Returns once a thread waits there, or after `settle` (a thread
+  // blocked inside a collective never comes).
+  void hold_new_collectives(std::chrono::milliseconds settle);
+
  private:
   CollectiveRecord* find(int64_t seq);
 
   mutable std::mutex mutex_;
+  std::condition_variable held_cv_;
+  bool holding_ = false;
+  bool one_held_ = false;
   size_t capacity_;
   std::vector<CollectiveRecord> ring_;
   size_t next_ = 0;

@@ -8,6 +8,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -170,8 +171,10 @@ void emit_flight_record(EventSink& events, int rank, const FlightRecorder& recor
 
 // When the controller stops the run with SIGTERM (another rank failed, or the run was stopped and
 // this rank did not reach a step boundary in time), this rank still tells what it was doing: a
-// thread waits for the signal, sends the flight record, flushes and exits. SIGTERM is blocked in
-// every other thread, so none of them is interrupted mid-call.
+// thread waits for the signal, holds the training at its next collective, sends the flight record,
+// flushes and exits. SIGTERM is blocked in every other thread, so none of them is interrupted
+// mid-call. A SIGTERM from elsewhere (kill, Slurm's scancel, a job's time limit) says who sent
+// it: the controller's account must not read it as its own stop of a healthy rank.
 class ReportOnTerminate {
  public:
   // Call block() first thing, before any thread exists: threads inherit the signal mask.
@@ -182,15 +185,19 @@ class ReportOnTerminate {
   ReportOnTerminate(EventSink& events, int rank, FlightRecorder& recorder) : armed_(std::make_shared<std::atomic<bool>>(true)) {
     start_thread("reporting a SIGTERM", [armed = armed_, &events, rank, &recorder] {
       sigset_t set = terminate_set();
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) return;
+      siginfo_t info{};
+      if (sigwaitinfo(&set, &info) < 0) return;
       if (*armed) {
         try {
+          // Training goes on in the other threads meanwhile: held first, or the record sent
+          // would be older than the events that follow it.
+          recorder.hold_new_collectives(std::chrono::milliseconds(50));
           Event e;
           e.kind = EventKind::TornDown;
           e.rank = rank;
           e.t_begin_ns = e.t_end_ns = now_ns();
-          e.text = "stopped by the controller (SIGTERM)";
+          e.text = terminated_by(info);
+          e.code = sent_from_outside(info) ? kTornDownFromOutside : 0;
           events.emit(std::move(e));
           emit_flight_record(events, rank, recorder);
           events.flush_events();
@@ -204,6 +211,16 @@ class ReportOnTerminate {
   ~ReportOnTerminate() { *armed_ = false; }  // the events and recorder are about to go away
 
  private:
+  // The controller (or the mpirun or srun it started, which pass its stop on) is this process's
+  // parent; any other sender is outside ringlab.
+  static bool sent_from_outside(const siginfo_t& info) {
+    return (info.si_code == SI_USER || info.si_code == SI_QUEUE) && info.si_pid != ::getppid();
+  }
+  static std::string terminated_by(const siginfo_t& info) {
+    if (!sent_from_outside(info)) return "stopped by the controller (SIGTERM)";
+    return fmt::format("ended by a SIGTERM from process {}, which is not ringlab's: kill, scancel, or a job's time "
+                       "limit", info.si_pid);
+  }
   static sigset_t terminate_set() {
     sigset_t set;
     sigemptyset(&set);

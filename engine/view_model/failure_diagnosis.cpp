@@ -313,7 +313,14 @@ void FailureTracker::consume(const Event& e) {
       if (e.text == "done") t.ended_normally = true;
       break;
     case EventKind::TornDown:  // the controller took the group down: this rank did not fail
-      t.stopped = true;
+      if (e.code != kTornDownFromOutside) {
+        t.stopped = true;
+        break;
+      }
+      // A SIGTERM from outside ringlab (kill, scancel) ended it: the cause, as its own error would be.
+      if (t.error.empty()) t.error = e.text;
+      errors_.push_back(said_by_rank(e));
+      failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
       break;
     case EventKind::Error:
       if (after_stop(e)) {

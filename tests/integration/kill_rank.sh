@@ -55,6 +55,30 @@ check_backend() {
   fi
 }
 
+# SIGTERM from outside ringlab (kill -TERM, Slurm's scancel, a job's time limit) on rank 2: it is
+# the cause, and where the ranks were says the others wait for it. It read "rank 2: stopped by
+# the controller (SIGTERM)", with a flight record taken while its training went on, older than
+# its last events, which put the healthy ranks down as missing.
+check_outside_sigterm() {
+  "$ringlab" run -q -n 4 --samples 400000 --epochs 100 --trace-level none --timeout 300 >"$work/out" 2>"$work/err" &
+  local run=$! victim="" i
+  for i in $(seq 1 200); do victim=$(rank_pid "$run" 2) && break; sleep 0.05; done
+  if [ -z "$victim" ]; then echo "FAIL sigterm: rank 2's worker never appeared"; kill $run; fail=1; return; fi
+  sleep 0.5
+  kill -TERM "$victim"
+  wait $run; local rc=$?
+  local err; err=$(cat "$work/err")
+  [ $rc -ne 0 ] && echo "ok   sigterm: exit code $rc" || { echo "FAIL sigterm: exit code 0"; fail=1; }
+  local want
+  for want in "^ringlab run: rank 2 failed: it was ended by a SIGTERM that ringlab did not send (exit code 143)" \
+              "rank 2: ended by a SIGTERM from process $$, which is not ringlab's" \
+              "missing ranks: {2}$"; do
+    grep -q "$want" <<<"$err" && echo "ok   sigterm: $(grep -m1 "$want" <<<"$err")" || { echo "FAIL sigterm: lacks '$want': $err"; fail=1; }
+  done
+  grep -q "stopped by the controller" <<<"$err" && { echo "FAIL sigterm: said the controller stopped rank 2: $err"; fail=1; }
+}
+
 check_backend gloo
+check_outside_sigterm
 if "$ringlab" run -q --backend mpi --epochs 0 >/dev/null 2>&1; then check_backend mpi; else echo "note: mpi not built"; fi
 exit $fail

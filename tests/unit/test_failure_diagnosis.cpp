@@ -118,6 +118,25 @@ std::vector<Event> killed_rank_two() {
 
 }  // namespace
 
+// SIGTERM arrives while the training goes on in another thread: it is held at its next
+// collective before the record is taken, or the record would be older than the events after it.
+TEST_CASE("after hold_new_collectives, a thread that schedules a collective waits there and adds nothing") {
+  // Never destroyed: a thread waits on it for good, as the worker's training thread does until _Exit.
+  FlightRecorder& fr = *new FlightRecorder(8);
+  fr.complete(fr.schedule("allreduce", 4, "gloo", "ring", 0));
+  std::thread training([&fr] {
+    for (int64_t step = 1;; ++step) fr.complete(fr.schedule("allreduce", 4, "gloo", "ring", step));
+  });
+  training.detach();  // held for good: the process ends it
+  fr.hold_new_collectives(std::chrono::seconds(30));  // returns once the training thread is held
+  const size_t held_at = fr.records().size();
+  const int64_t last = fr.records().back().seq;
+  fr.hold_new_collectives(std::chrono::milliseconds(1));
+  CHECK(fr.records().size() == held_at);
+  CHECK(fr.records().back().seq == last);
+  CHECK(fr.records().back().state == CollectiveState::Completed);
+}
+
 TEST_CASE("the flight recorder keeps the newest collectives and updates only those it still holds") {
   FlightRecorder fr(3);
   for (int64_t step = 0; step < 5; ++step) fr.schedule("allreduce", 10 + step, "gloo", "ring", step);
@@ -350,6 +369,27 @@ TEST_CASE("a silent rank's record is moved only where the others know better") {
 // Killed as it began collective 6, rank 1's last events (its CollectiveBegin among them) died with
 // it; the others wait in 6, which their ends alone would read as rank 1 done with 5. Rank 2
 // received rank 1's reduce-scatter chunk in 6: the diagnosis places rank 1 inside 6.
+// `kill -TERM` (or scancel) on rank 2: its own notice says where the SIGTERM came from; the app
+// called it "stopped" (no cause) and blamed nobody, or the ranks that waited for it.
+TEST_CASE("a rank ended by a SIGTERM from outside ringlab is the culprit, not a rank the stop took down") {
+  FailureTracker tracker;
+  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
+  for (int r = 0; r < 4; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 6, 4));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 6, 4));
+  }
+  Event torn = text_event(EventKind::TornDown, 2, 15, "ended by a SIGTERM from process 4242, which is not ringlab's: kill, scancel, or a job's time limit");
+  torn.code = kTornDownFromOutside;
+  tracker.consume(torn);
+  for (int r : {0, 1, 3}) tracker.consume(collective(EventKind::CollectiveBegin, r, 16, 7, 5));
+  tracker.consume(error_event(1, 30, ErrorCode::PeerClosed, "send: gloo: Connection closed by peer"));
+  const FailureDiagnosis d = tracker.diagnose(4);
+  CHECK(d.failed);
+  CHECK(d.culprits == std::vector<int>{2});
+  CHECK(d.ranks[2].error.rfind("ended by a SIGTERM from process 4242", 0) == 0);
+  CHECK(d.missing == std::vector<int>{2});
+}
+
 TEST_CASE("a killed rank whose chunk another rank received is placed inside that collective") {
   FailureTracker tracker;
   for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));

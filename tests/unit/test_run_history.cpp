@@ -613,6 +613,39 @@ TEST_CASE("when mpirun started the ranks, the one that ended without a word is n
   CHECK(r.failure.rfind("mpirun failed: exit code 137", 0) == 0);
 }
 
+// `kill -TERM` on one worker (or scancel): it said "stopped by the controller (SIGTERM)", the
+// account listed it as the stop's echo and led with a healthy rank's lost connection.
+TEST_CASE("a rank ended by a SIGTERM from outside ringlab is named as the cause, not as the stop's echo") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  Event torn = make_event(EventKind::TornDown, 2, 7, 0);
+  torn.text = "ended by a SIGTERM from process 4242, which is not ringlab's: kill, scancel, or a job's time limit";
+  torn.code = kTornDownFromOutside;
+  acc.add(torn);
+  for (int rank : {0, 1}) {
+    Event lost = make_event(EventKind::Error, rank, 8, 0);
+    lost.code = static_cast<int32_t>(ErrorCode::PeerClosed);
+    lost.text = "ring_allreduce: recv: Connection closed by peer";
+    acc.add(lost);
+  }
+  RankExit two = exited(2, 143);
+  RankExit zero = exited(0, 1), one = exited(1, 1);
+  zero.terminated = one.terminated = true;  // the controller took the rest down after rank 2 went
+  const RunResult r = acc.finish({two, zero, one});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("rank 2 failed: it was ended by a SIGTERM that ringlab did not send (exit code 143): kill, "
+                        "scancel, or a job's time limit; the others then lost it\n", 0) == 0);
+  CHECK(r.failure.find("first error, from a rank left without its peer (rank 2 raised none): rank 0: ") != std::string::npos);
+  // The controller's own stop says what it always said.
+  RunAccumulator stopped(job);
+  torn.code = 0;
+  torn.text = "stopped by the controller (SIGTERM)";
+  stopped.add(torn);
+  two.terminated = true;
+  CHECK(stopped.finish({two}).failure.find("ended by a SIGTERM that ringlab did not send") == std::string::npos);
+}
+
 TEST_CASE("metrics rows of steps redone after a restart are written once, from the new attempt") {
   MetricsCsvWriter w;
   for (int step = 0; step < 5; ++step) emit_step(w, 0, step, step / 2, 1'000'000 * (step + 1));
