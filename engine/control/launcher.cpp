@@ -911,6 +911,13 @@ bool is_this_machine(const std::string& host) {
 void check_placement(const Placement& placement, const JobConfig& job, const std::string& master_addr, int nnodes) {
   if (placement.spans_hosts()) check_hosts(placement, job, master_addr, nnodes);
   else if (placement.srun) check_srun(job, master_addr, nnodes);
+  // Refused here, before node 0 waits for the others: one mpirun starts every rank, so MPI ranks
+  // cannot come from one controller per node.
+  else if (job.backend == "mpi" && nnodes > 1)
+    throw InputError(fmt::format("--backend mpi and --nnodes {}: one mpirun starts every MPI rank, from one ringlab "
+                                 "run; across machines give it --hosts h1:2,h2:2 (or --hostfile) instead of "
+                                 "--nnodes, or use --backend gloo with --nnodes",
+                                 nnodes));
 }
 
 }  // namespace ringlab

@@ -152,6 +152,7 @@ row "run --nnodes 0" "--nnodes must be between 1 and 64, got 0" "$bin" run --nno
 row "run --nnodes 2 --node-rank 2" "--node-rank must be in \[0, --nnodes=2\), got 2" "$bin" run -n 2 --nnodes 2 --node-rank 2
 row "run --join-file F --node-rank -1" "--node-rank -1: a node's rank is 0" "$bin" run --join-file "$work/none.join" --node-rank -1
 row "run -n 3 --nnodes 2" "--nnodes 2 needs the ranks of each node: .*a multiple of 2 \(got 3\)" "$bin" run -n 3 --nnodes 2
+row "run --backend mpi --nnodes 2" "--backend mpi and --nnodes 2: one mpirun starts every MPI rank, from one ringlab run; across machines give it --hosts" "$bin" run -n 4 --nnodes 2 --node-rank 0 --backend mpi --master-port 29612
 row "run --torch a script that is not there" "--torch /nonexistent/train.py: no such script$" "$bin" run --torch /nonexistent/train.py
 row "run --torch a relative path that is not there" "--torch nonexistent/train.py: no such script \\(a relative path is taken from /" \
   "$bin" run --torch nonexistent/train.py
