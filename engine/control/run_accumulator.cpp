@@ -565,6 +565,11 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   if (failed && raised_.count(failed->rank) && !not_echoes_.count(failed->rank) && not_echoes_.count(first_error_rank_))
     for (const RankExit& e : exits)
       if (!e.ok() && !e.terminated && e.rank == first_error_rank_) failed = &e;
+  // A rank ended by a SIGTERM from outside ringlab is held a moment (it reports first), so the
+  // ranks that lost it may exit before it does: it is the cause all the same, ahead of their echoes.
+  if (failed && !not_echoes_.count(failed->rank))
+    for (const RankExit& e : exits)
+      if (!e.ok() && !e.terminated && ended_from_outside_.count(e.rank)) failed = &e;
   // A rank that ended its training early and then failed on its own (its final barrier timed out)
   // is the cause the failure's first line names: it comes next, whoever timed out first.
   if (failed)

@@ -637,6 +637,9 @@ TEST_CASE("a rank ended by a SIGTERM from outside ringlab is named as the cause,
   CHECK(r.failure.rfind("rank 2 failed: it was ended by a SIGTERM that ringlab did not send (exit code 143): kill, "
                         "scancel, or a job's time limit; the others then lost it\n", 0) == 0);
   CHECK(r.failure.find("first error, from a rank left without its peer (rank 2 raised none): rank 0: ") != std::string::npos);
+  // The ranks that lost it exited first (it was held a moment to report): it still heads the story.
+  zero.terminated = one.terminated = false;
+  CHECK(acc.finish({zero, one, two}).failure.rfind("rank 2 failed: it was ended by a SIGTERM that ringlab did not send", 0) == 0);
   // The controller's own stop says what it always said.
   RunAccumulator stopped(job);
   torn.code = 0;
