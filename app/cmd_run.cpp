@@ -428,7 +428,11 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
     // Node 0 of several draws no bar before every node has joined: no step can be taken yet.
     const bool can_step = controller.options().job.node_count() <= 1 || controller.nodes_met();
     if (can_step) bar.draw(controller.steps_done());
-    if (can_step && !asked && silence.went_quiet(controller.steps_done(), StepSilence::Clock::now()) && !quiet) {
+    // The ranks' events go to node 0 alone: another node's controller sees no step, and a quiet
+    // note there would call every healthy run of more than 15 s silent. Node 0 says it.
+    const bool sees_steps = controller.options().node_rank == 0;
+    if (can_step && sees_steps && !asked && silence.went_quiet(controller.steps_done(), StepSilence::Clock::now()) &&
+        !quiet) {
       bar.clear();
       say_quiet_steps(controller, silence.quiet_for(StepSilence::Clock::now()));
     }
@@ -634,11 +638,16 @@ void run(RunFlags& f) {
                  f.report.empty() ? "; --report FILE keeps its shards, buckets and losses" : "");
   }
   std::fflush(stdout);
-  // A fault that did not fail the run (a straggler's delay) shows only in its step time: said on
-  // stderr (stdout stays the script's), or the run reads as a plain one.
-  if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && !result.job.faults.empty())
-    std::fprintf(stderr, "ringlab run: with --fault %s the run ended well: %.0f µs per step (rank 0)\n",
-                 fmt::format("{}", fmt::join(result.job.faults, " --fault ")).c_str(), result.us_per_step);
+  // How fast it went, on stderr (stdout stays the reference script's lines): a fault that did not
+  // fail the run (a straggler's delay) shows only in its step time, and so does one step far
+  // slower than the rest (a rank stopped for a while); without it the run reads as a plain one.
+  if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && result.steps > 0) {
+    const std::string with =
+        result.job.faults.empty() ? "" : fmt::format("with --fault {} ", fmt::join(result.job.faults, " --fault "));
+    std::fprintf(stderr, "ringlab run: %sthe run ended well: %s step%s on %d rank%s, %.0f µs per step (rank 0)%s\n",
+                 with.c_str(), std::to_string(result.steps).c_str(), result.steps == 1 ? "" : "s", result.job.world_size,
+                 result.job.world_size == 1 ? "" : "s", result.us_per_step, slowest_step_words(result).c_str());
+  }
   // The classic bug trains normally: what it did is said, or the run reads as a plain one.
   if (!f.quiet && options.node_rank == 0 && options.torch.empty() && result.ok && !result.job.set_epoch &&
       result.job.shuffle && result.epoch_mse.size() > 1)

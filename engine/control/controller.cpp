@@ -532,9 +532,10 @@ struct Controller::Impl {
     return out;
   }
 
-  // "ranks 2 to 3": those of node `node`.
+  // "ranks 2 to 3": those of node `node` ("rank 1" for a node of one).
   std::string ranks_of_node(int node) const {
     const int first = node * options.nproc_per_node();
+    if (options.nproc_per_node() == 1) return fmt::format("rank {}", first);
     return fmt::format("ranks {} to {}", first, first + options.nproc_per_node() - 1);
   }
 
@@ -737,6 +738,16 @@ struct Controller::Impl {
       publish_stopped_before_start("node 0");
     } catch (const InputError& e) {  // says all there is to say: how this node's run was set up wrong
       give_up(e.what(), true);
+    } catch (const PeerClosedError& e) {
+      // Another node's connections all lead to node 0's store: lost there, node 0 is gone, as
+      // node 0 says of a node whose controller stops answering.
+      if (options.node_rank > 0 && in_the_run)
+        give_up(fmt::format("node 0 was lost: its controller stopped answering (it ended, was killed, or the network "
+                            "between the nodes failed), so this node's ranks were stopped; {}",
+                            e.what()),
+                true);
+      else
+        give_up(e.what());
     } catch (const std::exception& e) {
       give_up(e.what());
     } catch (...) {

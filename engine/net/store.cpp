@@ -373,7 +373,7 @@ struct StoreClient::Impl {
   // the connection leaves it in an unknown state, so the client refuses further requests.
   std::vector<uint8_t> round_trip(const char* op, std::chrono::milliseconds held = {}) {
     const ErrorContext ctx{-1, op, -1};
-    if (broken) throw Error(ctx, fmt::format("the connection to the store at {} was lost earlier", where));
+    if (broken) throw PeerClosedError(ctx, fmt::format("the connection to the store at {} was lost earlier", where));
     if (out.size() - net::kFrameHeaderBytes > kMaxFrameBytes)
       throw Error(ctx, fmt::format("request of {} bytes is larger than the store's limit of {}",
                                    out.size(), kMaxFrameBytes));

@@ -374,6 +374,35 @@ else
   fail "Ctrl-C on node 1: node 1 exit $(cat "$work/int1.1.rc"); node 0: $(head -2 "$work/int1.0.err")"
 fi
 
+# A healthy run of more than 15 s: node 1's controller sees none of the ranks' events (they go to
+# node 0), and said "no rank has reported anything in the 15 s since the start" of every such run.
+run_pair healthy "" "" 127.0.0.1 --samples 200000 --epochs 1000 --trace-level none --timeout 300
+read -r -a pair < "$work/healthy.pids"
+sleep 18
+pkill -INT -P "${pair[0]}" -f "ringlab run"
+wait_pair healthy
+if grep -q "have reported no\|no rank has reported anything" "$work/healthy.1.err"; then
+  fail "a healthy run: node 1 called it quiet: $(grep -m1 'reported' "$work/healthy.1.err")"
+elif ! grep -q "node 0 says: interrupted by SIGINT" "$work/healthy.1.err"; then
+  fail "a healthy run stopped on node 0: node 1 said: $(tail -2 "$work/healthy.1.err")"
+else
+  ok "a healthy run of 18 s: node 1 says nothing of quiet steps, and passes node 0's stop on"
+fi
+
+# Node 0's controller killed: node 1 says node 0 is gone, in either of the ways it can find out
+# (node 0's beats stop, or its store's connection breaks under a request); it said "the
+# controller could not go on: store.set: the connection to the store at ... was lost earlier".
+long_pair lost0
+kill -9 "$node0_pid"
+wait_pair lost0
+if grep -q "node 0 was lost: its controller stopped answering\|node 0 did not say how the run ended: its controller is gone" \
+     "$work/lost0.1.err" && ! grep -q "the controller could not go on" "$work/lost0.1.err"; then
+  ok "node 0's controller killed: node 1 says node 0 is gone (exit $(cat "$work/lost0.1.rc"))"
+else
+  fail "node 0's controller killed: node 1 said: $(tail -3 "$work/lost0.1.err")"
+fi
+[ "$(cat "$work/lost0.1.rc")" != 0 ] || fail "node 0's controller killed: node 1 exited 0"
+
 # Ctrl-Z on node 1, typed at a shell with job control: the shell started node 1 as a job, a
 # process group of its own, and the terminal sends SIGTSTP to that group (the ranks are in groups
 # of their own). Node 0 is told before the controller stops, and does not take its still beats for
