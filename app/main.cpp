@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <csignal>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "app/parse_errors.h"
 #include "engine/core/error.h"
 #include "engine/dist/backends.h"
+#include "engine/job/scenario.h"
 
 namespace {
 
@@ -66,6 +68,9 @@ int main(int argc, char** argv) {
   // a word. Ignored, the write fails with EFBIG instead, and the output that hit the limit says
   // so with its name. Every subcommand (the controller and the workers alike) starts here.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A binary copied out of its build tree still finds the scenarios of the sources it was built
+  // from (after RINGLAB_SCENARIO_DIR and the folders beside the binary).
+  ringlab::add_scenario_search_dir(std::filesystem::path(RINGLAB_SOURCE_DIR) / "assets/scenarios");
   CLI::App root{"ringlab: see DistributedDataParallel and ring all-reduce work, for real"};
   root.name("ringlab");
   root.require_subcommand(0, 1);

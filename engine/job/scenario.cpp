@@ -217,7 +217,8 @@ Scenario load_scenario(const std::string& name_or_path) {
   std::string known;
   for (const auto& n : list_scenarios()) known += (known.empty() ? "" : ", ") + n;
   throw InputError(fmt::format("--scenario: no scenario named '{}' ({})", name_or_path,
-                               dir.empty() ? std::string("no scenario folder found; set RINGLAB_SOURCE_DIR")
+                               dir.empty() ? std::string("no scenario folder found: set RINGLAB_SCENARIO_DIR to a "
+                                                         "folder of scenario .json files, or give --scenario a file's path")
                                            : "known: " + known));
 }
 

@@ -142,7 +142,11 @@ Socket listen_tcp(const std::string& host, uint16_t port, int backlog) {
     }
     return s;
   }
-  throw Error(fmt::format("cannot bind {}: {}", where, errno_text(last_err)));
+  // The two a person meets: an address another machine has, and a port another program holds.
+  const char* why = last_err == EADDRNOTAVAIL ? ": it is not an address of this machine"
+                    : last_err == EADDRINUSE  ? ": another program (or run) listens on that port; give another port"
+                                              : "";
+  throw Error(fmt::format("cannot bind {}: {}{}", where, errno_text(last_err), why));
 }
 
 Socket accept_tcp(const Socket& listener) {

@@ -67,7 +67,9 @@ ModelShape seed_mlp() {
   m.compute = compute_from_total(534e-6);
   m.compute_source =
       "PyTorch 1.13 DDP (gloo), 1 rank, batch 32: ~534 us per whole step measured on this kind of "
-      "machine (docs/reference-measurements.md); pass --compute-ms to use your own measurement";
+      "machine (docs/reference-measurements.md); ringlab's own engine takes about 17 us for it (docs/speed.md: "
+      "compute alone, `ringlab run --report` gives yours): --compute-ms 0.017 models ringlab's run, or pass your own "
+      "measurement";
   return m;
 }
 

@@ -20,6 +20,11 @@ for line in "world_size             : 1" "batches per epoch      : 8 (256 sample
   grep -qF -- "$line" <<<"$out" && ok "prints: $line" || bad "missing: $line"
 done
 
+# How fast it went: said on stderr at the end of every run that ends well (stdout stays the
+# script's lines); a newcomer found no step time anywhere without --report.
+grep -qE "^ringlab run: the run ended well: 32 steps on 1 rank, [0-9]+ µs per step \(rank 0\)$" <<<"$out" &&
+  ok "says its step time at the end" || bad "no step time at the end: $(tail -2 <<<"$out")"
+
 # A run of no epochs (it starts the workers and connects them, as the tests' backend probes do)
 # prints what the script would: len(sampler) from the job, no epoch lines.
 out=$("$ringlab" run -n 2 --epochs 0 2>&1) || bad "a run of 0 epochs exited non-zero"
