@@ -216,7 +216,24 @@ class ReportOnTerminate {
   static bool sent_from_outside(const siginfo_t& info) {
     return (info.si_code == SI_USER || info.si_code == SI_QUEUE) && info.si_pid != ::getppid();
   }
+  // The program that sent it, by its process name ("" once it is gone).
+  static std::string sender_name(pid_t pid) {
+    std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", pid).c_str(), "r");
+    if (!f) return "";
+    char name[64] = {};
+    const bool read = std::fgets(name, sizeof name, f) != nullptr;
+    std::fclose(f);
+    std::string s = read ? name : "";
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }
   static std::string terminated_by(const siginfo_t& info) {
+    // Started by mpirun's daemon or srun's slurmstepd, the signal is theirs to pass on: the
+    // controller's stop, or their own (Slurm's scancel, a job's time limit).
+    const std::string launcher = info.si_code == SI_USER ? sender_name(info.si_pid) : "ringlab";
+    if (!sent_from_outside(info) && !launcher.empty() && launcher != "ringlab")
+      return fmt::format("stopped by SIGTERM from {}, which started it (the controller's stop passed on, or its own, "
+                         "as on scancel)", launcher);
     if (!sent_from_outside(info)) return "stopped by the controller (SIGTERM)";
     return fmt::format("ended by a SIGTERM from process {}, which is not ringlab's: kill, scancel, or a job's time "
                        "limit", info.si_pid);

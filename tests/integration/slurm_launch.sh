@@ -186,5 +186,23 @@ else bad "srun killed: $(cut -c1-300 "$work/kill.log")"; fi
 grep -q "^steps-gone" "$work/kill.log" && ok "and the step's ranks ended ($(grep "^steps-gone" "$work/kill.log"))" ||
   bad "the step's ranks did not end: $(tail -2 "$work/kill.log")"
 
+# 5. scancel: Slurm ends the step with SIGTERM, passed to each rank by slurmstepd. The account
+# says Slurm stopped it; the ranks said "stopped by the controller (SIGTERM)", which sent nothing.
+salloc -O -n 2 "$ringlab" run --launcher srun --epochs 100000 -q > /dev/null 2> "$work/scancel.err" &
+alloc=$!
+for _ in $(seq 300); do  # until the step runs
+  job=$(squeue -h -o %i | head -1)
+  [ -n "$job" ] && [ -n "$(squeue -h -s -j "$job" 2> /dev/null)" ] && break
+  sleep 0.1
+done
+sleep 2
+scancel "$job"
+wait "$alloc"
+if grep -qF "srun was stopped by SIGTERM (exit code 143: Slurm stops a step so on scancel" "$work/scancel.err" &&
+   grep -q "rank [01]: stopped by SIGTERM from slurmstepd, which started it" "$work/scancel.err" &&
+   ! grep -q "stopped by the controller" "$work/scancel.err"; then
+  ok "scancel: Slurm named as the stop, the ranks' SIGTERM as slurmstepd's"
+else bad "scancel: $(cut -c1-200 "$work/scancel.err" | head -12)"; fi
+
 [ $fail -eq 0 ] && echo PASS || echo FAILED
 exit $fail
