@@ -672,6 +672,19 @@ std::string change_note(const view_model::CollectiveLog& log, const view_model::
                    n, s, grouped(shown.key.id), before, grouped(last->key.id));
 }
 
+// A live change (paused, or stepped through, the new world waits at the gate): the ring on
+// screen is the old world's, beside a header that names the new one. Said as far as the new
+// world has got: none of its all-reduces begun, or its first held before its first ring step;
+// once that step is taken, "" (stepped through, Next goes on to it).
+std::string live_change_note(const view_model::RunModel& model, const AppState& state,
+                             const view_model::CollectiveRecord& shown) {
+  const view_model::Generation* newest = model.current_generation();
+  if (!newest || newest->index <= shown.key.generation || !state.run.live()) return "";
+  const RingProgress progress = ring_progress_of(model.collectives(), newest->index);  // a scan of the log: only after a change
+  if (progress == RingProgress::Stepped) return "";
+  return change_note(model.collectives(), shown, newest->world_size, progress);
+}
+
 // The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the
 // weights' broadcast first): after a live change the number says what changed, or the count
 // starting again would read as the run starting over.
@@ -894,7 +907,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   if (held_view && waits.empty())
     gate = tr("Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
-  const bool behind = waits.empty() && !held_view && state.step.mode == RingMode::Follow &&
+  bool behind = waits.empty() && !held_view && state.step.mode == RingMode::Follow &&
                       state.run.phase == RunPhase::Running && rec.step >= 0 && model.latest_step() > rec.step && !compact;
   if (behind) {
     const int64_t ahead = model.latest_step() - rec.step;
@@ -904,19 +917,14 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // Paused while followed: the ring shows the last all-reduce finished, the workers wait in the next.
   if (state.run.phase == RunPhase::Paused && state.step.mode != RingMode::Gated && !compact)
     gate = tr("Paused: the workers wait at the gate before their next ring step; Resume lets them go");
+  // A live change not yet at the new world's first ring step says where the screen is in its
+  // place: beside it, "moved on to all-reduce #1 since the change" said the same thing twice.
+  if (std::string note = waits.empty() && !compact ? live_change_note(model, state, rec) : ""; !note.empty()) {
+    gate = std::move(note);
+    behind = false;
+  }
   if (!behind) state.said.ring_gate = gate;
   if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
-  // A live change (paused, or stepped through, the new world waits at the gate): the ring on
-  // screen is the old world's, beside a header that names the new one. Said as far as the new
-  // world has got: none of its all-reduces begun, or its first held before its first ring step;
-  // once that step is taken, nothing (stepped through, Next goes on to it).
-  const view_model::Generation* newest = model.current_generation();
-  if (!newest || newest->index <= rec.key.generation || !state.run.live() || compact) return;
-  const RingProgress progress = ring_progress_of(model.collectives(), newest->index);  // a scan of the log: only after a change
-  if (progress == RingProgress::Stepped) return;
-  const std::string note = change_note(model.collectives(), rec, newest->world_size, progress);
-  state.said.ring_gate = note;
-  words.line(fonts().bold, palette().accent, note);
 }
 
 // Under the ring: the footer's lines, and the legend beside them where they fit in one line
