@@ -368,7 +368,7 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
   // Node 0 of several says when another node is suspended, and when its end waits for one.
   const bool node0_of_several = controller.options().node_rank == 0 && controller.options().job.node_count() > 1;
   std::vector<int> said_suspended;
-  std::string end_wait_said;
+  std::string end_wait_said, join_said;
   StepSilence silence(kQuietSteps);
   while (!controller.poll()) {
     if (suspend && suspend->requested()) {
@@ -384,6 +384,10 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       said_met = true;
       bar.clear();
       say_nodes_met(controller);
+    }
+    if (std::string note = node0_of_several && !said_met ? controller.join_note() : ""; !note.empty() && note != join_said) {
+      std::fprintf(stderr, "ringlab run: %s\n", note.c_str());  // even with -q: a node failed to join
+      join_said = std::move(note);
     }
     if (std::string note = node0_of_several ? controller.end_wait_note() : "";
         !note.empty() && note != end_wait_said) {

@@ -160,6 +160,7 @@ struct Controller::Impl {
   std::vector<int> suspended_nodes;       // node 0: those suspended (Ctrl-Z) at the last look; under `mutex`
   std::atomic<bool> was_suspended{false};  // a joining node: its controller was suspended in this run
   std::string end_wait_note;              // node 0: why its end waits (a suspended node); under `mutex`
+  std::string join_note;                  // node 0: a node refused while it waits for the others; under `mutex`
   std::chrono::milliseconds suspended_wait{0};  // node 0, monitor thread: how long the end waited for one
 
   Impl(ControllerOptions o, EventSink& sink)
@@ -471,6 +472,7 @@ struct Controller::Impl {
           *store, options.nnodes, timeout(), net::host_port(options.master_addr, store_port()),
           [&] { return store_server->errors(); },
           [&] {
+            note_refused_join();
             if (!stop_requested)
               if (const std::optional<AbortNote> note = read_abort(*store)) stop_for(*note);
             return stop_requested.load();
@@ -483,6 +485,21 @@ struct Controller::Impl {
       } catch (const Error&) {
       }
       throw;
+    }
+  }
+
+  // A node started with another token (another run's join file, a mistyped RINGLAB_TOKEN) is
+  // refused at once and ends; node 0 waits on for the others. Said as it happens, not only when
+  // the wait runs out.
+  void note_refused_join() {
+    for (const std::string& line : store_server->errors()) {
+      if (line.find("wrong token") == std::string::npos) continue;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (join_note.empty())
+        join_note = fmt::format("a node was refused, its token not this run's ({}): was it given this run's join file or "
+                                "RINGLAB_TOKEN? Node 0 waits on for the others until --timeout",
+                                line);
+      return;
     }
   }
 
@@ -1123,6 +1140,11 @@ bool Controller::say_suspended(bool suspended) {
 std::vector<int> Controller::suspended_nodes() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->suspended_nodes;
+}
+
+std::string Controller::join_note() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->join_note;
 }
 
 std::string Controller::end_wait_note() const {

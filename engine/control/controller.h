@@ -193,6 +193,8 @@ class Controller {
   // Node 0: why the run's end is waiting, once its own ranks have ended ("" when it is not): a
   // node whose controller is suspended has not said how its ranks ended.
   std::string end_wait_note() const;
+  // Node 0, waiting for the other nodes: a node it refused for a token not this run's ("" when none).
+  std::string join_note() const;
 
  private:
   struct Impl;

@@ -166,6 +166,14 @@ port=$(free_port); node0_bg "$port" 8 "$work/wrong.join"
 RINGLAB_TOKEN=not-the-token "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 --master-port "$port" -q \
   > /dev/null 2> "$work/wrong.err"
 expect "wrong token: node 1 is refused at once" "$work/wrong.err" "refused the token" $?
+# Node 0 says so while it still waits for the others (it said nothing until its --timeout ran out).
+said_while_waiting=no
+for i in $(seq 50); do
+  grep -q "a node was refused, its token not this run's" "$work/wrong.join.err" && { kill -0 $bg 2> /dev/null && said_while_waiting=yes; break; }
+  sleep 0.1
+done
+[ $said_while_waiting = yes ] && ok "wrong token: node 0 says a node was refused while it waits on" ||
+  fail "wrong token: node 0 said nothing while waiting: $(head -2 "$work/wrong.join.err")"
 wait $bg
 expect "wrong token: node 0 names node 1 and the refused connection" "$work/wrong.join.err" \
   "node 1 never joined within 8 s .*node 0's store refused: .*wrong token" $?
