@@ -651,10 +651,19 @@ const view_model::CollectiveRecord* last_ring_of(const view_model::CollectiveLog
 
 // A live change with the new world (`n` ranks) not yet at its first ring step: the ring on screen
 // is the old world's, the last it finished or, stepped back with Previous, an earlier one (then
-// named, with the last beside it).
+// named, with the last beside it). `world_before`: the one on screen is of the world that ran just
+// before the change; Previous can go further back, past another change, to an earlier world.
 std::string change_note(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown, int n,
-                        RingProgress progress) {
+                        RingProgress progress, bool world_before) {
   const char* s = n == 1 ? "" : "s";
+  if (!world_before)
+    return progress == RingProgress::None
+               ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, all-reduce #{} of an earlier "
+                     "world ({} ranks), before the change before this one",
+                     n, s, grouped(shown.key.id), shown.world_size)
+               : trf("The world now running ({} rank{}) waits before its first ring step: shown, all-reduce #{} of an "
+                     "earlier world ({} ranks), before the change before this one",
+                     n, s, grouped(shown.key.id), shown.world_size);
   const view_model::CollectiveRecord* last = last_ring_of(log, shown.key.generation);
   if (!last || last->key == shown.key)
     return progress == RingProgress::None
@@ -682,7 +691,11 @@ std::string live_change_note(const view_model::RunModel& model, const AppState& 
   if (!newest || newest->index <= shown.key.generation || !state.run.live()) return "";
   const RingProgress progress = ring_progress_of(model.collectives(), newest->index);  // a scan of the log: only after a change
   if (progress == RingProgress::Stepped) return "";
-  return change_note(model.collectives(), shown, newest->world_size, progress);
+  const view_model::Generation* before = nullptr;  // the world that ran just before the newest
+  for (const auto& g : model.generations())
+    if (g.index < newest->index) before = &g;
+  const bool world_before = before && before->index == shown.key.generation;
+  return change_note(model.collectives(), shown, newest->world_size, progress, world_before);
 }
 
 // The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the
@@ -915,8 +928,14 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
                       : trf("Shown slowly: the workers are already {} training steps further on", grouped(ahead));
   }
   // Paused while followed: the ring shows the last all-reduce finished, the workers wait in the next.
+  // The one on screen may be one the ring was still playing slowly, steps behind them: said, or the
+  // class takes it for the all-reduce they are held in.
   if (state.run.phase == RunPhase::Paused && state.step.mode != RingMode::Gated && !compact)
-    gate = tr("Paused: the workers wait at the gate before their next ring step; Resume lets them go");
+    gate = rec.step >= 0 && model.latest_step() > rec.step
+               ? trf("Paused at training step {}: the workers wait at the gate before their next ring step; shown, "
+                     "an all-reduce of step {} that was being played slowly. Resume lets them go",
+                     grouped(model.latest_step()), grouped(rec.step))
+               : std::string(tr("Paused: the workers wait at the gate before their next ring step; Resume lets them go"));
   // A live change not yet at the new world's first ring step says where the screen is in its
   // place: beside it, "moved on to all-reduce #1 since the change" said the same thing twice.
   if (std::string note = waits.empty() && !compact ? live_change_note(model, state, rec) : ""; !note.empty()) {

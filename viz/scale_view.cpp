@@ -505,8 +505,15 @@ std::string against_links(const sim::LiveCalibration& live, const ScaleViewState
 
 // What the live run's points say, in words: the fitted link, or why there is none and how far
 // the points are from their own link's model.
+// `state`: before a run, Start is what brings points; during one stepped through at the gate
+// (Start greyed), its held all-reduces are left out.
 std::string live_note(const sim::LiveCalibration& live, const ScaleViewState& v, const sim::LinkParams& link,
-                      const std::string& own) {
+                      const std::string& own, const AppState& state) {
+  if (!live.any() && state.run.live() && state.step.mode == RingMode::Gated)
+    return tr("No live all-reduce measured yet: those stepped through at the gate are left out (their time is the "
+              "class's pace, not the network's); Follow live lets the next ones be measured.");
+  if (!live.any() && state.run.live())
+    return tr("No live all-reduce measured yet: the run's own all-reduces appear on the plots as black points as they end.");
   if (!live.any())
     return tr("No live all-reduce yet: press Start, and the run's own all-reduces appear on the plots as black points.");
   const std::string who = trf("Live run, {} ranks ({}): ", live.world_size,
@@ -579,7 +586,7 @@ void DrawScaleView(const view_model::RunModel& model, AppState& state) {
 
   const float fs = ImGui::GetFontSize();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const std::string note = (v.nodes > 1 ? node_note(v, d, query) + "\n" : std::string()) + live_note(live, v, query.link, sim::own_link_preset(live_backend(model, live)));
+  const std::string note = (v.nodes > 1 ? node_note(v, d, query) + "\n" : std::string()) + live_note(live, v, query.link, sim::own_link_preset(live_backend(model, live)), state);
   state.said.scale_note = note;
   const float note_h = ImGui::CalcTextSize(note.c_str(), nullptr, false, avail.x).y;
   const float bottom_h = fs * 7.4f + note_h;

@@ -393,3 +393,44 @@ TEST_CASE("the bucket fields show PyTorch's defaults as their values, as a scrip
   CHECK(app.state.said.job_fields.at("bucket_cap") == 4);
   CHECK(app.state.said.job_fields.at("first_bucket") == 1024);
 }
+
+// Two live changes, 4 ranks -> 2 -> 3, with Previous back into the 4-rank world's #2 before the
+// second: the note called it "the last all-reduce before the change", which was the 2-rank world's.
+TEST_CASE("after two live changes, an all-reduce of the first world on screen is named as an earlier world's") {
+  MainWindow app;
+  app.state.run.phase = viz::RunPhase::Running;
+  for (int r = 0; r < 4; ++r) app.model.consume(test::run_begin_event(r, 4, "gloo"));
+  test::ring_allreduces(app.model, 4, 1, 3);  // #1, #2
+  for (int r = 0; r < 2; ++r) app.model.consume(test::run_begin_event(r, 2, "gloo"));
+  test::ring_allreduces(app.model, 2, 1, 2);  // the 2-rank world's #1
+  viz::SetRingMode(app.model, app.state, viz::RingMode::Gated);
+  app.state.frame_dt_s = 0.1;
+  viz::AdvanceStepThrough(app.model, app.state);
+  for (int i = 0; i < 12 && app.state.said.ring_number != "all-reduce #2"; ++i) {  // back into the 4-rank #2
+    viz::StepBack(app.model, app.state);
+    app.frame(ImVec2(900, 400));
+  }
+  REQUIRE(app.state.said.ring_number == "all-reduce #2");
+  for (int r = 0; r < 3; ++r) app.model.consume(test::run_begin_event(r, 3, "gloo"));
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate == "The world now running (3 ranks) has no all-reduce yet: shown, all-reduce #2 of an "
+                                    "earlier world (4 ranks), before the change before this one");
+}
+
+// Paused while the ring played a fast run's all-reduce slowly: it said "Paused: the workers wait
+// at the gate before their next ring step" under an all-reduce thousands of steps old.
+TEST_CASE("paused while following, an all-reduce played behind the workers is said to be one") {
+  MainWindow app;
+  app.follow_four_ranks(5);  // #4, of training step 4, on screen
+  Event step;
+  step.kind = EventKind::StepEnd;
+  step.rank = 0;
+  step.step = 2766;
+  step.t_begin_ns = 1'000'000'000;
+  step.t_end_ns = step.t_begin_ns + 400'000;
+  app.model.consume(step);
+  app.state.run.phase = viz::RunPhase::Paused;
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate == "Paused at training step 2,766: the workers wait at the gate before their next ring step; "
+                                    "shown, an all-reduce of step 4 that was being played slowly. Resume lets them go");
+}

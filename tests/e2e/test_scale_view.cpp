@@ -120,3 +120,21 @@ TEST_CASE("a small log plot's axes keep two round ticks at least, or every one t
   CHECK(viz::power_of_two_ticks(8, 8.0 * (1 << 30), 3) == V{1024, 1 << 20, 1 << 30});
   CHECK(viz::power_of_two_ticks(3000, 5000, 4) == V{4096});  // less than a power of two: the one there is
 }
+
+// Stepping through at the gate (Start greyed), the view said "press Start": the held all-reduces
+// are left out of the measurement, and it now says so.
+TEST_CASE("before any live point, the note says what brings one: Start, the run going on, or Follow live") {
+  test::HeadlessImGui imgui{ImVec2(1400, 1000)};
+  viz::load_fonts(14.0f);
+  ImGui::GetIO().Fonts->Build();
+  view_model::RunModel none;
+  viz::AppState state;
+  draw_scale(none, state);
+  CHECK(state.said.scale_note.rfind("No live all-reduce yet: press Start", 0) == 0);
+  state.run.phase = viz::RunPhase::Running;
+  draw_scale(none, state);
+  CHECK(state.said.scale_note.rfind("No live all-reduce measured yet: the run's own all-reduces appear", 0) == 0);
+  state.step.mode = viz::RingMode::Gated;
+  draw_scale(none, state);
+  CHECK(state.said.scale_note.rfind("No live all-reduce measured yet: those stepped through at the gate are left out", 0) == 0);
+}
