@@ -235,6 +235,7 @@ struct SaidOnScreen {
   std::string sampler_note;     // the line under its grid when Show order cannot be seen ("" otherwise)
   std::string sampler_more;     // the line under the shards' orders naming the ranks that did not fit ("" when all did)
   std::string sampler_shards_differ;  // the Sampler's warning that the ranks' shards differ in length ("" otherwise)
+  std::string sampler_order;  // the Sampler's line on the epoch's order ("New order: set_epoch reshuffled this epoch")
   std::string scale_note;       // the Scale view's words under its step bar: the live run against the models
   std::string replay_slot;       // Replay's All-reduce slider, as it reads ("3 of 45"; "" while not shown)
   // An open Reset or Quit question: what the run does until it is answered ("" while not asked).

@@ -174,8 +174,11 @@ using Shards = std::vector<std::vector<int64_t>>;
 // epoch's again, said only of two epochs every rank reported (a shard still on its way would read
 // as a new order). A rank that failed or has not reached the epoch has no shard, and is said to be
 // missing rather than counted as 0.
+// `first`: the words for an epoch with none before it in its world (the run's first, or a new
+// world's first after a live change or a restart, which goes on from a later epoch).
 void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shards, const Shards* previous,
-                        int64_t samples, std::string& shards_differ) {
+                        int64_t samples, const std::string& first, SaidOnScreen& said) {
+  std::string& shards_differ = said.sampler_shards_differ;
   const Palette& p = palette();
   const int world = static_cast<int>(shards.size());
   size_t per_rank = 0;
@@ -208,13 +211,12 @@ void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shard
   ImGui::PushFont(fonts().bold);
   if (previous && view_model::reported_ranks(*previous) == world && reported == world) {
     const bool same = view_model::same_order(view_model::shards_of_world(*previous, world), shards);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(same ? p.bad : p.ok), "%s",
-                       same ? tr("Same order as the epoch before: set_epoch was not called")
-                            : tr("New order: set_epoch reshuffled this epoch"));
+    said.sampler_order = same ? tr("Same order as the epoch before: set_epoch was not called")
+                              : tr("New order: set_epoch reshuffled this epoch");
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(same ? p.bad : p.ok), "%s", said.sampler_order.c_str());
   } else {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s",
-                       previous ? tr("Same order or new: said once every rank has reported this epoch")
-                                : tr("The first epoch: shuffled with the seed, set_epoch(0)"));
+    said.sampler_order = previous ? tr("Same order or new: said once every rank has reported this epoch") : first;
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s", said.sampler_order.c_str());
   }
   ImGui::PopFont();
   ImGui::PopTextWrapPos();
@@ -366,6 +368,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   state.said.sampler_note.clear();
   state.said.sampler_more.clear();
   state.said.sampler_shards_differ.clear();
+  state.said.sampler_order.clear();
   if (epochs.empty()) {
     // A script's steps with no shard before them: its watch() has no sampler to report.
     if (state.torch.live && model.latest_step() >= 0)
@@ -383,7 +386,12 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   const int64_t batch_size = gen && gen->has_job ? gen->job.batch_size : state.job.batch_size;
   const view_model::SamplerGrid grid = view_model::build_sampler_grid(samples, key.epoch, shards);
   const Shards* previous = slot > 0 && epochs[slot - 1].generation == key.generation ? history.shards(epochs[slot - 1]) : nullptr;
-  draw_epoch_summary(grid, shards, previous, samples, state.said.sampler_shards_differ);
+  const bool set_epoch = gen && gen->has_job ? gen->job.set_epoch : state.job.set_epoch;
+  const std::string first =
+      key.epoch == 0 ? std::string(tr("The first epoch: shuffled with the seed, set_epoch(0)"))
+      : set_epoch    ? trf("This world's first epoch: set_epoch({}) shuffles it with the seed + {}", grouped(key.epoch), grouped(key.epoch))
+                     : std::string(tr("This world's first epoch: set_epoch is not called, so it has epoch 0's order"));
+  draw_epoch_summary(grid, shards, previous, samples, first, state.said);
   // After a live change whose new world has drawn no shard yet (paused, it waits at the gate):
   // these are the old world's, beside a header that names the new one.
   const view_model::Generation* newest = model.current_generation();

@@ -22,29 +22,32 @@ using namespace ringlab;
 namespace {
 
 // `short_rank`'s shard holds 32 indices instead of 64 (its sampler saw another dataset), or none.
-view_model::RunModel one_epoch_of_four_ranks(int short_rank = -1) {
+// `epoch`: the one its shards are of (a world after a live change goes on from a later epoch);
+// `set_epoch`: the job's.
+view_model::RunModel one_epoch_of_four_ranks(int short_rank = -1, int epoch = 0, bool set_epoch = true) {
   view_model::RunModel model;
   JobConfig job;
   job.world_size = 4;
   job.samples = 256;
+  job.set_epoch = set_epoch;
   for (int r = 0; r < 4; ++r) model.consume(test::run_begin_event(r, job));
   for (int r = 0; r < 4; ++r) {
     Event e;
     e.kind = EventKind::SamplerShard;
     e.rank = r;
     e.step = 0;
-    e.epoch = 0;
+    e.epoch = epoch;
     for (int64_t i = 0; i < (r == short_rank ? 32 : 64); ++i) e.indices.push_back((i * 4 + r * 37) % 256);
     model.consume(e);
   }
   return model;
 }
 
-viz::SaidOnScreen drawn(ImVec2 pane, bool show_order, int short_rank = -1) {
+viz::SaidOnScreen drawn(ImVec2 pane, bool show_order, int short_rank = -1, int epoch = 0, bool set_epoch = true) {
   test::HeadlessImGui imgui{ImVec2(1400, 1000)};
   viz::load_fonts(14.0f);  // the app's text in a 1280x720 window (18 px at 1080 lines, scaled)
   ImGui::GetIO().Fonts->Build();
-  const view_model::RunModel model = one_epoch_of_four_ranks(short_rank);
+  const view_model::RunModel model = one_epoch_of_four_ranks(short_rank, epoch, set_epoch);
   viz::AppState state;
   state.run.phase = viz::RunPhase::Finished;
   state.job.samples = 256;
@@ -98,4 +101,14 @@ TEST_CASE("ranks whose order does not fit are named in a line that fits the pane
   CHECK(drawn(ImVec2(250, 270), false).sampler_more == "2 more ranks: enlarge the pane");
   CHECK(drawn(ImVec2(150, 210), false).sampler_more == "enlarge the pane");
   CHECK(drawn(ImVec2(590, 420), false).sampler_more.empty());  // enlarged: every rank's order drawn
+}
+
+// A world that goes on after a live change deals its first shards at a later epoch: the line under
+// them said "The first epoch: shuffled with the seed, set_epoch(0)" beside "epoch 4,763".
+TEST_CASE("a world's first epoch after a live change is said with its own set_epoch, not epoch 0's") {
+  const ImVec2 pane(590, 420);
+  CHECK(drawn(pane, false).sampler_order == "The first epoch: shuffled with the seed, set_epoch(0)");
+  CHECK(drawn(pane, false, -1, 4762).sampler_order == "This world's first epoch: set_epoch(4,762) shuffles it with the seed + 4,762");
+  CHECK(drawn(pane, false, -1, 4762, false).sampler_order ==
+        "This world's first epoch: set_epoch is not called, so it has epoch 0's order");
 }
