@@ -172,12 +172,18 @@ void add_earlier_runs(CurveSet& set, const AppState& state, const view_model::Lo
 void add_live_run(CurveSet& set, const LossSeries& live, AppState& state, bool ranks_as_one) {
   set.take_extent(live, nullptr);
   const bool many = live.rank_loss.size() > 4 || (ranks_as_one && live.rank_loss.size() > 1);
+  // After a live change to fewer ranks the curves of the ranks gone end at its marker: the range
+  // says which ranks train now.
+  const size_t now = live.changes.empty() ? live.rank_loss.size() : static_cast<size_t>(live.changes.back().world_size);
+  const std::string ranks = now > 0 && now < live.rank_loss.size()
+                                ? trf("ranks 0–{} (0–{} since the change)", live.rank_loss.size() - 1, now - 1)
+                                : trf("ranks 0–{}", live.rank_loss.size() - 1);
   if (state.training.show_ranks)
     for (size_t r = 0; r < live.rank_loss.size() && r < 16; ++r) {
       if (live.rank_loss[r].empty()) continue;
-      std::string name = many ? (r == 0 ? trf("ranks 0–{}: each rank's loss on its own batch", live.rank_loss.size() - 1) : "")
+      std::string name = many ? (r == 0 ? trf("{}: each rank's loss on its own batch", ranks) : "")
                               : trf("rank {} loss (its own batch)", r);
-      std::string short_name = many ? (r == 0 ? trf("ranks 0–{}", live.rank_loss.size() - 1) : "") : trf("rank {}", r);
+      std::string short_name = many ? (r == 0 ? ranks : "") : trf("rank {}", r);
       set.add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
     }
   state.said.curves_agree.clear();

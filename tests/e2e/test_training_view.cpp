@@ -76,11 +76,22 @@ std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0) {
 
 // A finished 4-rank run beside two earlier runs, drawn in a Training pane of `pane` at the text
 // size of a 1280x720 window.
-viz::SaidOnScreen four_ranks_in(ImVec2 pane) {
+// `then`: a live change to that many ranks after the two epochs, which train one step more (0: none).
+viz::SaidOnScreen four_ranks_in(ImVec2 pane, int then = 0) {
   test::HeadlessImGui imgui{ImVec2(1000, 800)};
   viz::load_fonts(14.0f);
   ImGui::GetIO().Fonts->Build();
-  const view_model::RunModel model = two_epochs(4);
+  view_model::RunModel model = two_epochs(4);
+  for (int r = 0; r < then; ++r) model.consume(test::run_begin_event(r, then, "gloo"));
+  for (int r = 0; r < then; ++r) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = r;
+    e.step = 8;
+    e.epoch = 2;
+    e.value = 0.2;
+    model.consume(e);
+  }
   viz::AppState state;
   state.overlays = {model.loss(), model.loss()};
   state.overlays_kept = 2;
@@ -102,6 +113,9 @@ TEST_CASE("in the small pane of a 1280x720 window the ranks share a legend entry
   // strip a few ticks high (a PyTorch script side by side with the engine took a third).
   const viz::SaidOnScreen small = four_ranks_in(ImVec2(390, 200));
   CHECK(small.loss_legend == std::vector<std::string>{"earlier runs 1–2", "ranks 0–3", "MSE"});
+  // After a live change to 3 ranks rank 3's curve ends at the marker: the entry says who trains now.
+  CHECK(four_ranks_in(ImVec2(390, 200), 3).loss_legend ==
+        std::vector<std::string>{"earlier runs 1–2", "ranks 0–3 (0–2 since the change)", "MSE"});
   CHECK(small.loss_plot_height >= 110);  // 100 under a legend of two lines
   // Enlarged, every rank is named.
   const viz::SaidOnScreen big = four_ranks_in(ImVec2(800, 500));
