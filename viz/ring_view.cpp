@@ -234,11 +234,16 @@ void draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* f
         // Outside the ring, clear of the packets that pass under it (their size as in draw_packets).
         const ImVec2 packet(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f);
         const float clear = (std::fabs(out.x) * (packet.x + ts.x) + std::fabs(out.y) * (packet.y + ts.y)) / 2 + fs * 0.4f;
-        const ImVec2 at(m.x + out.x * clear - ts.x / 2, m.y + out.y * clear - ts.y / 2);
-        const ImVec2 end(at.x + ts.x, at.y + ts.y);
-        if (at.x < area_min.x || at.y < area_min.y || end.x > area_max.x || end.y > area_max.y || under_a_card(g, n, at, end))
-          continue;
-        dl->AddText(at, p.text_dim, text.c_str());
+        // Inside the ring where outside leaves the pane (a ring flattened by the words above it):
+        // a class checks every link's bytes, and the bottom ones were left out.
+        for (const float side : {1.0f, -1.0f}) {
+          const ImVec2 at(m.x + side * out.x * clear - ts.x / 2, m.y + side * out.y * clear - ts.y / 2);
+          const ImVec2 end(at.x + ts.x, at.y + ts.y);
+          if (at.x < area_min.x || at.y < area_min.y || end.x > area_max.x || end.y > area_max.y || under_a_card(g, n, at, end))
+            continue;
+          dl->AddText(at, p.text_dim, text.c_str());
+          break;
+        }
       }
   }
 }
