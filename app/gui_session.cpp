@@ -421,6 +421,7 @@ void RunSession::apply_requests() {
                              : viz::tr("One rank has no ring steps to hold at the gate: stepped through, it would "
                                        "train on. Choose Follow live first, or 2 ranks or more.");
     refusal_ = state_.run.message;
+    state_.run.reveal_message = true;  // at 1.5x text it sat below the pane's fold, the slider snapped back unexplained
     r.change_world = false;
   }
   // Workers started without the gate and the stop check cannot pause or change world.

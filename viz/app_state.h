@@ -135,6 +135,7 @@ struct RunStatus {
   RunPhase phase = RunPhase::Idle;
   bool live() const { return phase == RunPhase::Running || phase == RunPhase::Paused; }  // workers exist
   std::string message;        // failure text or a note
+  bool reveal_message = false;  // a refusal just said in `message`: scroll it into view if the pane cut it off
   int sequence_index = 0;     // which run of a scenario's sequence
   int sequence_length = 1;
   int live_world_size = 0;    // what the controller runs now

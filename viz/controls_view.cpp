@@ -479,6 +479,10 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(failed ? p.bad : p.text_dim), "%s", line.c_str());
     ImGui::PopTextWrapPos();
+    // A refusal of what the hand just did (World size 1 while paused): in view, or it goes unread.
+    if (state.run.reveal_message && ImGui::GetItemRectMax().y > ImGui::GetWindowDrawList()->GetClipRectMax().y)
+      ImGui::SetScrollHereY(1.0f);
+    state.run.reveal_message = false;
     if (failed && !state.lab.report_open && ImGui::SmallButton(label("Show the report", "show_report").c_str()))
       state.lab.report_open = true;
   }

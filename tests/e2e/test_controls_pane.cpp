@@ -434,3 +434,22 @@ TEST_CASE("paused while following, an all-reduce played behind the workers is sa
   CHECK(app.state.said.ring_gate == "Paused at training step 2,766: the workers wait at the gate before their next ring step; "
                                     "shown, an all-reduce of step 4 that was being played slowly. Resume lets them go");
 }
+
+// At 1.5x text, World size 1 while paused was refused below the controls pane's fold: the slider
+// snapped back to 4 and nothing on screen said why. The pane now scrolls the refusal into view.
+TEST_CASE("a refusal said under the controls is scrolled into view when the pane cut it off") {
+  MainWindow app;
+  viz::load_fonts(27.0f);  // text 1.5x in a 1280x720 window
+  ImGui::GetIO().Fonts->Build();
+  app.state.run.phase = viz::RunPhase::Paused;
+  app.state.run.message = "One rank has no ring steps to hold at the gate: paused, it would train on. Resume first, or "
+                          "choose 2 ranks or more.";
+  app.frame(ImVec2(900, 400));
+  app.frame(ImVec2(900, 400));
+  REQUIRE(controls_pane().Scroll.y == 0);  // said, but not asked to be shown: the pane stays where it is
+  app.state.run.reveal_message = true;
+  app.frame(ImVec2(900, 400));
+  app.frame(ImVec2(900, 400));
+  CHECK(controls_pane().Scroll.y > 0);
+  CHECK_FALSE(app.state.run.reveal_message);
+}
