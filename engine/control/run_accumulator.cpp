@@ -351,7 +351,7 @@ std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
 }
 
 std::string RunAccumulator::failed_line(const RankExit& failed) const {
-  if (failed.rank >= 0 && ended_from_outside_.count(failed.rank) && !failed.terminated)
+  if (ended_from_outside(failed))
     return fmt::format("rank {}{} failed: it was ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a "
                        "job's time limit; the others then lost it",
                        failed.rank, r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe());
@@ -417,24 +417,31 @@ std::vector<PeerPosition> RunAccumulator::last_positions() const {
   return ranks;
 }
 
+// Who the others wait for, by the ranks' last reports: "rank 1 has not joined collective 8, where
+// rank 0 waits for it" while the run hangs (`now`), "... never joined ..., where rank 0 waited for
+// it" once it has ended; "" when the reports do not line up so.
+std::string RunAccumulator::missing_from_collective(bool now) const {
+  const StuckCollective stuck = stuck_collective(last_positions());
+  if (stuck.collective < 0 || stuck.missing.empty()) return "";
+  const bool one = stuck.missing.size() == 1, one_waits = stuck.waiting.size() == 1;
+  return fmt::format("{} {} {} collective {}, where {} {} {} for {}", one ? "rank" : "ranks", fmt::join(stuck.missing, ", "),
+                     !now ? "never joined" : one ? "has not joined" : "have not joined", stuck.collective,
+                     one_waits ? "rank" : "ranks", fmt::join(stuck.waiting, ", "),
+                     !now ? "waited" : one_waits ? "waits" : "wait", one ? "it" : "them");
+}
+
 // The watchdog's stop says only that nothing moved: the ranks' last reports say who the others
 // waited for, which is what a person looks for first.
 std::string RunAccumulator::who_never_came() const {
-  const StuckCollective stuck = stuck_collective(last_positions());
-  if (stuck.collective < 0 || stuck.missing.empty()) return "";
-  return fmt::format("\n{} {} never joined collective {}, where {} {} waited for {}",
-                     stuck.missing.size() == 1 ? "rank" : "ranks", fmt::join(stuck.missing, ", "), stuck.collective,
-                     stuck.waiting.size() == 1 ? "rank" : "ranks", fmt::join(stuck.waiting, ", "),
-                     stuck.missing.size() == 1 ? "it" : "them");
+  const std::string missing = missing_from_collective(false);
+  return missing.empty() ? "" : "\n" + missing;
 }
 
-std::string RunAccumulator::who_is_missing() const {
-  const StuckCollective stuck = stuck_collective(last_positions());
-  if (stuck.collective < 0 || stuck.missing.empty()) return "";
-  return fmt::format("{} {} {} not joined collective {}, where {} {} {} for {}", stuck.missing.size() == 1 ? "rank" : "ranks",
-                     fmt::join(stuck.missing, ", "), stuck.missing.size() == 1 ? "has" : "have", stuck.collective,
-                     stuck.waiting.size() == 1 ? "rank" : "ranks", fmt::join(stuck.waiting, ", "),
-                     stuck.waiting.size() == 1 ? "waits" : "wait", stuck.missing.size() == 1 ? "it" : "them");
+std::string RunAccumulator::who_is_missing() const { return missing_from_collective(true); }
+
+// Ended by a SIGTERM ringlab did not send (its notice said so), not by the controller's teardown.
+bool RunAccumulator::ended_from_outside(const RankExit& e) const {
+  return e.rank >= 0 && !e.terminated && ended_from_outside_.count(e.rank) > 0;
 }
 
 std::string RunAccumulator::stuck_from_last_reports() const {
@@ -473,10 +480,7 @@ std::string RunAccumulator::failure_details(const RankExit* failed, const std::v
   else msg += injected;
   // A rank that failed without a word (killed, or a script's os._exit) raised no error: the first
   // one is another rank's, which lost its peer mid-collective.
-  const RankExit* silent =
-      failed && (ended_without_a_word(*failed) || (ended_from_outside_.count(failed->rank) && !failed->terminated))
-          ? failed
-          : nullptr;
+  const RankExit* silent = failed && (ended_without_a_word(*failed) || ended_from_outside(*failed)) ? failed : nullptr;
   if (!first_error_.empty() && silent && first_error_rank_ != silent->rank)
     msg += fmt::format("\nfirst error, from a rank left without its peer (rank {} raised none): {}", failed->rank,
                        first_error_);
@@ -569,7 +573,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
   // ranks that lost it may exit before it does: it is the cause all the same, ahead of their echoes.
   if (failed && !not_echoes_.count(failed->rank))
     for (const RankExit& e : exits)
-      if (!e.ok() && !e.terminated && ended_from_outside_.count(e.rank)) failed = &e;
+      if (!e.ok() && ended_from_outside(e)) failed = &e;
   // A rank that ended its training early and then failed on its own (its final barrier timed out)
   // is the cause the failure's first line names: it comes next, whoever timed out first.
   if (failed)

@@ -68,13 +68,15 @@ class RunAccumulator {
   std::vector<PeerPosition> last_positions() const;  // each rank's last collective, by rank
   std::string failed_line(const RankExit& failed) const;
   std::string silent_ranks(const RankExit& starter) const;
+  std::string who_never_came() const;
+  std::string missing_from_collective(bool now) const;
   // Each rank's last position and the flight records. After a stop somebody asked for, that is
   // all: the ranks are where the stop found them, and a line-up of who was missing from a
   // collective (failure_details adds it) would read as blame.
-  std::string who_never_came() const;
   std::string where_ranks_were(const std::vector<nlohmann::json>& flight, const std::vector<int>& lost,
                                const RankExit* silent = nullptr, const std::vector<int>& stopped = {}) const;
   bool ended_without_a_word(const RankExit& e) const;
+  bool ended_from_outside(const RankExit& e) const;
 
   RunResult r_;
   std::shared_ptr<RunHistory> history_;

@@ -228,15 +228,15 @@ class ReportOnTerminate {
     return s;
   }
   static std::string terminated_by(const siginfo_t& info) {
+    if (sent_from_outside(info))
+      return fmt::format("ended by a SIGTERM from process {}, which is not ringlab's: kill, scancel, or a job's time "
+                         "limit", info.si_pid);
     // Started by mpirun's daemon or srun's slurmstepd, the signal is theirs to pass on: the
     // controller's stop, or their own (Slurm's scancel, a job's time limit).
-    const std::string launcher = info.si_code == SI_USER ? sender_name(info.si_pid) : "ringlab";
-    if (!sent_from_outside(info) && !launcher.empty() && launcher != "ringlab")
-      return fmt::format("stopped by SIGTERM from {}, which started it (the controller's stop passed on, or its own, "
-                         "as on scancel)", launcher);
-    if (!sent_from_outside(info)) return "stopped by the controller (SIGTERM)";
-    return fmt::format("ended by a SIGTERM from process {}, which is not ringlab's: kill, scancel, or a job's time "
-                       "limit", info.si_pid);
+    const std::string parent = info.si_code == SI_USER ? sender_name(info.si_pid) : "";
+    if (parent.empty() || parent == "ringlab") return "stopped by the controller (SIGTERM)";
+    return fmt::format("stopped by SIGTERM from {}, which started it (the controller's stop passed on, or its own, as "
+                       "on scancel)", parent);
   }
   static sigset_t terminate_set() {
     sigset_t set;

@@ -212,6 +212,16 @@ FailureTracker::RankTrack& FailureTracker::track(int rank) {
 
 bool FailureTracker::after_stop(const Event& e) const { return stopped_at_ns_ >= 0 && e.t_end_ns >= stopped_at_ns_; }
 
+void FailureTracker::take_error(RankTrack& t, const Event& e) {
+  if (t.error.empty()) {
+    t.error = e.text;
+    if (e.kind == EventKind::Error && e.code >= 0 && e.code <= static_cast<int32_t>(ErrorCode::BadInput))
+      t.error_code = static_cast<ErrorCode>(e.code);
+  }
+  errors_.push_back(said_by_rank(e));
+  failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
+}
+
 void FailureTracker::start_attempt() {
   ranks_.clear();
   flight_->list.clear();
@@ -317,22 +327,14 @@ void FailureTracker::consume(const Event& e) {
         t.stopped = true;
         break;
       }
-      // A SIGTERM from outside ringlab (kill, scancel) ended it: the cause, as its own error would be.
-      if (t.error.empty()) t.error = e.text;
-      errors_.push_back(said_by_rank(e));
-      failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
+      take_error(t, e);  // a SIGTERM from outside ringlab (kill, scancel): the cause, as its own error would be
       break;
     case EventKind::Error:
       if (after_stop(e)) {
         t.stopped = true;
         break;
       }
-      if (t.error.empty()) {
-        t.error = e.text;
-        if (e.code >= 0 && e.code <= static_cast<int32_t>(ErrorCode::BadInput)) t.error_code = static_cast<ErrorCode>(e.code);
-      }
-      errors_.push_back(said_by_rank(e));
-      failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
+      take_error(t, e);
       break;
     case EventKind::FlightRecord:
       if (after_stop(e)) break;  // the others' waits, cut short by the stop that was asked for

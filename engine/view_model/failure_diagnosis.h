@@ -149,6 +149,7 @@ class FailureTracker {
   };
   RankTrack& track(int rank);
   bool after_stop(const Event& e) const;  // reported after a stop that was asked for
+  void take_error(RankTrack& t, const Event& e);  // the rank's own error, or its end from outside
   bool exited_without_a_word(int rank) const;  // a failing exit, no error of its own, not an echo
   void note_uneven(const std::string& job_json);
   void start_attempt();

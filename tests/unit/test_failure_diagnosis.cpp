@@ -96,15 +96,21 @@ Event flight(int rank, int64_t t_ms, int64_t last, const std::string& op, const 
   return text_event(EventKind::FlightRecord, rank, t_ms, fr.to_json(rank).dump());
 }
 
-// Four ranks finish collective 6 at step 4; then rank 2 is killed at step 5 while ranks 0, 1, 3
-// enter collective 7 and rank 0 finishes one reduce-scatter step in it.
-std::vector<Event> killed_rank_two() {
+// Four ranks begin and finish collective 6 at step 4.
+std::vector<Event> four_ranks_through_six() {
   std::vector<Event> events;
   for (int r = 0; r < 4; ++r) events.push_back(run_begin(r, 4));
   for (int r = 0; r < 4; ++r) {
     events.push_back(collective(EventKind::CollectiveBegin, r, 10, 6, 4));
     events.push_back(collective(EventKind::CollectiveEnd, r, 12, 6, 4));
   }
+  return events;
+}
+
+// Then rank 2 is killed at step 5 while ranks 0, 1, 3 enter collective 7 and rank 0 finishes one
+// reduce-scatter step in it.
+std::vector<Event> killed_rank_two() {
+  std::vector<Event> events = four_ranks_through_six();
   events.push_back(fault_event(2, 15, FaultKind::Kill, "kill: SIGKILL", 5));
   for (int r : {0, 1, 3}) events.push_back(collective(EventKind::CollectiveBegin, r, 16, 7, 5));
   events.push_back(chunk(0, 17, 7, RingPhase::ReduceScatter, 0));
@@ -366,18 +372,11 @@ TEST_CASE("a silent rank's record is moved only where the others know better") {
   CHECK(old_chunk->done);
 }
 
-// Killed as it began collective 6, rank 1's last events (its CollectiveBegin among them) died with
-// it; the others wait in 6, which their ends alone would read as rank 1 done with 5. Rank 2
-// received rank 1's reduce-scatter chunk in 6: the diagnosis places rank 1 inside 6.
 // `kill -TERM` (or scancel) on rank 2: its own notice says where the SIGTERM came from; the app
 // called it "stopped" (no cause) and blamed nobody, or the ranks that waited for it.
 TEST_CASE("a rank ended by a SIGTERM from outside ringlab is the culprit, not a rank the stop took down") {
   FailureTracker tracker;
-  for (int r = 0; r < 4; ++r) tracker.consume(run_begin(r, 4));
-  for (int r = 0; r < 4; ++r) {
-    tracker.consume(collective(EventKind::CollectiveBegin, r, 10, 6, 4));
-    tracker.consume(collective(EventKind::CollectiveEnd, r, 12, 6, 4));
-  }
+  for (const Event& e : four_ranks_through_six()) tracker.consume(e);
   Event torn = text_event(EventKind::TornDown, 2, 15, "ended by a SIGTERM from process 4242, which is not ringlab's: kill, scancel, or a job's time limit");
   torn.code = kTornDownFromOutside;
   tracker.consume(torn);
@@ -390,6 +389,9 @@ TEST_CASE("a rank ended by a SIGTERM from outside ringlab is the culprit, not a 
   CHECK(d.missing == std::vector<int>{2});
 }
 
+// Killed as it began collective 6, rank 1's last events (its CollectiveBegin among them) died with
+// it; the others wait in 6, which their ends alone would read as rank 1 done with 5. Rank 2
+// received rank 1's reduce-scatter chunk in 6: the diagnosis places rank 1 inside 6.
 TEST_CASE("a killed rank whose chunk another rank received is placed inside that collective") {
   FailureTracker tracker;
   for (int r = 0; r < 3; ++r) tracker.consume(run_begin(r, 3));
