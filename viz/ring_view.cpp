@@ -661,29 +661,18 @@ const view_model::CollectiveRecord* last_ring_of(const view_model::CollectiveLog
 std::string change_note(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown, int n,
                         RingProgress progress, bool world_before) {
   const char* s = n == 1 ? "" : "s";
-  if (!world_before)
-    return progress == RingProgress::None
-               ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, all-reduce #{} of an earlier "
-                     "world ({} ranks), before the change before this one",
-                     n, s, grouped(shown.key.id), shown.world_size)
-               : trf("The world now running ({} rank{}) waits before its first ring step: shown, all-reduce #{} of an "
-                     "earlier world ({} ranks), before the change before this one",
-                     n, s, grouped(shown.key.id), shown.world_size);
-  const view_model::CollectiveRecord* last = last_ring_of(log, shown.key.generation);
-  if (!last || last->key == shown.key)
-    return progress == RingProgress::None
-               ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, the last one before the change", n, s)
-               : trf("The world now running ({} rank{}) waits before its first ring step: shown, the last all-reduce "
-                     "before the change",
-                     n, s);
-  const int before = shown.world_size;
-  return progress == RingProgress::None
-             ? trf("The world now running ({} rank{}) has no all-reduce yet: shown, all-reduce #{} of the {} ranks "
-                   "before the change (their last: #{})",
-                   n, s, grouped(shown.key.id), before, grouped(last->key.id))
-             : trf("The world now running ({} rank{}) waits before its first ring step: shown, all-reduce #{} of the {} "
-                   "ranks before the change (their last: #{})",
-                   n, s, grouped(shown.key.id), before, grouped(last->key.id));
+  const std::string now = progress == RingProgress::None
+                              ? trf("The world now running ({} rank{}) has no all-reduce yet", n, s)
+                              : trf("The world now running ({} rank{}) waits before its first ring step", n, s);
+  const view_model::CollectiveRecord* last = world_before ? last_ring_of(log, shown.key.generation) : nullptr;
+  const std::string shown_words =
+      !world_before ? trf("all-reduce #{} of an earlier world ({} ranks), before the change before this one",
+                          grouped(shown.key.id), shown.world_size)
+      : !last || last->key == shown.key
+          ? std::string(tr("the last all-reduce before the change"))
+          : trf("all-reduce #{} of the {} ranks before the change (their last: #{})", grouped(shown.key.id),
+                shown.world_size, grouped(last->key.id));
+  return trf("{}: shown, {}", now, shown_words);
 }
 
 // A live change (paused, or stepped through, the new world waits at the gate): the ring on
