@@ -443,6 +443,9 @@ struct Controller::Impl {
         throw InputError(fmt::format("node {} cannot join node 0's run: {}. A node joins with node 0's token: "
                                      "--join-file PATH (written by node 0's --join-file), or RINGLAB_TOKEN",
                                      options.node_rank, e.what()));
+      } catch (const HostNotFoundError& e) {
+        throw InputError(fmt::format("node {} cannot join node 0's run: {}; --master-addr names node 0",
+                                     options.node_rank, e.what()));
       } catch (const Error& e) {
         throw InputError(fmt::format("node {} cannot join node 0's run: {}; node 0's store is at the --master-port "
                                      "node 0 was given", options.node_rank, e.what()));

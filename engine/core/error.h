@@ -48,6 +48,12 @@ class TokenRefusedError : public Error {
   using Error::Error;
 };
 
+// A host name this machine cannot resolve (a typo, or a name only other machines know).
+class HostNotFoundError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Bad user input (flags, files): the CLI prints it as one line and exits non-zero.
 class InputError : public Error {
  public:

@@ -56,6 +56,9 @@ int resolve(const std::string& host, uint16_t port, bool passive, AddrInfoList& 
   return rc;
 }
 
+// getaddrinfo's answers for a name that has no address (as opposed to a resolver that failed).
+bool names_no_host(int rc) { return rc == EAI_NONAME || rc == EAI_NODATA; }
+
 std::string sockaddr_text(const sockaddr_storage& addr) {
   char text[INET6_ADDRSTRLEN] = "?";
   if (addr.ss_family == AF_INET) {
@@ -125,8 +128,12 @@ void Socket::shutdown() const {
 Socket listen_tcp(const std::string& host, uint16_t port, int backlog) {
   const std::string where = host_port(host, port);
   AddrInfoList list;
-  if (const int rc = resolve(host, port, true, list); rc != 0)
+  if (const int rc = resolve(host, port, true, list); rc != 0) {
+    if (names_no_host(rc))
+      throw HostNotFoundError(fmt::format("cannot bind {}: {}: this machine cannot resolve '{}': give one of its own "
+                                          "addresses", where, gai_strerror(rc), host));
     throw Error(fmt::format("cannot bind {}: {}", where, gai_strerror(rc)));
+  }
   int last_err = EADDRNOTAVAIL;
   for (const addrinfo* ai = list.get(); ai; ai = ai->ai_next) {
     Socket s(::socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -187,6 +194,10 @@ Socket connect_tcp(const std::string& host, uint16_t port, std::chrono::millisec
   while (true) {
     AddrInfoList list;
     const int rc = resolve(host, port, false, list);
+    if (rc != 0 && names_no_host(rc))
+      throw HostNotFoundError(fmt::format("cannot reach {}: {}: this machine cannot resolve the host name '{}' (a typo, "
+                                          "or a name only other machines know: give its IP address)", where,
+                                          gai_strerror(rc), host));
     if (rc != 0 && rc != EAI_AGAIN)
       throw Error(fmt::format("cannot reach {}: {}", where, gai_strerror(rc)));
     if (rc != 0) last_error = gai_strerror(rc);
