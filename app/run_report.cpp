@@ -72,6 +72,8 @@ void write_report_json(const RunResult& r, const std::string& path) {
   // A report of a run cut short says so: its epochs, steps and parameters are those so far.
   j["interrupted"] = r.interrupted();
   if (r.stop_cause != StopCause::None) j["stopped_by"] = to_string(r.stop_cause);
+  // Not asked of ringlab (kill, scancel, a job's time limit), so not `interrupted`: its cause.
+  if (!r.stopped_from_outside.empty()) j["stopped_from_outside"] = r.stopped_from_outside;
   if (!r.torch_script.empty()) j["torch_script"] = r.torch_script;  // the job is what the script announced
   // The job under the names a scenario's `job` takes (JobConfig's JSON): a report can be turned
   // back into the same run, faults, uneven inputs and Join included.

@@ -93,6 +93,9 @@ struct RunResult {
   std::string failure;                  // which rank failed, how, and where each rank was
   StopCause stop_cause = StopCause::None;  // who or what stopped the run, if anybody did
   bool interrupted() const { return asked_by_user(stop_cause); }
+  // Who stopped it from outside ringlab, when that is the failure's cause ("rank 2 was ended by a
+  // SIGTERM that ringlab did not send ...", "srun was stopped by SIGTERM ..."); "" when nobody did.
+  std::string stopped_from_outside;
   JobConfig job;
   int64_t samples_per_rank = 0;   // len(DistributedSampler): the indices each rank gets an epoch
   int64_t batches_per_epoch = 0;

@@ -350,6 +350,19 @@ std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
                      one ? "rank" : "ranks", fmt::join(silent, ", "), one ? "it" : "they", starter.program);
 }
 
+std::string RunAccumulator::outside_stop(const RankExit& failed) const {
+  if (ended_from_outside(failed))
+    return fmt::format("rank {}{} was ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a job's time "
+                       "limit", failed.rank, r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "",
+                       failed.describe());
+  // srun passes on the signal that stopped its step (128 + N); ringlab sent none (the exit
+  // would be marked terminated): Slurm did, on scancel or at the job's time limit.
+  if (const int sig = failed.signal_in_exit_code(); failed.rank < 0 && failed.program == "srun" && !failed.terminated && sig != 0)
+    return fmt::format("srun was stopped by {} (exit code {}: Slurm stops a step so on scancel or at the job's time "
+                       "limit)", signal_name(sig), failed.exit_code);
+  return "";
+}
+
 std::string RunAccumulator::failed_line(const RankExit& failed) const {
   if (ended_from_outside(failed))
     return fmt::format("rank {}{} failed: it was ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a "
@@ -362,13 +375,9 @@ std::string RunAccumulator::failed_line(const RankExit& failed) const {
                        failed.last_words.empty() || first_error_rank_ == failed.rank
                            ? ""
                            : "; its stderr ended with: " + failed.last_words + library_words_explained(failed.last_words));
+  if (std::string outside = outside_stop(failed); !outside.empty()) return outside;
   RankExit starter = failed;
   if (starter.program.empty()) starter.program = "mpirun";
-  // srun passes on the signal that stopped its step (128 + N); ringlab sent none (the exit
-  // would be marked terminated): Slurm did, on scancel or at the job's time limit.
-  if (const int sig = starter.signal_in_exit_code(); starter.program == "srun" && !starter.terminated && sig != 0)
-    return fmt::format("srun was stopped by {} (exit code {}: Slurm stops a step so on scancel or at the job's time "
-                       "limit)", signal_name(sig), starter.exit_code);
   return fmt::format("{}{} failed: {}", silent_ranks(starter), starter.program, failed.describe());
 }
 
@@ -581,6 +590,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
       for (const RankExit& e : exits)
         if (e.rank == early && !e.ok() && !e.terminated && failed->rank != early) failed = &e;
   r.stop_cause = stop.cause;
+  r.stopped_from_outside = failed ? outside_stop(*failed) : "";
   r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
   // Every process may end well on a loss of nan: the training did not.
   if (r.ok && diverged_.step >= 0) {

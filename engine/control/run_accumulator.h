@@ -77,6 +77,9 @@ class RunAccumulator {
                                const RankExit* silent = nullptr, const std::vector<int>& stopped = {}) const;
   bool ended_without_a_word(const RankExit& e) const;
   bool ended_from_outside(const RankExit& e) const;
+  // The stop from outside ringlab that `failed` names (a SIGTERM it did not send, srun's step
+  // ended by Slurm); "" when it is none.
+  std::string outside_stop(const RankExit& failed) const;
 
   RunResult r_;
   std::shared_ptr<RunHistory> history_;

@@ -60,7 +60,7 @@ check_backend() {
 # the controller (SIGTERM)", with a flight record taken while its training went on, older than
 # its last events, which put the healthy ranks down as missing.
 check_outside_sigterm() {
-  "$ringlab" run -q -n 4 --samples 400000 --epochs 100 --trace-level none --timeout 300 >"$work/out" 2>"$work/err" &
+  "$ringlab" run -q -n 4 --samples 400000 --epochs 100 --trace-level none --timeout 300 --report "$work/outside.json" >"$work/out" 2>"$work/err" &
   local run=$! victim="" i
   for i in $(seq 1 200); do victim=$(rank_pid "$run" 2) && break; sleep 0.05; done
   if [ -z "$victim" ]; then echo "FAIL sigterm: rank 2's worker never appeared"; kill $run; fail=1; return; fi
@@ -76,6 +76,11 @@ check_outside_sigterm() {
     grep -q "$want" <<<"$err" && echo "ok   sigterm: $(grep -m1 "$want" <<<"$err")" || { echo "FAIL sigterm: lacks '$want': $err"; fail=1; }
   done
   grep -q "stopped by the controller" <<<"$err" && { echo "FAIL sigterm: said the controller stopped rank 2: $err"; fail=1; }
+  # The report says it too: not interrupted (nobody asked ringlab), stopped from outside.
+  local fields
+  fields=$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["interrupted"], r.get("stopped_by"), r.get("stopped_from_outside"))' "$work/outside.json" 2>&1)
+  [[ $fields == "False None rank 2 was ended by a SIGTERM that ringlab did not send (exit code 143): kill, scancel, or a job's time limit" ]] &&
+    echo "ok   sigterm: the report: $fields" || { echo "FAIL sigterm: the report says: $fields"; fail=1; }
 }
 
 check_backend gloo

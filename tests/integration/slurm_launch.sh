@@ -188,7 +188,7 @@ grep -q "^steps-gone" "$work/kill.log" && ok "and the step's ranks ended ($(grep
 
 # 5. scancel: Slurm ends the step with SIGTERM, passed to each rank by slurmstepd. The account
 # says Slurm stopped it; the ranks said "stopped by the controller (SIGTERM)", which sent nothing.
-salloc -O -n 2 "$ringlab" run --launcher srun --epochs 100000 -q > /dev/null 2> "$work/scancel.err" &
+salloc -O -n 2 "$ringlab" run --launcher srun --epochs 100000 -q --report "$work/scancel.json" > /dev/null 2> "$work/scancel.err" &
 alloc=$!
 for _ in $(seq 300); do  # until the step runs
   job=$(squeue -h -o %i | head -1)
@@ -203,6 +203,10 @@ if grep -qF "srun was stopped by SIGTERM (exit code 143: Slurm stops a step so o
    ! grep -q "stopped by the controller" "$work/scancel.err"; then
   ok "scancel: Slurm named as the stop, the ranks' SIGTERM as slurmstepd's"
 else bad "scancel: $(cut -c1-200 "$work/scancel.err" | head -12)"; fi
+# The report: not interrupted (nobody asked ringlab to stop), stopped from outside by Slurm.
+fields=$(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(r["interrupted"], r.get("stopped_by"), r.get("stopped_from_outside"))' "$work/scancel.json" 2>&1)
+[[ $fields == "False None srun was stopped by SIGTERM (exit code 143: Slurm stops a step so on scancel or at the job's time limit)" ]] &&
+  ok "scancel: the report says $fields" || bad "scancel: the report says: $fields"
 
 [ $fail -eq 0 ] && echo PASS || echo FAILED
 exit $fail

@@ -637,6 +637,10 @@ TEST_CASE("a rank ended by a SIGTERM from outside ringlab is named as the cause,
   CHECK(r.failure.rfind("rank 2 failed: it was ended by a SIGTERM that ringlab did not send (exit code 143): kill, "
                         "scancel, or a job's time limit; the others then lost it\n", 0) == 0);
   CHECK(r.failure.find("first error, from a rank left without its peer (rank 2 raised none): rank 0: ") != std::string::npos);
+  // The report's field: not `interrupted` (nobody asked ringlab), but stopped all the same.
+  CHECK(r.stopped_from_outside == "rank 2 was ended by a SIGTERM that ringlab did not send (exit code 143): kill, "
+                                  "scancel, or a job's time limit");
+  CHECK_FALSE(r.interrupted());
   // The ranks that lost it exited first (it was held a moment to report): it still heads the story.
   zero.terminated = one.terminated = false;
   CHECK(acc.finish({zero, one, two}).failure.rfind("rank 2 failed: it was ended by a SIGTERM that ringlab did not send", 0) == 0);
@@ -646,7 +650,9 @@ TEST_CASE("a rank ended by a SIGTERM from outside ringlab is named as the cause,
   torn.text = "stopped by the controller (SIGTERM)";
   stopped.add(torn);
   two.terminated = true;
-  CHECK(stopped.finish({two}).failure.find("ended by a SIGTERM that ringlab did not send") == std::string::npos);
+  const RunResult own = stopped.finish({two});
+  CHECK(own.failure.find("ended by a SIGTERM that ringlab did not send") == std::string::npos);
+  CHECK(own.stopped_from_outside.empty());
 }
 
 TEST_CASE("metrics rows of steps redone after a restart are written once, from the new attempt") {
@@ -811,7 +817,7 @@ TEST_CASE("a PyTorch script stopped by Ctrl-C: its processes were sent SIGTERM, 
   RankExit torn = killed(1);
   torn.signal = 15;
   torn.terminated = true;
-  const RunResult r = acc.finish({torn}, StopInfo{StopCause::Interrupt, "", true});
+  const RunResult r = acc.finish({torn}, StopInfo{StopCause::Interrupt, "", true, {}});
   INFO(r.failure);
   CHECK(r.failure.rfind("interrupted by SIGINT (Ctrl-C) at step 13: the script's processes were sent SIGTERM (a script "
                         "does not stop together at a step boundary)", 0) == 0);
@@ -824,7 +830,7 @@ TEST_CASE("a stop asked for on another node is named once: by its cause, then th
   for (const StopCause cause : {StopCause::Hangup, StopCause::Terminate}) {
     RunAccumulator acc(job);
     for (int64_t step = 0; step < 5; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
-    const RunResult r = acc.finish({exited(0, 0), exited(1, 0)}, StopInfo{cause, "on node 1", false});
+    const RunResult r = acc.finish({exited(0, 0), exited(1, 0)}, StopInfo{cause, "on node 1", false, {}});
     INFO(r.failure);
     const std::string named = cause == StopCause::Hangup ? "stopped by SIGHUP (the terminal closed) on node 1 at step 5"
                                                          : "stopped by SIGTERM on node 1 at step 5";
@@ -841,7 +847,7 @@ TEST_CASE("a rank killed on node 0 while node 1's note of its own victim came fi
   RankExit victim = exited(2, 1);
   victim.node = 1;
   const RankExit cause = killed(1);  // merged: killed by a signal first, whichever node saw it
-  const RunResult r = acc.finish({cause, victim}, StopInfo{StopCause::OtherNode, "node 1: rank 2 exit code 1", false});
+  const RunResult r = acc.finish({cause, victim}, StopInfo{StopCause::OtherNode, "node 1: rank 2 exit code 1", false, {}});
   INFO(r.failure);
   CHECK(r.failure.rfind("rank 1 (node 0) failed: killed by SIGKILL", 0) == 0);
   CHECK(r.failure.find("node 1: rank 2 exit code 1") == std::string::npos);
@@ -857,8 +863,12 @@ TEST_CASE("srun ended by a SIGTERM ringlab did not send (scancel): said as Slurm
   INFO(r.failure);
   CHECK(r.failure.rfind("srun was stopped by SIGTERM (exit code 143: Slurm stops a step so on scancel or at the job's "
                         "time limit)", 0) == 0);
+  CHECK(r.stopped_from_outside == "srun was stopped by SIGTERM (exit code 143: Slurm stops a step so on scancel or at "
+                                  "the job's time limit)");
   srun.exit_code = 1;  // a task failed: srun's own failure, as before
-  CHECK(RunAccumulator(job).finish({srun}).failure.find("srun failed: exit code 1") != std::string::npos);
+  const RunResult failed = RunAccumulator(job).finish({srun});
+  CHECK(failed.failure.find("srun failed: exit code 1") != std::string::npos);
+  CHECK(failed.stopped_from_outside.empty());
 }
 
 TEST_CASE("every process ended well on a loss that is no number: the run diverged, and says where") {
@@ -971,7 +981,7 @@ TEST_CASE("the watchdog's stop says who never joined the collective the others w
   job.world_size = 2;
   RunAccumulator acc(job);
   rank_1_never_came(acc);
-  const RunResult r = acc.finish({terminated(0), terminated(1)}, StopInfo{StopCause::NoProgress, "", true});
+  const RunResult r = acc.finish({terminated(0), terminated(1)}, StopInfo{StopCause::NoProgress, "", true, {}});
   CHECK(first_lines(r.failure, 2) ==
         "stopped by the controller's watchdog (no progress)\nrank 1 never joined collective 6, where rank 0 waited for it");
 }
