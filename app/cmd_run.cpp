@@ -507,7 +507,7 @@ std::vector<int> placed_ranks(const ControllerOptions& o) {
 std::string joined_node_footer(const ControllerOptions& o) {
   const int first = o.node_rank * o.nproc_per_node();
   const int last = first + o.nproc_per_node() - 1;
-  return fmt::format("node {} of {}: {} ended well; node 0 prints the run's report\n", o.node_rank, o.nnodes,
+  return fmt::format("ringlab run: node {} of {}: {} ended well; node 0 prints the run's report\n", o.node_rank, o.nnodes,
                      first == last ? fmt::format("rank {}", first) : fmt::format("ranks {} to {}", first, last));
 }
 
@@ -625,7 +625,8 @@ void run(RunFlags& f) {
   if (wrote_join_file) std::remove(f.join_file.c_str());
   // What was printed as the run went is not printed again; a failure is printed even with -q.
   if (options.node_rank > 0) {
-    if (result.ok && !f.quiet) std::fputs(joined_node_footer(options).c_str(), stdout);
+    // Said where this node said all else (stderr): its stdout has no script's lines to follow.
+    if (result.ok && !f.quiet) std::fputs(joined_node_footer(options).c_str(), stderr);
   } else if (live.started()) {
     if (result.ok) std::fputs(seed_footer().c_str(), stdout);
   } else if (own_report && result.rank_count > 0) {  // a run that never started has nothing to report

@@ -73,7 +73,8 @@ assert len(r["shards"]) == 4 and all(len(epochs) == 4 for epochs in r["shards"])
 assert len(r["step_loss"]) == 4, "not 4 ranks of step losses"
 assert r.get("ranks_per_node") == [2, 2], r.get("ranks_per_node")
 EOF
-  grep -q "node 1 of 2: ranks 2 to 3 ended well" "$work/$label.1.out" && ok "$label: node 1 says which ranks it ran" \
+  grep -q "^ringlab run: node 1 of 2: ranks 2 to 3 ended well; node 0 prints the run's report$" "$work/$label.1.err" &&
+    [ ! -s "$work/$label.1.out" ] && ok "$label: node 1 says which ranks it ran, on stderr as all it says" \
     || fail "$label: node 1 printed: $(cat "$work/$label.1.out" "$work/$label.1.err")"
 }
 
