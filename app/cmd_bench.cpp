@@ -176,6 +176,7 @@ void print_summary(const std::vector<AllreduceBenchRow>& rows, const AllreduceBe
     fmt::print("# Out of bounds values : not checked (--no-check)\n");
   if (options.ring) fmt::print("# Avg bus bandwidth (ring)   : {:.3f}\n", ring_bw / n);
   if (options.native) fmt::print("# Avg bus bandwidth (native) : {:.3f}\n", native_bw / n);
+  for (const std::string& note : bench_spread_notes(rows)) fmt::print("{}\n", note);
   if (wrong != 0) set_exit_code(1);
 }
 

@@ -1,6 +1,7 @@
 #include "engine/dist/allreduce_bench.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -257,6 +258,28 @@ std::string bench_table_row(const AllreduceBenchRow& row, const AllreduceBenchOp
     line += ratio ? fmt::format("  {:>11.2f}", *ratio) : fmt::format("  {:>11}", "n/a");
   }
   return line + "\n";
+}
+
+std::vector<std::string> bench_spread_notes(const std::vector<AllreduceBenchRow>& rows) {
+  std::vector<std::string> notes;
+  for (const bool ring : {true, false}) {
+    std::vector<std::string> sizes;
+    double widest = 0;
+    for (const AllreduceBenchRow& row : rows) {
+      const std::optional<AllreduceBenchResult>& result = ring ? row.ring : row.native;
+      if (!result || result->min_time_us <= 0) continue;
+      const double spread = result->time_us / result->min_time_us;
+      if (spread < kWideSpread) continue;
+      sizes.push_back(format_byte_size(row.bytes));
+      widest = std::max(widest, spread);
+    }
+    if (sizes.empty()) continue;
+    notes.push_back(fmt::format(
+        "# spread: the {} all-reduce's median was {:g}x its fastest iteration or more at {} bytes ({:.1f}x at most): a "
+        "busy machine, or waits inside the library; --json has each row's fastest (min_time_us)",
+        ring ? "ring" : "native", kWideSpread, fmt::join(sizes, ", "), widest));
+  }
+  return notes;
 }
 
 nlohmann::json bench_row_to_json(const AllreduceBenchRow& row) {

@@ -79,6 +79,13 @@ AllreduceBenchRow bench_allreduce_size(ProcessGroup& group, size_t bytes, const 
 std::string bench_table_header(const AllreduceBenchOptions& options);
 std::string bench_table_row(const AllreduceBenchRow& row, const AllreduceBenchOptions& options);
 
+// A median this many times its fastest iteration or more says the timings spread: the median
+// alone then hides how much (an 88 ms row on a machine whose neighbours held its cores).
+constexpr double kWideSpread = 3.0;
+// Lines for under the table, one per algorithm whose rows spread so ("" lines left out): which
+// sizes, by how much at most, and where the fastest iterations are.
+std::vector<std::string> bench_spread_notes(const std::vector<AllreduceBenchRow>& rows);
+
 nlohmann::json bench_row_to_json(const AllreduceBenchRow& row);
 AllreduceBenchRow bench_row_from_json(const nlohmann::json& j);
 

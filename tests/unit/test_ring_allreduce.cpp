@@ -547,6 +547,25 @@ TEST_CASE("bench: the memory a rank needs is three buffers of the largest size a
                        InputError);
 }
 
+// An 88 ms row on a busy machine was printed as any other: the median alone hid the spread.
+TEST_CASE("bench: rows whose median is 3x their fastest iteration or more are named under the table") {
+  const auto row = [](size_t bytes, double ring_median, double ring_fastest, double native_median, double native_fastest) {
+    AllreduceBenchRow r;
+    r.bytes = bytes;
+    r.ring = AllreduceBenchResult{ring_median, ring_fastest, 0, 0, 0};
+    r.native = AllreduceBenchResult{native_median, native_fastest, 0, 0, 0};
+    return r;
+  };
+  CHECK(bench_spread_notes({row(4, 40, 30, 80, 70), row(1024, 60, 30, 100, 90)}).empty());
+  const std::vector<std::string> notes =
+      bench_spread_notes({row(4, 40, 30, 80, 70), row(1024, 88000, 30, 100, 90), row(65536, 90, 30, 3500, 220)});
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0] == "# spread: the ring all-reduce's median was 3x its fastest iteration or more at 1K, 64K bytes "
+                    "(2933.3x at most): a busy machine, or waits inside the library; --json has each row's fastest "
+                    "(min_time_us)");
+  CHECK(notes[1].rfind("# spread: the native all-reduce's median was 3x its fastest iteration or more at 64K bytes (15.9x", 0) == 0);
+}
+
 TEST_CASE("bench: a row measured over the thread world is correct and survives JSON") {
   const int n = 3;
   LocalWorld world(n, 20000ms);
