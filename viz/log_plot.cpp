@@ -104,10 +104,11 @@ void LogLogPlot::line(std::span<const double> xs, std::span<const double> ys, ui
     if (xs[i] > 0 && ys[i] > 0 && std::isfinite(ys[i])) screen.push_back(to_screen(xs[i], ys[i]));
   if (!dashed) {
     if (screen.size() >= 2) dl_->AddPolyline(screen.data(), static_cast<int>(screen.size()), color, 0, thickness);
-    return;
+  } else {
+    const float dash = ImGui::GetFontSize() * 0.45f;
+    for (size_t i = 1; i < screen.size(); ++i) dashed_line(dl_, screen[i - 1], screen[i], color, thickness, dash);
   }
-  const float dash = ImGui::GetFontSize() * 0.45f;
-  for (size_t i = 1; i < screen.size(); ++i) dashed_line(dl_, screen[i - 1], screen[i], color, thickness, dash);
+  drawn_.push_back(std::move(screen));
 }
 
 void LogLogPlot::point(double x, double y, uint32_t color, float radius) const {
@@ -118,20 +119,51 @@ void LogLogPlot::point(double x, double y, uint32_t color, float radius) const {
   dl_->AddCircle(c, radius, palette().text, 0, 1.5f);
 }
 
-void LogLogPlot::marker(double x, uint32_t color, const std::string& text, LabelAt at) const {
+void LogLogPlot::marker(double x, uint32_t color) const {
+  if (!(x > 0)) return;
+  const float px = sx(x);
+  dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, ImGui::GetFontSize() * 0.35f);
+}
+
+void LogLogPlot::marker_label(double x, uint32_t color, const std::string& text, const std::string& short_text) const {
   if (!(x > 0)) return;
   const float px = sx(x);
   const float fs = ImGui::GetFontSize();
-  dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, fs * 0.35f);
-  if (text.empty()) return;
-  const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-  // Right of the line, or left of it when the label would leave the plot; not at all when it
-  // fits on neither side (the hover read-out and the legend say it).
-  const float x0 = px + fs * 0.3f + ts.x <= max_.x - fs * 0.2f ? px + fs * 0.3f : px - fs * 0.3f - ts.x;
-  if (x0 < min_.x + fs * 0.2f) return;
-  const float y0 = at == LabelAt::Top ? min_.y + 4 : max_.y - 4 - ts.y;
-  dl_->AddRectFilled(ImVec2(x0 - 3, y0 - 1), ImVec2(x0 + ts.x + 3, y0 + 1 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
-  dl_->AddText(ImVec2(x0, y0), color, text.c_str());
+  for (const std::string* label : {&text, &short_text}) {
+    const ImVec2 ts = ImGui::CalcTextSize(label->c_str());
+    // The spots beside the line that lie inside the plot, in order of preference.
+    std::vector<ImVec2> spots;
+    for (const float y0 : {min_.y + 4, max_.y - 4 - ts.y})
+      for (const float x0 : {px + fs * 0.3f, px - fs * 0.3f - ts.x})
+        if (x0 >= min_.x + fs * 0.2f && x0 + ts.x <= max_.x - fs * 0.2f) spots.emplace_back(x0, y0);
+    if (spots.empty()) continue;
+    const auto hidden = [&](ImVec2 at) { return segments_through(drawn_, at, ImVec2(at.x + ts.x, at.y + ts.y)); };
+    const ImVec2 at = *std::min_element(spots.begin(), spots.end(), [&](ImVec2 a, ImVec2 b) { return hidden(a) < hidden(b); });
+    dl_->AddRectFilled(ImVec2(at.x - 3, at.y - 1), ImVec2(at.x + ts.x + 3, at.y + 1 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
+    dl_->AddText(at, color, label->c_str());
+    return;
+  }
+}
+
+int segments_through(const std::vector<std::vector<ImVec2>>& lines, ImVec2 lo, ImVec2 hi) {
+  // A segment passes through the rectangle where a point along it lies inside: sampled finely
+  // enough (a tenth of the rectangle's smaller side) that none crosses a corner unseen.
+  const float stride = std::max(1.0f, std::min(hi.x - lo.x, hi.y - lo.y) / 10.0f);
+  const auto inside = [&](ImVec2 p) { return p.x >= lo.x && p.x <= hi.x && p.y >= lo.y && p.y <= hi.y; };
+  int count = 0;
+  for (const std::vector<ImVec2>& line : lines)
+    for (size_t i = 1; i < line.size(); ++i) {
+      const ImVec2 a = line[i - 1], b = line[i];
+      const int samples = 1 + static_cast<int>(std::hypot(b.x - a.x, b.y - a.y) / stride);
+      for (int k = 0; k <= samples; ++k) {
+        const float t = static_cast<float>(k) / static_cast<float>(samples);
+        if (inside(ImVec2(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t))) {
+          ++count;
+          break;
+        }
+      }
+    }
+  return count;
 }
 
 }  // namespace ringlab::viz

@@ -24,6 +24,10 @@ std::vector<double> power_of_two_ticks(double lo, double hi, int most);
 // Powers of ten, every second or third one when `most` allows fewer.
 std::vector<double> decade_ticks(double lo, double hi, int most);
 
+// How many of `lines`' segments (screen polylines) pass through the rectangle [lo, hi]: where a
+// label over a plot would hide the fewest curves.
+int segments_through(const std::vector<std::vector<ImVec2>>& lines, ImVec2 lo, ImVec2 hi);
+
 class LogLogPlot {
  public:
   // Reserves `size` at the cursor and draws the frame, grid, ticks and axis labels.
@@ -45,10 +49,13 @@ class LogLogPlot {
             bool dashed = false) const;
   // A filled dot ringed in ink, for measured points among model curves.
   void point(double x, double y, uint32_t color, float radius) const;
-  // A dashed vertical line at x with a label at the top, or at the bottom where the curves rise
-  // to the top (bandwidth grows with the message) and a label there would cover them.
-  enum class LabelAt { Top, Bottom };
-  void marker(double x, uint32_t color, const std::string& text, LabelAt at = LabelAt::Top) const;
+  // A dashed vertical line at x, drawn before the curves (under them).
+  void marker(double x, uint32_t color) const;
+  // Its label, drawn after the curves (over them, on a card of the canvas's colour): beside the
+  // line at the top or the bottom, right or left of it, wherever it hides the fewest of the curves
+  // drawn so far; `short_text` where `text` fits nowhere; nothing where neither does (the hover
+  // read-out and the legend say it).
+  void marker_label(double x, uint32_t color, const std::string& text, const std::string& short_text) const;
 
  private:
   float sx(double x) const;
@@ -59,6 +66,7 @@ class LogLogPlot {
   double lx0_, lx1_, ly0_, ly1_;  // log10 of the axes' ends
   ImVec2 min_, max_;
   bool hovered_ = false;
+  mutable std::vector<std::vector<ImVec2>> drawn_;  // the curves' screen points, for marker_label
 };
 
 }  // namespace ringlab::viz

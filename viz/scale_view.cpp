@@ -371,13 +371,13 @@ void draw_curves_plot(const char* id, ImVec2 size, Quantity q, const sim::ScaleD
   LogLogPlot plot(id, size, {g_cache.query.min_bytes, g_cache.query.max_bytes, power_of_two_ticks, bytes_text},
                   {lo, hi, nullptr, time ? time_text : rate_text}, tr("message size"),
                   time ? tr("all-reduce time") : tr("bus bandwidth (busbw)"));
-  if (d.step.largest_bucket_bytes > 0)
-    plot.marker(double(d.step.largest_bucket_bytes), palette().accent,
-                trf("{}: largest bucket {}", v.model, bytes_text(double(d.step.largest_bucket_bytes))),
-                time ? LogLogPlot::LabelAt::Top : LogLogPlot::LabelAt::Bottom);
+  const double bucket = double(d.step.largest_bucket_bytes);
+  if (bucket > 0) plot.marker(bucket, palette().accent);
   if (!d.reference.empty()) line_of(plot, d.reference, q, algorithm_color(0), 2.0f, true);
   for (const Series& s : series_of(d)) line_of(plot, *s.points, q, s.color, 3.0f, false);
   for (const auto& m : live.sizes) plot.point(m.bytes, measured_value(m, live.world_size, q), palette().text, 6.0f);
+  if (bucket > 0)
+    plot.marker_label(bucket, palette().accent, trf("{}: largest bucket {}", v.model, bytes_text(bucket)), bytes_text(bucket));
   if (plot.hovered()) hover_readout(plot, d, q, v.world_size());
 }
 

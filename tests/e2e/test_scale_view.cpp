@@ -121,6 +121,21 @@ TEST_CASE("a small log plot's axes keep two round ticks at least, or every one t
   CHECK(viz::power_of_two_ticks(3000, 5000, 4) == V{4096});  // less than a power of two: the one there is
 }
 
+// The largest bucket's label was drawn before the curves, which crossed its words ("124M:
+// largest bucket 168 MiB" under the orange line): it now goes where the fewest curves pass.
+TEST_CASE("a plot's label counts the curve segments it would hide") {
+  const std::vector<std::vector<ImVec2>> lines = {
+      {ImVec2(0, 100), ImVec2(100, 100), ImVec2(200, 0)},  // flat, then rising across the top right
+      {ImVec2(0, 90), ImVec2(200, 90)},                    // flat under the first
+  };
+  CHECK(viz::segments_through(lines, ImVec2(10, 10), ImVec2(60, 30)) == 0);    // top left: nothing there
+  CHECK(viz::segments_through(lines, ImVec2(140, 30), ImVec2(190, 50)) == 1);  // the rising segment
+  CHECK(viz::segments_through(lines, ImVec2(10, 85), ImVec2(60, 105)) == 2);   // both flat segments
+  CHECK(viz::segments_through(lines, ImVec2(150, 95), ImVec2(190, 99)) == 0);  // between them, under the rise
+  // A long segment that crosses a small box between its ends is seen, not only its ends.
+  CHECK(viz::segments_through({{ImVec2(0, 0), ImVec2(1000, 1000)}}, ImVec2(500, 500), ImVec2(504, 504)) == 1);
+}
+
 // Stepping through at the gate (Start greyed), the view said "press Start": the held all-reduces
 // are left out of the measurement, and it now says so.
 TEST_CASE("before any live point, the note says what brings one: Start, the run going on, or Follow live") {
