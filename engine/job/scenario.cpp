@@ -216,10 +216,12 @@ Scenario load_scenario(const std::string& name_or_path) {
     return read_scenario_file(dir / (name_or_path + ".json"));
   std::string known;
   for (const auto& n : list_scenarios()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError(fmt::format("--scenario: no scenario named '{}' ({})", name_or_path,
-                               dir.empty() ? std::string("no scenario folder found: set RINGLAB_SCENARIO_DIR to a "
-                                                         "folder of scenario .json files, or give --scenario a file's path")
-                                           : "known: " + known));
+  // The folder searched is named: RINGLAB_SCENARIO_DIR, when set to a folder, is the only one.
+  const std::string where = dir.empty() ? std::string("no scenario folder found: set RINGLAB_SCENARIO_DIR to a folder "
+                                                      "of scenario .json files, or give --scenario a file's path")
+                            : known.empty() ? fmt::format("{} has no scenario .json files", dir.string())
+                                            : fmt::format("in {}: {}", dir.string(), known);
+  throw InputError(fmt::format("--scenario: no scenario named '{}' ({})", name_or_path, where));
 }
 
 }  // namespace ringlab
