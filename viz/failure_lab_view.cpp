@@ -353,7 +353,6 @@ void draw_straggler_outcome(const view_model::RunModel& model, const view_model:
 }
 
 void draw_lab_buttons(const view_model::RunModel& model, AppState& state) {
-  const view_model::FailureLabSettings& s = state.lab.settings;
   const bool live = state.run.live();
   if (armed_fault(state)) {
     ImGui::BeginDisabled(HasRefusedField(state));  // as the Start above: fix the field first

@@ -145,25 +145,4 @@ void LogLogPlot::marker_label(double x, uint32_t color, const std::string& text,
   }
 }
 
-int segments_through(const std::vector<std::vector<ImVec2>>& lines, ImVec2 lo, ImVec2 hi) {
-  // A segment passes through the rectangle where a point along it lies inside: sampled finely
-  // enough (a tenth of the rectangle's smaller side) that none crosses a corner unseen.
-  const float stride = std::max(1.0f, std::min(hi.x - lo.x, hi.y - lo.y) / 10.0f);
-  const auto inside = [&](ImVec2 p) { return p.x >= lo.x && p.x <= hi.x && p.y >= lo.y && p.y <= hi.y; };
-  int count = 0;
-  for (const std::vector<ImVec2>& line : lines)
-    for (size_t i = 1; i < line.size(); ++i) {
-      const ImVec2 a = line[i - 1], b = line[i];
-      const int samples = 1 + static_cast<int>(std::hypot(b.x - a.x, b.y - a.y) / stride);
-      for (int k = 0; k <= samples; ++k) {
-        const float t = static_cast<float>(k) / static_cast<float>(samples);
-        if (inside(ImVec2(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t))) {
-          ++count;
-          break;
-        }
-      }
-    }
-  return count;
-}
-
 }  // namespace ringlab::viz

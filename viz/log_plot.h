@@ -24,10 +24,6 @@ std::vector<double> power_of_two_ticks(double lo, double hi, int most);
 // Powers of ten, every second or third one when `most` allows fewer.
 std::vector<double> decade_ticks(double lo, double hi, int most);
 
-// How many of `lines`' segments (screen polylines) pass through the rectangle [lo, hi]: where a
-// label over a plot would hide the fewest curves.
-int segments_through(const std::vector<std::vector<ImVec2>>& lines, ImVec2 lo, ImVec2 hi);
-
 class LogLogPlot {
  public:
   // Reserves `size` at the cursor and draws the frame, grid, ticks and axis labels.

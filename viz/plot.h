@@ -100,5 +100,8 @@ void draw_plot_frame(ImDrawList* dl, ImVec2 origin, ImVec2 min, ImVec2 max, cons
 void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, uint32_t color, float thickness, float dash);
 // The same along a polyline, the dashes running on across its corners.
 void dashed_polyline(ImDrawList* dl, const std::vector<ImVec2>& points, uint32_t color, float thickness, float dash);
+// How many of `lines`' segments (screen polylines) pass through the rectangle [lo, hi]: where a
+// label would hide the fewest curves, or whether it would sit on a link.
+int segments_through(const std::vector<std::vector<ImVec2>>& lines, ImVec2 lo, ImVec2 hi);
 
 }  // namespace ringlab::viz

@@ -198,17 +198,77 @@ float visible_middle(const RingGeometry& g, int n, float a0, float a1, float mar
   return best_mid;
 }
 
-// Link labels are written only where all of their text is inside `area` (the ring's own part of
-// the pane) and clear of the cards: otherwise they would run into the words around the ring.
+using Rects = std::vector<std::pair<ImVec2, ImVec2>>;  // top left, bottom right
+
+// Where a link's label may go, in order of preference: the centres of its text, with 'o' for
+// outside the ring and 'i' for inside. Out along the normal at the link's point at angle `mid`
+// (or a little along the link), then the same inwards, then on the way to the ring's centre.
+std::vector<std::pair<ImVec2, char>> label_spots(const RingGeometry& g, float mid, ImVec2 ts) {
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 packet(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f);
+  std::vector<std::pair<ImVec2, char>> spots;
+  for (const float side : {1.0f, -1.0f})
+    for (const float along : {0.0f, 0.12f, -0.12f})
+      for (const float farther : {1.0f, 1.5f, 2.0f}) {
+        const float angle = mid + along;
+        const ImVec2 m = ring_point(g, angle);
+        const ImVec2 ahead = ring_point(g, angle + 0.01f), behind = ring_point(g, angle - 0.01f);
+        const float len = std::hypot(ahead.x - behind.x, ahead.y - behind.y) + 1e-6f;
+        const ImVec2 out((ahead.y - behind.y) / len, -(ahead.x - behind.x) / len);  // outward normal, clockwise ring
+        // Clear of the packets that pass along the link (their size as in draw_packets).
+        const float clear =
+            farther * ((std::fabs(out.x) * (packet.x + ts.x) + std::fabs(out.y) * (packet.y + ts.y)) / 2 + fs * 0.4f);
+        spots.emplace_back(ImVec2(m.x + side * out.x * clear, m.y + side * out.y * clear), side > 0 ? 'o' : 'i');
+      }
+  const ImVec2 m = ring_point(g, mid);
+  for (const float t : {0.35f, 0.5f})
+    spots.emplace_back(ImVec2(m.x + (g.center.x - m.x) * t, m.y + (g.center.y - m.y) * t), 'i');
+  return spots;
+}
+
+// A link's byte label at the first of label_spots() that lies in one of `areas` and clear of the
+// cards, the links and the labels written before (`taken`): outside where the ring leaves room,
+// else further out, inside or along the link. A class checks every link's bytes, and the bottom
+// ones of a ring flattened by the words above it were left out. Returns its side ('o', 'i'), or
+// '-' where it fits nowhere.
+char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, float mid, const std::string& text, const Rects& areas,
+                      const std::vector<std::vector<ImVec2>>& links, Rects& taken) {
+  const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
+  const auto within = [](ImVec2 a, ImVec2 b, const std::pair<ImVec2, ImVec2>& r) {
+    return a.x >= r.first.x && a.y >= r.first.y && b.x <= r.second.x && b.y <= r.second.y;
+  };
+  const auto meets = [](ImVec2 a, ImVec2 b, const std::pair<ImVec2, ImVec2>& r) {
+    return a.x < r.second.x && b.x > r.first.x && a.y < r.second.y && b.y > r.first.y;
+  };
+  for (const auto& [centre, side] : label_spots(g, mid, ts)) {
+    const ImVec2 at(centre.x - ts.x / 2, centre.y - ts.y / 2), end(at.x + ts.x, at.y + ts.y);
+    if (std::none_of(areas.begin(), areas.end(), [&](const auto& r) { return within(at, end, r); }) ||
+        std::any_of(taken.begin(), taken.end(), [&](const auto& r) { return meets(at, end, r); }) ||
+        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0)
+      continue;
+    dl->AddText(at, palette().text_dim, text.c_str());
+    taken.emplace_back(at, end);
+    return side;
+  }
+  return '-';
+}
+
+// Link labels are written only where all of their text is inside one of `areas` (the ring's own
+// part of the pane, and the room beside the legend under it) and clear of the cards: otherwise
+// they would run into the words around the ring.
 // A link between two nodes is dashed in the network's colour: its bytes leave the machine.
-void draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* frame, const NodeLayout& nodes, bool labels,
-                ImVec2 area_min, ImVec2 area_max) {
-  if (n < 2) return;
+// Returns where each link's label went (RingViewState::Cards::link_labels).
+std::string draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* frame, const NodeLayout& nodes,
+                       bool labels, const Rects& areas) {
+  std::string placed(static_cast<size_t>(std::max(n, 0)), '-');
+  if (n < 2) return placed;
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
+  std::vector<std::vector<ImVec2>> arcs(static_cast<size_t>(n));
+  std::vector<float> mids(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     const float a0 = ring_angle(r, n), a1 = ring_angle(r + 1, n);
-    std::vector<ImVec2> arc;
+    std::vector<ImVec2>& arc = arcs[static_cast<size_t>(r)];
     for (int i = 0; i <= 24; ++i) arc.push_back(ring_point(g, a0 + (a1 - a0) * i / 24.0f));
     const bool network = nodes.ring_link_crosses(r);
     const uint32_t color = network ? p.network : p.edge;
@@ -216,7 +276,7 @@ void draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* f
     else dl->AddPolyline(arc.data(), static_cast<int>(arc.size()), color, 0, 3.0f);
     // An arrow head halfway along the part of the link the cards leave in view, pointing along the ring.
     const float s = fs * 0.55f;
-    const float mid = visible_middle(g, n, a0, a1, fs * 0.15f);
+    const float mid = mids[static_cast<size_t>(r)] = visible_middle(g, n, a0, a1, fs * 0.15f);
     const ImVec2 m = ring_point(g, mid);
     const ImVec2 ahead = ring_point(g, mid + 0.01f), behind = ring_point(g, mid - 0.01f);
     ImVec2 dir(ahead.x - behind.x, ahead.y - behind.y);
@@ -226,26 +286,15 @@ void draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* f
     dl->AddTriangleFilled(ImVec2(m.x + dir.x * s, m.y + dir.y * s),
                           ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
                           ImVec2(m.x - dir.x * s - out.x * s * 0.8f, m.y - dir.y * s - out.y * s * 0.8f), color);
-    if (!frame || !labels || n > 8) continue;
-    for (const auto& link : frame->links_so_far)
-      if (link.src == r && link.dst == (r + 1) % n) {
-        const std::string text = human_bytes(static_cast<double>(link.bytes));
-        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-        // Outside the ring, clear of the packets that pass under it (their size as in draw_packets).
-        const ImVec2 packet(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f);
-        const float clear = (std::fabs(out.x) * (packet.x + ts.x) + std::fabs(out.y) * (packet.y + ts.y)) / 2 + fs * 0.4f;
-        // Inside the ring where outside leaves the pane (a ring flattened by the words above it):
-        // a class checks every link's bytes, and the bottom ones were left out.
-        for (const float side : {1.0f, -1.0f}) {
-          const ImVec2 at(m.x + side * out.x * clear - ts.x / 2, m.y + side * out.y * clear - ts.y / 2);
-          const ImVec2 end(at.x + ts.x, at.y + ts.y);
-          if (at.x < area_min.x || at.y < area_min.y || end.x > area_max.x || end.y > area_max.y || under_a_card(g, n, at, end))
-            continue;
-          dl->AddText(at, p.text_dim, text.c_str());
-          break;
-        }
-      }
   }
+  if (!frame || !labels || n > 8) return placed;
+  // Every link drawn first: a label pushed away from its own link must not sit on another one.
+  Rects taken;  // the labels written so far
+  for (const auto& link : frame->links_so_far)
+    if (link.src >= 0 && link.src < n && link.dst == (link.src + 1) % n)
+      placed[static_cast<size_t>(link.src)] = place_link_label(
+          dl, g, n, mids[static_cast<size_t>(link.src)], human_bytes(static_cast<double>(link.bytes)), areas, arcs, taken);
+  return placed;
 }
 
 // A node's band: the part of the ring's track that holds its ranks' cards, between an ellipse
@@ -1037,7 +1086,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   }
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
   state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),
-                           g.short_labels, g.cells, g.exponent};
+                           g.short_labels, g.cells, g.exponent, {}};
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
   if (rec) {
@@ -1049,7 +1098,13 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
 
   dl->PushClipRect(min, max, true);
   if (nodes.multi_node()) draw_node_bands(dl, g, nodes, n);
-  draw_links(dl, g, n, rec ? &frame : nullptr, nodes, !compact, ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y));
+  // The legend stacked above the footer's lines leaves room left of it, under the ring.
+  const float legend_x = max.x - fs - footer.legend_w;
+  const float lines_top = max.y - (footer.stacked ? footer.lines_h : footer.height) + fs * 0.3f;
+  Rects label_areas = {{ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y)}};
+  if (footer.legend && footer.stacked && footer.note.empty())
+    label_areas.emplace_back(ImVec2(min.x, ring_max.y), ImVec2(legend_x - fs, lines_top - fs * 0.2f));
+  state.ring_view.cards.link_labels = draw_links(dl, g, n, rec ? &frame : nullptr, nodes, !compact, label_areas);
   // Packets only while the view moves on to the next step: one held back by Previous shows the
   // chunks where they are, not sends frozen half-way.
   const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
@@ -1062,12 +1117,10 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   state.said.ring_legend = !footer.legend ? "" : footer.stacked ? "above" : "beside";
   if (footer.legend) {
     const float legend_bottom = footer.stacked ? max.y - footer.lines_h : max.y;
-    draw_legend(dl, ImVec2(max.x - fs - footer.legend_w, legend_bottom - legend_height(nodes.multi_node()) + fs * 0.2f),
-                nodes.multi_node());
+    draw_legend(dl, ImVec2(legend_x, legend_bottom - legend_height(nodes.multi_node()) + fs * 0.2f), nodes.multi_node());
   }
   if (!footer.note.empty())
     dl->AddText(nullptr, fs, ImVec2(min.x + fs, ring_max.y + fs * 0.15f), p.text_dim, footer.note.c_str(), nullptr, footer.text_w);
-  const float lines_top = max.y - (footer.stacked ? footer.lines_h : footer.height) + fs * 0.3f;
   if (rec) draw_footer(dl, ImVec2(min.x + fs, lines_top), footer.width, frame, *rec, compact);
   dl->PopClipRect();
 }

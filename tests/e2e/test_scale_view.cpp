@@ -16,6 +16,7 @@
 #include "viz/app_state.h"
 #include "viz/fonts.h"
 #include "viz/log_plot.h"
+#include "viz/plot.h"
 #include "viz/views.h"
 
 using namespace ringlab;

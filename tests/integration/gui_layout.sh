@@ -133,4 +133,27 @@ for n in 2 3 4 5 6 8 12 16; do
   [ $n -le 12 ] && ring_cards $n timeline finished
 done
 for n in 6 8; do ring_cards $n timeline gated; done
+
+# Every link's bytes where the ring is flattened by the words above it (text at 2x): the labels of
+# the bottom links, which outside the ring would leave the pane, go further out, beside the legend,
+# along the link or inside the ring, never on a card, a link or another label. At 4 ranks the bottom
+# two were left out (ring_cards' link_labels read "o--o"); the one on the legend's side may still
+# find no room when the legend stands above the footer (which the run's own timings decide), and is
+# then left out rather than put by the ring's centre, where it would read as another link's. At 6
+# ranks four were left out ("o-ii-o" after the first fix).
+link_labels() {
+  local n=$1 want=$2 name="links-$1"
+  printf '{"title": "%s ranks", "job": {"world_size": %s, "backend": "gloo", "epochs": 2}, "view": {"focus": "ring"}}' \
+    "$n" "$n" > "$WORK/$name-scenario.json"
+  headless 1920x1080x24 "$WORK/$name.out" "$RINGLAB" gui --width 1920 --height 1080 --ui-scale 2 --wait-run --ring-step 2 \
+    --scenario "$WORK/$name-scenario.json" --frames 30 --screenshot "$ART/$name.png" --state-json "$WORK/$name.json"
+  local got
+  got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["ring_cards"]["link_labels"])' "$WORK/$name.json")
+  [[ $got =~ $want ]] && echo "ok   $name: the links' bytes on a flattened ring at 2x: $got (o outside, i inside, - no room)" ||
+    { echo "FAIL $name: link labels $got, wanted /$want/ (- is a link left without its bytes)"; fail=1; }
+}
+link_labels 4 '^[oi][oi-][oi][oi]$'
+link_labels 6 '^([oi]*i[oi]*)$'
+[[ $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["ring_cards"]["link_labels"]))' "$WORK/links-6.json") == 6 ]] ||
+  { echo "FAIL links-6: not six links"; fail=1; }
 exit $fail
