@@ -444,8 +444,8 @@ struct Controller::Impl {
                                      "--join-file PATH (written by node 0's --join-file), or RINGLAB_TOKEN",
                                      options.node_rank, e.what()));
       } catch (const HostNotFoundError& e) {
-        throw InputError(fmt::format("node {} cannot join node 0's run: {}; --master-addr names node 0",
-                                     options.node_rank, e.what()));
+        throw InputError(fmt::format("node {} cannot join node 0's run: {}; that address is node 0's --master-addr, "
+                                     "given here or read from node 0's join file", options.node_rank, e.what()));
       } catch (const Error& e) {
         throw InputError(fmt::format("node {} cannot join node 0's run: {}; node 0's store is at the --master-port "
                                      "node 0 was given", options.node_rank, e.what()));

@@ -132,6 +132,9 @@ Socket listen_tcp(const std::string& host, uint16_t port, int backlog) {
     if (names_no_host(rc))
       throw HostNotFoundError(fmt::format("cannot bind {}: {}: this machine cannot resolve '{}': give one of its own "
                                           "addresses", where, gai_strerror(rc), host));
+    if (rc == EAI_AGAIN)
+      throw HostNotFoundError(fmt::format("cannot bind {}: {}: no name server answered for '{}': give one of this "
+                                          "machine's own addresses", where, gai_strerror(rc), host));
     throw Error(fmt::format("cannot bind {}: {}", where, gai_strerror(rc)));
   }
   int last_err = EADDRNOTAVAIL;
@@ -194,6 +197,7 @@ Socket connect_tcp(const std::string& host, uint16_t port, std::chrono::millisec
   while (true) {
     AddrInfoList list;
     const int rc = resolve(host, port, false, list);
+    const bool unresolved = rc == EAI_AGAIN;  // no name server answered: tried again, like a refusal
     if (rc != 0 && names_no_host(rc))
       throw HostNotFoundError(fmt::format("cannot reach {}: {}: this machine cannot resolve the host name '{}' (a typo, "
                                           "or a name only other machines know: give its IP address)", where,
@@ -209,6 +213,9 @@ Socket connect_tcp(const std::string& host, uint16_t port, std::chrono::millisec
     }
     // Refused or unreachable: the server may not be listening yet, so try again until the deadline.
     const auto left = deadline - Clock::now();
+    if (left <= Clock::duration::zero() && unresolved)
+      throw HostNotFoundError(fmt::format("cannot reach {}: no name server answered for '{}' within {} ({}): give its "
+                                          "IP address", where, host, describe_duration(timeout), last_error));
     if (left <= Clock::duration::zero())
       throw TimeoutError(fmt::format("cannot reach {} within {} ({})", where,
                                      describe_duration(timeout), last_error));
