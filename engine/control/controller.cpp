@@ -711,7 +711,7 @@ struct Controller::Impl {
 
   StopInfo stop_info() {
     std::lock_guard<std::mutex> lock(mutex);
-    return StopInfo{stop_cause, stop_detail, !options.torch.empty()};
+    return StopInfo{stop_cause, stop_detail, !options.torch.empty(), {}};
   }
 
   // A server that could not take a worker's connection (no descriptor or thread left) ends the

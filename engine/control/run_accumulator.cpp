@@ -57,6 +57,12 @@ void add_stragglers(const JobConfig& job, std::vector<std::string>& faults, std:
   }
 }
 
+// How a rank ended by a SIGTERM from outside ringlab is said, after "was" / "it was".
+std::string outside_sigterm_words(const RankExit& e) {
+  return fmt::format("ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a job's time limit",
+                     e.describe());
+}
+
 }  // namespace
 
 RunAccumulator::RunAccumulator(const JobConfig& job, bool keep_history)
@@ -350,11 +356,13 @@ std::string RunAccumulator::silent_ranks(const RankExit& starter) const {
                      one ? "rank" : "ranks", fmt::join(silent, ", "), one ? "it" : "they", starter.program);
 }
 
+// "rank 2" or, over several nodes, "rank 2 (node 1)".
+std::string RunAccumulator::rank_name(const RankExit& e) const {
+  return fmt::format("rank {}{}", e.rank, r_.job.node_count() > 1 ? fmt::format(" (node {})", e.node) : "");
+}
+
 std::string RunAccumulator::outside_stop(const RankExit& failed) const {
-  if (ended_from_outside(failed))
-    return fmt::format("rank {}{} was ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a job's time "
-                       "limit", failed.rank, r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "",
-                       failed.describe());
+  if (ended_from_outside(failed)) return rank_name(failed) + " was " + outside_sigterm_words(failed);
   // srun passes on the signal that stopped its step (128 + N); ringlab sent none (the exit
   // would be marked terminated): Slurm did, on scancel or at the job's time limit.
   if (const int sig = failed.signal_in_exit_code(); failed.rank < 0 && failed.program == "srun" && !failed.terminated && sig != 0)
@@ -365,12 +373,9 @@ std::string RunAccumulator::outside_stop(const RankExit& failed) const {
 
 std::string RunAccumulator::failed_line(const RankExit& failed) const {
   if (ended_from_outside(failed))
-    return fmt::format("rank {}{} failed: it was ended by a SIGTERM that ringlab did not send ({}): kill, scancel, or a "
-                       "job's time limit; the others then lost it",
-                       failed.rank, r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe());
+    return rank_name(failed) + " failed: it was " + outside_sigterm_words(failed) + "; the others then lost it";
   if (failed.rank >= 0)
-    return fmt::format("rank {}{} failed: {}{}", failed.rank,
-                       r_.job.node_count() > 1 ? fmt::format(" (node {})", failed.node) : "", failed.describe(),
+    return fmt::format("{} failed: {}{}", rank_name(failed), failed.describe(),
                        // Said once: a rank that reported its own error has it as the first error.
                        failed.last_words.empty() || first_error_rank_ == failed.rank
                            ? ""

@@ -80,6 +80,7 @@ class RunAccumulator {
   // The stop from outside ringlab that `failed` names (a SIGTERM it did not send, srun's step
   // ended by Slurm); "" when it is none.
   std::string outside_stop(const RankExit& failed) const;
+  std::string rank_name(const RankExit& e) const;
 
   RunResult r_;
   std::shared_ptr<RunHistory> history_;
