@@ -211,6 +211,10 @@ Scenario load_scenario(const std::string& name_or_path) {
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                fs::path(name_or_path).extension() == ".json";
   if (looks_like_path) return read_scenario_file(name_or_path);
+  // A typo in the variable would otherwise fall through to the other folders without a word.
+  std::error_code ec;
+  if (const char* d = std::getenv("RINGLAB_SCENARIO_DIR"); d && *d && !fs::is_directory(d, ec))
+    throw InputError(fmt::format("--scenario {}: RINGLAB_SCENARIO_DIR={} is not a folder", name_or_path, d));
   const fs::path dir = scenario_dir();
   if (!dir.empty() && fs::exists(dir / (name_or_path + ".json")))
     return read_scenario_file(dir / (name_or_path + ".json"));

@@ -30,6 +30,7 @@ grep -qE "^ringlab run: the run ended well: 32 steps on 1 rank, [0-9]+ µs per s
 # scenarios of the sources it was built from; RINGLAB_SCENARIO_DIR, set to a folder, is the only
 # one searched, and a name not there is refused naming that folder and what it holds.
 mkdir -p "$work/bin" "$work/mine" "$work/empty"
+mine=$(cd "$work/mine" && pwd -P) empty=$(cd "$work/empty" && pwd -P)  # as the refusal names them
 cp "$ringlab" "$work/bin/ringlab"
 out=$(cd "$work" && env -u RINGLAB_SCENARIO_DIR -u RINGLAB_SOURCE_DIR "$work/bin/ringlab" run -q --scenario four-ranks-gloo --epochs 0 --report "$work/found.json" 2>&1) &&
   grep -q '"world_size": 4' "$work/found.json" && ok "a copied binary finds the scenarios of its sources" ||
@@ -39,11 +40,14 @@ out=$(RINGLAB_SCENARIO_DIR="$work/mine" "$ringlab" run -q --scenario custom --re
   grep -q '"world_size": 3' "$work/custom.json" && ok "RINGLAB_SCENARIO_DIR: its scenario found by name" ||
   bad "RINGLAB_SCENARIO_DIR: custom not found: $out"
 out=$(RINGLAB_SCENARIO_DIR="$work/mine" "$ringlab" run -q --scenario four-ranks-gloo 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -qF "no scenario named 'four-ranks-gloo' (in $work/mine: custom)" <<<"$out" &&
+[ $rc -eq 2 ] && grep -qF "no scenario named 'four-ranks-gloo' (in $mine: custom)" <<<"$out" &&
   ok "RINGLAB_SCENARIO_DIR: a name not there is refused, naming the folder and what it holds" || bad "RINGLAB_SCENARIO_DIR: rc=$rc $out"
 out=$(RINGLAB_SCENARIO_DIR="$work/empty" "$ringlab" run -q --scenario custom 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -qF "no scenario named 'custom' ($work/empty has no scenario .json files)" <<<"$out" &&
+[ $rc -eq 2 ] && grep -qF "no scenario named 'custom' ($empty has no scenario .json files)" <<<"$out" &&
   ok "RINGLAB_SCENARIO_DIR: an empty folder is said to be empty" || bad "RINGLAB_SCENARIO_DIR empty: rc=$rc $out"
+out=$(RINGLAB_SCENARIO_DIR="$work/mine/custom.json" "$ringlab" run -q --scenario custom 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qF "ringlab: error: --scenario custom: RINGLAB_SCENARIO_DIR=$work/mine/custom.json is not a folder" <<<"$out" &&
+  ok "RINGLAB_SCENARIO_DIR naming a file is refused as not a folder" || bad "RINGLAB_SCENARIO_DIR a file: rc=$rc $out"
 
 # A run of no epochs (it starts the workers and connects them, as the tests' backend probes do)
 # prints what the script would: len(sampler) from the job, no epoch lines.
