@@ -114,6 +114,10 @@ void LogLogPlot::line(std::span<const double> xs, std::span<const double> ys, ui
 void LogLogPlot::point(double x, double y, uint32_t color, float radius) const {
   if (!(x > 0 && y > 0)) return;
   const ImVec2 c = to_screen(x, y);
+  // Its outline, for marker_label: a label put over a measured point would hide the data.
+  const float r = radius + 2.0f;
+  drawn_.push_back({ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y - r), ImVec2(c.x + r, c.y + r), ImVec2(c.x - r, c.y + r),
+                    ImVec2(c.x - r, c.y - r)});
   dl_->AddCircleFilled(c, radius + 2.0f, palette().canvas);
   dl_->AddCircleFilled(c, radius, color);
   dl_->AddCircle(c, radius, palette().text, 0, 1.5f);
@@ -125,24 +129,36 @@ void LogLogPlot::marker(double x, uint32_t color) const {
   dashed_line(dl_, ImVec2(px, min_.y), ImVec2(px, max_.y), color, 2.0f, ImGui::GetFontSize() * 0.35f);
 }
 
-void LogLogPlot::marker_label(double x, uint32_t color, const std::string& text, const std::string& short_text) const {
+void LogLogPlot::marker_label(double x, uint32_t color, const std::vector<std::string>& texts) const {
   if (!(x > 0)) return;
   const float px = sx(x);
   const float fs = ImGui::GetFontSize();
-  for (const std::string* label : {&text, &short_text}) {
-    const ImVec2 ts = ImGui::CalcTextSize(label->c_str());
-    // The spots beside the line that lie inside the plot, in order of preference.
-    std::vector<ImVec2> spots;
+  // Every text at every spot beside the line that lies inside the plot, with what it would hide.
+  struct Spot {
+    const std::string* text;
+    ImVec2 at, size;
+    int hidden;
+  };
+  std::vector<Spot> spots;
+  for (const std::string& text : texts) {
+    const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     for (const float y0 : {min_.y + 4, max_.y - 4 - ts.y})
       for (const float x0 : {px + fs * 0.3f, px - fs * 0.3f - ts.x})
-        if (x0 >= min_.x + fs * 0.2f && x0 + ts.x <= max_.x - fs * 0.2f) spots.emplace_back(x0, y0);
-    if (spots.empty()) continue;
-    const auto hidden = [&](ImVec2 at) { return segments_through(drawn_, at, ImVec2(at.x + ts.x, at.y + ts.y)); };
-    const ImVec2 at = *std::min_element(spots.begin(), spots.end(), [&](ImVec2 a, ImVec2 b) { return hidden(a) < hidden(b); });
-    dl_->AddRectFilled(ImVec2(at.x - 3, at.y - 1), ImVec2(at.x + ts.x + 3, at.y + 1 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
-    dl_->AddText(at, color, label->c_str());
-    return;
+        if (x0 >= min_.x + fs * 0.2f && x0 + ts.x <= max_.x - fs * 0.2f)
+          spots.push_back({&text, ImVec2(x0, y0), ts,
+                           segments_through(drawn_, ImVec2(x0 - 3, y0 - 1), ImVec2(x0 + ts.x + 3, y0 + ts.y + 1))});
   }
+  if (spots.empty()) return;
+  // The longest text that hides nothing; else the longest that fits, where it hides the least.
+  auto best = std::find_if(spots.begin(), spots.end(), [](const Spot& s) { return s.hidden == 0; });
+  if (best == spots.end()) {
+    best = spots.begin();  // the longest text that fits: its spots come first
+    for (auto s = spots.begin(); s != spots.end() && s->text == spots.front().text; ++s)
+      if (s->hidden < best->hidden) best = s;
+  }
+  const ImVec2 at = best->at, ts = best->size;
+  dl_->AddRectFilled(ImVec2(at.x - 3, at.y - 1), ImVec2(at.x + ts.x + 3, at.y + 1 + ts.y), with_alpha(palette().canvas, 0.85f), 3);
+  dl_->AddText(at, color, best->text->c_str());
 }
 
 }  // namespace ringlab::viz

@@ -47,11 +47,10 @@ class LogLogPlot {
   void point(double x, double y, uint32_t color, float radius) const;
   // A dashed vertical line at x, drawn before the curves (under them).
   void marker(double x, uint32_t color) const;
-  // Its label, drawn after the curves (over them, on a card of the canvas's colour): beside the
-  // line at the top or the bottom, right or left of it, wherever it hides the fewest of the curves
-  // drawn so far; `short_text` where `text` fits nowhere; nothing where neither does (the hover
-  // read-out and the legend say it).
-  void marker_label(double x, uint32_t color, const std::string& text, const std::string& short_text) const;
+  // Its label, drawn after the curves and points (over them, on a card of the canvas's colour):
+  // beside the line at the top or the bottom, right or left of it, wherever it hides the fewest of
+  // them; the first of `texts` (longest first) that fits beside it; nothing where none does.
+  void marker_label(double x, uint32_t color, const std::vector<std::string>& texts) const;
 
  private:
   float sx(double x) const;

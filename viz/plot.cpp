@@ -369,24 +369,34 @@ std::vector<std::string> LegendRow(std::span<const LegendEntry> entries, bool pr
   return drawn;
 }
 
+namespace {
+
+// Whether the segment a-b meets the rectangle [lo, hi], its edges included: the segment clipped
+// to the rectangle's four sides in turn (Liang and Barsky, 1984) leaves a piece.
+bool segment_meets_rect(ImVec2 a, ImVec2 b, ImVec2 lo, ImVec2 hi) {
+  float t0 = 0, t1 = 1;
+  const float d[2] = {b.x - a.x, b.y - a.y};
+  const float from[2] = {a.x, a.y}, low[2] = {lo.x, lo.y}, high[2] = {hi.x, hi.y};
+  for (int axis = 0; axis < 2; ++axis) {
+    if (d[axis] == 0) {
+      if (from[axis] < low[axis] || from[axis] > high[axis]) return false;  // parallel, outside
+      continue;
+    }
+    float enter = (low[axis] - from[axis]) / d[axis], leave = (high[axis] - from[axis]) / d[axis];
+    if (enter > leave) std::swap(enter, leave);
+    t0 = std::max(t0, enter);
+    t1 = std::min(t1, leave);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 int segments_through(const std::vector<std::vector<ImVec2>>& lines, ImVec2 lo, ImVec2 hi) {
-  // A segment passes through the rectangle where a point along it lies inside: sampled finely
-  // enough (a tenth of the rectangle's smaller side) that none crosses a corner unseen.
-  const float stride = std::max(1.0f, std::min(hi.x - lo.x, hi.y - lo.y) / 10.0f);
-  const auto inside = [&](ImVec2 p) { return p.x >= lo.x && p.x <= hi.x && p.y >= lo.y && p.y <= hi.y; };
   int count = 0;
   for (const std::vector<ImVec2>& line : lines)
-    for (size_t i = 1; i < line.size(); ++i) {
-      const ImVec2 a = line[i - 1], b = line[i];
-      const int samples = 1 + static_cast<int>(std::hypot(b.x - a.x, b.y - a.y) / stride);
-      for (int k = 0; k <= samples; ++k) {
-        const float t = static_cast<float>(k) / static_cast<float>(samples);
-        if (inside(ImVec2(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t))) {
-          ++count;
-          break;
-        }
-      }
-    }
+    for (size_t i = 1; i < line.size(); ++i) count += segment_meets_rect(line[i - 1], line[i], lo, hi) ? 1 : 0;
   return count;
 }
 

@@ -377,7 +377,9 @@ void draw_curves_plot(const char* id, ImVec2 size, Quantity q, const sim::ScaleD
   for (const Series& s : series_of(d)) line_of(plot, *s.points, q, s.color, 3.0f, false);
   for (const auto& m : live.sizes) plot.point(m.bytes, measured_value(m, live.world_size, q), palette().text, 6.0f);
   if (bucket > 0)
-    plot.marker_label(bucket, palette().accent, trf("{}: largest bucket {}", v.model, bytes_text(bucket)), bytes_text(bucket));
+    plot.marker_label(bucket, palette().accent,
+                      {trf("{}: largest bucket {}", v.model, bytes_text(bucket)),
+                       trf("largest bucket {}", bytes_text(bucket)), trf("bucket {}", bytes_text(bucket))});
   if (plot.hovered()) hover_readout(plot, d, q, v.world_size());
 }
 

@@ -135,6 +135,11 @@ TEST_CASE("a plot's label counts the curve segments it would hide") {
   CHECK(viz::segments_through(lines, ImVec2(150, 95), ImVec2(190, 99)) == 0);  // between them, under the rise
   // A long segment that crosses a small box between its ends is seen, not only its ends.
   CHECK(viz::segments_through({{ImVec2(0, 0), ImVec2(1000, 1000)}}, ImVec2(500, 500), ImVec2(504, 504)) == 1);
+  // One that clips a box's corner by a fraction of a pixel is seen too; one that passes it is not.
+  CHECK(viz::segments_through({{ImVec2(0, 109.5f), ImVec2(1000, 90.5f)}}, ImVec2(100, 100), ImVec2(200, 108)) == 1);
+  CHECK(viz::segments_through({{ImVec2(0, 210), ImVec2(210, 0)}}, ImVec2(100, 100), ImVec2(104, 104)) == 0);
+  CHECK(viz::segments_through({{ImVec2(0, 207.5f), ImVec2(207.5f, 0)}}, ImVec2(100, 100), ImVec2(104, 104)) == 1);
+  CHECK(viz::segments_through({{ImVec2(50, 102), ImVec2(50, 102)}}, ImVec2(40, 100), ImVec2(60, 104)) == 1);  // a point
 }
 
 // Stepping through at the gate (Start greyed), the view said "press Start": the held all-reduces
