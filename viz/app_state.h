@@ -58,7 +58,8 @@ struct RingViewState {
     bool short_labels = false, cells = true;
     float exponent = 2;
     // Where each link's byte label went, link r (rank r to r + 1) at [r]: 'o' outside the ring,
-    // 'i' inside it (outside would leave the pane), '-' neither (or no label: nothing sent yet).
+    // 'i' inside it (outside left the pane or met a card, a link, the legend or another label),
+    // '-' neither (or no label: nothing sent yet).
     std::string link_labels;
   } cards;
 };

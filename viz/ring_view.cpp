@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -226,13 +227,30 @@ std::vector<std::pair<ImVec2, char>> label_spots(const RingGeometry& g, float mi
   return spots;
 }
 
-// A link's byte label at the first of label_spots() that lies in one of `areas` and clear of the
-// cards, the links and the labels written before (`taken`): outside where the ring leaves room,
-// else further out, inside or along the link. A class checks every link's bytes, and the bottom
-// ones of a ring flattened by the words above it were left out. Returns its side ('o', 'i'), or
-// '-' where it fits nowhere.
-char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, float mid, const std::string& text, const Rects& areas,
-                      const std::vector<std::vector<ImVec2>>& links, Rects& taken) {
+// The link (an index into `links`, screen polylines) nearest to `p`.
+size_t nearest_link(const std::vector<std::vector<ImVec2>>& links, ImVec2 p) {
+  const auto distance = [&](ImVec2 a, ImVec2 b) {  // from p to the segment a-b
+    const ImVec2 d(b.x - a.x, b.y - a.y);
+    const float len2 = d.x * d.x + d.y * d.y;
+    const float t = len2 > 0 ? std::clamp(((p.x - a.x) * d.x + (p.y - a.y) * d.y) / len2, 0.0f, 1.0f) : 0.0f;
+    return std::hypot(a.x + d.x * t - p.x, a.y + d.y * t - p.y);
+  };
+  size_t nearest = 0;
+  float best = std::numeric_limits<float>::max();
+  for (size_t l = 0; l < links.size(); ++l)
+    for (size_t i = 1; i < links[l].size(); ++i)
+      if (const float d = distance(links[l][i - 1], links[l][i]); d < best) best = d, nearest = l;
+  return nearest;
+}
+
+// Link `r`'s byte label at the first of label_spots() that lies in one of `areas`, clear of the
+// cards, the links and the labels written before (`taken`), and nearer its own link than any
+// other (a label by two links reads as either's): outside where the ring leaves room, else
+// further out, inside or along the link. A class checks every link's bytes, and the bottom ones
+// of a ring flattened by the words above it were left out. Returns its side ('o', 'i'), or '-'
+// where it fits nowhere.
+char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float mid, const std::string& text,
+                      const Rects& areas, const std::vector<std::vector<ImVec2>>& links, Rects& taken) {
   const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
   const auto within = [](ImVec2 a, ImVec2 b, const std::pair<ImVec2, ImVec2>& r) {
     return a.x >= r.first.x && a.y >= r.first.y && b.x <= r.second.x && b.y <= r.second.y;
@@ -244,7 +262,8 @@ char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, float mid, c
     const ImVec2 at(centre.x - ts.x / 2, centre.y - ts.y / 2), end(at.x + ts.x, at.y + ts.y);
     if (std::none_of(areas.begin(), areas.end(), [&](const auto& r) { return within(at, end, r); }) ||
         std::any_of(taken.begin(), taken.end(), [&](const auto& r) { return meets(at, end, r); }) ||
-        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0)
+        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0 ||
+        nearest_link(links, centre) != static_cast<size_t>(r))
       continue;
     dl->AddText(at, palette().text_dim, text.c_str());
     taken.emplace_back(at, end);
@@ -292,8 +311,8 @@ std::string draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingF
   Rects taken;  // the labels written so far
   for (const auto& link : frame->links_so_far)
     if (link.src >= 0 && link.src < n && link.dst == (link.src + 1) % n)
-      placed[static_cast<size_t>(link.src)] = place_link_label(
-          dl, g, n, mids[static_cast<size_t>(link.src)], human_bytes(static_cast<double>(link.bytes)), areas, arcs, taken);
+      placed[static_cast<size_t>(link.src)] = place_link_label(dl, g, n, link.src, mids[static_cast<size_t>(link.src)],
+                                                               human_bytes(static_cast<double>(link.bytes)), areas, arcs, taken);
   return placed;
 }
 
