@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <mutex>
 #include <numeric>
 #include <nlohmann/json.hpp>
@@ -188,43 +189,68 @@ std::vector<fs::path> scenario_search_dirs() {
   return dirs;
 }
 
-fs::path scenario_dir() {
+std::vector<fs::path> scenario_folders() {
+  std::vector<fs::path> folders;
   std::error_code ec;
-  for (const fs::path& d : scenario_search_dirs())
-    if (fs::is_directory(d, ec)) return fs::weakly_canonical(d, ec);
-  return {};
+  for (const fs::path& d : scenario_search_dirs()) {
+    if (!fs::is_directory(d, ec)) continue;
+    const fs::path folder = fs::weakly_canonical(d, ec);
+    if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+  }
+  return folders;
 }
 
 std::vector<std::string> list_scenarios() {
-  std::vector<std::string> names;
-  const fs::path dir = scenario_dir();
-  if (dir.empty()) return names;
+  std::set<std::string> names;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
-  std::sort(names.begin(), names.end());
-  return names;
+  for (const fs::path& folder : scenario_folders())
+    for (const auto& entry : fs::directory_iterator(folder, ec))
+      if (entry.path().extension() == ".json") names.insert(entry.path().stem().string());
+  return {names.begin(), names.end()};
 }
+
+namespace {
+
+// A typo in RINGLAB_SCENARIO_DIR would otherwise pass unseen: the other folders still answer.
+void check_scenario_dir_variable(const std::string& name) {
+  const char* d = std::getenv("RINGLAB_SCENARIO_DIR");
+  if (!d || !*d) return;
+  std::error_code ec;
+  if (!fs::exists(d, ec))
+    throw InputError(fmt::format("--scenario {}: RINGLAB_SCENARIO_DIR={} does not exist", name, d));
+  if (!fs::is_directory(d, ec))
+    throw InputError(fmt::format("--scenario {}: RINGLAB_SCENARIO_DIR={} is not a folder", name, d));
+}
+
+}  // namespace
 
 Scenario load_scenario(const std::string& name_or_path) {
   if (name_or_path.empty()) throw InputError("--scenario: empty name");
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                fs::path(name_or_path).extension() == ".json";
-  if (looks_like_path) return read_scenario_file(name_or_path);
-  // A typo in the variable would otherwise fall through to the other folders without a word.
   std::error_code ec;
-  if (const char* d = std::getenv("RINGLAB_SCENARIO_DIR"); d && *d && !fs::is_directory(d, ec))
-    throw InputError(fmt::format("--scenario {}: RINGLAB_SCENARIO_DIR={} is not a folder", name_or_path, d));
-  const fs::path dir = scenario_dir();
-  if (!dir.empty() && fs::exists(dir / (name_or_path + ".json")))
-    return read_scenario_file(dir / (name_or_path + ".json"));
-  std::string known;
-  for (const auto& n : list_scenarios()) known += (known.empty() ? "" : ", ") + n;
-  // The folder searched is named: RINGLAB_SCENARIO_DIR, when set to a folder, is the only one.
-  const std::string where = dir.empty() ? std::string("no scenario folder found: set RINGLAB_SCENARIO_DIR to a folder "
-                                                      "of scenario .json files, or give --scenario a file's path")
-                            : known.empty() ? fmt::format("{} has no scenario .json files", dir.string())
-                                            : fmt::format("in {}: {}", dir.string(), known);
+  // "four-ranks-gloo.json" where no such file is here: the name it holds is probably meant.
+  if (looks_like_path && !fs::exists(name_or_path, ec) && name_or_path.find('/') == std::string::npos) {
+    const std::string stem = fs::path(name_or_path).stem().string();
+    const std::vector<std::string> known = list_scenarios();
+    if (std::find(known.begin(), known.end(), stem) != known.end())
+      throw InputError(fmt::format("--scenario {}: no such file here; the scenario named '{}' is given without "
+                                   "\".json\": --scenario {}", name_or_path, stem, stem));
+  }
+  if (looks_like_path) return read_scenario_file(name_or_path);
+  check_scenario_dir_variable(name_or_path);
+  // The first folder that holds it: RINGLAB_SCENARIO_DIR's own scenarios before ringlab's.
+  const std::vector<fs::path> folders = scenario_folders();
+  for (const fs::path& folder : folders)
+    if (fs::exists(folder / (name_or_path + ".json"), ec)) return read_scenario_file(folder / (name_or_path + ".json"));
+  const std::vector<std::string> known = list_scenarios();
+  std::vector<std::string> searched;
+  for (const fs::path& folder : folders) searched.push_back(folder.string());
+  const std::string where =
+      folders.empty() ? std::string("no scenario folder found: set RINGLAB_SCENARIO_DIR to a folder of scenario .json "
+                                    "files, or give --scenario a file's path")
+      : known.empty() ? fmt::format("no scenario .json files in {}", fmt::join(searched, ", "))
+                      : fmt::format("known: {}; in {}", fmt::join(known, ", "), fmt::join(searched, ", "));
   throw InputError(fmt::format("--scenario: no scenario named '{}' ({})", name_or_path, where));
 }
 

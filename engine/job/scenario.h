@@ -52,12 +52,13 @@ Scenario read_scenario_file(const std::filesystem::path& path);
 // `name_or_path`: a registered name ("four-ranks-gloo") or a path to a .json file.
 Scenario load_scenario(const std::string& name_or_path);
 
-// Where registered scenarios live: $RINGLAB_SCENARIO_DIR, then assets/scenarios under
+// Where registered scenarios live, searched in this order (a name found in an earlier folder
+// hides the same name in a later one): $RINGLAB_SCENARIO_DIR, then assets/scenarios under
 // $RINGLAB_SOURCE_DIR, then next to the executable (../assets/scenarios, ../../assets/...,
 // ../share/ringlab/scenarios), then any folder added with add_scenario_search_dir.
 void add_scenario_search_dir(const std::filesystem::path& dir);
 std::vector<std::filesystem::path> scenario_search_dirs();
-std::filesystem::path scenario_dir();  // the first that exists, or "" if none
-std::vector<std::string> list_scenarios();  // registered names, sorted
+std::vector<std::filesystem::path> scenario_folders();  // those that exist, each once, in that order
+std::vector<std::string> list_scenarios();  // the names in all of them, sorted, each once
 
 }  // namespace ringlab

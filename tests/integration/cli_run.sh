@@ -27,10 +27,11 @@ grep -qE "^ringlab run: the run ended well: 32 steps on 1 rank, [0-9]+ µs per s
   ok "says its step time at the end" || bad "no step time at the end: $(tail -2 <<<"$out")"
 
 # Where a scenario's name is looked up. A copy of the binary away from the sources still finds the
-# scenarios of the sources it was built from; RINGLAB_SCENARIO_DIR, set to a folder, is the only
-# one searched, and a name not there is refused naming that folder and what it holds.
+# scenarios of the sources it was built from. RINGLAB_SCENARIO_DIR is searched first, then
+# ringlab's own folders: a name there hides ringlab's, and ringlab's default scenario is still found
+# (with the variable set, the app did not start: its default was looked for in that folder alone).
 mkdir -p "$work/bin" "$work/mine" "$work/empty"
-mine=$(cd "$work/mine" && pwd -P) empty=$(cd "$work/empty" && pwd -P)  # as the refusal names them
+mine=$(cd "$work/mine" && pwd -P)  # as the refusal names it
 cp "$ringlab" "$work/bin/ringlab"
 out=$(cd "$work" && env -u RINGLAB_SCENARIO_DIR -u RINGLAB_SOURCE_DIR "$work/bin/ringlab" run -q --scenario four-ranks-gloo --epochs 0 --report "$work/found.json" 2>&1) &&
   grep -q '"world_size": 4' "$work/found.json" && ok "a copied binary finds the scenarios of its sources" ||
@@ -39,15 +40,25 @@ printf '{"title": {"en": "mine"}, "description": {"en": "mine"}, "job": {"world_
 out=$(RINGLAB_SCENARIO_DIR="$work/mine" "$ringlab" run -q --scenario custom --report "$work/custom.json" 2>&1) &&
   grep -q '"world_size": 3' "$work/custom.json" && ok "RINGLAB_SCENARIO_DIR: its scenario found by name" ||
   bad "RINGLAB_SCENARIO_DIR: custom not found: $out"
-out=$(RINGLAB_SCENARIO_DIR="$work/mine" "$ringlab" run -q --scenario four-ranks-gloo 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -qF "no scenario named 'four-ranks-gloo' (in $mine: custom)" <<<"$out" &&
-  ok "RINGLAB_SCENARIO_DIR: a name not there is refused, naming the folder and what it holds" || bad "RINGLAB_SCENARIO_DIR: rc=$rc $out"
-out=$(RINGLAB_SCENARIO_DIR="$work/empty" "$ringlab" run -q --scenario custom 2>&1); rc=$?
-[ $rc -eq 2 ] && grep -qF "no scenario named 'custom' ($empty has no scenario .json files)" <<<"$out" &&
-  ok "RINGLAB_SCENARIO_DIR: an empty folder is said to be empty" || bad "RINGLAB_SCENARIO_DIR empty: rc=$rc $out"
+out=$(RINGLAB_SCENARIO_DIR="$work/empty" "$ringlab" run -q --scenario four-ranks-gloo --epochs 0 --report "$work/builtin.json" 2>&1) &&
+  grep -q '"world_size": 4' "$work/builtin.json" && ok "RINGLAB_SCENARIO_DIR: ringlab's own scenarios still found after it" ||
+  bad "RINGLAB_SCENARIO_DIR: four-ranks-gloo not found after an empty folder: $out"
+cp "$work/mine/custom.json" "$work/mine/four-ranks-gloo.json"
+out=$(RINGLAB_SCENARIO_DIR="$work/mine" "$ringlab" run -q --scenario four-ranks-gloo --report "$work/shadow.json" 2>&1) &&
+  grep -q '"world_size": 3' "$work/shadow.json" && ok "RINGLAB_SCENARIO_DIR: a name there hides ringlab's own" ||
+  bad "RINGLAB_SCENARIO_DIR: its four-ranks-gloo did not win: $out"
+out=$(RINGLAB_SCENARIO_DIR="$work/mine" "$ringlab" run -q --scenario no-such 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qE "no scenario named 'no-such' \(known: custom, four-ranks-gloo, .*seed-one-rank.*; in $mine, " <<<"$out" &&
+  ok "a name found nowhere is refused, naming every scenario and the folders searched" || bad "unknown name: rc=$rc $out"
 out=$(RINGLAB_SCENARIO_DIR="$work/mine/custom.json" "$ringlab" run -q --scenario custom 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -qF "ringlab: error: --scenario custom: RINGLAB_SCENARIO_DIR=$work/mine/custom.json is not a folder" <<<"$out" &&
   ok "RINGLAB_SCENARIO_DIR naming a file is refused as not a folder" || bad "RINGLAB_SCENARIO_DIR a file: rc=$rc $out"
+out=$(RINGLAB_SCENARIO_DIR="$work/nowhere" "$ringlab" run -q --scenario custom 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qF "RINGLAB_SCENARIO_DIR=$work/nowhere does not exist" <<<"$out" &&
+  ok "RINGLAB_SCENARIO_DIR naming nothing is refused as not existing" || bad "RINGLAB_SCENARIO_DIR missing: rc=$rc $out"
+out=$("$ringlab" run -q --scenario four-ranks-gloo.json 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qF "the scenario named 'four-ranks-gloo' is given without \".json\": --scenario four-ranks-gloo" <<<"$out" &&
+  ok "a scenario's name given with .json is pointed to its name" || bad "name.json: rc=$rc $out"
 
 # A run of no epochs (it starts the workers and connects them, as the tests' backend probes do)
 # prints what the script would: len(sampler) from the job, no epoch lines.
