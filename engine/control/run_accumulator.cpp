@@ -539,11 +539,14 @@ std::string RunAccumulator::where_ranks_were(const std::vector<nlohmann::json>& 
     others.erase(others.begin() + r);
     const auto own = positions_.find(r);
     const int64_t sent_in = own == positions_.end() ? -1 : own->second.chunk_sent_in;
-    if (const std::optional<KilledRankPosition> placed = place_killed_rank(ranks[r], others, sent_in))
-      msg += fmt::format(" (its last report: it {} later, {} collective {}{} step {}, with its unsent events)",
+    if (const std::optional<KilledRankPosition> placed = place_killed_rank(ranks[r], others, sent_in)) {
+      // Step -1 is before the first step (DDP's broadcast, the demo all-reduce): said so, not as a number.
+      const std::string when = placed->step < 0 ? " before the first step"
+                               : fmt::format("{} step {}", placed->done ? ", by" : " at", placed->step);
+      msg += fmt::format(" (its last report: it {} later, {} collective {}{}, with its unsent events)",
                          was_stopped ? "was stopped" : silent->signal != 0 ? "died" : "ended",
-                         placed->done ? "having completed" : "inside",
-                         placed->collective, placed->done ? ", by" : " at", placed->step);
+                         placed->done ? "having completed" : "inside", placed->collective, when);
+    }
   }
   if (!flight.empty()) msg += "\n" + format_flight_report(flight, world_);
   return msg;

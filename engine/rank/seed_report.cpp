@@ -32,7 +32,9 @@ std::string seed_header(const JobConfig& j, const std::vector<float>& demo_outpu
   out += fmt::format("backend                : {}\n", j.backend);
   out += fmt::format("world_size             : {}\n", j.world_size);
   out += fmt::format("rank of this process   : 0\n");
-  out += fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(demo_output));
+  // A run that failed before its demo all-reduce ended has no sum to print: "[]" read as one.
+  out += demo_output.empty() ? "all-reduce SUM (rank 0): not reached (the run ended before this all-reduce did)\n"
+                             : fmt::format("all-reduce SUM (rank 0): {} (sum over all ranks)\n", python_floats(demo_output));
   out += "\n";
   out += fmt::format("batches per epoch      : {} ({} sample{}{} / {})\n", batches_per_epoch, shard_size,
                      shard_size == 1 ? "" : "s", j.world_size > 1 ? " per rank" : "", j.batch_size);

@@ -13,14 +13,15 @@
 #include <fmt/core.h>
 
 #include "engine/control/library_words.h"
+#include "engine/control/run_accumulator.h"
+#include "engine/control/run_history.h"
 #include "engine/core/error.h"
-#include "engine/export/chrome_trace.h"
-#include "engine/export/metrics_csv.h"
 #include "engine/events/flight_recorder.h"
 #include "engine/events/rank_events.h"
 #include "engine/events/rank_spool.h"
-#include "engine/control/run_accumulator.h"
-#include "engine/control/run_history.h"
+#include "engine/export/chrome_trace.h"
+#include "engine/export/metrics_csv.h"
+#include "engine/rank/seed_report.h"
 
 using namespace ringlab;
 
@@ -1034,4 +1035,31 @@ TEST_CASE("a script's failure that names a rank missing says its own collectives
                                 "where rank 0 waited for it")
             .find("a dist.all_reduce or barrier of its own") != std::string::npos);
   CHECK(script_collectives_note("rank 1 failed: killed by SIGKILL").empty());
+}
+
+// A worker killed during the demo all-reduce left rank 0 without its sum: the header printed
+// "all-reduce SUM (rank 0): []", which reads as a sum of nothing.
+TEST_CASE("the seed's header says the demo all-reduce was not reached, not an empty sum") {
+  JobConfig job;
+  job.world_size = 4;
+  CHECK(seed_header(job, {4, 8, 12}, 2, 64, {}).find("all-reduce SUM (rank 0): [4.0, 8.0, 12.0] (sum over all ranks)\n") !=
+        std::string::npos);
+  const std::string early = seed_header(job, {}, 2, 64, {});
+  CHECK(early.find("all-reduce SUM (rank 0): not reached (the run ended before this all-reduce did)\n") != std::string::npos);
+  CHECK(early.find("[]") == std::string::npos);
+}
+
+// Killed during the demo all-reduce, before any step: its place read "having completed
+// collective 0, by step -1".
+TEST_CASE("a rank killed before the first step is placed before the first step, not at step -1") {
+  JobConfig job;
+  job.world_size = 3;
+  RunAccumulator acc(job);
+  acc.add(collective_event(EventKind::CollectiveBegin, 0, -1, 1));
+  acc.add(collective_event(EventKind::CollectiveBegin, 2, -1, 1));
+  const RunResult r = acc.finish({killed(1)});
+  INFO(r.failure);
+  CHECK(r.failure.find("it died later, having completed collective 0 before the first step, with its unsent events)") !=
+        std::string::npos);
+  CHECK(r.failure.find("step -1") == std::string::npos);
 }
