@@ -109,31 +109,35 @@ bool wait_for_nodes(StoreClient& store, int nnodes, std::chrono::milliseconds ti
                     const std::function<std::vector<std::string>()>& refused_connections,
                     const std::function<bool()>& stop) {
   const int64_t deadline = now_ns() + std::chrono::nanoseconds(timeout).count();
-  std::vector<std::string> problems;
+  std::vector<std::string> refused_nodes;  // "node 2 refused to join: ..."
+  std::vector<int> missing;                // nodes neither joined nor refused
   for (;;) {
-    problems.clear();
-    bool waiting = false;
+    refused_nodes.clear();
+    missing.clear();
     for (int node = 1; node < nnodes; ++node) {
       if (store.check({node_key("joined", node)})) continue;
-      if (auto why = peek(store, node_key("refused", node))) {
-        problems.push_back(fmt::format("node {} refused to join: {}", node, *why));
-      } else {
-        waiting = true;
-        problems.push_back(fmt::format("node {} never joined within {} s (was it started with this store's address, "
-                                       "{}, and can it reach it?)", node, timeout.count() / 1000, store_at));
-      }
+      if (auto why = peek(store, node_key("refused", node)))
+        refused_nodes.push_back(fmt::format("node {} refused to join: {}", node, *why));
+      else
+        missing.push_back(node);
     }
-    if (!waiting || now_ns() >= deadline) break;
+    if (missing.empty() || now_ns() >= deadline) break;
     if (stop()) return false;
     std::this_thread::sleep_for(kPollInterval);
   }
-  if (problems.empty()) return true;
+  if (refused_nodes.empty() && missing.empty()) return true;
+  std::vector<std::string> refused = refused_connections();
+  for (std::string& line : refused)
+    if (line.rfind("store: ", 0) == 0) line.erase(0, 7);
+  // A node that reached the store with another token did reach it: the address is not the question.
+  const std::string why_missing =
+      refused.empty() ? fmt::format("was it started with this store's address, {}, and can it reach it?", store_at)
+                      : "a node reached the store with a token not this run's, refused as below";
+  std::vector<std::string> problems = refused_nodes;
+  for (const int node : missing)
+    problems.push_back(fmt::format("node {} never joined within {} s ({})", node, timeout.count() / 1000, why_missing));
   std::string message = fmt::format("the run cannot start: {}", fmt::join(problems, "; "));
-  if (std::vector<std::string> refused = refused_connections(); !refused.empty()) {
-    for (std::string& line : refused)
-      if (line.rfind("store: ", 0) == 0) line.erase(0, 7);
-    message += fmt::format("; node 0's store refused: {}", fmt::join(refused, "; "));
-  }
+  if (!refused.empty()) message += fmt::format("; node 0's store refused: {}", fmt::join(refused, "; "));
   throw InputError(message);
 }
 

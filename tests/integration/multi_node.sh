@@ -177,7 +177,10 @@ done
   fail "wrong token: node 0 said nothing while waiting: $(head -2 "$work/wrong.join.err")"
 wait $bg
 expect "wrong token: node 0 names node 1 and the refused connection" "$work/wrong.join.err" \
-  "node 1 never joined within 8 s .*node 0's store refused: .*wrong token" $?
+  "node 1 never joined within 8 s (a node reached the store with a token not this run's, refused as below); node 0's store refused: .*wrong token" $?
+# Reached with the wrong token, the store's address is not the question it asks.
+! grep -q "was it started with this store's address" "$work/wrong.join.err" &&
+  ok "wrong token: node 0 does not ask whether node 1 had its address" || fail "wrong token: node 0 asked about the address"
 
 env -u RINGLAB_TOKEN "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 1 --master-port "$port" -q \
   > /dev/null 2> "$work/none.err"
