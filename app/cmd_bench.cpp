@@ -239,6 +239,8 @@ void run_controller(const BenchArgs& args) {
     else
       fmt::print("# ring: whole chunks, {} receives in flight\n", depth);
   }
+  if (options.ring && options.native)
+    fmt::print("# ring/native: the ring's bus bandwidth over the native all-reduce's (above 1: the ring is faster)\n");
   fmt::print("#\n{}", bench_table_header(options));
   std::fflush(stdout);
 
