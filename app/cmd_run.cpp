@@ -418,11 +418,14 @@ RunResult watch(Controller& controller, const InterruptSignals& signals, LiveRep
       }
       // How to ask again names what was sent: Ctrl-C at a terminal, the signal's name otherwise.
       const std::string again = sig == SIGINT ? "press Ctrl-C again" : "send " + signal_name(sig) + " again";
+      // The epochs are printed by node 0 alone, which shows the run's progress.
+      const char* printed = controller.options().node_rank == 0 ? "the epochs already trained are still printed"
+                                                                : "node 0 still prints the epochs already trained";
       if (!quiet)
         std::fprintf(stderr, "ringlab run: %s: stopping the workers together at their next step vote (one every "
-                     "50 ms of training or so; the epochs already trained are still printed; at most %lld s); %s to "
-                     "stop at once\n", to_string(stop_cause_for_signal(sig)),
-                     static_cast<long long>(kStopPatience.count()), again.c_str());
+                     "50 ms of training or so; %s; at most %lld s); %s to stop at once\n",
+                     to_string(stop_cause_for_signal(sig)), printed, static_cast<long long>(kStopPatience.count()),
+                     again.c_str());
     }
     if (const std::string lines = live.take(); !lines.empty()) {
       bar.clear();

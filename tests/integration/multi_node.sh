@@ -292,6 +292,25 @@ else
   else fail "Ctrl-C on a joined node (exits $rc1/$rc0): $(tail -2 "$work/three.1.err") / $(tail -2 "$work/three.0.err")"; fi
 fi
 
+# Ctrl-C on node 1 while the run trains: both nodes stop together, and node 1 says that node 0 (not
+# node 1, which prints no epochs) prints the epochs already trained.
+port=$(free_port)
+"$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 60 --epochs 100000 \
+  --join-file "$work/train.join" > /dev/null 2> "$work/train.0.err" &
+node0=$!
+for i in $(seq 100); do [ -f "$work/train.join" ] && break; sleep 0.1; done
+"$ringlab" run --join-file "$work/train.join" --node-rank 1 > /dev/null 2> "$work/train.1.err" &
+node1=$!
+for i in $(seq 200); do grep -q "every node has joined" "$work/train.1.err" 2> /dev/null && break; sleep 0.1; done
+sleep 1
+kill -INT $node1; wait $node1; rc1=$?
+for i in $(seq 200); do kill -0 $node0 2> /dev/null || break; sleep 0.1; done
+kill $node0 2> /dev/null; wait $node0; rc0=$?
+if [ $rc1 = 130 ] && grep -q "node 0 still prints the epochs already trained" "$work/train.1.err" &&
+   ! grep -q "the epochs already trained are still printed" "$work/train.1.err"; then
+  ok "Ctrl-C on node 1 while training: it exits 130 and says node 0 prints the epochs (node 0 exit $rc0)"
+else fail "Ctrl-C on node 1 while training (exits $rc1/$rc0): $(tail -3 "$work/train.1.err")"; fi
+
 # A second node 0 given the join file of a run whose node 0 answers: refused, the file left as it was.
 port=$(free_port)
 "$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 20 -q \
