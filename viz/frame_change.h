@@ -22,6 +22,7 @@ struct ScreenRect {
   void add(const ScreenRect& r);  // grows to cover r as well (an empty r changes nothing)
   ScreenRect clipped_to(const ScreenRect& r) const;
   bool overlaps(const ScreenRect& r) const { return !clipped_to(r).empty(); }
+  bool contains(const ScreenRect& r) const { return r.x0 >= x0 && r.y0 >= y0 && r.x1 <= x1 && r.y1 <= y1; }
 };
 
 // Where a frame differs from the one on screen: a few rectangles, none overlapping another. Each

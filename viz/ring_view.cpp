@@ -19,6 +19,7 @@
 #include "engine/view_model/step_through.h"
 #include "viz/fault_explanations.h"
 #include "viz/fonts.h"
+#include "viz/frame_change.h"
 #include "viz/i18n.h"
 #include "viz/plot.h"
 #include "viz/ring_geometry.h"
@@ -199,7 +200,14 @@ float visible_middle(const RingGeometry& g, int n, float a0, float a1, float mar
   return best_mid;
 }
 
-using Rects = std::vector<std::pair<ImVec2, ImVec2>>;  // top left, bottom right
+using Rects = std::vector<ScreenRect>;
+
+// The unit direction along the (clockwise) ring at `angle`; its outward normal is (dir.y, -dir.x).
+ImVec2 ring_direction(const RingGeometry& g, float angle) {
+  const ImVec2 ahead = ring_point(g, angle + 0.01f), behind = ring_point(g, angle - 0.01f);
+  const float len = std::hypot(ahead.x - behind.x, ahead.y - behind.y) + 1e-6f;
+  return ImVec2((ahead.x - behind.x) / len, (ahead.y - behind.y) / len);
+}
 
 // Where a link's label may go, in order of preference: the centres of its text, with 'o' for
 // outside the ring and 'i' for inside. Out along the normal at the link's point at angle `mid`
@@ -212,10 +220,7 @@ std::vector<std::pair<ImVec2, char>> label_spots(const RingGeometry& g, float mi
     for (const float along : {0.0f, 0.12f, -0.12f})
       for (const float farther : {1.0f, 1.5f, 2.0f}) {
         const float angle = mid + along;
-        const ImVec2 m = ring_point(g, angle);
-        const ImVec2 ahead = ring_point(g, angle + 0.01f), behind = ring_point(g, angle - 0.01f);
-        const float len = std::hypot(ahead.x - behind.x, ahead.y - behind.y) + 1e-6f;
-        const ImVec2 out((ahead.y - behind.y) / len, -(ahead.x - behind.x) / len);  // outward normal, clockwise ring
+        const ImVec2 m = ring_point(g, angle), dir = ring_direction(g, angle), out(dir.y, -dir.x);
         // Clear of the packets that pass along the link (their size as in draw_packets).
         const float clear =
             farther * ((std::fabs(out.x) * (packet.x + ts.x) + std::fabs(out.y) * (packet.y + ts.y)) / 2 + fs * 0.4f);
@@ -252,21 +257,16 @@ size_t nearest_link(const std::vector<std::vector<ImVec2>>& links, ImVec2 p) {
 char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float mid, const std::string& text,
                       const Rects& areas, const std::vector<std::vector<ImVec2>>& links, Rects& taken) {
   const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-  const auto within = [](ImVec2 a, ImVec2 b, const std::pair<ImVec2, ImVec2>& r) {
-    return a.x >= r.first.x && a.y >= r.first.y && b.x <= r.second.x && b.y <= r.second.y;
-  };
-  const auto meets = [](ImVec2 a, ImVec2 b, const std::pair<ImVec2, ImVec2>& r) {
-    return a.x < r.second.x && b.x > r.first.x && a.y < r.second.y && b.y > r.first.y;
-  };
   for (const auto& [centre, side] : label_spots(g, mid, ts)) {
     const ImVec2 at(centre.x - ts.x / 2, centre.y - ts.y / 2), end(at.x + ts.x, at.y + ts.y);
-    if (std::none_of(areas.begin(), areas.end(), [&](const auto& r) { return within(at, end, r); }) ||
-        std::any_of(taken.begin(), taken.end(), [&](const auto& r) { return meets(at, end, r); }) ||
+    const ScreenRect box{at.x, at.y, end.x, end.y};
+    if (std::none_of(areas.begin(), areas.end(), [&](const ScreenRect& a) { return a.contains(box); }) ||
+        std::any_of(taken.begin(), taken.end(), [&](const ScreenRect& t) { return t.overlaps(box); }) ||
         under_a_card(g, n, at, end) || segments_through(links, at, end) > 0 ||
         nearest_link(links, centre) != static_cast<size_t>(r))
       continue;
     dl->AddText(at, palette().text_dim, text.c_str());
-    taken.emplace_back(at, end);
+    taken.push_back(box);
     return side;
   }
   return '-';
@@ -296,11 +296,7 @@ std::string draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingF
     // An arrow head halfway along the part of the link the cards leave in view, pointing along the ring.
     const float s = fs * 0.55f;
     const float mid = mids[static_cast<size_t>(r)] = visible_middle(g, n, a0, a1, fs * 0.15f);
-    const ImVec2 m = ring_point(g, mid);
-    const ImVec2 ahead = ring_point(g, mid + 0.01f), behind = ring_point(g, mid - 0.01f);
-    ImVec2 dir(ahead.x - behind.x, ahead.y - behind.y);
-    const float len = std::sqrt(dir.x * dir.x + dir.y * dir.y) + 1e-6f;
-    dir = ImVec2(dir.x / len, dir.y / len);
+    const ImVec2 m = ring_point(g, mid), dir = ring_direction(g, mid);
     const ImVec2 out(dir.y, -dir.x);  // outward normal of a clockwise ring
     dl->AddTriangleFilled(ImVec2(m.x + dir.x * s, m.y + dir.y * s),
                           ImVec2(m.x - dir.x * s + out.x * s * 0.8f, m.y - dir.y * s + out.y * s * 0.8f),
@@ -1120,9 +1116,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // The legend stacked above the footer's lines leaves room left of it, under the ring.
   const float legend_x = max.x - fs - footer.legend_w;
   const float lines_top = max.y - (footer.stacked ? footer.lines_h : footer.height) + fs * 0.3f;
-  Rects label_areas = {{ImVec2(min.x, ring_min.y - fs * 0.5f), ImVec2(max.x, ring_max.y)}};
+  Rects label_areas = {{min.x, ring_min.y - fs * 0.5f, max.x, ring_max.y}};
   if (footer.legend && footer.stacked && footer.note.empty())
-    label_areas.emplace_back(ImVec2(min.x, ring_max.y), ImVec2(legend_x - fs, lines_top - fs * 0.2f));
+    label_areas.push_back({min.x, ring_max.y, legend_x - fs, lines_top - fs * 0.2f});
   state.ring_view.cards.link_labels = draw_links(dl, g, n, rec ? &frame : nullptr, nodes, !compact, label_areas);
   // Packets only while the view moves on to the next step: one held back by Previous shows the
   // chunks where they are, not sends frozen half-way.
