@@ -161,6 +161,19 @@ node0_bg() {  # PORT TIMEOUT JOINFILE: node 0 in the background, its pid in $bg
   for i in $(seq 100); do [ -f "$3" ] && break; sleep 0.1; done
   cp -p "$3" "$3.copy"  # node 0 removes its join file when its run ends
 }
+# NNODES NAME [NODE 0'S FLAGS...]: node 0 of NNODES (one rank each) and node 1 in the background,
+# node 1 joining through $work/NAME.join; their pids in $node0 and $node1, their stderr in
+# $work/NAME.0.err and $work/NAME.1.err.
+nodes_0_and_1_bg() {
+  local nnodes=$1 name=$2
+  shift 2
+  "$ringlab" run --nnodes "$nnodes" --nproc-per-node 1 --node-rank 0 --master-port "$(free_port)" "$@" \
+    --join-file "$work/$name.join" > /dev/null 2> "$work/$name.0.err" &
+  node0=$!
+  for i in $(seq 100); do [ -f "$work/$name.join" ] && break; sleep 0.1; done
+  "$ringlab" run --join-file "$work/$name.join" --node-rank 1 > /dev/null 2> "$work/$name.1.err" &
+  node1=$!
+}
 token_of() { $py -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$1"; }
 
 port=$(free_port); node0_bg "$port" 8 "$work/wrong.join"
@@ -270,13 +283,7 @@ else fail "Ctrl-C on node 0 before node 1 joined (exit $rc): $(tail -3 "$work/wa
 
 # Of three nodes, node 1 joined and is stopped (Ctrl-C) while node 0 still waits for node 2:
 # node 1 started no worker, and tells node 0, which stops waiting at once instead of at its timeout.
-port=$(free_port)
-"$ringlab" run --nnodes 3 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 60 \
-  --join-file "$work/three.join" > /dev/null 2> "$work/three.0.err" &
-node0=$!
-for i in $(seq 100); do [ -f "$work/three.join" ] && break; sleep 0.1; done
-"$ringlab" run --join-file "$work/three.join" --node-rank 1 > /dev/null 2> "$work/three.1.err" &
-node1=$!
+nodes_0_and_1_bg 3 three --timeout 60
 # Node 1 says when node 0 has taken it in, before any worker starts.
 for i in $(seq 100); do grep -q "node 1 of 3 joined run .*its workers start when every node has joined" "$work/three.1.err" 2> /dev/null && break; sleep 0.1; done
 grep -q "node 1 of 3 joined run" "$work/three.1.err" || fail "node 1 of 3 never said it joined: $(cat "$work/three.1.err")"
@@ -294,13 +301,7 @@ fi
 
 # Ctrl-C on node 1 while the run trains: both nodes stop together, and node 1 says that node 0 (not
 # node 1, which prints no epochs) prints the epochs already trained.
-port=$(free_port)
-"$ringlab" run --nnodes 2 --nproc-per-node 1 --node-rank 0 --master-port "$port" --timeout 60 --epochs 100000 \
-  --join-file "$work/train.join" > /dev/null 2> "$work/train.0.err" &
-node0=$!
-for i in $(seq 100); do [ -f "$work/train.join" ] && break; sleep 0.1; done
-"$ringlab" run --join-file "$work/train.join" --node-rank 1 > /dev/null 2> "$work/train.1.err" &
-node1=$!
+nodes_0_and_1_bg 2 train --timeout 60 --epochs 100000
 for i in $(seq 200); do grep -q "every node has joined" "$work/train.1.err" 2> /dev/null && break; sleep 0.1; done
 sleep 1
 kill -INT $node1; wait $node1; rc1=$?
