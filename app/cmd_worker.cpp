@@ -29,7 +29,7 @@ void add_worker_command(CLI::App& root) {
       try {
         job = nlohmann::json::parse(*job_json).get<JobConfig>();
       } catch (const nlohmann::json::exception& e) {
-        throw InputError(std::string("--job-json is not a valid job: ") + e.what());
+        throw InputError("--job-json is not a valid job: " + json_error_words(e));
       }
       job.validate();
     }

@@ -43,7 +43,7 @@ nlohmann::json parse_join_json(const std::string& path) {
   try {
     return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(fmt::format("--join-file {}: not a join file ({})", path, e.what()));
+    throw InputError(fmt::format("--join-file {}: not a join file ({})", path, json_error_words(e)));
   }
 }
 

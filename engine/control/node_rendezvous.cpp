@@ -90,7 +90,7 @@ RunInvitation join_run(StoreClient& store, int node_rank, const RunInvitation& m
     run.event_port = j.at("event_port").get<uint16_t>();
     run.job = j.at("job").get<JobConfig>();
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("node {}: node 0's description of the run cannot be read ({})", node_rank, e.what()));
+    throw Error(fmt::format("node {}: node 0's description of the run cannot be read ({})", node_rank, json_error_words(e)));
   }
   std::string why = disagreement(run, mine, run_id_given);
   if (why.empty() && node_rank >= run.nnodes)

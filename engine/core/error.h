@@ -60,4 +60,12 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// A JSON library error's own words, without the "[json.exception.type_error.302] " that names
+// its internal category: a person reading the message cannot act on that part.
+inline std::string json_error_words(const std::exception& e) {
+  const std::string what = e.what();
+  const size_t end = what.starts_with("[json.exception") ? what.find("] ") : std::string::npos;
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+
 }  // namespace ringlab

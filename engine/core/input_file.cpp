@@ -95,7 +95,7 @@ class StrictDocument : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception& e) override {
-    error = printable(e.what());
+    error = printable(json_error_words(e));
     return false;
   }
 

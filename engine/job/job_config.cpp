@@ -1,5 +1,6 @@
 #include "engine/job/job_config.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <cmath>
@@ -64,8 +65,14 @@ void take_field(const nlohmann::json& j, const char* key, T& field) {
     T items;
     for (const auto& item : value) items.push_back(whole_number<int>(item, key));
     field = std::move(items);
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    const auto is_string = [](const nlohmann::json& item) { return item.is_string(); };
+    if (!value.is_array() || !std::all_of(value.begin(), value.end(), is_string))
+      wrong_type(value, key, "a list of strings");
+    value.get_to(field);
   } else {
-    value.get_to(field);  // strings and lists of strings: nlohmann already refuses other types
+    if (!value.is_string()) wrong_type(value, key, "a string");
+    value.get_to(field);
   }
 }
 
@@ -226,6 +233,12 @@ std::vector<std::string> unreported_training_fields(const nlohmann::json& report
   // (no shuffle reported) there is nothing it could have called it on.
   if (!reported.contains("set_epoch") && !reported.contains("shuffle")) missing.push_back("set_epoch");
   return missing;
+}
+
+std::string job_field_problem(const std::exception& e) {
+  const std::string what = e.what();
+  const size_t at = what.find("' must be ");  // wrong_type's words, after the field's name
+  return at == std::string::npos ? json_error_words(e) : what.substr(at + 2);
 }
 
 void from_json(const nlohmann::json& j, JobConfig& c) {

@@ -3,6 +3,7 @@
 // Defaults are the seed's ddp_cpu.py: 256 samples, 6 features, seed 5, batch 32, lr 0.03, 4 epochs.
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ struct JobConfig {
 
 void to_json(nlohmann::json& j, const JobConfig& c);
 void from_json(const nlohmann::json& j, JobConfig& c);
+// What from_json's refusal of one field says is wrong with it ("must be a whole number, got 2.5"),
+// without nlohmann's prefix or the field's name, for callers that name the field their own way.
+std::string job_field_problem(const std::exception& e);
 
 // The fields of its training a PyTorch script reports through watch() (from its model, sampler,
 // optimizer, loader and arguments) that `reported`, the job it announced, lacks: a JobConfig read

@@ -10,6 +10,7 @@
 #include <numeric>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "engine/core/error.h"
 #include "engine/core/input_file.h"
@@ -29,6 +30,15 @@ std::vector<fs::path> g_extra_dirs;
 
 const char* type_name(const json& j) { return j.type_name(); }
 
+// "must be a number, got \"fast\"", in the words the job's own fields use (job_field_problem).
+template <class T>
+std::string wrong_type(const json& given) {
+  const char* wanted = std::is_same_v<T, bool> ? "true or false" : std::is_arithmetic_v<T> ? "a number" : "a string";
+  std::string got = given.is_array() ? "a list" : given.is_object() ? "an object" : given.dump();
+  if (got.size() > 40) got = got.substr(0, 37) + "...";
+  return fmt::format("must be {}, got {}", wanted, got);
+}
+
 void require_keys(const json& object, const std::set<std::string>& allowed, const std::string& source,
                   const std::string& prefix) {
   for (const auto& [key, value] : object.items())
@@ -45,7 +55,7 @@ T take(const json& object, const char* key, T fallback, const std::string& sourc
   try {
     return object.at(key).get<T>();
   } catch (const json::exception&) {
-    fail(source, prefix + key, std::string("wrong type (") + type_name(object.at(key)) + ")");
+    fail(source, prefix + key, wrong_type<T>(object.at(key)));
   }
 }
 
@@ -87,8 +97,8 @@ JobConfig job_from(const json& overrides, const JobConfig& base, const std::stri
     if (key == "faults" || key == "uneven") alone.world_size = kMaxWorldSize;
     try {
       from_json(json{{key, value}}, alone);
-    } catch (const json::exception&) {
-      fail(source, prefix + "." + key, std::string("wrong type (") + type_name(value) + ")");
+    } catch (const json::exception& e) {
+      fail(source, prefix + "." + key, job_field_problem(e));
     }
     // A node split is checked alone against the world it adds up to, and against the real one below.
     if (key == "ranks_per_node")

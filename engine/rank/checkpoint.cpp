@@ -106,7 +106,7 @@ Checkpoint load_checkpoint(const std::string& path) {
     np_signed = integer_field(header, "parameters");
     nm_signed = integer_field(header, "momentum");
   } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("malformed header: ") + e.what());
+    throw bad("malformed header: " + json_error_words(e));
   }
   try {
     c.job.validate();

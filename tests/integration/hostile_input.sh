@@ -238,13 +238,13 @@ row "run --scenario garbage" "scenario ./garbage.json: not valid JSON" "$bin" ru
 row "run --scenario empty file" "scenario ./empty.json: not valid JSON" "$bin" run --scenario ./empty.json
 row "run --scenario binary bytes" "scenario ./binary.json: not valid JSON" "$bin" run --scenario ./binary.json
 row "run --scenario top level is an array" "scenario ./array.json: field '\(top level\)': must be a JSON object, got array" "$bin" run --scenario ./array.json
-row "run --scenario world_size is a string" "scenario ./wrong-type.json: field 'job.world_size': wrong type \(string\)" "$bin" run --scenario ./wrong-type.json
-row "run --scenario world_size 2.5" "scenario ./fraction.json: field 'job.world_size': wrong type" "$bin" run --scenario ./fraction.json
-row "run --scenario samples 1e300" "scenario ./huge-number.json: field 'job.samples': wrong type" "$bin" run --scenario ./huge-number.json
+row "run --scenario world_size is a string" "scenario ./wrong-type.json: field 'job.world_size': must be a whole number, got \"four\"" "$bin" run --scenario ./wrong-type.json
+row "run --scenario world_size 2.5" "scenario ./fraction.json: field 'job.world_size': must be a whole number, got 2.5" "$bin" run --scenario ./fraction.json
+row "run --scenario samples 1e300" "scenario ./huge-number.json: field 'job.samples': must be a whole number, got 1e\\+300" "$bin" run --scenario ./huge-number.json
 row "run --scenario unknown job field" "scenario ./unknown-job-field.json: field 'job.colour': unknown field" "$bin" run --scenario ./unknown-job-field.json
 row "run --scenario unknown top-level field" "scenario ./unknown-field.json: field 'jobb': unknown field" "$bin" run --scenario ./unknown-field.json
 row "run --scenario world_size 1000" "field 'job.world_size': --world-size must be between 1 and 64, got 1000" "$bin" run --scenario ./out-of-range.json
-row "run --scenario lr null" "field 'job.lr': wrong type \(null\)" "$bin" run --scenario ./null-field.json
+row "run --scenario lr null" "field 'job.lr': must be a number, got null" "$bin" run --scenario ./null-field.json
 row "run --scenario view.focus moon" "field 'view.focus': must be ring, sampler, training, timeline or scale; got 'moon'" "$bin" run --scenario ./bad-focus.json
 row "run --scenario empty sequence" "field 'sequence': must be a list of 1 to 16 job overrides" "$bin" run --scenario ./empty-sequence.json
 row "run --scenario sequence[0] world_size 0" "field 'sequence\[0\].world_size': --world-size must be between 1 and 64, got 0" "$bin" run --scenario ./bad-sequence.json
@@ -253,7 +253,7 @@ row "run --scenario unknown name" "--scenario: no scenario named 'no-such-scenar
 row "run --scenario a directory" "^ringlab: error: scenario ./directory.json: not a regular file" "$bin" run --scenario ./directory.json
 row "run --scenario /dev/zero" "^ringlab: error: scenario /dev/zero: not a regular file" "$bin" run --scenario /dev/zero
 row "gui --scenario truncated JSON" "scenario ./truncated.json: not valid JSON" "$bin" gui --scenario ./truncated.json
-row "gui --scenario world_size is a string" "field 'job.world_size': wrong type \(string\)" "$bin" gui --scenario ./wrong-type.json
+row "gui --scenario world_size is a string" "field 'job.world_size': must be a whole number, got \"four\"" "$bin" gui --scenario ./wrong-type.json
 row "worker --job-json truncated" "--job-json is not a valid job: .*parse error" "$bin" worker --job-json '{"world_size": '
 row "worker --job-json world_size 2.5" "--job-json is not a valid job: .*job field 'world_size' must be a whole number, got 2.5" "$bin" worker --job-json '{"world_size": 2.5}'
 

@@ -139,8 +139,19 @@ TEST_CASE("invalid files name the file, the field and the reason") {
   CHECK(contains(e, "between 1 and"));
 
   e = error_of(R"({"job": {"lr": "fast"}})");
-  CHECK(contains(e, "job.lr"));
-  CHECK(contains(e, "wrong type"));
+  CHECK(contains(e, "field 'job.lr': must be a number, got \"fast\""));
+
+  e = error_of(R"({"job": {"world_size": 2.5}})");
+  CHECK(contains(e, "field 'job.world_size': must be a whole number, got 2.5"));
+
+  e = error_of(R"({"job": {"faults": [{"rank": 1}]}})");
+  CHECK(contains(e, "field 'job.faults': must be a list of strings, got [{\"rank\":1}]"));
+
+  e = error_of(R"({"view": {"speed": "fast"}})");
+  CHECK(contains(e, "field 'view.speed': must be a number, got \"fast\""));
+
+  e = error_of(R"({"gated": [true]})");
+  CHECK(contains(e, "field 'gated': must be true or false, got a list"));
 
   e = error_of(R"({"job": {"wrold_size": 4}})");
   CHECK(contains(e, "job.wrold_size"));
