@@ -538,6 +538,23 @@ void draw_world_note(const AppState& state) {
              palette().text);
 }
 
+// The scenario's title, once the class has changed its world, with the world it runs on now:
+// "Four ranks on gloo" over a run of 6 ranks would contradict the header. Only a form that wraps
+// to as many lines as the title alone is taken, so that the Start button and the World size
+// slider under it never move while a hand drags the slider.
+std::string title_with_world(const AppState& state, const std::string& title) {
+  if (!world_changed(state)) return title;
+  const int world = state.job.world_size;
+  const char* plural = world == 1 ? "" : "s";
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  const auto lines = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y; };
+  for (const std::string& form : {trf("{}, changed here to {} rank{} on {}", title, world, plural, state.job.backend),
+                                  trf("{} (now {} rank{} on {})", title, world, plural, state.job.backend),
+                                  trf("{} (now {} rank{})", title, world, plural), trf("{} (now {})", title, world)})
+    if (lines(form) <= lines(title)) return form;
+  return title;  // the note under the world's controls says it then
+}
+
 // The scenario's title and what it shows; while Start runs a PyTorch script (or its run is still
 // going), the script's: the scenario's words speak of ringlab's own job. A script's run that has
 // ended stays on screen under the scenario's title once Start runs the engine again, and the
@@ -555,9 +572,10 @@ void draw_title(AppState& state) {
                                 : tr("Your script runs once per rank with torchrun's environment. Every view draws what "
                                      "its ringlab_torch watcher reports: its gradient buckets going round the ring, its "
                                      "DistributedSampler's shards, its steps and its losses.");
-  state.said.title = title;
   ImGui::PushFont(fonts().bold);
-  ImGui::TextWrapped("%s", title.c_str());
+  const std::string shown = script ? title : title_with_world(state, title);
+  state.said.title = shown;
+  ImGui::TextWrapped("%s", shown.c_str());
   ImGui::PopFont();
   if (about.empty()) return;
   // Open at first where the pane has room for it beside Start and the World size: at 1.5x text in

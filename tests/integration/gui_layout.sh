@@ -157,4 +157,22 @@ link_labels 4 '^[oi][oi-][oi][oi]$'
 link_labels 6 '^[oi-]*i[oi-]*$'
 [[ $(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["ring_cards"]["link_labels"]))' "$WORK/links-6.json") == 6 ]] ||
   { echo "FAIL links-6: not six links"; fail=1; }
+
+# A world changed from the command line (-n 6 over the four-rank scenario): the title says the
+# world it runs on now, in as many lines as the title alone, and nothing in the frame is cut.
+world_title() {
+  local lang=$1 want=$2 name="world-title-$1"
+  headless 1280x720x24 "$WORK/$name.out" "$RINGLAB" gui --width 1280 --height 720 --lang "$lang" -n 6 --frames 20 \
+    --screenshot "$ART/$name.png" --state-json "$WORK/$name.json" --layout-audit "$WORK/$name-audit.json"
+  python3 - "$WORK/$name.json" "$WORK/$name-audit.json" "$want" "$name" << 'PY' || fail=1
+import json, sys
+state, audit, want, name = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+title = state["said"]["title"]
+assert title == want, f"FAIL {name}: title {title!r}, wanted {want!r}"
+assert not audit["flaws"], f"FAIL {name}: {audit['flaws'][:3]}"
+print(f"ok   {name}: {title}")
+PY
+}
+world_title en "Four ranks on gloo (now 6 ranks)"
+world_title id "Empat rank di gloo (kini 6 rank)"
 exit $fail
