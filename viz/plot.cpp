@@ -342,6 +342,29 @@ float LegendHeight(std::span<const LegendEntry> entries, bool prefer_short) {
   return lines * ImGui::GetTextLineHeightWithSpacing();
 }
 
+namespace {
+
+// The entry's sample, `width` wide at `at`, as its data looks on the plot: a line, a dashed line
+// (dashes as long as LogLogPlot's), or a measured point.
+void draw_swatch(const LegendEntry& e, ImVec2 at, float width) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const ImVec2 a(at.x, at.y + fs * 0.55f), b(at.x + width, at.y + fs * 0.55f);
+  switch (e.swatch) {
+    case LegendEntry::Swatch::line: dl->AddLine(a, b, e.color, e.thickness + 1); break;
+    case LegendEntry::Swatch::dashed: dashed_line(dl, a, b, e.color, e.thickness + 1, fs * 0.3f); break;
+    case LegendEntry::Swatch::point: {
+      const ImVec2 c((a.x + b.x) / 2, a.y);
+      const float r = fs * 0.3f;
+      dl->AddCircleFilled(c, r, e.color);
+      dl->AddCircle(c, r, palette().text, 0, 1.5f);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> LegendRow(std::span<const LegendEntry> entries, bool prefer_short) {
   const float fs = ImGui::GetFontSize();
   const float line_w = fs * 1.4f;
@@ -358,9 +381,7 @@ std::vector<std::string> LegendRow(std::span<const LegendEntry> entries, bool pr
       if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
     }
     first = false;
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddLine(ImVec2(at.x, at.y + fs * 0.55f), ImVec2(at.x + line_w, at.y + fs * 0.55f),
-                                        e.color, e.thickness + 1);
+    draw_swatch(e, ImGui::GetCursorScreenPos(), line_w);
     ImGui::Dummy(ImVec2(line_w, fs));
     ImGui::SameLine(0, fs * 0.3f);
     ImGui::TextUnformatted(e.text.c_str());

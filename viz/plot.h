@@ -19,10 +19,12 @@ struct PlotAxis {
 };
 
 struct LegendEntry {
+  enum class Swatch { line, dashed, point };  // drawn as the plot draws the entry's data
   std::string text;
   uint32_t color = 0;
   float thickness = 2.0f;
   std::string short_text;  // used when the full texts would take more than two lines ("" = text)
+  Swatch swatch = Swatch::line;
 };
 
 class Plot {

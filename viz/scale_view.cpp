@@ -386,9 +386,12 @@ void draw_curves_plot(const char* id, ImVec2 size, Quantity q, const sim::ScaleD
 void legend(const sim::ScaleData& d, const sim::LiveCalibration& live) {
   std::vector<LegendEntry> entries;
   for (const Series& s : series_of(d)) entries.push_back({s.name, s.color, 3.0f, ""});
-  if (live.any()) entries.push_back({trf("● live run: {} ranks, median per size", live.world_size), palette().text, 1.0f, ""});
+  if (live.any())
+    entries.push_back({trf("live run: {} ranks, median per size", live.world_size), palette().text, 1.0f, "",
+                       LegendEntry::Swatch::point});
   if (!d.reference.empty())
-    entries.push_back({trf("- - ring at the live run's {} ranks, same link", live.world_size), algorithm_color(0), 1.0f, ""});
+    entries.push_back({trf("ring at the live run's {} ranks, same link", live.world_size), algorithm_color(0), 1.0f, "",
+                       LegendEntry::Swatch::dashed});
   LegendRow(entries);
 }
 
