@@ -72,6 +72,7 @@ void write_report_json(const RunResult& r, const std::string& path) {
   // A report of a run cut short says so: its epochs, steps and parameters are those so far.
   j["interrupted"] = r.interrupted();
   if (r.stop_cause != StopCause::None) j["stopped_by"] = to_string(r.stop_cause);
+  if (r.stop_cause != StopCause::None && r.stop_node >= 0) j["stopped_on_node"] = r.stop_node;  // several nodes only
   // Not asked of ringlab (kill, scancel, a job's time limit), so not `interrupted`: its cause.
   if (!r.stopped_from_outside.empty()) j["stopped_from_outside"] = r.stopped_from_outside;
   if (!r.torch_script.empty()) j["torch_script"] = r.torch_script;  // the job is what the script announced

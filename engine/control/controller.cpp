@@ -142,6 +142,7 @@ struct Controller::Impl {
   std::atomic<bool> stop_requested{false};
   StopCause stop_cause = StopCause::None;               // guarded by `mutex`
   std::string stop_detail;                              // guarded by `mutex`
+  int stop_node = -1;                                   // guarded by `mutex`: where stop_cause came from
   int64_t stop_deadline_ns = INT64_MAX;                 // guarded by `mutex`: then the workers are terminated
   std::atomic<bool> gated{false};
   std::optional<std::pair<int, std::string>> pending_change;
@@ -377,7 +378,11 @@ struct Controller::Impl {
     {
       std::lock_guard<std::mutex> lock(mutex);
       first = stop_cause == StopCause::None;
-      if (first) stop_cause = cause;
+      if (first) {
+        stop_cause = cause;
+        // Asked here, unless stop_for() has already named the node that asked.
+        if (multi_node() && cause != StopCause::OtherNode && stop_node < 0) stop_node = options.node_rank;
+      }
       stop_deadline_ns = std::min(stop_deadline_ns, now_ns() + std::chrono::nanoseconds(patience).count());
     }
     // A stop somebody asked for is said once, as a typed event: whatever the ranks report from
@@ -606,8 +611,10 @@ struct Controller::Impl {
     const bool asked = asked_by_user(note.cause);
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (stop_cause == StopCause::None)
+      if (stop_cause == StopCause::None) {
         stop_detail = asked ? fmt::format("on node {}", note.node) : fmt::format("node {}: {}", note.node, note.why);
+        stop_node = note.node;
+      }
     }
     request(asked ? note.cause : StopCause::OtherNode, kOtherNodeGrace);
   }
@@ -711,7 +718,7 @@ struct Controller::Impl {
 
   StopInfo stop_info() {
     std::lock_guard<std::mutex> lock(mutex);
-    return StopInfo{stop_cause, stop_detail, !options.torch.empty(), {}};
+    return StopInfo{stop_cause, stop_detail, !options.torch.empty(), stop_node, {}};
   }
 
   // A server that could not take a worker's connection (no descriptor or thread left) ends the

@@ -34,6 +34,7 @@ struct StopInfo {
   StopCause cause = StopCause::None;
   std::string detail;
   bool script = false;  // the ranks were a PyTorch script's: no stop vote, a stop is SIGTERM
+  int node = -1;        // a run over several nodes: the node where the stop came from; -1 in a one-node run
   // Ranks of nodes whose controller never said how they ended (killed, suspended, gone): what the
   // run knows of them is their last report, their unsent events gone with their node.
   std::vector<int> lost_ranks;
@@ -93,6 +94,7 @@ struct RunResult {
   std::string failure;                  // which rank failed, how, and where each rank was
   StopCause stop_cause = StopCause::None;  // who or what stopped the run, if anybody did
   bool interrupted() const { return asked_by_user(stop_cause); }
+  int stop_node = -1;  // a run over several nodes, stopped: the node where the stop came from
   // Who stopped it from outside ringlab, when that is the failure's cause ("rank 2 was ended by a
   // SIGTERM that ringlab did not send ...", "srun was stopped by SIGTERM ..."); "" when nobody did.
   std::string stopped_from_outside;

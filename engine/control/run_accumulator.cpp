@@ -598,6 +598,7 @@ RunResult RunAccumulator::finish(const std::vector<RankExit>& exits, const StopI
       for (const RankExit& e : exits)
         if (e.rank == early && !e.ok() && !e.terminated && failed->rank != early) failed = &e;
   r.stop_cause = stop.cause;
+  r.stop_node = stop.cause == StopCause::None ? -1 : stop.node;
   r.stopped_from_outside = failed ? outside_stop(*failed) : "";
   r.ok = !failed && errors_.empty() && stop.cause == StopCause::None;
   // Every process may end well on a loss of nan: the training did not.

@@ -917,6 +917,7 @@ report, metrics, trace, stopped_by = sys.argv[1:5]
 r = json.load(open(report))
 assert r["interrupted"] is True and r["ok"] is False, r.get("failure")
 assert r["stopped_by"] == stopped_by, r["stopped_by"]
+assert "stopped_on_node" not in r, r["stopped_on_node"]  # one node: no node to name
 assert len(r["epoch_mse"]) >= 1 and r["steps"] >= len(r["epoch_mse"]), (len(r["epoch_mse"]), r["steps"])
 assert len(r["step_loss"]) == 2 and len(r["step_loss"][0]) == len(r["step_loss"][1]) == r["steps"]
 assert len(r["final_parameters"]) == 2737

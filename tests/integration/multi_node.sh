@@ -400,8 +400,9 @@ wait_pair int1
 if [ "$(cat "$work/int1.1.rc")" = 130 ] && $py -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["interrupted"] is True and r["stopped_by"].startswith("SIGINT"), (r.get("interrupted"), r.get("stopped_by"))' "$work/int1.json"; then
-  ok "Ctrl-C on node 1: node 1 exits 130, node 0's report says the run was interrupted"
+assert r["interrupted"] is True and r["stopped_by"].startswith("SIGINT"), (r.get("interrupted"), r.get("stopped_by"))
+assert r.get("stopped_on_node") == 1, r.get("stopped_on_node")' "$work/int1.json"; then
+  ok "Ctrl-C on node 1: node 1 exits 130, node 0's report says the run was interrupted there (stopped_on_node 1)"
 else
   fail "Ctrl-C on node 1: node 1 exit $(cat "$work/int1.1.rc"); node 0: $(head -2 "$work/int1.0.err")"
 fi
@@ -469,6 +470,7 @@ if [[ "$tstp_state" == T* ]] && [ "$tstp_node0" = alive ] && [ "$tstp_workers" -
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["interrupted"] is True and r["stopped_by"].startswith("SIGINT"), (r.get("interrupted"), r.get("stopped_by"), r.get("failure"))
+assert r.get("stopped_on_node") == 0, r.get("stopped_on_node")
 assert "lost" not in r.get("failure", ""), r["failure"]' "$work/tstp.json"; then
   ok "Ctrl-Z on node 1 for 7 s: node 0 and the 4 ranks go on; resumed, the run ends as node 0's Ctrl-C asked"
 else

@@ -818,7 +818,7 @@ TEST_CASE("a PyTorch script stopped by Ctrl-C: its processes were sent SIGTERM, 
   RankExit torn = killed(1);
   torn.signal = 15;
   torn.terminated = true;
-  const RunResult r = acc.finish({torn}, StopInfo{StopCause::Interrupt, "", true, {}});
+  const RunResult r = acc.finish({torn}, StopInfo{StopCause::Interrupt, "", true, -1, {}});
   INFO(r.failure);
   CHECK(r.failure.rfind("interrupted by SIGINT (Ctrl-C) at step 13: the script's processes were sent SIGTERM (a script "
                         "does not stop together at a step boundary)", 0) == 0);
@@ -831,12 +831,14 @@ TEST_CASE("a stop asked for on another node is named once: by its cause, then th
   for (const StopCause cause : {StopCause::Hangup, StopCause::Terminate}) {
     RunAccumulator acc(job);
     for (int64_t step = 0; step < 5; ++step) acc.add(make_event(EventKind::StepEnd, 0, step, 0));
-    const RunResult r = acc.finish({exited(0, 0), exited(1, 0)}, StopInfo{cause, "on node 1", false, {}});
+    const RunResult r = acc.finish({exited(0, 0), exited(1, 0)}, StopInfo{cause, "on node 1", false, 1, {}});
     INFO(r.failure);
     const std::string named = cause == StopCause::Hangup ? "stopped by SIGHUP (the terminal closed) on node 1 at step 5"
                                                          : "stopped by SIGTERM on node 1 at step 5";
     CHECK(r.failure.rfind(named, 0) == 0);
     CHECK(r.failure.find("on node 1 on node 1") == std::string::npos);
+    CHECK(r.stop_cause == cause);
+    CHECK(r.stop_node == 1);  // the report's stopped_on_node
   }
 }
 
@@ -848,7 +850,7 @@ TEST_CASE("a rank killed on node 0 while node 1's note of its own victim came fi
   RankExit victim = exited(2, 1);
   victim.node = 1;
   const RankExit cause = killed(1);  // merged: killed by a signal first, whichever node saw it
-  const RunResult r = acc.finish({cause, victim}, StopInfo{StopCause::OtherNode, "node 1: rank 2 exit code 1", false, {}});
+  const RunResult r = acc.finish({cause, victim}, StopInfo{StopCause::OtherNode, "node 1: rank 2 exit code 1", false, 1, {}});
   INFO(r.failure);
   CHECK(r.failure.rfind("rank 1 (node 0) failed: killed by SIGKILL", 0) == 0);
   CHECK(r.failure.find("node 1: rank 2 exit code 1") == std::string::npos);
@@ -982,7 +984,7 @@ TEST_CASE("the watchdog's stop says who never joined the collective the others w
   job.world_size = 2;
   RunAccumulator acc(job);
   rank_1_never_came(acc);
-  const RunResult r = acc.finish({terminated(0), terminated(1)}, StopInfo{StopCause::NoProgress, "", true, {}});
+  const RunResult r = acc.finish({terminated(0), terminated(1)}, StopInfo{StopCause::NoProgress, "", true, -1, {}});
   CHECK(first_lines(r.failure, 2) ==
         "stopped by the controller's watchdog (no progress)\nrank 1 never joined collective 6, where rank 0 waited for it");
 }
