@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/core.h>
@@ -14,6 +15,8 @@
 namespace ringlab::ddp {
 namespace {
 
+// Its bytes travel as floats and come back by memcpy: sound only for a trivially copyable type.
+static_assert(std::is_trivially_copyable_v<CollectiveFingerprint>);
 static_assert(sizeof(CollectiveFingerprint) % sizeof(float) == 0);
 
 }  // namespace
@@ -43,7 +46,7 @@ CollectiveFingerprint exchange_point_to_point(ProcessGroup& group, const Collect
   send->wait(group.timeout());
   recv->wait(group.timeout());
   CollectiveFingerprint theirs;
-  std::memcpy(&theirs, in.data(), sizeof theirs);
+  std::memcpy(static_cast<void*>(&theirs), in.data(), sizeof theirs);
   return theirs;
 }
 
@@ -62,7 +65,7 @@ CollectiveFingerprint exchange_in_allreduce(ProcessGroup& group, const Collectiv
   for (size_t i = 0; i < kPieces; ++i)
     pieces[i] = static_cast<uint16_t>(table[static_cast<size_t>(left_of(group)) * kPieces + i]);
   CollectiveFingerprint theirs;
-  std::memcpy(&theirs, pieces, sizeof theirs);
+  std::memcpy(static_cast<void*>(&theirs), pieces, sizeof theirs);
   return theirs;
 }
 
@@ -76,7 +79,7 @@ std::array<float, kFingerprintFloats> fingerprint_as_floats(const CollectiveFing
 
 void compare_with_left(const ProcessGroup& group, const CollectiveFingerprint& mine, std::span<const float> theirs_floats) {
   CollectiveFingerprint theirs;
-  std::memcpy(&theirs, theirs_floats.data(), std::min(sizeof theirs, theirs_floats.size_bytes()));
+  std::memcpy(static_cast<void*>(&theirs), theirs_floats.data(), std::min(sizeof theirs, theirs_floats.size_bytes()));
   if (!(theirs == mine))
     throw CollectiveMismatchError(ErrorContext{group.rank(), "collective check", mine.step}, mine, left_of(group),
                                   theirs);

@@ -54,10 +54,6 @@ std::span<float> first_message_buffer(int which, size_t n) {
   return {b.data(), n};
 }
 
-const char* phase_name(RingPhase phase) {
-  return phase == RingPhase::ReduceScatter ? "reduce-scatter" : "all-gather";
-}
-
 // One all-reduce in progress. The 2(N-1) ring steps are numbered t = 0 .. 2N-3 (reduce-scatter
 // first); step t receives chunk R(t) and sends chunk S(t), and S(t+1) = R(t): every rank forwards
 // what it just received (and, in reduce-scatter, added to). That lets the ring run as a
