@@ -169,18 +169,23 @@ bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
   return false;
 }
 
-// The angle halfway along the longest stretch of the link from angle a0 to a1 that no card
-// covers (by length along the track, a margin of `margin` pixels kept from the cards): on a
-// squarer track the link's middle angle can fall under a card, which would hide its arrow.
-float visible_middle(const RingGeometry& g, int n, float a0, float a1, float margin) {
+// The longest stretch of the track from angle a0 to a1 (by length along it) where a box of
+// half-size `half` centred on the track touches no card: its ends, the angle halfway along it,
+// and its length in pixels (0 when the cards cover all of it).
+struct TrackStretch {
+  float start = 0, middle = 0, end = 0, length = 0;
+};
+
+TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, ImVec2 half) {
   constexpr int kSamples = 128;
-  float best_len = 0, best_mid = (a0 + a1) / 2, run_len = 0;
+  TrackStretch best{a0, (a0 + a1) / 2, a1, 0};
+  float run_len = 0;
   std::array<std::pair<float, float>, kSamples + 1> run;  // (angle, length from the run's start)
   size_t in_run = 0;
   for (int i = 0; i <= kSamples; ++i) {
     const float a = a0 + (a1 - a0) * static_cast<float>(i) / kSamples;
     const ImVec2 p = ring_point(g, a);
-    if (under_a_card(g, n, ImVec2(p.x - margin, p.y - margin), ImVec2(p.x + margin, p.y + margin))) {
+    if (under_a_card(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y))) {
       in_run = 0;
       run_len = 0;
       continue;
@@ -190,14 +195,20 @@ float visible_middle(const RingGeometry& g, int n, float a0, float a1, float mar
       run_len += std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y));
     }
     run[in_run++] = {a, run_len};
-    if (run_len > best_len) {
-      best_len = run_len;
-      const auto half = std::lower_bound(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(in_run), run_len / 2,
-                                         [](const auto& point, float l) { return point.second < l; });
-      best_mid = half->first;
+    if (run_len > best.length) {
+      const auto half_way = std::lower_bound(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(in_run),
+                                             run_len / 2, [](const auto& point, float l) { return point.second < l; });
+      best = {run[0].first, half_way->first, a, run_len};
     }
   }
-  return best_mid;
+  return best;
+}
+
+// The angle halfway along the longest stretch of the link from angle a0 to a1 that no card
+// covers (a margin of `margin` pixels kept from the cards): on a squarer track the link's
+// middle angle can fall under a card, which would hide its arrow.
+float visible_middle(const RingGeometry& g, int n, float a0, float a1, float margin) {
+  return visible_stretch(g, n, a0, a1, ImVec2(margin, margin)).middle;
 }
 
 using Rects = std::vector<ScreenRect>;
@@ -374,7 +385,32 @@ void draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& n
 
 // Packets are drawn before the cards: one that leaves or reaches a card slides out from under it
 // (in a compact ring the path runs close to the cards) and never hides a card's name or numbers.
-void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame, float progress) {
+// Where a packet from rank `src` to rank `dst` travels, as angles on the track: along the
+// longest stretch of their link where the whole packet is clear of the cards (`clear`), else
+// where at least its centre is, else from card edge to card edge. A flattened ring in a small
+// pane has cards that nearly meet: a packet sent from card edge to card edge there would move
+// under the cards, peeking out as a bare corner.
+struct PacketTrack {
+  float from = 0, to = 0;
+  bool clear = true;
+};
+
+PacketTrack packet_track(const RingGeometry& g, int n, int src, int dst, ImVec2 half) {
+  const float from = ring_angle(src, n);
+  float to = ring_angle(dst, n);
+  if (to < from) to += 2 * kPi;
+  const TrackStretch whole = visible_stretch(g, n, from, to, half);
+  if (whole.length > 0) return {whole.start, whole.end, true};
+  const TrackStretch centre = visible_stretch(g, n, from, to, ImVec2(0, 0));
+  if (centre.length > 0) return {centre.start, centre.end, false};
+  return {from + g.exit_angle, to - g.exit_angle, false};
+}
+
+// The packets that clear the cards are drawn before them (`over_cards` false): one that passes
+// a card's corner goes under it. Those that cannot clear them are drawn after the cards, over
+// them (`over_cards` true), else they would hardly show at all.
+void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame, float progress, bool over_cards,
+                  RingViewState::Cards& counts) {
   const Palette& p = palette();
   const int n = frame.world_size;
   const float fs = ImGui::GetFontSize();
@@ -382,20 +418,21 @@ void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame,
   const float t = progress * progress * (3 - 2 * progress);
   const float w = std::max(g.cell_w * 1.2f, fs * 1.8f), h = fs * 1.5f;
   for (const auto& packet : frame.packets) {
-    // From the edge of the sender's card to the edge of the receiver's.
-    const float a0 = ring_angle(packet.src, n) + g.exit_angle;
-    float a1 = ring_angle(packet.dst, n) - g.exit_angle;
-    if (a1 < a0) a1 += 2 * kPi;
-    const ImVec2 c = ring_point(g, a0 + (a1 - a0) * t);
+    const PacketTrack track = packet_track(g, n, packet.src, packet.dst, ImVec2(w / 2, h / 2));
+    if (track.clear == over_cards) continue;
+    const ImVec2 c = ring_point(g, track.from + (track.to - track.from) * t);
     const ImVec2 a(c.x - w / 2, c.y - h / 2), b(c.x + w / 2, c.y + h / 2);
+    ++counts.packets_drawn;
     dl->AddRectFilled(ImVec2(a.x + 3, a.y + 4), ImVec2(b.x + 3, b.y + 4), with_alpha(0xFF000000, 0.25f), 4);
     draw_bands(dl, a, b, packet.contributors, n, 1.0f);
     const uint32_t frame_color = packet.phase == RingPhase::ReduceScatter ? p.reduce_scatter : p.all_gather;
     dl->AddRect(a, b, frame_color, 0, 0, 3.0f);
     const std::string text = fmt::format("c{}", packet.chunk);
     const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-    if (under_a_card(g, n, ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2)))
-      continue;  // passing under a card (packets are drawn first): its name would be half hidden
+    if (!over_cards && under_a_card(g, n, ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2))) {
+      ++counts.packets_unnamed;
+      continue;  // passing under a card (drawn after it): its name would be half hidden
+    }
     dl->AddRectFilled(ImVec2(c.x - ts.x / 2 - 2, c.y - ts.y / 2), ImVec2(c.x + ts.x / 2 + 2, c.y + ts.y / 2),
                       with_alpha(p.canvas, 0.85f), 3);
     dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2), p.text, text.c_str());
@@ -1100,8 +1137,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     g = ring_geometry(room, n);
   }
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
+  const RingViewState::Cards before = state.ring_view.cards;  // its packet counts run over the session
   state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),
-                           g.short_labels, g.cells, g.exponent, {}};
+                           g.short_labels, g.cells, g.exponent, {}, before.packets_drawn, before.packets_unnamed};
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
   if (rec) {
@@ -1123,8 +1161,11 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // Packets only while the view moves on to the next step: one held back by Previous shows the
   // chunks where they are, not sends frozen half-way.
   const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
-  if (rec && !failure.failed && moving) draw_packets(dl, g, frame, static_cast<float>(state.step.progress));
+  const bool packets = rec && !failure.failed && moving;
+  RingViewState::Cards& cards = state.ring_view.cards;
+  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), false, cards);
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
+  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), true, cards);
   // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
   if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
