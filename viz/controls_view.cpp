@@ -538,28 +538,58 @@ void draw_world_note(const AppState& state) {
              palette().text);
 }
 
-// The scenario's title, once the class has changed its world, with the world it runs on now:
+// The world on screen: a live run's own (a slider being dragged has changed nothing yet: the
+// change happens when it is let go), else the one the next Start trains.
+std::pair<int, std::string> world_on_screen(const view_model::RunModel& model, const AppState& state) {
+  const view_model::Generation* g = model.current_generation();
+  if (state.run.live() && g && g->has_job) return {g->job.world_size, g->job.backend};
+  return {state.job.world_size, state.job.backend};
+}
+
+// The scenario's title, once the class has changed its world, with the world on screen:
 // "Four ranks on gloo" over a run of 6 ranks would contradict the header. Only a form that wraps
 // to as many lines as the title alone is taken, so that the Start button and the World size
 // slider under it never move while a hand drags the slider.
-std::string title_with_world(const AppState& state, const std::string& title) {
-  if (!world_changed(state)) return title;
-  const int world = state.job.world_size;
+std::string title_with_world(const view_model::RunModel& model, const AppState& state, const std::string& title) {
+  const auto [world, backend] = world_on_screen(model, state);
+  if (world == state.scenario.job.world_size && backend == state.scenario.job.backend) return title;
   const char* plural = world == 1 ? "" : "s";
   const float wrap = ImGui::GetContentRegionAvail().x;
   const auto lines = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y; };
-  for (const std::string& form : {trf("{}, changed here to {} rank{} on {}", title, world, plural, state.job.backend),
-                                  trf("{} (now {} rank{} on {})", title, world, plural, state.job.backend),
+  for (const std::string& form : {trf("{}, changed here to {} rank{} on {}", title, world, plural, backend),
+                                  trf("{} (now {} rank{} on {})", title, world, plural, backend),
                                   trf("{} (now {} rank{})", title, world, plural), trf("{} (now {})", title, world)})
     if (lines(form) <= lines(title)) return form;
   return title;  // the note under the world's controls says it then
+}
+
+// The header over the scenario's description. Its words speak of the scenario's own world ("each
+// rank gets 64 of the 256 samples"): once another world is on screen the header says which they
+// are for, in a form that takes no more lines than the plain header (the same reason as above).
+std::string description_header(const view_model::RunModel& model, const AppState& state) {
+  const std::string plain = tr("What this scenario shows");
+  const int world = state.scenario.job.world_size;
+  if (world_on_screen(model, state).first == world) return plain;
+  const char* plural = world == 1 ? "" : "s";
+  const float wrap = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() - ImGui::GetStyle().ItemInnerSpacing.x;
+  ImGui::PushFont(fonts().bold);
+  const auto lines = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y; };
+  std::string chosen = plain;
+  for (const std::string& form : {trf("What this scenario shows at its {} rank{}", world, plural),
+                                  trf("What it shows at its {} rank{}", world, plural)})
+    if (lines(form) <= lines(plain)) {
+      chosen = form;
+      break;
+    }
+  ImGui::PopFont();
+  return chosen;
 }
 
 // The scenario's title and what it shows; while Start runs a PyTorch script (or its run is still
 // going), the script's: the scenario's words speak of ringlab's own job. A script's run that has
 // ended stays on screen under the scenario's title once Start runs the engine again, and the
 // status line names it (as the engine's run under the script's title).
-void draw_title(AppState& state) {
+void draw_title(const view_model::RunModel& model, AppState& state) {
   const TorchState& t = state.torch;
   const bool script = t.runs_next() || (t.live && !t.script().empty() && state.run.live());
   const std::string title = script ? trf("PyTorch script: {}", t.script_name()) : state.scenario.title(language_code());
@@ -573,7 +603,7 @@ void draw_title(AppState& state) {
                                      "its ringlab_torch watcher reports: its gradient buckets going round the ring, its "
                                      "DistributedSampler's shards, its steps and its losses.");
   ImGui::PushFont(fonts().bold);
-  const std::string shown = script ? title : title_with_world(state, title);
+  const std::string shown = script ? title : title_with_world(model, state, title);
   state.said.title = shown;
   ImGui::TextWrapped("%s", shown.c_str());
   ImGui::PopFont();
@@ -581,7 +611,10 @@ void draw_title(AppState& state) {
   // Open at first where the pane has room for it beside Start and the World size: at 1.5x text in
   // a 1280x720 window the two were never on screen together (every live change needed a scroll).
   const bool room = ImGui::GetWindowHeight() >= ImGui::GetFontSize() * 18;
-  if (!WrappedHeader(script ? tr("What this shows") : tr("What this scenario shows"), "scenario_description", room)) return;
+  // The scenario's words speak of its own world ("each rank gets 64 of the 256 samples"): the
+  // header says which, once another one is on screen.
+  const std::string header = script ? tr("What this shows") : description_header(model, state);
+  if (!WrappedHeader(header.c_str(), "scenario_description", room)) return;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
   ImGui::TextWrapped("%s", about.c_str());
   ImGui::PopStyleColor();
@@ -596,7 +629,7 @@ void SetWorldSize(AppState& state, int world) {
 }
 
 void DrawControlsView(const view_model::RunModel& model, AppState& state) {
-  draw_title(state);
+  draw_title(model, state);
 
   draw_buttons(state);
   draw_status_rows(model, state);  // right under the buttons: what Start or Stop just did is seen at once
@@ -605,7 +638,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   int world = state.job.world_size;
   FormLabel(tr("World size"));
   if (state.run.phase == RunPhase::Running) state.controls_moved.saw_world_slider_at(ImGui::GetCursorScreenPos().y);
-  const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, 16, fmt::format("{}", world));
+  const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, kMaxAppWorldSize, fmt::format("{}", world));
   state.world_slider_x0 = slid.x0;
   state.world_slider_x1 = slid.x1;
   state.world_slider_y = slid.y;
