@@ -48,7 +48,7 @@ void parse_switch(const std::string& text, GuiOptions& options) {
   if (a == std::string::npos) throw bad();
   const size_t b = text.find(':', a + 1);
   const auto step = whole_number(text.substr(0, a), 0, kAnyStep);
-  const auto world = whole_number(text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1), 1, 16);
+  const auto world = whole_number(text.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1), 1, kMaxAppWorldSize);
   if (!step || !world) throw bad();
   options.switch_step = *step;
   options.switch_world = static_cast<int>(*world);
@@ -77,7 +77,7 @@ void add_gui_command(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("-n,--world-size,--world_size", options->world_size,
                   "ranks, overriding the scenario (the app draws up to 16; `ringlab run` trains up to 64)")
-      ->check(CLI::Range(1, 16));
+      ->check(CLI::Range(1, kMaxAppWorldSize));
   cmd->add_option("--backend", options->backend, "gloo | mpi | nccl, overriding the scenario")
       ->check(CLI::IsMember({"gloo", "mpi", "nccl"}));
   cmd->add_flag("--gated", options->gated, "start in step-through mode: workers wait before every ring step");

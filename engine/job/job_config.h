@@ -14,6 +14,9 @@
 namespace ringlab {
 
 inline constexpr int kMaxWorldSize = 64;
+// The most ranks the app draws (its World size slider's range): past 16 a rank's card in the
+// ring has no room for its chunks. `ringlab run` trains up to kMaxWorldSize.
+inline constexpr int kMaxAppWorldSize = 16;
 // How long the job's lists may be: a scenario file of 60,000 faults is a mistake, not a lesson.
 inline constexpr size_t kMaxHiddenLayers = 16;
 inline constexpr size_t kMaxFaults = 64;

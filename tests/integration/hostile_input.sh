@@ -225,6 +225,8 @@ printf '[1, 2, 3]' > array.json
 printf '{"job": {"world_size": "four"}}' > wrong-type.json
 printf '{"job": {"world_size": 2.5}}' > fraction.json
 printf '{"job": {"samples": 1e300}}' > huge-number.json
+printf '{"job": {"world_size": 20}}' > twenty.json
+printf '{"job": {"world_size": 4}, "sequence": [{"world_size": 2}, {"world_size": 32}]}' > sequence-32.json
 printf '{"job": {"world_size": 2, "colour": "red"}}' > unknown-job-field.json
 printf '{"jobb": {}}' > unknown-field.json
 printf '{"job": {"world_size": 1000}}' > out-of-range.json
@@ -254,6 +256,8 @@ row "run --scenario a directory" "^ringlab: error: scenario ./directory.json: no
 row "run --scenario /dev/zero" "^ringlab: error: scenario /dev/zero: not a regular file" "$bin" run --scenario /dev/zero
 row "gui --scenario truncated JSON" "scenario ./truncated.json: not valid JSON" "$bin" gui --scenario ./truncated.json
 row "gui --scenario world_size is a string" "field 'job.world_size': must be a whole number, got \"four\"" "$bin" gui --scenario ./wrong-type.json
+row "gui --scenario world_size 20" "scenario ./twenty.json: field 'job.world_size': the app draws 1 to 16 ranks, got 20 \(\`ringlab run --scenario ./twenty.json\` trains it\)" "$bin" gui --scenario ./twenty.json
+row "gui --scenario sequence[1] world_size 32" "scenario ./sequence-32.json: field 'sequence\[1\].world_size': the app draws 1 to 16 ranks, got 32" "$bin" gui --scenario ./sequence-32.json
 row "worker --job-json truncated" "--job-json is not a valid job: .*parse error" "$bin" worker --job-json '{"world_size": '
 row "worker --job-json world_size 2.5" "--job-json is not a valid job: .*job field 'world_size' must be a whole number, got 2.5" "$bin" worker --job-json '{"world_size": 2.5}'
 
