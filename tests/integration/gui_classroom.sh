@@ -303,6 +303,8 @@ if drive worldnote four-ranks-gloo drag:$world_drag pause; then
 import json, sys
 s, before = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert s["job_world_size"] > 4, ("the drag did not change the world", s["job_world_size"])
+# Before a run the title names the world Start will train (the scenario's own is 4).
+assert f"(now {s['job_world_size']} rank" in s["said"]["title"], s["said"]["title"]
 for id, f in before["fields"].items():
     assert s["fields"][id]["y"] == f["y"], (id, "moved from", f["y"], "to", s["fields"][id]["y"])
 print(f"   4 -> {s['job_world_size']} ranks; {len(before['fields'])} fields in place")
@@ -326,6 +328,7 @@ assert s["run_phase"] == "paused", s["run_phase"]
 assert s["job_world_size"] == 2, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4, 2], s["generations"]
 assert s["said"]["status"] == "paused at the gate", s["said"]
+assert "(now 2 ranks" in s["said"]["title"], s["said"]["title"]  # the world running now, not the scenario's 4
 # Started and held, not "switching": the new world waits for Resume.
 assert s["run_message"].startswith("2 ranks, gloo: started after "), s["run_message"]
 assert s["run_message"].endswith(" steps (the step the ranks were held in was finished first), held at the gate until you resume"), s["run_message"]
