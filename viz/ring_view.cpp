@@ -990,7 +990,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
                               : tr("the [1, 2, 3] demo"),
       trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
   if (rec.step >= 0) parts.push_back(training_step_words(rec));  // counted from 0, as the timeline and the failure lab count
-  if (!compact && n <= 8) parts.push_back(tr("links: bytes sent so far"));
+  if (!compact && n <= 8) parts.push_back(tr("links: bytes received so far"));
   words.subtitle(parts, banner_w);
   // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
   const bool cut_short = !state.run.live() && !frame.done && frame.expected_steps > 0 &&

@@ -138,7 +138,9 @@ const char* lab_lesson(LabFault fault, bool join) {
       return "Rank {rank} dies by SIGKILL at step {step}, like a machine losing power. Its ring neighbours' sends and "
              "receives fail (gloo: connection closed by peer; NCCL would wait until its watchdog timeout). The "
              "controller, like torchrun's agent, sees the process die and tears the whole group down; the report "
-             "names the dead rank and the all-reduce every other rank was waiting in.";
+             "names the dead rank and the all-reduce every other rank was waiting in. The others may get a ring step "
+             "or two further first: a rank moves on once its own chunk has arrived, and what it sent to rank {rank} "
+             "was never received, so that link shows no bytes.";
     case LabFault::Delay:
       return "Rank {rank} sleeps {ms} ms at every step: a straggler. An all-reduce cannot finish before the slowest "
              "rank has sent its chunks, so the other ranks wait for it inside every all-reduce. In the timeline rank "
