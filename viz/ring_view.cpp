@@ -169,14 +169,15 @@ bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
   return false;
 }
 
-// The longest stretch of the track from angle a0 to a1 (by length along it) where a box of
-// half-size `half` centred on the track touches no card: its ends, the angle halfway along it,
-// and its length in pixels (0 when the cards cover all of it).
+// The longest stretch of the track from angle a0 to a1 (by length along it) none of whose points
+// is `blocked`: its ends, the angle halfway along it, and its length in pixels (0 when every
+// point is).
 struct TrackStretch {
   float start = 0, middle = 0, end = 0, length = 0;
 };
 
-TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, ImVec2 half) {
+template <class Blocked>
+TrackStretch free_stretch(const RingGeometry& g, float a0, float a1, const Blocked& blocked) {
   constexpr int kSamples = 128;
   TrackStretch best{a0, (a0 + a1) / 2, a1, 0};
   float run_len = 0;
@@ -185,7 +186,7 @@ TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, I
   for (int i = 0; i <= kSamples; ++i) {
     const float a = a0 + (a1 - a0) * static_cast<float>(i) / kSamples;
     const ImVec2 p = ring_point(g, a);
-    if (under_a_card(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y))) {
+    if (blocked(p)) {
       in_run = 0;
       run_len = 0;
       continue;
@@ -202,6 +203,13 @@ TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, I
     }
   }
   return best;
+}
+
+// The stretch where a box of half-size `half` centred on the track touches no card.
+TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, ImVec2 half) {
+  return free_stretch(g, a0, a1, [&](ImVec2 p) {
+    return under_a_card(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y));
+  });
 }
 
 // The angle halfway along the longest stretch of the link from angle a0 to a1 that no card
@@ -390,6 +398,21 @@ void draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& n
 // where at least its centre is, else from card edge to card edge. A flattened ring in a small
 // pane has cards that nearly meet: a packet sent from card edge to card edge there would move
 // under the cards, peeking out as a bare corner.
+// Whether the box [a, b] meets the words on any card: its name in the header, and its cells'
+// values where the cards show them.
+bool over_card_words(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
+  const float label_w = rank_label_width(n, g.short_labels);
+  for (int r = 0; r < n; ++r) {
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
+    const ImVec2 lo(c.x - g.card.x / 2, c.y - g.card.y / 2);
+    const ScreenRect name{lo.x + 8, lo.y, lo.x + 8 + label_w, lo.y + g.header_h};
+    const ScreenRect cells{lo.x, lo.y + g.header_h, lo.x + g.card.x, lo.y + g.card.y};
+    const ScreenRect box{a.x, a.y, b.x, b.y};
+    if (box.overlaps(name) || (g.cells && g.values_per_cell > 0 && box.overlaps(cells))) return true;
+  }
+  return false;
+}
+
 struct PacketTrack {
   float from = 0, to = 0;
   bool clear = true;
@@ -401,8 +424,13 @@ PacketTrack packet_track(const RingGeometry& g, int n, int src, int dst, ImVec2 
   if (to < from) to += 2 * kPi;
   const TrackStretch whole = visible_stretch(g, n, from, to, half);
   if (whole.length > 0) return {whole.start, whole.end, true};
-  const TrackStretch centre = visible_stretch(g, n, from, to, ImVec2(0, 0));
-  if (centre.length > 0) return {centre.start, centre.end, false};
+  // Drawn over the cards, a packet must leave their words readable: its centre in the gap
+  // between two cards, the box clear of every card's name (and of its cells where they show
+  // numbers).
+  const TrackStretch over = free_stretch(g, from, to, [&](ImVec2 p) {
+    return under_a_card(g, n, p, p) || over_card_words(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y));
+  });
+  if (over.length > 0) return {over.start, over.end, false};
   return {from + g.exit_angle, to - g.exit_angle, false};
 }
 
