@@ -373,15 +373,23 @@ struct Controller::Impl {
 
   // The first cause is kept; the patience can only shrink. Workers that vote (see step_votes.h)
   // see the stop key and stop together at their next step boundary.
-  void request(StopCause cause, std::chrono::milliseconds patience) {
+  // `from`: the other node's note this stop follows (stop_for); its node and words are kept with
+  // the cause, under the same lock, so that a Ctrl-C here at the same moment cannot pair its own
+  // cause with the other node's name.
+  void request(StopCause cause, std::chrono::milliseconds patience, const AbortNote* from = nullptr) {
     bool first = false;
     {
       std::lock_guard<std::mutex> lock(mutex);
       first = stop_cause == StopCause::None;
       if (first) {
         stop_cause = cause;
-        // Asked here, unless stop_for() has already named the node that asked.
-        if (multi_node() && cause != StopCause::OtherNode && stop_node < 0) stop_node = options.node_rank;
+        if (from) {
+          stop_detail = asked_by_user(from->cause) ? fmt::format("on node {}", from->node)
+                                                   : fmt::format("node {}: {}", from->node, from->why);
+          stop_node = from->node;
+        } else if (multi_node() && cause != StopCause::OtherNode) {
+          stop_node = options.node_rank;  // asked here
+        }
       }
       stop_deadline_ns = std::min(stop_deadline_ns, now_ns() + std::chrono::nanoseconds(patience).count());
     }
@@ -608,15 +616,7 @@ struct Controller::Impl {
   // A stop somebody asked for on another node stops this one the same way (an interrupted run
   // everywhere); a failure there ends this node's part of the run as a failure.
   void stop_for(const AbortNote& note) {
-    const bool asked = asked_by_user(note.cause);
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (stop_cause == StopCause::None) {
-        stop_detail = asked ? fmt::format("on node {}", note.node) : fmt::format("node {}: {}", note.node, note.why);
-        stop_node = note.node;
-      }
-    }
-    request(asked ? note.cause : StopCause::OtherNode, kOtherNodeGrace);
+    request(asked_by_user(note.cause) ? note.cause : StopCause::OtherNode, kOtherNodeGrace, &note);
   }
 
   // After this node's workers ended: node 0 gathers every node's exits and says which rank failed
@@ -790,6 +790,7 @@ struct Controller::Impl {
     r.job = options.job;
     const StopInfo stop = stop_info();
     r.stop_cause = stop.cause;
+    r.stop_node = stop.node;
     r.failure = fmt::format("{}{}: stopped while waiting for {}", to_string(r.stop_cause),
                             stop.detail.empty() ? "" : " " + stop.detail, waiting_for);
     publish(std::move(r));
