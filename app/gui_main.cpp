@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 
+#include "app/app_scenario.h"
 #include "app/torch_script.h"
 #include "app/commands.h"
 #include "app/gui_capture.h"
@@ -64,30 +65,13 @@ void print_headless_help() {
              g_glfw_error.empty() ? "no display (DISPLAY is not set)" : g_glfw_error);
 }
 
-// A scenario's worlds, checked against what the app draws: `ringlab run` trains up to 64 ranks,
-// the app's ring and slider hold 16. Throws InputError naming the file and the field.
-// With -n (`job_world_given`) the job's own world is not drawn.
-void check_app_draws(const Scenario& s, bool job_world_given = false) {
-  const auto refuse = [&](const std::string& field, int world) {
-    throw InputError(fmt::format("scenario {}: field '{}': the app draws 1 to {} ranks, got {} (`ringlab run --scenario "
-                                 "{}` trains it)", s.path.empty() ? s.name : s.path, field, kMaxAppWorldSize, world,
-                                 s.path.empty() ? s.name : s.path));
-  };
-  if (!job_world_given && s.job.world_size > kMaxAppWorldSize) refuse("job.world_size", s.job.world_size);
-  for (size_t i = 0; i < s.sequence.size(); ++i)
-    if (s.sequence[i].world_size > kMaxAppWorldSize) refuse(fmt::format("sequence[{}].world_size", i), s.sequence[i].world_size);
-}
-
 viz::AppState initial_state(const GuiOptions& o) {
   viz::AppState state;
   if (!o.source_dir.empty()) add_scenario_search_dir(std::filesystem::path(o.source_dir) / "assets/scenarios");
-  state.scenario = load_scenario(o.scenario);  // InputError names the file, the field and the reason
-  check_app_draws(state.scenario, o.world_size > 0);
+  state.scenario = app::load_app_scenario(o.scenario, o.world_size > 0);  // InputError names the file, the field and the reason
   for (const std::string& name : list_scenarios()) {
     try {
-      Scenario s = load_scenario(name);
-      check_app_draws(s);
-      state.scenarios.push_back(std::move(s));
+      state.scenarios.push_back(app::load_app_scenario(name));
     } catch (const InputError& e) {  // a broken file is left out of the menu, with a word why
       fmt::print(stderr, "ringlab gui: scenario '{}' left out of the menu: {}\n", name, e.what());
     }

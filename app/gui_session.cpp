@@ -15,6 +15,7 @@
 #include "engine/core/error.h"
 #include "engine/view_model/failure_lab.h"
 #include "engine/job/scenario.h"
+#include "app/app_scenario.h"
 #include "app/torch_script.h"
 #include "viz/i18n.h"
 #include "viz/views.h"
@@ -337,7 +338,7 @@ void RunSession::forget_refusal() {
 }
 
 void RunSession::load_scenario(const std::string& name) {
-  Scenario s = ringlab::load_scenario(name);  // throws InputError naming the file and field
+  Scenario s = load_app_scenario(name);  // throws InputError naming the file and field
   stop();
   // The new scenario starts from its own "Press Start": the last run's curves stay as an earlier
   // run, but its ring, timeline and status spoke of another world and go.
