@@ -546,19 +546,30 @@ std::pair<int, std::string> world_on_screen(const view_model::RunModel& model, c
   return {state.job.world_size, state.job.backend};
 }
 
+// The world the scenario itself gives what is on screen: the entry of its sequence that runs
+// (mpi-vs-gloo's second run is on MPI by the scenario's own design), else its job.
+const JobConfig& scenario_world(const AppState& state) {
+  const auto& sequence = state.scenario.sequence;
+  const size_t i = static_cast<size_t>(std::max(state.run.sequence_index, 0));
+  return state.run.live() && i < sequence.size() ? sequence[i] : state.scenario.job;
+}
+
 // The scenario's title, once the class has changed its world, with the world on screen:
 // "Four ranks on gloo" over a run of 6 ranks would contradict the header. Only a form that wraps
 // to as many lines as the title alone is taken, so that the Start button and the World size
 // slider under it never move while a hand drags the slider.
 std::string title_with_world(const view_model::RunModel& model, const AppState& state, const std::string& title) {
   const auto [world, backend] = world_on_screen(model, state);
-  if (world == state.scenario.job.world_size && backend == state.scenario.job.backend) return title;
+  const JobConfig& own = scenario_world(state);
+  if (world == own.world_size && backend == own.backend) return title;
   const char* plural = world == 1 ? "" : "s";
   const float wrap = ImGui::GetContentRegionAvail().x;
   const auto lines = [&](const std::string& text) { return ImGui::CalcTextSize(text.c_str(), nullptr, false, wrap).y; };
-  for (const std::string& form : {trf("{}, changed here to {} rank{} on {}", title, world, plural, backend),
-                                  trf("{} (now {} rank{} on {})", title, world, plural, backend),
-                                  trf("{} (now {} rank{})", title, world, plural), trf("{} (now {})", title, world)})
+  std::vector<std::string> forms = {trf("{}, changed here to {} rank{} on {}", title, world, plural, backend),
+                                    trf("{} (now {} rank{} on {})", title, world, plural, backend)};
+  if (backend == own.backend)  // the shorter forms name the world only
+    forms.insert(forms.end(), {trf("{} (now {} rank{})", title, world, plural), trf("{} (now {})", title, world)});
+  for (const std::string& form : forms)
     if (lines(form) <= lines(title)) return form;
   return title;  // the note under the world's controls says it then
 }
@@ -568,7 +579,7 @@ std::string title_with_world(const view_model::RunModel& model, const AppState& 
 // are for, in a form that takes no more lines than the plain header (the same reason as above).
 std::string description_header(const view_model::RunModel& model, const AppState& state) {
   const std::string plain = tr("What this scenario shows");
-  const int world = state.scenario.job.world_size;
+  const int world = scenario_world(state).world_size;
   if (world_on_screen(model, state).first == world) return plain;
   const char* plural = world == 1 ? "" : "s";
   const float wrap = ImGui::GetContentRegionAvail().x - ImGui::GetFrameHeight() - ImGui::GetStyle().ItemInnerSpacing.x;

@@ -300,11 +300,11 @@ world_drag=$(python3 -c 'import json, sys; w = json.load(open(sys.argv[1]))["wor
   bad "the World size slider's place: not in the idle window's state"
 if drive worldnote four-ranks-gloo drag:$world_drag pause; then
   python3 - "$WORK/worldnote.json" "$WORK/fields.json" << 'PY' && ok "World size dragged from 4 to more: said, and the fields under it did not move (classroom-worldnote.png)" || bad "the fields moved when the world changed"
-import json, sys
+import json, re, sys
 s, before = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert s["job_world_size"] > 4, ("the drag did not change the world", s["job_world_size"])
 # Before a run the title names the world Start will train (the scenario's own is 4).
-assert f"(now {s['job_world_size']} rank" in s["said"]["title"], s["said"]["title"]
+assert re.search(rf"(\(now|changed here to) {s['job_world_size']} rank", s["said"]["title"]), s["said"]["title"]
 for id, f in before["fields"].items():
     assert s["fields"][id]["y"] == f["y"], (id, "moved from", f["y"], "to", s["fields"][id]["y"])
 print(f"   4 -> {s['job_world_size']} ranks; {len(before['fields'])} fields in place")
@@ -322,13 +322,13 @@ drive longfields "$WORK/long.json" F5 wait-workers pause &&  # running: the stat
 read -r pause_at world_at <<< "$long_at"
 if drive pausedworld "$WORK/long.json" F5 wait-workers tap:$pause_at pause ctrltap:$world_at together:ctrl+a,2,Return pause pause; then
   python3 - "$WORK/pausedworld.json" << 'PY' && ok "paused, World size typed 2 and Enter: the new world's 2 ranks start, paused (classroom-pausedworld.png)" || bad "a world change typed while paused"
-import json, sys
+import json, re, sys
 s = json.load(open(sys.argv[1]))
 assert s["run_phase"] == "paused", s["run_phase"]
 assert s["job_world_size"] == 2, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4, 2], s["generations"]
 assert s["said"]["status"] == "paused at the gate", s["said"]
-assert "(now 2 ranks" in s["said"]["title"], s["said"]["title"]  # the world running now, not the scenario's 4
+assert re.search(r"(\(now|changed here to) 2 ranks", s["said"]["title"]), s["said"]["title"]  # the world running now, not the scenario's 4
 # Started and held, not "switching": the new world waits for Resume.
 assert s["run_message"].startswith("2 ranks, gloo: started after "), s["run_message"]
 assert s["run_message"].endswith(" steps (the step the ranks were held in was finished first), held at the gate until you resume"), s["run_message"]
