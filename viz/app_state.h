@@ -61,10 +61,10 @@ struct RingViewState {
     // 'i' inside it (outside left the pane or met a card, a link, the legend or another label),
     // '-' neither (or no label: nothing sent yet).
     std::string link_labels;
-    // Packets drawn over the session's frames, and those of them drawn without their name ("c2")
-    // because a card would have hidden it.
-    int64_t packets_drawn = 0, packets_unnamed = 0;
   } cards;
+  // Packets drawn over the session's frames, and those of them drawn without their name ("c2")
+  // because a card would have hidden it (--state-json's ring_cards).
+  int64_t packets_drawn = 0, packets_unnamed = 0;
 };
 
 struct TrainingViewState {

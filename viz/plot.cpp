@@ -345,7 +345,8 @@ float LegendHeight(std::span<const LegendEntry> entries, bool prefer_short) {
 namespace {
 
 // The entry's sample, `width` wide at `at`, as its data looks on the plot: a line, a dashed line
-// (dashes as long as LogLogPlot's), or a measured point.
+// (dashes shorter than the plot's, so that the short sample shows more than one), or a measured
+// point.
 void draw_swatch(const LegendEntry& e, ImVec2 at, float width) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fs = ImGui::GetFontSize();

@@ -122,6 +122,9 @@ void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkStat
   }
 }
 
+// How far a card's label sits from its left edge, in pixels.
+constexpr float kCardLabelInset = 8;
+
 // A card's label: "rank 7", or "7" on cards too narrow for the word (the colour says the rest).
 std::string card_label(const RingGeometry& g, int rank) {
   return g.short_labels ? fmt::format("{}", rank) : trf("rank {}", rank);
@@ -144,7 +147,8 @@ void draw_card(ImDrawList* dl, const RingGeometry& g, int rank, const RingFrame*
   dl->AddRectFilled(a, b, p.card, 8);
   dl->AddRect(a, b, rank_color(rank), 8, 0, 3.0f);
   // The label sits in the header, clear of the chunk cells under it.
-  DrawRankLabel(dl, ImVec2(a.x + 8, a.y + std::max(1.0f, (g.header_h - ImGui::GetFontSize()) / 2)), rank, card_label(g, rank));
+  DrawRankLabel(dl, ImVec2(a.x + kCardLabelInset, a.y + std::max(1.0f, (g.header_h - ImGui::GetFontSize()) / 2)), rank,
+                card_label(g, rank));
   const float fs = ImGui::GetFontSize();
   float x = a.x + fs * 0.3f;
   const float y = a.y + g.header_h;
@@ -391,13 +395,6 @@ void draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& n
   }
 }
 
-// Packets are drawn before the cards: one that leaves or reaches a card slides out from under it
-// (in a compact ring the path runs close to the cards) and never hides a card's name or numbers.
-// Where a packet from rank `src` to rank `dst` travels, as angles on the track: along the
-// longest stretch of their link where the whole packet is clear of the cards (`clear`), else
-// where at least its centre is, else from card edge to card edge. A flattened ring in a small
-// pane has cards that nearly meet: a packet sent from card edge to card edge there would move
-// under the cards, peeking out as a bare corner.
 // Whether the box [a, b] meets the words on any card: its name in the header, and its cells'
 // values where the cards show them.
 bool over_card_words(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
@@ -405,7 +402,7 @@ bool over_card_words(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
   for (int r = 0; r < n; ++r) {
     const ImVec2 c = ring_point(g, ring_angle(r, n));
     const ImVec2 lo(c.x - g.card.x / 2, c.y - g.card.y / 2);
-    const ScreenRect name{lo.x + 8, lo.y, lo.x + 8 + label_w, lo.y + g.header_h};
+    const ScreenRect name{lo.x + kCardLabelInset, lo.y, lo.x + kCardLabelInset + label_w, lo.y + g.header_h};
     const ScreenRect cells{lo.x, lo.y + g.header_h, lo.x + g.card.x, lo.y + g.card.y};
     const ScreenRect box{a.x, a.y, b.x, b.y};
     if (box.overlaps(name) || (g.cells && g.values_per_cell > 0 && box.overlaps(cells))) return true;
@@ -413,24 +410,32 @@ bool over_card_words(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
   return false;
 }
 
+// Where a packet from rank `src` to rank `dst` travels, as angles on the track: along the
+// longest stretch of their link where the whole packet is clear of the cards, else where its
+// centre is in a gap between cards and it covers no card's words (drawn over the cards:
+// `over_cards`), else from card edge to card edge. A flattened ring in a small pane has cards that nearly meet: a packet sent from
+// card edge to card edge there would move under the cards, peeking out as a bare corner.
 struct PacketTrack {
   float from = 0, to = 0;
-  bool clear = true;
+  bool over_cards = false;
 };
 
+// `half`: the packet's half-size. On a ring whose cards cover the whole track (a small pane
+// squeezed flat, the Timeline's) there is no gap to travel in: the packet goes under the cards,
+// unnamed, as `ring_cards.packets_unnamed` counts.
 PacketTrack packet_track(const RingGeometry& g, int n, int src, int dst, ImVec2 half) {
   const float from = ring_angle(src, n);
   float to = ring_angle(dst, n);
   if (to < from) to += 2 * kPi;
   const TrackStretch whole = visible_stretch(g, n, from, to, half);
-  if (whole.length > 0) return {whole.start, whole.end, true};
+  if (whole.length > 0) return {whole.start, whole.end, false};
   // Drawn over the cards, a packet must leave their words readable: its centre in the gap
   // between two cards, the box clear of every card's name (and of its cells where they show
   // numbers).
   const TrackStretch over = free_stretch(g, from, to, [&](ImVec2 p) {
     return under_a_card(g, n, p, p) || over_card_words(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y));
   });
-  if (over.length > 0) return {over.start, over.end, false};
+  if (over.length > 0) return {over.start, over.end, true};
   return {from + g.exit_angle, to - g.exit_angle, false};
 }
 
@@ -438,18 +443,18 @@ PacketTrack packet_track(const RingGeometry& g, int n, int src, int dst, ImVec2 
 // a card's corner goes under it. Those that cannot clear them are drawn after the cards, over
 // them (`over_cards` true), else they would hardly show at all.
 void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame, float progress, bool over_cards,
-                  RingViewState::Cards& counts) {
+                  RingViewState& counts) {
   const Palette& p = palette();
   const int n = frame.world_size;
   const float fs = ImGui::GetFontSize();
   // Ease in and out, so the class sees each packet leave and arrive.
   const float t = progress * progress * (3 - 2 * progress);
-  const float w = std::max(g.cell_w * 1.2f, fs * 1.8f), h = fs * 1.5f;
+  const ImVec2 half(std::max(g.cell_w * 1.2f, fs * 1.8f) / 2, fs * 0.75f);
   for (const auto& packet : frame.packets) {
-    const PacketTrack track = packet_track(g, n, packet.src, packet.dst, ImVec2(w / 2, h / 2));
-    if (track.clear == over_cards) continue;
+    const PacketTrack track = packet_track(g, n, packet.src, packet.dst, half);
+    if (track.over_cards != over_cards) continue;
     const ImVec2 c = ring_point(g, track.from + (track.to - track.from) * t);
-    const ImVec2 a(c.x - w / 2, c.y - h / 2), b(c.x + w / 2, c.y + h / 2);
+    const ImVec2 a(c.x - half.x, c.y - half.y), b(c.x + half.x, c.y + half.y);
     ++counts.packets_drawn;
     dl->AddRectFilled(ImVec2(a.x + 3, a.y + 4), ImVec2(b.x + 3, b.y + 4), with_alpha(0xFF000000, 0.25f), 4);
     draw_bands(dl, a, b, packet.contributors, n, 1.0f);
@@ -1147,7 +1152,11 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   if (rec) collective_words(words, model, state, *rec, frame, n, banner_w, compact);
   RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
   RingViewState& held = state.ring_view;
-  if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) held = {0, size.x, size.y, fs, {}};
+  if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) {
+    held.heading_bottom = 0;  // the layout starts afresh; the packet counts run on
+    held.pane_w = size.x, held.pane_h = size.y, held.font_px = fs;
+    held.cards = {};
+  }
   held.heading_bottom = std::max(held.heading_bottom, words.y() - min.y);
   const float y = min.y + held.heading_bottom;
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f);
@@ -1165,9 +1174,8 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     g = ring_geometry(room, n);
   }
   g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
-  const RingViewState::Cards before = state.ring_view.cards;  // its packet counts run over the session
   state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),
-                           g.short_labels, g.cells, g.exponent, {}, before.packets_drawn, before.packets_unnamed};
+                           g.short_labels, g.cells, g.exponent, {}};
 
   std::vector<char> receiving(static_cast<size_t>(n) * n, 0);
   if (rec) {
@@ -1190,10 +1198,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // chunks where they are, not sends frozen half-way.
   const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
   const bool packets = rec && !failure.failed && moving;
-  RingViewState::Cards& cards = state.ring_view.cards;
-  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), false, cards);
+  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), false, state.ring_view);
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
-  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), true, cards);
+  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), true, state.ring_view);
   // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
   if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
