@@ -49,6 +49,12 @@ std::string short_value(float v) {
   return fmt::format("{:.3g}", v);
 }
 
+// A packet's half-size on screen.
+ImVec2 packet_half(const RingGeometry& g) {
+  const float fs = ImGui::GetFontSize();
+  return ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f) / 2, fs * 0.75f);
+}
+
 // The smallest angle past a card's centre at which a packet of `packet` size no longer
 // overlaps the card (the worst case over the ring's positions), found by bisection.
 float exit_angle(const RingGeometry& g, int n, ImVec2 packet) {
@@ -237,7 +243,7 @@ ImVec2 ring_direction(const RingGeometry& g, float angle) {
 // (or a little along the link), then the same inwards, then on the way to the ring's centre.
 std::vector<std::pair<ImVec2, char>> label_spots(const RingGeometry& g, float mid, ImVec2 ts) {
   const float fs = ImGui::GetFontSize();
-  const ImVec2 packet(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f);
+  const ImVec2 packet(packet_half(g).x * 2, packet_half(g).y * 2);
   std::vector<std::pair<ImVec2, char>> spots;
   for (const float side : {1.0f, -1.0f})
     for (const float along : {0.0f, 0.12f, -0.12f})
@@ -439,19 +445,28 @@ PacketTrack packet_track(const RingGeometry& g, int n, int src, int dst, ImVec2 
   return {from + g.exit_angle, to - g.exit_angle, false};
 }
 
+// Each of the frame's packets' track, worked out once a frame for both of draw_packets' passes.
+std::vector<PacketTrack> packet_tracks(const RingGeometry& g, const RingFrame& frame) {
+  std::vector<PacketTrack> tracks;
+  tracks.reserve(frame.packets.size());
+  for (const auto& packet : frame.packets)
+    tracks.push_back(packet_track(g, frame.world_size, packet.src, packet.dst, packet_half(g)));
+  return tracks;
+}
+
 // The packets that clear the cards are drawn before them (`over_cards` false): one that passes
 // a card's corner goes under it. Those that cannot clear them are drawn after the cards, over
-// them (`over_cards` true), else they would hardly show at all.
-void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame, float progress, bool over_cards,
-                  RingViewState& counts) {
+// them (`over_cards` true), else they would hardly show at all. `tracks`: packet_tracks().
+void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame, const std::vector<PacketTrack>& tracks,
+                  float progress, bool over_cards, RingViewState& counts) {
   const Palette& p = palette();
   const int n = frame.world_size;
-  const float fs = ImGui::GetFontSize();
   // Ease in and out, so the class sees each packet leave and arrive.
   const float t = progress * progress * (3 - 2 * progress);
-  const ImVec2 half(std::max(g.cell_w * 1.2f, fs * 1.8f) / 2, fs * 0.75f);
-  for (const auto& packet : frame.packets) {
-    const PacketTrack track = packet_track(g, n, packet.src, packet.dst, half);
+  const ImVec2 half = packet_half(g);
+  for (size_t i = 0; i < frame.packets.size(); ++i) {
+    const view_model::PacketInFlight& packet = frame.packets[i];
+    const PacketTrack& track = tracks[i];
     if (track.over_cards != over_cards) continue;
     const ImVec2 c = ring_point(g, track.from + (track.to - track.from) * t);
     const ImVec2 a(c.x - half.x, c.y - half.y), b(c.x + half.x, c.y + half.y);
@@ -1173,7 +1188,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     compact = room.compact = true;
     g = ring_geometry(room, n);
   }
-  g.exit_angle = exit_angle(g, n, ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f), fs * 1.5f));
+  g.exit_angle = exit_angle(g, n, ImVec2(packet_half(g).x * 2, packet_half(g).y * 2));
   state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),
                            g.short_labels, g.cells, g.exponent, {}};
 
@@ -1198,9 +1213,11 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // chunks where they are, not sends frozen half-way.
   const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
   const bool packets = rec && !failure.failed && moving;
-  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), false, state.ring_view);
+  const std::vector<PacketTrack> tracks = packets ? packet_tracks(g, frame) : std::vector<PacketTrack>{};
+  const float progress = static_cast<float>(state.step.progress);
+  if (packets) draw_packets(dl, g, frame, tracks, progress, false, state.ring_view);
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
-  if (packets) draw_packets(dl, g, frame, static_cast<float>(state.step.progress), true, state.ring_view);
+  if (packets) draw_packets(dl, g, frame, tracks, progress, true, state.ring_view);
   // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
   if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
