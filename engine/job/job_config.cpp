@@ -16,13 +16,25 @@
 namespace ringlab {
 namespace {
 
+// from_json's refusal of one field. It is a JSON library error, so that every caller of
+// get<JobConfig>() meets it where it meets a malformed document, and it keeps its reason apart
+// for job_field_problem.
+class JobFieldError : public nlohmann::json::exception {
+ public:
+  JobFieldError(const std::string& field, std::string reason)
+      : exception(302, fmt::format("job field '{}' {}", field, reason).c_str()), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
 
 [[noreturn]] void wrong_type(const nlohmann::json& value, const char* key, const char* wanted) {
-  throw nlohmann::json::type_error::create(
-      302, fmt::format("job field '{}' must be {}, got {}", key, wanted, value.dump()), &value);
+  throw JobFieldError(key, fmt::format("must be {}, got {}", wanted, value.dump()));
 }
 
 // One whole number of type T, exactly: nlohmann's own get<int>() would turn 2.5 into 2 and
@@ -236,9 +248,8 @@ std::vector<std::string> unreported_training_fields(const nlohmann::json& report
 }
 
 std::string job_field_problem(const std::exception& e) {
-  const std::string what = e.what();
-  const size_t at = what.find("' must be ");  // wrong_type's words, after the field's name
-  return at == std::string::npos ? json_error_words(e) : what.substr(at + 2);
+  const auto* field = dynamic_cast<const JobFieldError*>(&e);
+  return field ? field->reason() : json_error_words(e);
 }
 
 void from_json(const nlohmann::json& j, JobConfig& c) {

@@ -68,8 +68,8 @@ struct JobConfig {
 
 void to_json(nlohmann::json& j, const JobConfig& c);
 void from_json(const nlohmann::json& j, JobConfig& c);
-// What from_json's refusal of one field says is wrong with it ("must be a whole number, got 2.5"),
-// without nlohmann's prefix or the field's name, for callers that name the field their own way.
+// What is wrong with one field that from_json refused ("must be a whole number, got 2.5"), for
+// callers that name the field their own way; another error's own words.
 std::string job_field_problem(const std::exception& e);
 
 // The fields of its training a PyTorch script reports through watch() (from its model, sampler,
