@@ -227,6 +227,7 @@ struct SaidOnScreen {
   std::map<std::string, int64_t> job_fields;  // the engine's integer fields as shown, by id ("bucket_cap": 25600)
   std::string status;     // the run's phase, under Start / Stop
   std::string pace;       // the step time's line ("" when none is shown)
+  std::string progress;   // the status's count of steps and epoch ("4 ranks · 5,691 steps done · epoch 2,844")
   std::string ring_banner;  // the ring pane's big line (the failure, the all-reduce shown, what Start runs)
   std::string ring_next;  // under the ring's title: the next step, or that the run ended before it
   std::string ring_number;  // which all-reduce the ring shows ("all-reduce #3 since the change to 2 ranks")
@@ -244,6 +245,7 @@ struct SaidOnScreen {
   std::string sampler_more;     // the line under the shards' orders naming the ranks that did not fit ("" when all did)
   std::string sampler_shards_differ;  // the Sampler's warning that the ranks' shards differ in length ("" otherwise)
   std::string sampler_order;  // the Sampler's line on the epoch's order ("New order: set_epoch reshuffled this epoch")
+  std::string sampler_epoch;  // the Sampler's epoch as its slider reads ("epoch 2,844"; "" while it shows none)
   std::string scale_note;       // the Scale view's words under its step bar: the live run against the models
   std::string replay_slot;       // Replay's All-reduce slider, as it reads ("3 of 45"; "" while not shown)
   // An open Reset or Quit question: what the run does until it is answered ("" while not asked).

@@ -392,6 +392,7 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   if (at_gate && state.step.playing) status = {tr("step-through: Play lets one ring step through at a time"), tr("step-through: playing")};
   else if (at_gate) status = {tr("step-through: held at the gate"), tr("step-through: held")};
   state.said.status = status.front();
+  state.said.progress.clear();
   ImGui::PushFont(fonts().bold);
   FittedLine(status, color);
   ImGui::PopFont();
@@ -441,7 +442,7 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   // A count of the steps done, and the epoch as the course's script prints it (from 1): the
   // ring and the timeline name one step by its index, from 0 ("training step 0" is the first).
   const int64_t done = model.latest_step() + 1;
-  const int epoch = model.latest_epoch() + 1;
+  const int epoch = model.followed_epoch(state.run.live()) + 1;  // the Sampler's newest, not a rank ahead of it
   const char* steps = done == 1 ? "" : "s";
   // The shorter forms keep the world size: after a live change it is the only place the status
   // names the world its figures belong to.
@@ -451,12 +452,12 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   // A script that gave watch() no sampler and no epochs trains "in epoch 0" throughout: no epoch.
   const std::vector<std::string>& unreported = state.torch.not_reported;
   if (state.torch.live && std::ranges::find(unreported, "epochs") != unreported.end())
-    FittedLine({trf("{} rank{} · {} step{} done", world, ranks, n, steps), trf("{} rank{} · {} step{}", world, ranks, n, steps)}, p.text);
+    state.said.progress = FittedLine({trf("{} rank{} · {} step{} done", world, ranks, n, steps), trf("{} rank{} · {} step{}", world, ranks, n, steps)}, p.text);
   else
-    FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, n, steps, e),
-                trf("{} rank{} · {} step{} · epoch {}", world, ranks, n, steps, e),
-                trf("{} rank{} · {} step{}", world, ranks, n, steps)},
-               p.text);
+    state.said.progress = FittedLine({trf("{} rank{} · {} step{} done · epoch {}", world, ranks, n, steps, e),
+                                      trf("{} rank{} · {} step{} · epoch {}", world, ranks, n, steps, e),
+                                      trf("{} rank{} · {} step{}", world, ranks, n, steps)},
+                                     p.text);
   const std::vector<std::string> pace = pace_forms(model, state);
   state.said.pace = pace.empty() ? "" : pace.front();
   if (!pace.empty()) FittedLine(pace, p.text);

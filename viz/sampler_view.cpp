@@ -153,6 +153,7 @@ int choose_epoch(const view_model::RunModel& model, AppState& state, const std::
                  : std::min(static_cast<int>(chosen - epochs.begin()), static_cast<int>(epochs.size()) - 1);
   if (state.sampler.follow) state.sampler.chosen = epochs[slot];  // "Newest epoch" unticked: stay on it
   const std::string text = trf("epoch {}", grouped(epochs[slot].epoch + 1));  // as the status says it
+  state.said.sampler_epoch = text;
   // With one epoch there is nothing to choose, and a slider over one value is all grab: its
   // words would sit dark on the grab's blue.
   if (epochs.size() == 1) {
@@ -369,6 +370,7 @@ void DrawSamplerView(const view_model::RunModel& model, AppState& state) {
   state.said.sampler_more.clear();
   state.said.sampler_shards_differ.clear();
   state.said.sampler_order.clear();
+  state.said.sampler_epoch.clear();
   if (epochs.empty()) {
     // A script's steps with no shard before them: its watch() has no sampler to report.
     if (state.torch.live && model.latest_step() >= 0)

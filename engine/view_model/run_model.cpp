@@ -66,6 +66,14 @@ int RunModel::latest_epoch() const {
   return epoch;
 }
 
+int RunModel::followed_epoch(bool live) const {
+  const Generation* current = current_generation();
+  const std::vector<EpochKey> epochs = sampler_.epochs();
+  if (!live || !current || epochs.empty() || epochs.back().generation != current->index) return latest_epoch();
+  const int slot = view_model::followed_epoch(sampler_, epochs, world_size(), true);
+  return slot < 0 ? latest_epoch() : epochs[slot].epoch;
+}
+
 bool RunModel::in_current_generation(const RankProgress& r) const {
   return generations_.size() <= 1 || r.generation == generations_.back().index;
 }

@@ -73,6 +73,10 @@ class RunModel {
   int world_size() const;        // of the current generation (0 before any event)
   int64_t latest_step() const;   // highest step any rank finished, -1 before the first
   int latest_epoch() const;
+  // The epoch the status names (from 0): while the run goes on, the one the Sampler's "Newest
+  // epoch" shows, the newest every rank of the current world has begun. Each rank's events come
+  // in batches of their own, so the furthest rank's epoch was often one ahead of the Sampler's.
+  int followed_epoch(bool live) const;
   bool run_ended() const { return run_ended_; }  // every rank of the current generation ended
   // Every rank of the current generation ended, each having trained all its epochs: a Stop that
   // reached the workers after that stopped nothing.

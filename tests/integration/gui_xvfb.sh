@@ -189,5 +189,19 @@ for path in sys.argv[1:3]:
     assert s["window"]["world_slider_moved_px"] == 0, (path, s["window"])
 assert json.load(open(sys.argv[3]))["flaws"] == [], "text cut or overlapping at 1.6x"
 PY
+# 7. The same job caught mid-run: the status's epoch is the one the Sampler shows. Each rank's
+#    events come in batches of their own, and the status once named the furthest rank's epoch,
+#    one ahead of the Sampler's newest complete epoch, in most frames of a live run.
+printf '%s' '{"title": {"en": "A long run"}, "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 100000}}' >"$WORK/endless.json"
+render midrun --scenario "$WORK/endless.json" --frames 150 --width 1280 --height 720 --state-json "$WORK/midrun.json"
+python3 - "$WORK/midrun.json" <<'PY' || fail "mid-run, the status and the Sampler name different epochs"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+said = s["said"]
+assert s["run_phase"] == "running" and s["latest_step"] > 100, (s["run_phase"], s["latest_step"])
+status_epoch = re.search(r"epoch ([\d,]+)$", said["progress"])
+assert status_epoch and said["sampler_epoch"] == "epoch " + status_epoch.group(1), (said["progress"], said["sampler_epoch"])
+print("   mid-run:", said["progress"], "|", said["sampler_epoch"])
+PY
 
 echo "PASS: gui under Xvfb"

@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "engine/view_model/sampler_grid.h"
+#include "engine/view_model/run_model.h"
 #include "engine/view_model/sampler_history.h"
+#include "tests/support/run_events.h"
 
 using namespace ringlab;
 using namespace ringlab::view_model;
@@ -163,4 +165,21 @@ TEST_CASE("a run stopped between epochs: the sampler shows the epoch of its last
   CHECK(followed_epoch(h, epochs, 2, true) == 1);   // live: the shards just drawn, complete
   h.consume(step_begin(1, 1, 1), 1);
   CHECK(followed_epoch(h, h.epochs(), 2, false) == 1);  // a step in epoch 1: it is the last step's
+}
+
+TEST_CASE("the status's epoch is the Sampler's: a rank whose events came first does not put it one ahead") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int r = 0; r < 2; ++r) {
+    m.consume(shard_event(r, 0, {r, r + 2}));
+    m.consume(step_begin(r, 0, 0));
+  }
+  // Rank 0's next batch of events has arrived, rank 1's not yet: rank 0 drew epoch 1 and stepped in it.
+  m.consume(shard_event(0, 1, {1, 3}));
+  m.consume(step_begin(0, 1, 1));
+  CHECK(m.latest_epoch() == 1);
+  CHECK(m.followed_epoch(true) == 0);   // live: the newest epoch both ranks began, as the Sampler shows
+  CHECK(m.followed_epoch(false) == 1);  // over: the epoch of the last step
+  m.consume(shard_event(1, 1, {0, 2}));
+  CHECK(m.followed_epoch(true) == 1);
 }
