@@ -204,6 +204,9 @@ void RunSession::stop(StopCause cause) {
 
 void RunSession::finish(const RunResult& result) {
   model_.note_exits(result.exits);  // names the signal a rank died of, for the highlight
+  // A change whose new world never took a step (stopped while it waited at the gate) lands no
+  // more: its "started, its steps held at the step-through gate" stood under "stopped by you".
+  switch_from_generation_ = -1;
   // A Stop pressed as the run was ending (or while its workers were starting, for a run shorter
   // than their first look at it) can reach them after they trained their last step: each reports
   // "done", every process exits cleanly, and the run finished.

@@ -570,6 +570,8 @@ std::string title_with_world(const view_model::RunModel& model, const AppState& 
                                     trf("{} (now {} rank{} on {})", title, world, plural, backend)};
   if (backend == own.backend)  // the shorter forms name the world only
     forms.insert(forms.end(), {trf("{} (now {} rank{})", title, world, plural), trf("{} (now {})", title, world)});
+  else  // or the world and the backend, tersely: "Four ranks on gloo (now 2 on mpi)"
+    forms.push_back(trf("{} (now {} on {})", title, world, backend));
   for (const std::string& form : forms)
     if (lines(form) <= lines(title)) return form;
   return title;  // the note under the world's controls says it then

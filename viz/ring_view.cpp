@@ -803,16 +803,19 @@ const view_model::CollectiveRecord* last_ring_of(const view_model::CollectiveLog
   return last;
 }
 
-// A live change with the new world (`n` ranks) not yet at its first ring step: the ring on screen
-// is the old world's, the last it finished or, stepped back with Previous, an earlier one (then
-// named, with the last beside it). `world_before`: the one on screen is of the world that ran just
+// A live change with the newest world not yet at its first ring step: the ring on screen is the
+// old world's, the last it finished or, stepped back with Previous, an earlier one (then named,
+// with the last beside it). `world_before`: the one on screen is of the world that ran just
 // before the change; Previous can go further back, past another change, to an earlier world.
-std::string change_note(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown, int n,
-                        RingProgress progress, bool world_before) {
-  const char* s = n == 1 ? "" : "s";
-  const std::string now = progress == RingProgress::None
-                              ? trf("The world now running ({} rank{}) has no all-reduce yet", n, s)
-                              : trf("The world now running ({} rank{}) waits before its first ring step", n, s);
+// `newest`: that world in words ("3 ranks", or "2 ranks on mpi" beside another 2-rank world);
+// `over`: the run ended (a Stop, most often) before that world's first ring step.
+std::string change_note(const view_model::CollectiveLog& log, const view_model::CollectiveRecord& shown,
+                        const std::string& newest, RingProgress progress, bool world_before, bool over) {
+  const std::string now =
+      over ? (progress == RingProgress::None ? trf("The run ended before the newest world ({}) began an all-reduce", newest)
+                                             : trf("The run ended before the newest world ({}) took its first ring step", newest))
+      : progress == RingProgress::None ? trf("The world now running ({}) has no all-reduce yet", newest)
+                                       : trf("The world now running ({}) waits before its first ring step", newest);
   const view_model::CollectiveRecord* last = world_before ? last_ring_of(log, shown.key.generation) : nullptr;
   const std::string shown_words =
       !world_before ? trf("all-reduce #{} of an earlier world ({} ranks), before the change before this one",
@@ -827,18 +830,27 @@ std::string change_note(const view_model::CollectiveLog& log, const view_model::
 // A live change (paused, or stepped through, the new world waits at the gate): the ring on
 // screen is the old world's, beside a header that names the new one. Said as far as the new
 // world has got: none of its all-reduces begun, or its first held before its first ring step;
-// once that step is taken, "" (stepped through, Next goes on to it).
+// once that step is taken, "" (stepped through, Next goes on to it). Said too, in the past, when
+// the run ended there: the status names the new world, the ring the old one.
 std::string live_change_note(const view_model::RunModel& model, const AppState& state,
                              const view_model::CollectiveRecord& shown) {
   const view_model::Generation* newest = model.current_generation();
-  if (!newest || newest->index <= shown.key.generation || !state.run.live()) return "";
+  if (!newest || newest->index <= shown.key.generation) return "";
   const RingProgress progress = ring_progress_of(model.collectives(), newest->index);  // a scan of the log: only after a change
   if (progress == RingProgress::Stepped) return "";
   const view_model::Generation* before = nullptr;  // the world that ran just before the newest
-  for (const auto& g : model.generations())
+  const view_model::Generation* of_shown = nullptr;
+  for (const auto& g : model.generations()) {
     if (g.index < newest->index) before = &g;
+    if (g.index == shown.key.generation) of_shown = &g;
+  }
   const bool world_before = before && before->index == shown.key.generation;
-  return change_note(model.collectives(), shown, newest->world_size, progress, world_before);
+  // Two worlds of as many ranks (2 on gloo, then 2 on mpi) read as one without their backends.
+  const int n = newest->world_size;
+  const bool same_count = of_shown && of_shown->world_size == n;
+  const std::string words = same_count && newest->has_job ? trf("{} rank{} on {}", n, n == 1 ? "" : "s", newest->job.backend)
+                                                          : trf("{} rank{}", n, n == 1 ? "" : "s");
+  return change_note(model.collectives(), shown, words, progress, world_before, !state.run.live());
 }
 
 // The collective's number in its world (as PyTorch's flight recorder numbers them: from 0, the

@@ -644,6 +644,21 @@ assert s["said"]["ring_number"].endswith(" since the change to 3 ranks"), s["sai
 assert "has no all-reduce yet" not in s["said"]["ring_gate"], s["said"]
 PY
 fi
+# ... and Stop pressed while the new world waits at the gate before its first ring step: the
+# status's "started, its steps held at the step-through gate" stood under "stopped by you", and the
+# ring's line saying whose all-reduce it shows went, leaving 4 rank cards beside "3 ranks".
+if drive gatedworldstop "$WORK/longgated.json" F5 wait-workers Right pause Right pause ctrltap:$gated_world_at together:ctrl+a,3,Return \
+     pause pause shift+F5 pause pause; then
+  python3 - "$WORK/gatedworldstop.json" << 'PY' && ok "... Stop before the new world's first ring step: stopped, and the ring says whose all-reduce it shows (classroom-gatedworldstop.png)" || bad "Stop after a live change while stepping through"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [g["world_size"] for g in s["generations"]] == [4, 3], s["generations"]
+assert s["run_phase"] == "stopped" and s["said"]["status"] == "stopped by you", (s["run_phase"], s["said"]["status"])
+assert "held at the step-through gate" not in s["run_message"], s["run_message"]
+assert s["said"]["ring_gate"].startswith("The run ended before the newest world (3 ranks) "), s["said"]["ring_gate"]
+assert s["said"]["ring_gate"].endswith(": shown, the last all-reduce before the change"), s["said"]["ring_gate"]
+PY
+fi
 if CLOSE=sigterm drive forget "$WORK/long.json" F5 wait-workers pause tap:899:281 pause; then
   python3 - "$WORK/forget.json" << 'PY' && ok "Forget set_epoch mid-run: asked first, the run goes on meanwhile (classroom-forget.png)" || bad "Forget set_epoch mid-run"
 import json, sys
