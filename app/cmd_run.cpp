@@ -327,8 +327,9 @@ constexpr std::chrono::seconds kStopPatience(5);
 // millisecond, a script's first one comes a few seconds after its imports.
 constexpr std::chrono::seconds kQuietSteps(15);
 
-// A hang shows as nothing at all: the ranks wait in a collective until their timeout (the
-// script's own process group's, for a script: a minute by default, unless it set one).
+// A hang shows as nothing at all: the ranks wait in a collective until their timeout (for a
+// script, its own process group's, or ringlab's watchdog's at --timeout + 15 s without a report,
+// whichever comes first).
 void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
   const int64_t steps = controller.steps_done();
   // Nothing at all from any rank: a script's imports (torch alone takes seconds, more on a busy
@@ -347,7 +348,9 @@ void say_quiet_steps(const Controller& controller, std::chrono::seconds quiet) {
                                                      steps, steps == 1 ? "" : "s");
   const std::string until = controller.options().torch.empty()
                                 ? fmt::format("until --timeout ({:g} s) ends the run", controller.options().job.timeout_s)
-                                : "until the script's own timeout ends the run";
+                                : fmt::format("until the script's own timeout ends the run, or ringlab does after {:g} s "
+                                              "without a report (--timeout + 15 s)",
+                                              controller.options().job.timeout_s + 15.0);
   std::fprintf(stderr, "ringlab run: %s: the ranks may be waiting for each other in a collective, %s; Ctrl-C "
                "stops it. Where each rank is, by its last report:\n", since.c_str(), until.c_str());
   // The rank the others wait for is the one whose line stands apart: "no step or collective
