@@ -21,9 +21,18 @@
 namespace ringlab {
 namespace {
 
-Error write_error(const std::string& what, const std::string& path, int err) {
-  return Error(fmt::format("{}: cannot write '{}' ({})", what, path, std::strerror(err)));
-}
+// A failed write, with its errno kept: a full disk is answered differently (write_output_file).
+class WriteFailed : public Error {
+ public:
+  WriteFailed(const std::string& what, const std::string& path, int err)
+      : Error(fmt::format("{}: cannot write '{}' ({})", what, path, std::strerror(err))), err_(err) {}
+  int err() const { return err_; }
+
+ private:
+  int err_;
+};
+
+WriteFailed write_error(const std::string& what, const std::string& path, int err) { return WriteFailed(what, path, err); }
 
 // A stream buffer over a file descriptor that keeps the first failed write's errno: an
 // std::ofstream only sets failbit, and by the time anyone looks errno says something else.
@@ -204,11 +213,62 @@ void OutputFile::commit() {
   f.committed = true;
 }
 
-void write_output_file(const std::string& path, const std::string& what,
-                       const std::function<void(std::ostream&)>& write, std::optional<mode_t> mode) {
+namespace {
+
+void write_whole(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& write,
+                 std::optional<mode_t> mode) {
   OutputFile out(path, what, mode);
   write(out.stream());
   out.commit();
+}
+
+std::optional<dev_t> device_of(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.empty() ? "." : dir.c_str(), &st) != 0) return std::nullopt;
+  return st.st_dev;
+}
+
+// A regular file that did not fit (a full disk, a quota) is written again where there may be
+// room: the temporary directory, then the home directory, skipping any on the same file system.
+// An hour's run then keeps its report. Returns where it went; "" when nowhere would take it.
+std::string rescue(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& write,
+                   std::optional<mode_t> mode) {
+  namespace fs = std::filesystem;
+  const std::optional<dev_t> full = device_of(fs::path(path).parent_path().string());
+  const char* tmpdir = std::getenv("TMPDIR");
+  const char* home = std::getenv("HOME");
+  for (const char* dir : {tmpdir && *tmpdir ? tmpdir : "/tmp", home}) {
+    if (!dir || !*dir) continue;
+    const std::optional<dev_t> here = device_of(dir);
+    if (!here || here == full) continue;
+    // A folder of its own (mkdtemp: new, mode 0700), so nothing planted in a shared /tmp is written through.
+    std::string folder = (fs::path(dir) / "ringlab-kept-XXXXXX").string();
+    if (!::mkdtemp(folder.data())) continue;
+    const std::string kept = (fs::path(folder) / fs::path(path).filename()).string();
+    try {
+      write_whole(kept, what, write, mode);
+      return kept;
+    } catch (const Error&) {
+      ::rmdir(folder.c_str());
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void write_output_file(const std::string& path, const std::string& what,
+                       const std::function<void(std::ostream&)>& write, std::optional<mode_t> mode) {
+  try {
+    write_whole(path, what, write, mode);
+  } catch (const WriteFailed& e) {
+    struct stat st {};
+    const bool device = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    if (device || (e.err() != ENOSPC && e.err() != EDQUOT)) throw;
+    const std::string kept = rescue(path, what, write, mode);
+    if (kept.empty()) throw;
+    throw Error(fmt::format("{}; written to '{}' instead", e.what(), kept));
+  }
 }
 
 void check_output_path(const std::string& path, const std::string& what) {

@@ -673,15 +673,32 @@ accepted "run --report /dev/null (a character device)" "^$" "$bin" run -q -n 2 -
 # A real full disk: a 64 KiB tmpfs (root only). The report would be ~170 KB; before the fix it
 # was cut at 65,536 bytes. A report already there must survive the failed write byte for byte.
 mkdir -p small
+# The report that did not fit is not lost: it is written whole into a new folder of the temporary
+# directory (TMPDIR here: the test's own), and the error says where.
+mkdir -p kept
+kept_report() {  # the one report kept in kept/, whole: the run's report of 16 epochs
+  local found=(kept/ringlab-kept-*/r.json)
+  [ ${#found[@]} -eq 1 ] && [ -f "${found[0]}" ] &&
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert len(r["epoch_mse"]) == 16, r.keys()' "${found[0]}" &&
+    rm -r kept/ringlab-kept-*
+}
 if mount -t tmpfs -o size=64k tmpfs small 2> /dev/null; then
-  row "run --report on a full 64 KiB tmpfs" "--report: cannot write 'small/r.json' \($full\)" \
-    "$bin" run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report small/r.json
+  row "run --report on a full 64 KiB tmpfs" "--report: cannot write 'small/r.json' \($full\); written to '$work/kept/ringlab-kept-[a-zA-Z0-9]{6}/r.json' instead" \
+    env TMPDIR="$work/kept" "$bin" run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report small/r.json
   check "the failed report left nothing on the tmpfs" nothing_in small
+  check "the report that did not fit was kept whole in TMPDIR" kept_report
   echo "the last good report" > small/r.json
-  row "run --report over a report, on a full tmpfs" "--report: cannot write 'small/r.json' \($full\)" \
-    "$bin" run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report small/r.json
+  row "run --report over a report, on a full tmpfs" "--report: cannot write 'small/r.json' \($full\); written to " \
+    env TMPDIR="$work/kept" "$bin" run -q -n 1 --samples 256 --batch-size 1 --epochs 16 --report small/r.json
   check "the report already there is unchanged, and no temporary file is left" \
     test "$(cat small/r.json)" = "the last good report" -a "$(ls -A small)" = "r.json"
+  check "... and the new one was kept in TMPDIR" kept_report
+  # A trace larger than the room left is said before the run (even with -q), and kept all the same.
+  row "run --trace on a full tmpfs: said before the run" "--trace for 40 steps at 4 ranks will take about [0-9]+ KB .*, more than the [0-9]+ KB free where it goes" \
+    env TMPDIR="$work/kept" "$bin" run -q -n 4 --epochs 20 --trace small/t.json
+  check "... and the trace was kept whole in TMPDIR" \
+    python3 -c 'import glob, json; [t] = glob.glob("kept/ringlab-kept-*/t.json"); assert len(json.load(open(t))["traceEvents"]) > 100'
+  rm -rf kept/ringlab-kept-*
   umount small
 else
   echo "skip  run --report on a full 64 KiB tmpfs: cannot mount a tmpfs here (needs root); /dev/full rows stand in"
