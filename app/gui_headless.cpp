@@ -41,7 +41,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["live_us_per_step"] = model.live_us_per_step();  // the status's "≈ ... (the last second)" while running
   j["stepped"] = state.run.stepped;        // held at the step-through gate: no µs per step on screen
   j["said"] = {{"title", state.said.title}, {"menu_bar", state.said.menu_bar}, {"script_job", state.said.script_job},
-               {"status", state.said.status}, {"pace", state.said.pace}, {"progress", state.said.progress}, {"ring_banner", state.said.ring_banner}, {"ring_next", state.said.ring_next},
+               {"status", state.said.status}, {"status_in_view", state.said.status_in_view}, {"pace", state.said.pace}, {"progress", state.said.progress}, {"ring_banner", state.said.ring_banner}, {"ring_next", state.said.ring_next},
                {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate}, {"ring_legend", state.said.ring_legend},
                {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}, {"lab_outcome", state.said.lab_outcome}, {"curves_agree", state.said.curves_agree},
                {"sampler_numbers", state.said.sampler_numbers}, {"sampler_epoch", state.said.sampler_epoch}, {"sampler_note", state.said.sampler_note},

@@ -15,6 +15,6 @@ echo "The seed's job at world size 1 (the course's printed run):"
 ./build/app/ringlab run
 if [ -x ./build/app/ringlab ] && ./build/app/ringlab gui --help >/dev/null 2>&1; then
   mkdir -p out
-  xvfb-run -a -s "-screen 0 1600x900x24 -noreset" ./build/app/ringlab gui --frames 600 --scenario four-ranks-gloo \
+  xvfb-run -a -s "-screen 0 1920x1080x24 -noreset" ./build/app/ringlab gui --frames 600 --scenario four-ranks-gloo \
     --screenshot out/ringlab.png "$@" && echo "The app, rendered headless: out/ringlab.png"
 fi

@@ -226,6 +226,7 @@ struct SaidOnScreen {
   std::vector<std::string> script_job;  // a script's training as the controls show it ("Epochs: 3")
   std::map<std::string, int64_t> job_fields;  // the engine's integer fields as shown, by id ("bucket_cap": 25600)
   std::string status;     // the run's phase, under Start / Stop
+  bool status_in_view = false;  // that line wholly inside its pane: not cut off or scrolled away
   std::string pace;       // the step time's line ("" when none is shown)
   std::string progress;   // the status's count of steps and epoch ("4 ranks · 5,691 steps done · epoch 2,844")
   std::string ring_banner;  // the ring pane's big line (the failure, the all-reduce shown, what Start runs)
@@ -288,6 +289,7 @@ struct AppState {
   std::shared_ptr<const view_model::CollectiveLog> replay_log;
   std::string controls_shown_for;  // the scenario (or "script") the controls pane last showed
   float controls_tallest = 0;      // the controls' height at its tallest since the pointer came into the pane
+  bool description_had_room = true;  // last frame, the controls pane had room for the scenario's description
   SamplerViewState sampler;
   TrainingViewState training;
   TimelineViewState timeline;

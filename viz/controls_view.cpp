@@ -396,6 +396,8 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   ImGui::PushFont(fonts().bold);
   FittedLine(status, color);
   ImGui::PopFont();
+  const float pane_top = ImGui::GetWindowPos().y, pane_bottom = pane_top + ImGui::GetWindowHeight();
+  state.said.status_in_view = ImGui::GetItemRectMin().y >= pane_top && ImGui::GetItemRectMax().y <= pane_bottom;
   if (state.run.sequence_length > 1) {
     // Which backend this run of the sequence is on: the controls show what the next Start runs.
     const view_model::Generation* g = model.current_generation();
@@ -628,7 +630,11 @@ void draw_title(const view_model::RunModel& model, AppState& state) {
   // The scenario's words speak of its own world ("each rank gets 64 of the 256 samples"): the
   // header says which, once another one is on screen.
   const std::string header = script ? tr("What this shows") : description_header(model, state);
-  if (!WrappedHeader(header.c_str(), "scenario_description", room)) return;
+  // Text made larger (Ctrl+=) or the window smaller, the open description pushed the status and
+  // Start out of sight: it folds once, when the room goes; opened again, it stays open.
+  const bool room_went = state.description_had_room && !room;
+  state.description_had_room = room;
+  if (!WrappedHeader(header.c_str(), "scenario_description", room, room_went)) return;
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(palette().text_dim));
   ImGui::TextWrapped("%s", about.c_str());
   ImGui::PopStyleColor();

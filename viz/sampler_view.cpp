@@ -295,13 +295,15 @@ struct GridPlan {
   ImVec2 area;  // the grid's
 };
 
-// The grid keeps at least `min_grid_lines` lines' height (four; three when a line below must say
-// why Show order shows nothing); the shard lines below get what is left.
+// The shard lines below the grid get what is left once the grid has `min_grid_lines` lines' height
+// (four; three when a line below must say why Show order shows nothing), and one line at least.
+// Where even that does not fit (a live change's note above it, at 1280x720), the grid gives way,
+// down to two lines: kept at four, it pushed the line below out of the pane, cut in half.
 GridPlan plan_grid(ImVec2 avail, int world_size, int64_t samples, int64_t widest_number, float min_grid_lines) {
   const float fs = ImGui::GetFontSize(), line_h = fs * 1.25f, min_grid_h = fs * min_grid_lines;
   GridPlan plan;
   plan.order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(world_size, 16));
-  plan.area = ImVec2(avail.x, std::max(avail.y - (line_h * plan.order_rows + fs * 0.5f), min_grid_h));
+  plan.area = ImVec2(avail.x, std::max(avail.y - (line_h * plan.order_rows + fs * 0.5f), fs * 2.0f));
   plan.cells = fit_cells(samples, plan.area);
   plan.cells.label_size = cell_label_size(plan.cells, widest_number);
   return plan;

@@ -73,11 +73,11 @@ SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi
   });
 }
 
-bool WrappedHeader(const char* text, const char* id, bool default_open) {
+bool WrappedHeader(const char* text, const char* id, bool default_open, bool close) {
   ImGui::PushID(id);
   ImGuiStorage* storage = ImGui::GetStateStorage();
   const ImGuiID key = ImGui::GetID("open");
-  bool open = storage->GetBool(key, default_open);
+  bool open = !close && storage->GetBool(key, default_open);
   if (ImGui::ArrowButton("##arrow", open ? ImGuiDir_Down : ImGuiDir_Right)) open = !open;
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::AlignTextToFramePadding();

@@ -57,7 +57,8 @@ void FormLabel(const char* text, float column = 0.5f);
 
 // A header that opens and closes what follows, with its text wrapped (a collapsing header cuts
 // a long title at the pane's edge). `id` keeps the open state; returns whether it is open.
-bool WrappedHeader(const char* text, const char* id, bool default_open);
+// `close`: folded now, whatever it was (the pane lost the room for what it holds).
+bool WrappedHeader(const char* text, const char* id, bool default_open, bool close = false);
 // A radio button whose text wraps; a click on the text chooses it too.
 bool WrappedRadio(const char* text, const char* id, bool active);
 

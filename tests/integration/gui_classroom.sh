@@ -659,6 +659,17 @@ assert s["said"]["ring_gate"].startswith("The run ended before the newest world 
 assert s["said"]["ring_gate"].endswith(": shown, the last all-reduce before the change"), s["said"]["ring_gate"]
 PY
 fi
+# Text made larger during a run (Ctrl+= five times, 1.6x) with the scenario's description open:
+# it pushed the status ("training", "stopped by you") below the Controls pane's edge, half cut. The
+# description folds when the pane loses the room for it.
+if drive zoomed "$WORK/long.json" F5 wait-workers ctrl+equal ctrl+equal ctrl+equal ctrl+equal ctrl+equal pause pause; then
+  python3 - "$WORK/zoomed.json" << 'PY' && ok "Ctrl+= five times during a run: the status stays in view (classroom-zoomed.png)" || bad "the status after Ctrl+="
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "running", s["run_phase"]
+assert s["said"]["status"] == "training" and s["said"]["status_in_view"] is True, s["said"]
+PY
+fi
 if CLOSE=sigterm drive forget "$WORK/long.json" F5 wait-workers pause tap:899:281 pause; then
   python3 - "$WORK/forget.json" << 'PY' && ok "Forget set_epoch mid-run: asked first, the run goes on meanwhile (classroom-forget.png)" || bad "Forget set_epoch mid-run"
 import json, sys

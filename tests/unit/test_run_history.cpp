@@ -915,6 +915,24 @@ TEST_CASE("a diverged run says where its loss began to blow up, before it stoppe
   CHECK(r.failure.rfind("the training diverged: rank 0's loss was inf at step 7 (it began earlier: rank 0's loss was "
                         "20790 at step 1, over 100 times its first, 1.27), and every process went on",
                         0) == 0);
+  CHECK(r.failure.find("; a learning rate too large for the model and its data is the usual cause") != std::string::npos);
+}
+
+TEST_CASE("a loss that turns nan from one step to the next is not blamed on the learning rate alone") {
+  JobConfig job;
+  job.world_size = 2;
+  RunAccumulator acc(job);
+  for (int64_t step = 0; step < 6; ++step)
+    for (int rank = 0; rank < 2; ++rank) {
+      Event end = make_event(EventKind::StepEnd, rank, step, 0);
+      end.value = step < 4 ? 1.0 - 0.1 * double(step) : NAN;
+      acc.add(end);
+    }
+  const RunResult r = acc.finish({exited(0, 0), exited(1, 0)});
+  INFO(r.failure);
+  CHECK(r.failure.rfind("the training diverged: rank 0's loss was nan at step 4, and every process went on", 0) == 0);
+  CHECK(r.failure.find("it had not grown before: in one step, a learning rate far too large does that, as does a NaN "
+                       "or infinity in the data") != std::string::npos);
 }
 
 TEST_CASE("a script that did not announce its epochs is reported with the epochs it trained in") {
