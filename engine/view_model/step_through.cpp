@@ -28,8 +28,11 @@ bool has_ring_steps(const CollectiveRecord& r) { return is_ring(r) && expected_s
 
 // The ring all-reduce just after (direction +1) or before (-1) `key`, or null.
 const CollectiveRecord* neighbour_ring(const CollectiveLog& log, const CollectiveKey& key, int direction) {
-  const long here = index_of(log, key);
-  if (here < 0) return nullptr;
+  long here = index_of(log, key);
+  // Replay on an all-reduce the log has since let go (it keeps the newest): Next goes on to the
+  // oldest it still holds. It was greyed out, the slider at its left end saying "older than kept".
+  if (here < 0 && direction > 0 && log.size() > 0 && key < log.at(0).key) here = -1;
+  else if (here < 0) return nullptr;
   for (long i = here + direction; i >= 0 && i < static_cast<long>(log.size()); i += direction)
     if (has_ring_steps(log.at(static_cast<size_t>(i)))) return &log.at(static_cast<size_t>(i));
   return nullptr;

@@ -438,6 +438,20 @@ TEST_CASE("Replay: Next is offered up to the newest all-reduce's end, and on int
   CHECK(can_step_forward(StepThrough{}, ring.log(), false));  // following: Next stops it on the one shown
 }
 
+TEST_CASE("Replay on an all-reduce the log has let go: Next goes on to the oldest it still keeps") {
+  GatedRing ring = two_finished_rings();
+  StepThrough st = replaying_first(ring);
+  const CollectiveKey first = st.selected;
+  while (st.position < recorded_steps(*shown_collective(st, ring.log()))) step_forward(st, ring.log(), true);
+  ring.finish_next(600);  // the run goes on: the log keeps the newest 512, #7 is let go
+  REQUIRE(ring.log().find(first) == nullptr);
+  REQUIRE(shown_collective(st, ring.log()) != nullptr);  // still on screen, at its end
+  CHECK(can_step_forward(st, ring.log(), true));  // was greyed out
+  step_forward(st, ring.log(), true);
+  CHECK(st.selected == ring.log().at(0).key);  // the oldest kept, before its first step
+  CHECK(st.position == 0);
+}
+
 TEST_CASE("switching modes asks for the gate to be switched, and only when it changes") {
   StepThrough st;
   CHECK_FALSE(set_mode(st, RingMode::Replay).set_gated.has_value());
