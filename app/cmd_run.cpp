@@ -1,5 +1,6 @@
 // `ringlab run`: the controller, headless. Starts one worker process per rank (like torchrun),
 // prints the seed script's report from rank 0's view, and exits non-zero if any rank failed.
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -85,13 +86,17 @@ void note_no_steps(const JobConfig& job) {
 }
 
 // A trace keeps every span: about a kilobyte per rank and step, and at --trace-level chunks
-// about 0.4 KB more for each of a ring's 2(p-1) chunk transfers (measured on the seed's job, one
-// bucket: 13 KB a step at 4 ranks, 3.9 KB with steps only). A long run's trace is gigabytes, and
-// it is written at the end: said before the run, with the room its folder has.
+// about 0.4 KB more per rank and step for each other rank (a ring's 2(p-1) chunk transfers, sent
+// and received; the native algorithm has none). Measured on the seed's job, one bucket: 13 KB a
+// step at 4 ranks, 3.9 KB with steps only; more buckets, more chunks. A long run's trace is
+// gigabytes, written at the end: said before the run, with the room its folder has.
 void note_trace_size(const JobConfig& job, const std::string& path, bool quiet) {
   if (path.empty() || job.trace_level == "none") return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/null, a pipe: no room to run out of
+  const bool chunks = job.trace_level == "chunks" && job.algorithm == "ring";
   const double world = job.world_size, steps = static_cast<double>(epoch_shape(job).steps) * job.epochs;
-  const double per_step = world * (1000.0 + (job.trace_level == "chunks" ? 2.0 * (world - 1) * 400.0 : 0.0));
+  const double per_step = world * (1000.0 + (chunks ? 2.0 * (world - 1) * 400.0 : 0.0));
   const double bytes = per_step * steps;
   const auto sized = [](double b) {
     return b >= 1e9 ? fmt::format("{:.1f} GB", b / 1e9) : b >= 1e6 ? fmt::format("{:.0f} MB", b / 1e6) : fmt::format("{:.0f} KB", b / 1e3);
@@ -102,12 +107,15 @@ void note_trace_size(const JobConfig& job, const std::string& path, bool quiet) 
   const double free_bytes = known ? static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) : 0;
   const bool short_of_room = known && bytes > free_bytes;
   if (!short_of_room && (quiet || bytes < 1e9)) return;
-  std::string note = fmt::format("ringlab run: note: --trace for {:.0f} steps at {} rank{} will take about {} ({} a step",
-                                 steps, job.world_size, job.world_size == 1 ? "" : "s", sized(bytes), sized(per_step));
-  note += job.trace_level == "chunks" ? fmt::format("; --trace-level steps: about {} a step)", sized(world * 1000.0)) : ")";
+  std::string count = std::to_string(static_cast<int64_t>(steps));  // grouped: 3,200,000
+  for (int i = static_cast<int>(count.size()) - 3; i > 0; i -= 3) count.insert(static_cast<size_t>(i), ",");
+  std::string note = fmt::format("ringlab run: note: --trace for {} steps at {} rank{} will take about {} ({} a step",
+                                 count, job.world_size, job.world_size == 1 ? "" : "s", sized(bytes), sized(per_step));
+  note += chunks ? fmt::format("; --trace-level steps: about {} a step)", sized(world * 1000.0)) : ")";
   if (short_of_room)
-    note += fmt::format(", more than the {} free where it goes: what does not fit is written to a temporary folder, "
-                        "if one has room", sized(free_bytes));
+    note += fmt::format(", more than the {} free where it goes: if it does not fit, the whole trace is written to a "
+                        "temporary folder instead, where one has room",
+                        sized(free_bytes));
   std::fprintf(stderr, "%s\n", note.c_str());
 }
 
@@ -722,8 +730,9 @@ void add_run_command(CLI::App& root) {
   add_job_flags(*cmd, f->job);
   cmd->add_option("--report", f->report, "write the run as JSON");
   cmd->add_option("--trace", f->trace,
-                  "write a Chrome trace (Perfetto, chrome://tracing): about 1 KB per rank and step, and 0.8 KB per "
-                  "rank, step and ring neighbour more at --trace-level chunks (13 KB a step at 4 ranks)");
+                  "write a Chrome trace (Perfetto, chrome://tracing): about 1 KB per rank and step, and at "
+                  "--trace-level chunks 0.8 KB more per rank and step for each other rank (13 KB a step at 4 "
+                  "ranks, 4 KB at steps level); said before a run whose trace will take 1 GB or more");
   cmd->add_option("--metrics", f->metrics, "write per-step metrics as CSV");
   cmd->add_flag("-q,--quiet", f->quiet, "print nothing but errors");
   cmd->add_option("--scenario", f->scenario, "start from a scenario (a name from assets/scenarios or a .json path)");

@@ -848,6 +848,9 @@ std::string live_change_note(const view_model::RunModel& model, const AppState& 
   // Two worlds of as many ranks (2 on gloo, then 2 on mpi) read as one without their backends.
   const int n = newest->world_size;
   const bool same_count = of_shown && of_shown->world_size == n;
+  // The same world on the same backend is a restart (the Failure lab's, from a checkpoint), not a
+  // change: the ring shows that world's own last all-reduce, and there is nothing to explain.
+  if (same_count && of_shown->has_job && newest->has_job && of_shown->job.backend == newest->job.backend) return "";
   const std::string words = same_count && newest->has_job ? trf("{} rank{} on {}", n, n == 1 ? "" : "s", newest->job.backend)
                                                           : trf("{} rank{}", n, n == 1 ? "" : "s");
   return change_note(model.collectives(), shown, words, progress, world_before, !state.run.live());

@@ -294,12 +294,12 @@ std::string RunAccumulator::divergence_words() const {
           ? fmt::format(" (it began earlier: rank 0's loss was {:.6g} at step {}, over 100 times its first, {:.6g})",
                         blowup_.loss, blowup_.step, first_loss_)
           : "";
-  // A loss that grew first is the learning rate's doing, most often; one that was fine a step
-  // before (a script's NaN) may as well come from its data or its loss's arithmetic.
+  // A loss that grew first is the learning rate's doing, most often; one that had not (a script's
+  // NaN) may as well come from its data or its loss's arithmetic. Rank 0's growth is what is kept.
   const char* cause = !began.empty() ? "a learning rate too large for the model and its data is the usual cause"
-                                     : "it had not grown before: in one step, a learning rate far too large does that, "
-                                       "as does a NaN or infinity in the data or in the loss's arithmetic (a log of 0, "
-                                       "a 0/0)";
+                                     : "rank 0's loss had not grown 100-fold before: a learning rate far too large can "
+                                       "do that in a step or two, as can a NaN or infinity in the data or in the loss's "
+                                       "arithmetic (a log of 0, a 0/0)";
   return fmt::format("the training diverged: rank {}'s loss was {} at step {}{}, and every process went on to its end "
                      "(from there its parameters are not numbers); {}",
                      diverged_.rank, std::isnan(diverged_.loss) ? "nan" : diverged_.loss > 0 ? "inf" : "-inf",

@@ -234,7 +234,10 @@ std::optional<dev_t> device_of(const std::string& dir) {
 std::string rescue(const std::string& path, const std::string& what, const std::function<void(std::ostream&)>& write,
                    std::optional<mode_t> mode) {
   namespace fs = std::filesystem;
-  const std::optional<dev_t> full = device_of(fs::path(path).parent_path().string());
+  // The file system that was full: the folder of the file a symbolic link leads to, if one does.
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const std::optional<dev_t> full = device_of((ec ? fs::path(path) : target).parent_path().string());
   const char* tmpdir = std::getenv("TMPDIR");
   const char* home = std::getenv("HOME");
   for (const char* dir : {tmpdir && *tmpdir ? tmpdir : "/tmp", home}) {
@@ -248,7 +251,7 @@ std::string rescue(const std::string& path, const std::string& what, const std::
     try {
       write_whole(kept, what, write, mode);
       return kept;
-    } catch (const Error&) {
+    } catch (...) {  // whatever it was, the full disk's error is the one to report; no folder left
       ::rmdir(folder.c_str());
     }
   }
@@ -258,13 +261,13 @@ std::string rescue(const std::string& path, const std::string& what, const std::
 }  // namespace
 
 void write_output_file(const std::string& path, const std::string& what,
-                       const std::function<void(std::ostream&)>& write, std::optional<mode_t> mode) {
+                       const std::function<void(std::ostream&)>& write, std::optional<mode_t> mode, WhenFull when_full) {
   try {
     write_whole(path, what, write, mode);
   } catch (const WriteFailed& e) {
     struct stat st {};
     const bool device = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-    if (device || (e.err() != ENOSPC && e.err() != EDQUOT)) throw;
+    if (when_full == WhenFull::Fail || device || (e.err() != ENOSPC && e.err() != EDQUOT)) throw;
     const std::string kept = rescue(path, what, write, mode);
     if (kept.empty()) throw;
     throw Error(fmt::format("{}; written to '{}' instead", e.what(), kept));

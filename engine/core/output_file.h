@@ -42,9 +42,17 @@ class OutputFile {
   std::unique_ptr<Impl> impl_;
 };
 
-// write(stream) into an OutputFile at `path`, then commit().
+// What to do with a file the user asked for that does not fit (a full disk, a quota): keep it
+// elsewhere (`Keep`), or not, for the run's own files (checkpoints), which nobody would look for.
+enum class WhenFull { Keep, Fail };
+
+// write(stream) into an OutputFile at `path`, then commit(). With WhenFull::Keep, a regular file
+// refused with ENOSPC or EDQUOT is written again, whole, into a new folder (mkdtemp,
+// `ringlab-kept-XXXXXX`) of TMPDIR (else /tmp), then HOME, skipping any on the full file system,
+// and the Error says where it went.
 void write_output_file(const std::string& path, const std::string& what,
-                       const std::function<void(std::ostream&)>& write, std::optional<mode_t> mode = std::nullopt);
+                       const std::function<void(std::ostream&)>& write, std::optional<mode_t> mode = std::nullopt,
+                       WhenFull when_full = WhenFull::Keep);
 
 // Before a long job: throws InputError ("--trace: cannot write '/proc/x' (No such file or
 // directory)") when `path` could not be written by an OutputFile, which is opened and dropped to

@@ -76,7 +76,7 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::string& path) {
     out.write(kMagic, sizeof kMagic);
     out.write(reinterpret_cast<const char*>(&sum), sizeof sum);
     out.write(body.data(), static_cast<std::streamsize>(body.size()));
-  }, 0600);
+  }, 0600, WhenFull::Fail);  // the run's own file, in its private folder: a full disk fails the save
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

@@ -74,8 +74,9 @@ class RunModel {
   int64_t latest_step() const;   // highest step any rank finished, -1 before the first
   int latest_epoch() const;
   // The epoch the status names (from 0): while the run goes on, the one the Sampler's "Newest
-  // epoch" shows, the newest every rank of the current world has begun. Each rank's events come
-  // in batches of their own, so the furthest rank's epoch was often one ahead of the Sampler's.
+  // epoch" shows, the newest whose shards every rank of the current world has drawn (between two
+  // epochs, one with no step yet). Each rank's events come in batches of their own, so the
+  // furthest rank's step was often an epoch ahead of the Sampler's.
   int followed_epoch(bool live) const;
   bool run_ended() const { return run_ended_; }  // every rank of the current generation ended
   // Every rank of the current generation ended, each having trained all its epochs: a Stop that
