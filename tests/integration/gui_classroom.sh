@@ -662,7 +662,11 @@ fi
 # Text made larger during a run (Ctrl+= five times, 1.6x) with the scenario's description open:
 # it pushed the status ("training", "stopped by you") below the Controls pane's edge, half cut. The
 # description folds when the pane loses the room for it.
-if drive zoomed "$WORK/long.json" F5 wait-workers ctrl+equal ctrl+equal ctrl+equal ctrl+equal ctrl+equal pause pause; then
+cat > "$WORK/longdesc.json" << 'JSON'
+{"title": {"en": "Four ranks on gloo, for long"}, "description": {"en": "Four real processes train the seed's model with the ring all-reduce over gloo. Each rank gets 64 of the 256 samples; every step the gradients are summed around the ring and divided by 4."},
+ "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 100000}}
+JSON
+if drive zoomed "$WORK/longdesc.json" F5 wait-workers ctrl+equal ctrl+equal ctrl+equal ctrl+equal ctrl+equal pause pause; then
   python3 - "$WORK/zoomed.json" << 'PY' && ok "Ctrl+= five times during a run: the status stays in view (classroom-zoomed.png)" || bad "the status after Ctrl+="
 import json, sys
 s = json.load(open(sys.argv[1]))
