@@ -324,7 +324,7 @@ void start_imgui(GLFWwindow* window, const viz::AppState& state) {
   });
   count_window_events(window);  // before Dear ImGui's callbacks, which call these first
   ImGui_ImplGlfw_InitForOpenGL(window, true);
-  keep_key_taps(window);  // in front of Dear ImGui's key callback
+  keep_key_taps(window);  // in front of Dear ImGui's key, character and mouse button callbacks
   ImGui_ImplOpenGL3_Init("#version 330 core");
   viz::set_language(state.language);
 }
