@@ -15,6 +15,7 @@ step losses, rank 0's per-epoch MSE over the whole dataset, and microseconds per
 (the training loop only, timed after a barrier, without the per-epoch evaluation).
 """
 import argparse
+import datetime
 import contextlib
 import json
 import os
@@ -42,7 +43,9 @@ def rank_main(args):
     X = torch.randn(n, 6)
     w = torch.randn(6, 1)
     Y = X @ w + 0.1 * torch.randn(n, 1)
-    dist.init_process_group(backend="gloo", rank=rank, world_size=world)
+    # A rank that never arrives (its connection to the store lost) ends the run in two minutes,
+    # not PyTorch's default half hour.
+    dist.init_process_group(backend="gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=120))
     grad = torch.tensor([1.0, 2.0, 3.0])
     dist.all_reduce(grad, op=dist.ReduceOp.SUM)
     layers, width = [], 6
@@ -111,7 +114,16 @@ def main():
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(args.world_size),
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
         procs.append(subprocess.Popen([sys.executable, __file__, "--as-rank"] + sys.argv[1:], env=env))
-    codes = [proc.wait(timeout=900) for proc in procs]
+    # One rank failing leaves the others waiting for it: they are ended at once, as torchrun does.
+    deadline = time.monotonic() + 900
+    while any(proc.poll() is None for proc in procs):
+        if any(proc.returncode not in (None, 0) for proc in procs) or time.monotonic() > deadline:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+            break
+        time.sleep(0.1)
+    codes = [proc.wait() for proc in procs]
     if any(codes):
         sys.exit(f"a PyTorch rank failed: exit codes {codes}")
     ranks = []
