@@ -107,10 +107,8 @@ void note_trace_size(const JobConfig& job, const std::string& path, bool quiet) 
   const double free_bytes = known ? static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) : 0;
   const bool short_of_room = known && bytes > free_bytes;
   if (!short_of_room && (quiet || bytes < 1e9)) return;
-  std::string count = std::to_string(static_cast<int64_t>(steps));  // grouped: 3,200,000
-  for (int i = static_cast<int>(count.size()) - 3; i > 0; i -= 3) count.insert(static_cast<size_t>(i), ",");
   std::string note = fmt::format("ringlab run: note: --trace for {} steps at {} rank{} will take about {} ({} a step",
-                                 count, job.world_size, job.world_size == 1 ? "" : "s", sized(bytes), sized(per_step));
+                                 static_cast<int64_t>(steps), job.world_size, job.world_size == 1 ? "" : "s", sized(bytes), sized(per_step));
   note += chunks ? fmt::format("; --trace-level steps: about {} a step)", sized(world * 1000.0)) : ")";
   if (short_of_room)
     note += fmt::format(", more than the {} free where it goes: if it does not fit, the whole trace is written to a "

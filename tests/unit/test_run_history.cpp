@@ -3,9 +3,11 @@
 // (restarts drop what is done again, where each rank was), and the heap after 40,000 rank-steps
 // folded into the result, the metrics CSV and the Chrome trace.
 #include <doctest/doctest.h>
+
 #include <malloc.h>
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -874,22 +876,34 @@ TEST_CASE("srun ended by a SIGTERM ringlab did not send (scancel): said as Slurm
   CHECK(failed.stopped_from_outside.empty());
 }
 
-TEST_CASE("every process ended well on a loss that is no number: the run diverged, and says where") {
+// A 2-rank run whose ranks report loss(step, rank) at the end of each of `steps` steps, every
+// process then ending well: what the accumulator makes of the losses alone.
+namespace {
+RunResult two_ranks_reporting(int64_t steps, const std::function<double(int64_t, int)>& loss) {
   JobConfig job;
   job.world_size = 2;
   RunAccumulator acc(job);
-  for (int64_t step = 0; step < 20; ++step)
+  for (int64_t step = 0; step < steps; ++step)
     for (int rank = 0; rank < 2; ++rank) {
       Event end = make_event(EventKind::StepEnd, rank, step, 0);
-      // Rank 1's loss overflows at step 17 (rank 0's a step later); nan from there on.
-      end.value = step < 17 || (step == 17 && rank == 0) ? 1e30 * double(step) : step == 17 ? INFINITY : NAN;
+      end.value = loss(step, rank);
       acc.add(end);
     }
-  const RunResult r = acc.finish({exited(0, 0), exited(1, 0)});
+  return acc.finish({exited(0, 0), exited(1, 0)});
+}
+}  // namespace
+
+TEST_CASE("every process ended well on a loss that is no number: the run diverged, and says where") {
+  // Rank 1's loss overflows at step 17 (rank 0's a step later); nan from there on.
+  const RunResult r = two_ranks_reporting(20, [](int64_t step, int rank) {
+    return step < 17 || (step == 17 && rank == 0) ? 1e30 * double(step) : step == 17 ? INFINITY : NAN;
+  });
   INFO(r.failure);
   CHECK_FALSE(r.ok);
   CHECK(r.failure.rfind("the training diverged: rank 1's loss was inf at step 17", 0) == 0);
   // A run whose losses stay numbers is not touched.
+  JobConfig job;
+  job.world_size = 2;
   RunAccumulator fine(job);
   Event end = make_event(EventKind::StepEnd, 0, 0, 0);
   end.value = 0.5;
@@ -900,17 +914,8 @@ TEST_CASE("every process ended well on a loss that is no number: the run diverge
 // lr 50 on the course's script: the loss went from 1.27 to 20,790 at step 1 and was inf only at
 // step 7; the failure named step 7 alone.
 TEST_CASE("a diverged run says where its loss began to blow up, before it stopped being a number") {
-  JobConfig job;
-  job.world_size = 2;
-  RunAccumulator acc(job);
   const double losses[] = {1.27, 20790, 3.1e9, 4.4e17, 8e25, 1e33, 2e37};
-  for (int64_t step = 0; step < 9; ++step)
-    for (int rank = 0; rank < 2; ++rank) {
-      Event end = make_event(EventKind::StepEnd, rank, step, 0);
-      end.value = step < 7 ? losses[step] : step == 7 ? INFINITY : NAN;
-      acc.add(end);
-    }
-  const RunResult r = acc.finish({exited(0, 0), exited(1, 0)});
+  const RunResult r = two_ranks_reporting(9, [&](int64_t step, int) { return step < 7 ? losses[step] : step == 7 ? INFINITY : NAN; });
   INFO(r.failure);
   CHECK(r.failure.rfind("the training diverged: rank 0's loss was inf at step 7 (it began earlier: rank 0's loss was "
                         "20790 at step 1, over 100 times its first, 1.27), and every process went on",
@@ -919,16 +924,7 @@ TEST_CASE("a diverged run says where its loss began to blow up, before it stoppe
 }
 
 TEST_CASE("a loss that turns nan from one step to the next is not blamed on the learning rate alone") {
-  JobConfig job;
-  job.world_size = 2;
-  RunAccumulator acc(job);
-  for (int64_t step = 0; step < 6; ++step)
-    for (int rank = 0; rank < 2; ++rank) {
-      Event end = make_event(EventKind::StepEnd, rank, step, 0);
-      end.value = step < 4 ? 1.0 - 0.1 * double(step) : NAN;
-      acc.add(end);
-    }
-  const RunResult r = acc.finish({exited(0, 0), exited(1, 0)});
+  const RunResult r = two_ranks_reporting(6, [](int64_t step, int) { return step < 4 ? 1.0 - 0.1 * double(step) : NAN; });
   INFO(r.failure);
   CHECK(r.failure.rfind("the training diverged: rank 0's loss was nan at step 4, and every process went on", 0) == 0);
   CHECK(r.failure.find("rank 0's loss had not grown 100-fold before: a learning rate far too large can do that in a "
