@@ -443,7 +443,8 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   const int world = model.world_size();
   // A count of the steps done, and the epoch as the course's script prints it (from 1): the
   // ring and the timeline name one step by its index, from 0 ("training step 0" is the first).
-  const int64_t done = model.latest_step() + 1;
+  // Both are every rank's while the run goes on, so the count falls inside the epoch beside it.
+  const int64_t done = model.steps_done(state.run.live());
   const int epoch = model.followed_epoch(state.run.live()) + 1;  // the Sampler's newest, not a rank ahead of it
   const char* steps = done == 1 ? "" : "s";
   // The shorter forms keep the world size: after a live change it is the only place the status

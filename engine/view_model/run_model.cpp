@@ -1,6 +1,7 @@
 #include "engine/view_model/run_model.h"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace ringlab::view_model {
@@ -72,6 +73,20 @@ int RunModel::followed_epoch(bool live) const {
   if (!live || !current || epochs.empty() || epochs.back().generation != current->index) return latest_epoch();
   const int slot = view_model::followed_epoch(sampler_, epochs, world_size(), true);
   return slot < 0 ? latest_epoch() : epochs[slot].epoch;
+}
+
+int64_t RunModel::steps_done(bool live) const {
+  if (!live) return latest_step() + 1;
+  int reporting = 0;
+  int64_t slowest = std::numeric_limits<int64_t>::max();
+  for (const auto& r : ranks_) {
+    if (!in_current_generation(r)) continue;
+    ++reporting;
+    slowest = std::min(slowest, std::max(carried_step_, r.step));
+  }
+  // Until every rank of the world has begun, the new ranks have done no step of their own.
+  if (reporting < world_size()) return carried_step_ + 1;
+  return slowest + 1;
 }
 
 bool RunModel::in_current_generation(const RankProgress& r) const {

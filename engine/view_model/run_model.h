@@ -78,6 +78,11 @@ class RunModel {
   // epochs, one with no step yet). Each rank's events come in batches of their own, so the
   // furthest rank's step was often an epoch ahead of the Sampler's.
   int followed_epoch(bool live) const;
+  // The steps the status counts as done: while the run goes on, those every rank of the current
+  // world has finished (the slowest rank's, which is in the followed epoch), once it has ended
+  // the furthest rank's. A count from the furthest rank ran up to a batch of events ahead of the
+  // epoch beside it.
+  int64_t steps_done(bool live) const;
   bool run_ended() const { return run_ended_; }  // every rank of the current generation ended
   // Every rank of the current generation ended, each having trained all its epochs: a Stop that
   // reached the workers after that stopped nothing.

@@ -191,16 +191,21 @@ assert json.load(open(sys.argv[3]))["flaws"] == [], "text cut or overlapping at 
 PY
 # 7. The same job caught mid-run: the status's epoch is the one the Sampler shows. Each rank's
 #    events come in batches of their own, and the status once named the furthest rank's epoch,
-#    one ahead of the Sampler's newest complete epoch, in most frames of a live run.
+#    one ahead of the Sampler's newest complete epoch, in most frames of a live run; its count
+#    of steps done was the furthest rank's too, epochs ahead of the epoch beside it.
 printf '%s' '{"title": {"en": "A long run"}, "job": {"world_size": 4, "backend": "gloo", "algorithm": "ring", "epochs": 100000}}' >"$WORK/endless.json"
 render midrun --scenario "$WORK/endless.json" --frames 150 --width 1280 --height 720 --state-json "$WORK/midrun.json"
-python3 - "$WORK/midrun.json" <<'PY' || fail "mid-run, the status and the Sampler name different epochs"
+python3 - "$WORK/midrun.json" <<'PY' || fail "mid-run, the status and the Sampler name different epochs, or the status counts steps outside its epoch"
 import json, re, sys
 s = json.load(open(sys.argv[1]))
 said = s["said"]
 assert s["run_phase"] == "running" and s["latest_step"] > 100, (s["run_phase"], s["latest_step"])
 status_epoch = re.search(r"epoch ([\d,]+)$", said["progress"])
 assert status_epoch and said["sampler_epoch"] == "epoch " + status_epoch.group(1), (said["progress"], said["sampler_epoch"])
+# The count beside it lies in that epoch: 256 samples over 4 ranks, 32 a batch, 2 steps an epoch.
+done = re.search(r"([\d,]+) steps?\b", said["progress"])
+epoch = int(status_epoch.group(1).replace(",", ""))
+assert done and 2 * (epoch - 1) <= int(done.group(1).replace(",", "")) <= 2 * epoch, said["progress"]
 print("   mid-run:", said["progress"], "|", said["sampler_epoch"])
 PY
 

@@ -92,6 +92,11 @@ Event step_begin(int rank, int epoch, int64_t step) {
   e.step = step;
   return e;
 }
+Event step_end(int rank, int epoch, int64_t step) {
+  Event e = step_begin(rank, epoch, step);
+  e.kind = EventKind::StepEnd;
+  return e;
+}
 }  // namespace
 
 TEST_CASE("history: shards per epoch and the current batch of each rank") {
@@ -182,4 +187,39 @@ TEST_CASE("the status's epoch is the Sampler's: a rank whose events came first d
   CHECK(m.followed_epoch(false) == 1);  // over: the epoch of the last step
   m.consume(shard_event(1, 1, {0, 2}));
   CHECK(m.followed_epoch(true) == 1);
+}
+
+TEST_CASE("the status's count of steps done is every rank's, inside the epoch it names") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  CHECK(m.steps_done(true) == 0);
+  // Two steps an epoch. Both ranks trained epoch 0; rank 0's next batch has come, rank 1's not yet.
+  for (int r = 0; r < 2; ++r) {
+    m.consume(shard_event(r, 0, {r, r + 2}));
+    for (int64_t s = 0; s < 2; ++s) m.consume(step_end(r, 0, s));
+  }
+  m.consume(shard_event(0, 1, {1, 3}));
+  for (int64_t s = 2; s < 4; ++s) m.consume(step_end(0, 1, s));
+  CHECK(m.latest_step() == 3);
+  CHECK(m.steps_done(true) == 2);  // live: rank 1's two, the end of epoch 0 the status names
+  CHECK(m.followed_epoch(true) == 0);
+  CHECK(m.steps_done(false) == 4);  // over: the furthest rank's, beside the epoch of the last step
+  m.consume(shard_event(1, 1, {0, 2}));
+  m.consume(step_end(1, 1, 2));
+  CHECK(m.steps_done(true) == 3);
+  CHECK(m.followed_epoch(true) == 1);
+}
+
+TEST_CASE("after a live change of world, the new ranks count once every one of them has begun") {
+  RunModel m;
+  for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int r = 0; r < 2; ++r)
+    for (int64_t s = 0; s < 5; ++s) m.consume(step_end(r, 0, s));
+  CHECK(m.steps_done(true) == 5);
+  for (int r = 0; r < 3; ++r) m.consume(test::run_begin_event(r, 3, "gloo"));
+  m.consume(step_end(0, 0, 5));
+  m.consume(step_end(1, 0, 5));
+  CHECK(m.steps_done(true) == 5);  // rank 2 of the new world has taken no step yet
+  m.consume(step_end(2, 0, 5));
+  CHECK(m.steps_done(true) == 6);
 }
