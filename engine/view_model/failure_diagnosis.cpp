@@ -218,6 +218,10 @@ void FailureTracker::take_error(RankTrack& t, const Event& e) {
     if (e.kind == EventKind::Error && e.code >= 0 && e.code <= static_cast<int32_t>(ErrorCode::BadInput))
       t.error_code = static_cast<ErrorCode>(e.code);
   }
+  // An error names the step the rank was in when it raised: a script that raises before its
+  // step's forward has reported no progress in that step yet, and its last reported step is the
+  // one before.
+  if (e.step >= 0) t.step = std::max(t.step, e.step);
   errors_.push_back(said_by_rank(e));
   failed_at_ns_ = std::max(failed_at_ns_, e.t_end_ns);
 }

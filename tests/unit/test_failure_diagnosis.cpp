@@ -921,6 +921,28 @@ TEST_CASE("ranks missing from the collective because they raised errors of their
   CHECK(d.missing == std::vector<int>{1, 2});
 }
 
+// A script that raises before its step's forward: its last progress was in the step before, and
+// the error names the step it was in. The table says the error's step, as `ringlab run` does.
+TEST_CASE("a rank that raised is placed in the step its error names, not its last reported one") {
+  FailureTracker tracker;
+  for (int r = 0; r < 2; ++r) tracker.consume(run_begin(r, 2));
+  for (int r = 0; r < 2; ++r) {
+    tracker.consume(collective(EventKind::CollectiveBegin, r, 3, 6, 4));
+    tracker.consume(collective(EventKind::CollectiveEnd, r, 3, 6, 4));
+  }
+  tracker.consume(collective(EventKind::CollectiveBegin, 0, 4, 7, 5));
+  Event raised = error_event(1, 4, ErrorCode::Other, "step 5: RuntimeError: bad batch in step 5");
+  raised.step = 5;
+  tracker.consume(raised);
+  const FailureDiagnosis d = tracker.diagnose(2);
+  CHECK(d.culprits == std::vector<int>{1});
+  CHECK(d.ranks[1].cause == RankCause::Raised);
+  CHECK(d.ranks[1].step == 5);
+  CHECK(d.ranks[1].collective == 6);  // where it was: the last collective it finished, in step 4
+  CHECK(d.ranks[1].collective_done);
+  CHECK(d.ranks[0].step == 5);
+}
+
 // Every rank of a script raises at the same step: nobody waits for anybody, and each is a cause.
 TEST_CASE("ranks that all raise errors of their own at one step are each a cause") {
   FailureTracker tracker;
