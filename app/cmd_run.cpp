@@ -27,6 +27,7 @@
 #include "app/torch_script.h"
 #include "engine/core/error.h"
 #include "engine/core/output_file.h"
+#include "engine/ddp/bucket_plan.h"
 #include "engine/dist/process_group.h"
 #include "engine/export/chrome_trace.h"
 #include "engine/control/controller.h"
@@ -42,6 +43,7 @@
 #include "engine/export/metrics_csv.h"
 #include "engine/net/ports.h"
 #include "engine/job/scenario.h"
+#include "engine/nn/mlp.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -85,18 +87,26 @@ void note_no_steps(const JobConfig& job) {
                job.drop_last ? " with --drop-last" : "");
 }
 
+// The buckets a step all-reduces once DDP has rebuilt them (after the first step).
+int buckets_per_step(const JobConfig& job) {
+  const nn::Mlp model(job.features, job.hidden, 1);
+  return static_cast<int>(ddp::plan_buckets(model.parameter_views(), job.bucket_limits(), true).size());
+}
+
 // A trace keeps every span: about a kilobyte per rank and step, and at --trace-level chunks
-// about 0.4 KB more per rank and step for each other rank (a ring's 2(p-1) chunk transfers, sent
-// and received; the native algorithm has none). Measured on the seed's job, one bucket: 13 KB a
-// step at 4 ranks, 3.9 KB with steps only; more buckets, more chunks. A long run's trace is
-// gigabytes, written at the end: said before the run, with the room its folder has.
+// about 0.4 KB more per rank, step and bucket for each other rank (a ring's 2(p-1) chunk
+// transfers, sent and received; the native algorithm has none). Measured on the seed's job at 4
+// ranks: 13 KB a step with one bucket, 23 KB with two (--bucket-cap-kb 4 --first-bucket-kb 4),
+// 3.9 KB with steps only. A long run's trace is gigabytes, written at the end: said before the
+// run, with the room its folder has.
 void note_trace_size(const JobConfig& job, const std::string& path, bool quiet) {
   if (path.empty() || job.trace_level == "none") return;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return;  // /dev/null, a pipe: no room to run out of
   const bool chunks = job.trace_level == "chunks" && job.algorithm == "ring";
   const double world = job.world_size, steps = static_cast<double>(epoch_shape(job).steps) * job.epochs;
-  const double per_step = world * (1000.0 + (chunks ? 2.0 * (world - 1) * 400.0 : 0.0));
+  const double chunk_bytes = chunks ? 2.0 * (world - 1) * 400.0 * buckets_per_step(job) : 0.0;
+  const double per_step = world * (1000.0 + chunk_bytes);
   const double bytes = per_step * steps;
   const auto sized = [](double b) {
     return b >= 1e9 ? fmt::format("{:.1f} GB", b / 1e9) : b >= 1e6 ? fmt::format("{:.0f} MB", b / 1e6) : fmt::format("{:.0f} KB", b / 1e3);

@@ -699,6 +699,10 @@ if mount -t tmpfs -o size=64k tmpfs small 2> /dev/null; then
   check "... and the trace was kept whole in TMPDIR" \
     python3 -c 'import glob, json; [t] = glob.glob("kept/ringlab-kept-*/t.json"); assert len(json.load(open(t))["traceEvents"]) > 100'
   rm -rf kept/ringlab-kept-*
+  # Two buckets a step (a 4 KiB cap splits the seed's 10.7 KiB of gradients): twice the chunks.
+  row "run --trace, two buckets a step: the size counts both" "--trace for 40 steps at 4 ranks will take about [0-9]+ KB \\(23 KB a step;" \
+    env TMPDIR="$work/kept" "$bin" run -q -n 4 --epochs 20 --bucket-cap-kb 4 --first-bucket-kb 4 --trace small/t.json
+  rm -rf kept/ringlab-kept-*
   umount small
 else
   echo "skip  run --report on a full 64 KiB tmpfs: cannot mount a tmpfs here (needs root); /dev/full rows stand in"
