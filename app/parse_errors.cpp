@@ -39,6 +39,14 @@ std::string kind_taken(const CLI::App& app, const std::string& name) {
   return "a value it takes";
 }
 
+// CLI11 prints a range's ends with std::to_string: 0.500000 reads as 0.5.
+std::string plain_number(std::string text) {
+  if (text.find('.') == std::string::npos) return text;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
 }  // namespace
 
 std::string plain_parse_error(const CLI::App& root, const CLI::ParseError& error) {
@@ -49,8 +57,8 @@ std::string plain_parse_error(const CLI::App& root, const CLI::ParseError& error
     return fmt::format("{} '{}': not {}", m[1].str(), m[2].str(), kind_taken(used_app(root), m[1].str()));
   static const std::regex range(R"(^(\S+): Value (.*) not in range (.*) to (.*)$)");
   if (std::regex_match(what, m, range))
-    return fmt::format("{} {}: not {} from {} to {}", m[1].str(), m[2].str(), kind_taken(used_app(root), m[1].str()),
-                       m[3].str(), m[4].str());
+    return fmt::format("{} {}: out of range: give {} from {} to {}", m[1].str(), m[2].str(),
+                       kind_taken(used_app(root), m[1].str()), plain_number(m[3].str()), plain_number(m[4].str()));
   static const std::regex repeated(R"(^(\S+): At Most 1 required but received (\d+)$)");
   if (std::regex_match(what, m, repeated))
     return fmt::format("{} given {} times: give it once", m[1].str(), m[2].str());

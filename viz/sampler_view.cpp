@@ -298,12 +298,17 @@ struct GridPlan {
 // The shard lines below the grid get what is left once the grid has `min_grid_lines` lines' height
 // (four; three when a line below must say why Show order shows nothing), and one line at least.
 // Where even that does not fit (a live change's note above it, at 1280x720), the grid gives way,
-// down to two lines: kept at four, it pushed the line below out of the pane, cut in half.
+// down to two lines: kept at four, it pushed the line below out of the pane, cut in half. A pane
+// too short for two lines and one below (1.1x text at 1280x720) draws the grid and no line below.
 GridPlan plan_grid(ImVec2 avail, int world_size, int64_t samples, int64_t widest_number, float min_grid_lines) {
-  const float fs = ImGui::GetFontSize(), line_h = fs * 1.25f, min_grid_h = fs * min_grid_lines;
+  const float fs = ImGui::GetFontSize(), line_h = fs * 1.25f, min_grid_h = fs * min_grid_lines, smallest_grid_h = fs * 2.0f;
+  const auto rows_beside = [&](float grid_h) { return static_cast<int>(std::floor((avail.y - grid_h - fs * 0.5f) / line_h)); };
   GridPlan plan;
-  plan.order_rows = std::clamp(static_cast<int>((avail.y - min_grid_h - fs * 0.5f) / line_h), 1, std::min(world_size, 16));
-  plan.area = ImVec2(avail.x, std::max(avail.y - (line_h * plan.order_rows + fs * 0.5f), fs * 2.0f));
+  plan.order_rows = std::clamp(rows_beside(min_grid_h), 1, std::min(world_size, 16));
+  // Not a line that the pane's edge would cut (the smallest grid and a line below it do not fit).
+  if (rows_beside(smallest_grid_h) < 1) plan.order_rows = 0;
+  const float below = plan.order_rows > 0 ? line_h * plan.order_rows + fs * 0.5f : 0.0f;
+  plan.area = ImVec2(avail.x, std::max(avail.y - below, smallest_grid_h));
   plan.cells = fit_cells(samples, plan.area);
   plan.cells.label_size = cell_label_size(plan.cells, widest_number);
   return plan;
@@ -346,7 +351,7 @@ void draw_index_grid(const view_model::SamplerHistory& history, const view_model
   int shard_rows = order_rows;
   // Show order ticked over cells too small for numbers changed nothing that could be seen: say so,
   // in the first of the lines below the grid (in its short form where the long one is cut).
-  if (order_unseen) {
+  if (order_unseen && order_rows > 0) {
     said.sampler_note = tr("Show order: cells too small for numbers; enlarge the pane");
     if (ImGui::CalcTextSize(said.sampler_note.c_str()).x > avail.x) said.sampler_note = tr("Show order: enlarge the pane");
     dl->PushClipRect(below, ImVec2(below.x + avail.x, below.y + line_h), true);

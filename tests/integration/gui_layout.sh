@@ -82,6 +82,8 @@ for scale in 1.5 2; do
     for state in gated failed; do audit "1280x720-${lang}-${scale}-${state}" 1280x720 $lang $scale $state; done
   done
 done
+# One Ctrl+= (1.1x): the Sampler pane's grid left its line below half under the pane's edge.
+for lang in en id; do audit "1280x720-${lang}-1.1-finished" 1280x720 $lang 1.1 finished; done
 # A skipped all-reduce names the culprit with a long note over its card, in both languages.
 for lang in en id; do audit "1280x720-${lang}-1-skipped" 1280x720 $lang 1 skipped; done
 # The Scale view's plots, step bar and long numbers line.

@@ -212,7 +212,8 @@ usage_row "--samples '1e3': not a whole number" run --samples 1e3
 usage_row "--world-size given 2 times: give it once" run -n 2 -n 3
 usage_row "ringlab bench needs one of allreduce, pingpong \\(got 'foo'\\)" bench foo
 usage_row "The following argument was not expected: --bogus-flag" run --bogus-flag
-usage_row "--world-size 99: not a whole number from 1 to 16" gui --world-size 99
+usage_row "--world-size 99: out of range: give a whole number from 1 to 16" gui --world-size 99
+usage_row "--ui-scale 5: out of range: give a number from 0.5 to 4" gui --ui-scale 5
 usage_row "--lang: fr not in" gui --lang fr
 usage_row "--iters 'x': not a whole number" bench allreduce --iters x
 
