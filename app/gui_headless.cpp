@@ -44,7 +44,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                {"status", state.said.status}, {"status_in_view", state.said.status_in_view}, {"pace", state.said.pace}, {"progress", state.said.progress}, {"ring_banner", state.said.ring_banner}, {"ring_next", state.said.ring_next},
                {"ring_number", state.said.ring_number}, {"ring_gate", state.said.ring_gate}, {"ring_legend", state.said.ring_legend},
                {"next_enabled", state.said.next_enabled}, {"lab_command", state.said.lab_command}, {"lab_outcome", state.said.lab_outcome}, {"curves_agree", state.said.curves_agree},
-               {"sampler_numbers", state.said.sampler_numbers}, {"sampler_epoch", state.said.sampler_epoch}, {"sampler_note", state.said.sampler_note},
+               {"replay_slot", state.said.replay_slot}, {"sampler_numbers", state.said.sampler_numbers}, {"sampler_epoch", state.said.sampler_epoch}, {"sampler_note", state.said.sampler_note},
                {"scale_note", state.said.scale_note}, {"reset_meanwhile", state.said.reset_meanwhile}, {"quit_meanwhile", state.said.quit_meanwhile}};
   j["window"] = {{"frames_drawn", state.frames_drawn}, {"frames_unchanged", state.frames_unchanged},
                  {"largest_frame_vertices", state.largest_frame_vertices},
@@ -69,7 +69,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   j["holdings"] = {{"collectives", h.collectives}, {"transfers", h.transfers}, {"timeline_spans", h.timeline_spans},
                    {"loss_points", h.loss_points}, {"sampler_indices", h.sampler_indices},
                    {"events_seen", model.events_seen()}, {"feed_queued", session.feed().queued()},
-                   {"events_lost", session.feed().overflowed()}};
+                   {"events_lost", session.feed().overflowed()}, {"events_thinned", session.feed().thinned()},
+                   {"thinning", session.feed().thinning()}};
   j["timeline"] = {{"follow", state.timeline.follow}, {"begin_ms", state.timeline.drawn_end_ms - state.timeline.drawn_window_ms},
                    {"end_ms", state.timeline.drawn_end_ms}, {"let_go_shown", state.timeline.let_go_shown},
                    {"spans_shown", state.timeline.spans_shown}, {"open_label", state.timeline.open_label},

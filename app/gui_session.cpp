@@ -260,14 +260,38 @@ void RunSession::note_script_job() {
   if (!g->epochs_announced) state_.torch.announced->epochs = std::max(model_.latest_epoch() + 1, 0);
 }
 
+// A timeline held still keeps what it shows while new spans push old ones out; Replay during a
+// live run holds the time of every all-reduce its copy of the log can go to, so that the
+// timeline still has each one's spans when the slider or Previous gets there.
+void RunSession::hold_timeline() {
+  const viz::TimelineViewState& tv = state_.timeline;
+  int64_t t0 = static_cast<int64_t>((tv.drawn_end_ms - tv.drawn_window_ms) * 1e6);
+  int64_t t1 = static_cast<int64_t>(tv.drawn_end_ms * 1e6);
+  if (tv.follow) t0 = 0, t1 = -1;
+  const view_model::CollectiveLog* replayed = state_.step.mode == viz::RingMode::Replay ? state_.replay_log.get() : nullptr;
+  if (replayed && replayed->size() > 0) {
+    const int64_t origin = model_.timeline().origin_ns();
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const auto* record : {&replayed->at(0), &replayed->at(replayed->size() - 1)})
+      for (const auto& rank : record->ranks) {
+        if (!rank.began) continue;
+        first = std::min(first, rank.t_begin_ns - origin);
+        last = std::max(last, (rank.ended ? rank.t_end_ns : rank.t_begin_ns) - origin);
+      }
+    const bool held = t0 <= t1;
+    if (first <= last) {
+      t0 = held ? std::min(t0, first) : first;
+      t1 = held ? std::max(t1, last) : last;
+    }
+  }
+  model_.hold_timeline_window(t0, t1);
+}
+
 void RunSession::update() {
   const int64_t deadline = now_ns() + (feed_.queued() > kBacklog ? kBacklogBudgetNs : kIngestBudgetNs);
   const int64_t timeline_was = model_.timeline().latest_ns();
   // A timeline held still keeps what it shows while new spans push old ones out.
-  const viz::TimelineViewState& tv = state_.timeline;
-  if (tv.follow) model_.hold_timeline_window(0, -1);
-  else model_.hold_timeline_window(static_cast<int64_t>((tv.drawn_end_ms - tv.drawn_window_ms) * 1e6),
-                                   static_cast<int64_t>(tv.drawn_end_ms * 1e6));
+  hold_timeline();
   do {
     batch_.clear();
     if (feed_.drain(batch_, kIngestBatch) == 0) break;
@@ -278,6 +302,8 @@ void RunSession::update() {
   note_switch_landed();
   note_script_job();
   state_.run.events_lost = feed_.overflowed();
+  state_.run.events_thinned = feed_.thinned();
+  state_.run.thinning = feed_.thinning();
   state_.run.events_queued = feed_.queued();
   // Events are allocated on the event server's threads and freed on this one; glibc keeps the
   // freed pages in those threads' arenas, so a long run's memory would creep up. Hand them back.

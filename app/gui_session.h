@@ -36,6 +36,7 @@ class RunSession {
 
  private:
   void note_switch_landed();
+  void hold_timeline();
   void note_script_job();
   void step_through_as_in_scenario();  // gated or following live, as the scenario says
 

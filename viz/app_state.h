@@ -149,6 +149,8 @@ struct RunStatus {
   std::string live_backend;
   double elapsed_s = 0.0;
   size_t events_lost = 0;     // the app fell so far behind that events were dropped
+  size_t events_thinned = 0;  // steps' spans and collectives left out while the app was behind
+  int thinning = 1;           // the views take the details of one step in this many (1: every step)
   size_t events_queued = 0;   // received, not yet taken into the views (the app is behind by these)
   // The workers were held at the step-through gate during this run: a step's time then holds
   // the ranks' wait for each other to see each release, so µs per step is no training speed.

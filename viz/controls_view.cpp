@@ -467,6 +467,22 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
   else ImGui::NewLine();
 }
 
+// The workers sent events faster than the window takes them in (a fast run on MPI): the views
+// take the spans and all-reduces of fewer steps (EventFeed), and past that drop the newest.
+std::string behind_words(const RunStatus& run) {
+  if (run.events_lost > 0)
+    return trf("The views skipped {} events the workers sent faster than the window takes them in; the "
+               "training is unaffected.",
+               grouped(run.events_lost));
+  if (run.thinning > 1)
+    return trf("The workers send events faster than the window takes them in: the Ring and the Timeline show "
+               "one step in {}; the training is unaffected.",
+               run.thinning);
+  return trf("The Ring and the Timeline left out {} events of steps the window could not keep up with; the "
+             "training is unaffected.",
+             grouped(run.events_thinned));
+}
+
 // What happened to the run, under the world's controls: a failure's headline, the controller's
 // message, dropped events, the ranks' errors. These come and go with the run, so they sit where
 // their lines move nothing a live run lets a hand change.
@@ -476,7 +492,8 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   // (the same rank) the report and the ring give, or the controller's first line without one.
   const bool failed = state.run.phase == RunPhase::Failed;
   const bool errors_here = !failed && !model.failure().failed && !model.errors().empty();
-  if (!state.run.message.empty() || state.run.events_lost > 0 || errors_here) ImGui::Separator();
+  const bool behind = state.run.events_lost > 0 || state.run.events_thinned > 0;
+  if (!state.run.message.empty() || behind || errors_here) ImGui::Separator();
   if (!state.run.message.empty()) {
     const std::string& m = state.run.message;
     const std::string line = !failed ? m : model.failure().failed ? FailureHeadline(model.failure()) : m.substr(0, m.find('\n'));
@@ -492,13 +509,9 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   }
   // Not an error (a long fast run outpaces a window on a CPU renderer): said calmly, not in red
   // under a class's eyes.
-  if (state.run.events_lost > 0) {
+  if (behind) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s",
-                       trf("The views skipped {} events the workers sent faster than the window takes them in; the "
-                           "training is unaffected.",
-                           grouped(state.run.events_lost))
-                           .c_str());
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s", behind_words(state.run).c_str());
     ImGui::PopTextWrapPos();
   }
   if (!errors_here) return;  // a failure's errors are in its report

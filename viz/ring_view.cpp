@@ -939,7 +939,11 @@ std::string banner_text(const view_model::RunModel& model, const AppState& state
   if (rec) return banner_of(frame, *rec);
   if (model.events_seen() > 0 && n == 1) return tr("One rank: nothing to exchange");
   if (model.events_seen() > 0) {
-    const std::string waits = newest_waits_for(model.collectives());
+    // Once an all-reduce has gone round, the newest one is begun by some ranks and not yet by
+    // the others in most frames of a healthy run (each rank's events come in batches): a wait
+    // worth naming is said when the run goes quiet (below).
+    const bool before_the_first = model.collectives().latest_complete_ring() < 0;
+    const std::string waits = before_the_first ? newest_waits_for(model.collectives()) : "";
     return waits.empty() ? tr("Waiting for the first ring all-reduce") : waits;
   }
   if (state.run.phase == RunPhase::Running) return tr("Starting: waiting for the first rank to report");

@@ -49,10 +49,26 @@ const view_model::CollectiveLog& step_log(const view_model::RunModel& model, con
   return replays_a_copy(state) && state.replay_log ? *state.replay_log : model.collectives();
 }
 
-// Takes the copy when Replay begins during a live run, and lets it go when either ends.
+// Following a fast run, the ring animates an all-reduce slowly while the workers go on: the
+// log may have let it go already, and the timeline its spans. Replay then starts from the
+// newest whole all-reduce of its copy, which the slider holds and the timeline still shows.
+void replay_from_newest_unless_held(AppState& state) {
+  const view_model::CollectiveLog* copy = state.replay_log.get();
+  if (!copy || (state.step.has_selection && copy->find(state.step.selected))) return;
+  if (const long newest = copy->latest_complete_ring(); newest >= 0)
+    view_model::show_collective(state.step, copy->at(static_cast<size_t>(newest)));
+}
+
+// Takes the copy when Replay begins during a live run (again while it holds no all-reduce to
+// step through: Replay chosen before a new run's first one), and lets it go when either ends.
 void keep_replay_log(const view_model::RunModel& model, AppState& state) {
-  if (!replays_a_copy(state)) state.replay_log.reset();
-  else if (!state.replay_log) state.replay_log = std::make_shared<const view_model::CollectiveLog>(model.collectives());
+  if (!replays_a_copy(state)) {
+    state.replay_log.reset();
+    return;
+  }
+  if (state.replay_log && !view_model::steppable_collectives(*state.replay_log).empty()) return;
+  state.replay_log = std::make_shared<const view_model::CollectiveLog>(model.collectives());
+  replay_from_newest_unless_held(state);
 }
 
 }  // namespace

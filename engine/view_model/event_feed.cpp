@@ -5,12 +5,56 @@
 
 namespace ringlab::view_model {
 
-EventFeed::EventFeed(size_t max_queued) : max_queued_(std::max<size_t>(max_queued, 1)) {}
+namespace {
+constexpr int kMostThinning = 1024;
+constexpr size_t kStepsDecided = 4096;  // far more than the ranks' batches lie apart
+}  // namespace
+
+EventFeed::EventFeed(size_t max_queued, size_t thin_above)
+    : max_queued_(std::max<size_t>(max_queued, 1)), thin_above_(std::max<size_t>(thin_above, 1)) {}
+
+bool EventFeed::is_step_detail(const Event& event) {
+  switch (event.kind) {
+    case EventKind::Forward:
+    case EventKind::Backward:
+    case EventKind::BucketReady:
+    case EventKind::CollectiveBegin:
+    case EventKind::CollectiveEnd:
+    case EventKind::ChunkTransfer:
+    case EventKind::OptimizerStep:
+    case EventKind::StepVote:
+      return event.step >= 0;  // the [1, 2, 3] demo all-reduce comes before any step
+    default:
+      return false;
+  }
+}
+
+// One step in 2 from `thin_above_` queued events, one in 4 from twice that, ...: a backlog that
+// keeps growing at one rate halves what comes in next.
+int EventFeed::thinning_for(size_t backlog) const {
+  int every = 1;
+  for (size_t level = thin_above_; backlog >= level && every < kMostThinning; level *= 2) every *= 2;
+  return every;
+}
+
+bool EventFeed::keeps_details_of(int64_t step) {
+  const auto [at, first] = step_kept_.try_emplace(step, step % thinning_ == 0);
+  if (first && step_kept_.size() > kStepsDecided) step_kept_.erase(step_kept_.begin());
+  return at->second;
+}
 
 void EventFeed::emit(Event event) {
   std::lock_guard<std::mutex> lock(queue_mutex_);
-  if (queue_.size() - head_ >= max_queued_) {
+  const size_t backlog = queue_.size() - head_;
+  if (backlog >= max_queued_) {
     ++overflowed_;
+    return;
+  }
+  thinning_ = thinning_for(backlog);
+  // A restart from a checkpoint, or a new world, numbers its steps again: decided afresh.
+  if (event.kind == EventKind::Restart || event.kind == EventKind::WorldChange) step_kept_.clear();
+  if (is_step_detail(event) && !keeps_details_of(event.step)) {
+    ++thinned_;
     return;
   }
   queue_.push_back(std::move(event));
@@ -41,11 +85,24 @@ void EventFeed::discard_queued() {
   queue_.clear();
   head_ = 0;
   overflowed_ = 0;  // what the last run lost is not the next one's
+  thinned_ = 0;
+  thinning_ = 1;
+  step_kept_.clear();
 }
 
 size_t EventFeed::overflowed() const {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   return overflowed_;
+}
+
+size_t EventFeed::thinned() const {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return thinned_;
+}
+
+int EventFeed::thinning() const {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  return thinning_;
 }
 
 }  // namespace ringlab::view_model

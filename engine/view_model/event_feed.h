@@ -6,10 +6,19 @@
 // Nothing else is kept: the controller folds every event into the run's result before handing
 // it on, and the reader's models keep what they draw with bounded memory. (The feed used to keep
 // a second copy of every event in an EventStore that nothing read: a copy, an allocation and
-// fresh pages per event on the app's ingest threads, beside a live run's workers.) A reader that
-// falls more than `max_queued` events behind loses the newest ones, and overflowed() says how
-// many.
+// fresh pages per event on the app's ingest threads, beside a live run's workers.)
+//
+// A reader that falls behind (a fast run on MPI sends hundreds of thousands of events a second,
+// more than a window on a CPU renderer takes in) first gets the details of fewer steps: past
+// `thin_above` queued events, the spans and collectives of only one step in 2, past twice that
+// one in 4, and so on. Every rank keeps the same steps (step % K == 0), so the views still get
+// whole all-reduces, each with every rank's chunks, instead of pieces of many, and they stay near
+// the run instead of seconds behind it. What a step's count, loss, shards and any failure need is
+// never thinned. A reader that still falls `max_queued` events behind loses the newest ones, and
+// overflowed() says how many.
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -19,7 +28,7 @@ namespace ringlab::view_model {
 
 class EventFeed : public EventSink {
  public:
-  explicit EventFeed(size_t max_queued = 2'000'000);
+  explicit EventFeed(size_t max_queued = 2'000'000, size_t thin_above = 100'000);
 
   void emit(Event event) override;
   // Moves up to `max` queued events into `out` (appended); returns how many.
@@ -27,9 +36,23 @@ class EventFeed : public EventSink {
   size_t queued() const;
   void discard_queued();      // forget what the reader has not drained, and lost (a new run starts)
   size_t overflowed() const;  // events the reader lost because it fell too far behind
+  size_t thinned() const;     // steps' details left out while the reader was behind
+  int thinning() const;       // 1: every step's details go through; K: only those of one step in K
+  // Spans and collectives of one step, which the feed may thin: not what counts steps and
+  // epochs, draws the loss and the shards, or says what failed.
+  static bool is_step_detail(const Event& event);
 
  private:
+  int thinning_for(size_t backlog) const;
+  bool keeps_details_of(int64_t step);
+
   size_t max_queued_;
+  size_t thin_above_;
+  int thinning_ = 1;
+  size_t thinned_ = 0;
+  // Whether each recent step's details are kept, decided when the first rank's arrive: the
+  // others' come in batches of their own, later, and a step is kept or left out whole.
+  std::map<int64_t, bool> step_kept_;
   mutable std::mutex queue_mutex_;
   std::vector<Event> queue_;
   size_t head_ = 0;  // first event not yet drained

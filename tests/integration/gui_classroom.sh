@@ -611,6 +611,28 @@ assert s["run_phase"] == "finished", s["run_phase"]
 assert s["run_message"] == "Replay let go of the gate: the workers trained on to the end at full speed.", s["run_message"]
 PY
 fi
+# Replay during a fast live run (2 ranks on MPI, tens of thousands of steps a second): the ring
+# following live animates an all-reduce that the log and the timeline have long let go of, so
+# Replay once began "older than the 511 kept" beside an empty Timeline, and so did every kept one
+# the slider went to. It now starts from the newest whole all-reduce of its copy, and the
+# Timeline keeps the spans of every all-reduce the copy holds while the run goes on. (Its ranks
+# are mpirun's children, not the app's: "wait-workers" would not see them; the pauses wait.)
+cat > "$WORK/fastmpi.json" << 'JSON'
+{"title": {"en": "A fast run"}, "description": {"en": "Two ranks on MPI for many epochs."},
+ "job": {"world_size": 2, "backend": "mpi", "algorithm": "ring", "epochs": 1000000}}
+JSON
+if drive fastreplay "$WORK/fastmpi.json" F5 pause pause pause pause pause tap:24:524 pause Left Left Left Left pause pause; then
+  python3 - "$WORK/fastreplay.json" << 'PY' && ok "Replay in a fast live run: a kept all-reduce, its spans on the Timeline, four Previous later too (classroom-fastreplay.png)" || bad "Replay during a fast live run"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+said, tl = s["said"], s["timeline"]
+assert s["run_phase"] == "running" and s["step_through"]["mode"] == "replay", (s["run_phase"], s["step_through"])
+assert re.fullmatch(r"[\d,]+ of [\d,]+", said["replay_slot"]), said["replay_slot"]
+assert s["ring"] is not None and s["step_through"]["collective_id"] > 0, s["step_through"]
+assert tl["replay_marked"] and tl["spans_shown"] > 0, tl
+assert "waits for" not in said["ring_banner"], said["ring_banner"]
+PY
+fi
 if drive followedstop "$WORK/longgated.json" F5 wait-workers Right pause tap:24:474 pause pause shift+F5 pause; then
   python3 - "$WORK/followedstop.json" << 'PY' && ok "held at the gate a moment, followed, stopped: the step time of the steps the gate did not hold (classroom-followedstop.png)" || bad "step time after a short stretch at the gate"
 import json, re, sys

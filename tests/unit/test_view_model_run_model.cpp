@@ -1,6 +1,8 @@
 // The run model: generations across a live world change, progress per rank, and the event feed.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -165,6 +167,42 @@ TEST_CASE("the event feed hands every event to the reader once, in order") {
   small.discard_queued();  // a new run starts: the last one's losses are not its own
   CHECK(small.queued() == 0);
   CHECK(small.overflowed() == 0);
+}
+
+// A fast run on MPI outpaces the window: past the first level the feed takes the details of one
+// step in 2, the same steps from every rank, so each all-reduce it keeps is whole.
+TEST_CASE("a reader behind gets whole steps, fewer of them, and every step's count and loss") {
+  EventFeed feed(/*max_queued=*/1000, /*thin_above=*/12);
+  const auto one_step = [&](int64_t step) {
+    for (int r = 0; r < 2; ++r) {
+      feed.emit(make(EventKind::StepBegin, r, step));
+      feed.emit(make(EventKind::Forward, r, step));
+      feed.emit(make(EventKind::CollectiveBegin, r, step, step));
+      feed.emit(make(EventKind::ChunkTransfer, r, step, step));
+      feed.emit(make(EventKind::CollectiveEnd, r, step, step));
+      feed.emit(make(EventKind::StepEnd, r, step));
+    }
+  };
+  one_step(0);  // 12 queued: from here on a step's details are thinned
+  CHECK(feed.thinning() == 1);
+  for (int64_t step = 1; step < 4; ++step) one_step(step);
+  CHECK(feed.thinning() == 4);  // 12 + 4 + 12 + 4 queued: past 12, then past 24
+  std::vector<Event> got;
+  feed.drain(got, 1000);
+  std::map<int64_t, int> details, ends;
+  for (const Event& e : got) (EventFeed::is_step_detail(e) ? details : ends)[e.step] += e.kind == EventKind::StepEnd || EventFeed::is_step_detail(e);
+  CHECK(details == std::map<int64_t, int>{{0, 8}, {2, 8}});  // step 1 (one in 2) and 3 (one in 4) left out, whole
+  CHECK(ends == std::map<int64_t, int>{{0, 2}, {1, 2}, {2, 2}, {3, 2}});  // every rank's every StepEnd
+  CHECK(feed.thinned() == 16);
+  CHECK(feed.overflowed() == 0);
+  one_step(4);  // the reader has caught up: every detail again
+  CHECK(feed.thinning() == 1);
+  CHECK(feed.queued() == 12);
+  Event demo = make(EventKind::ChunkTransfer, 0, -1, 0);  // the [1, 2, 3] demo, before any step
+  CHECK_FALSE(EventFeed::is_step_detail(demo));
+  CHECK_FALSE(EventFeed::is_step_detail(make(EventKind::SamplerShard, 0, 5)));
+  feed.discard_queued();
+  CHECK(feed.thinned() == 0);
 }
 
 TEST_CASE("the live step time: rank 0's last second of steps, afresh for a new set of workers") {
