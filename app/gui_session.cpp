@@ -274,15 +274,15 @@ void RunSession::hold_timeline() {
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (const auto* record : {&replayed->at(0), &replayed->at(replayed->size() - 1)})
       for (const auto& rank : record->ranks) {
-        if (!rank.began) continue;
-        first = std::min(first, rank.t_begin_ns - origin);
-        last = std::max(last, (rank.ended ? rank.t_end_ns : rank.t_begin_ns) - origin);
+        if (rank.began) first = std::min(first, rank.t_begin_ns - origin), last = std::max(last, rank.t_begin_ns - origin);
+        if (rank.ended) first = std::min(first, rank.t_end_ns - origin), last = std::max(last, rank.t_end_ns - origin);
       }
     const bool held = t0 <= t1;
-    if (first <= last) {
-      t0 = held ? std::min(t0, first) : first;
-      t1 = held ? std::max(t1, last) : last;
-    }
+    const int64_t u0 = held ? std::min(t0, first) : first, u1 = held ? std::max(t1, last) : last;
+    // The timeline spares a held window of at most half a lane's spans (a copy of 512 all-reduces
+    // of a wide world can hold more): then only what is on screen, as without Replay.
+    if (first <= last && model_.timeline().most_spans_within(u0, u1) <= model_.timeline().max_spans_per_lane() / 2)
+      t0 = u0, t1 = u1;
   }
   model_.hold_timeline_window(t0, t1);
 }
@@ -292,6 +292,7 @@ void RunSession::update() {
   const int64_t timeline_was = model_.timeline().latest_ns();
   // A timeline held still keeps what it shows while new spans push old ones out.
   hold_timeline();
+  feed_.keep_every_step(state_.gated);
   do {
     batch_.clear();
     if (feed_.drain(batch_, kIngestBatch) == 0) break;

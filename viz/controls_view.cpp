@@ -413,7 +413,8 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
     const std::string name = state.torch.script_name();
     FittedLine({trf("PyTorch script: {}", name), name}, p.text);
   }
-  if (model.latest_step() < 0) {
+  // (Until every rank has a step done: the count beside the epoch is every rank's.)
+  if (model.steps_done(state.run.live()) <= 0) {
     const int world = state.job.world_size;
     const char* plural = world == 1 ? "" : "s";
     const JobConfig& was = state.scenario.job;

@@ -943,6 +943,7 @@ std::string banner_text(const view_model::RunModel& model, const AppState& state
     // the others in most frames of a healthy run (each rank's events come in batches): a wait
     // worth naming is said when the run goes quiet (below).
     const bool before_the_first = model.collectives().latest_complete_ring() < 0;
+    if (!before_the_first && state.step.mode == RingMode::Replay) return tr("Replay: pick an all-reduce with the All-reduce slider");
     const std::string waits = before_the_first ? newest_waits_for(model.collectives()) : "";
     return waits.empty() ? tr("Waiting for the first ring all-reduce") : waits;
   }

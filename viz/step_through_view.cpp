@@ -59,14 +59,16 @@ void replay_from_newest_unless_held(AppState& state) {
     view_model::show_collective(state.step, copy->at(static_cast<size_t>(newest)));
 }
 
-// Takes the copy when Replay begins during a live run (again while it holds no all-reduce to
-// step through: Replay chosen before a new run's first one), and lets it go when either ends.
+// Takes the copy when Replay begins during a live run (again once the run's log has a whole ring
+// all-reduce and the copy none: Replay chosen before a new run's first one), and lets it go when
+// either ends.
 void keep_replay_log(const view_model::RunModel& model, AppState& state) {
   if (!replays_a_copy(state)) {
     state.replay_log.reset();
     return;
   }
-  if (state.replay_log && !view_model::steppable_collectives(*state.replay_log).empty()) return;
+  const bool none_yet = state.replay_log && state.replay_log->latest_complete_ring() < 0;
+  if (state.replay_log && !(none_yet && model.collectives().latest_complete_ring() >= 0)) return;
   state.replay_log = std::make_shared<const view_model::CollectiveLog>(model.collectives());
   replay_from_newest_unless_held(state);
 }

@@ -37,10 +37,16 @@ int EventFeed::thinning_for(size_t backlog) const {
   return every;
 }
 
-bool EventFeed::keeps_details_of(int64_t step) {
-  const auto [at, first] = step_kept_.try_emplace(step, step % thinning_ == 0);
+bool EventFeed::keeps_details_of(int64_t step, int every) {
+  const auto [at, first] = step_kept_.try_emplace(step, step % every == 0);
+  const bool kept = at->second;  // `at` may be the entry let go just below
   if (first && step_kept_.size() > kStepsDecided) step_kept_.erase(step_kept_.begin());
-  return at->second;
+  return kept;
+}
+
+void EventFeed::keep_every_step(bool keep) {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  keep_every_step_ = keep;
 }
 
 void EventFeed::emit(Event event) {
@@ -50,14 +56,31 @@ void EventFeed::emit(Event event) {
     ++overflowed_;
     return;
   }
-  thinning_ = thinning_for(backlog);
   // A restart from a checkpoint, or a new world, numbers its steps again: decided afresh.
   if (event.kind == EventKind::Restart || event.kind == EventKind::WorldChange) step_kept_.clear();
-  if (is_step_detail(event) && !keeps_details_of(event.step)) {
+  // Once something has gone wrong, or the run is stopping, every step that comes is kept whole:
+  // the Ring and the Failure lab show the all-reduce the failure is in, not an older one.
+  if (ends_thinning(event.kind)) failing_ = true;
+  const int every = keep_every_step_ || failing_ ? 1 : thinning_for(backlog);
+  if (is_step_detail(event) && !keeps_details_of(event.step, every)) {
     ++thinned_;
     return;
   }
   queue_.push_back(std::move(event));
+}
+
+bool EventFeed::ends_thinning(EventKind kind) {
+  switch (kind) {
+    case EventKind::Error:
+    case EventKind::Fault:
+    case EventKind::FlightRecord:
+    case EventKind::TornDown:
+    case EventKind::RunStopped:
+    case EventKind::CollectiveMismatch:
+      return true;
+    default:
+      return false;
+  }
 }
 
 size_t EventFeed::drain(std::vector<Event>& out, size_t max) {
@@ -86,7 +109,7 @@ void EventFeed::discard_queued() {
   head_ = 0;
   overflowed_ = 0;  // what the last run lost is not the next one's
   thinned_ = 0;
-  thinning_ = 1;
+  failing_ = false;
   step_kept_.clear();
 }
 
@@ -102,7 +125,7 @@ size_t EventFeed::thinned() const {
 
 int EventFeed::thinning() const {
   std::lock_guard<std::mutex> lock(queue_mutex_);
-  return thinning_;
+  return keep_every_step_ || failing_ ? 1 : thinning_for(queue_.size() - head_);
 }
 
 }  // namespace ringlab::view_model

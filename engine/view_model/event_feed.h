@@ -13,8 +13,9 @@
 // `thin_above` queued events, the spans and collectives of only one step in 2, past twice that
 // one in 4, and so on. Every rank keeps the same steps (step % K == 0), so the views still get
 // whole all-reduces, each with every rank's chunks, instead of pieces of many, and they stay near
-// the run instead of seconds behind it. What a step's count, loss, shards and any failure need is
-// never thinned. A reader that still falls `max_queued` events behind loses the newest ones, and
+// the run instead of seconds behind it. A step's begin and end (its count, loss and epoch),
+// shards, epoch ends, errors and flight records are never thinned, and from the first error,
+// fault or stop on, nor is anything else (the Failure lab places ranks by their collectives). A reader that still falls `max_queued` events behind loses the newest ones, and
 // overflowed() says how many.
 #include <cstddef>
 #include <cstdint>
@@ -36,20 +37,25 @@ class EventFeed : public EventSink {
   size_t queued() const;
   void discard_queued();      // forget what the reader has not drained, and lost (a new run starts)
   size_t overflowed() const;  // events the reader lost because it fell too far behind
-  size_t thinned() const;     // steps' details left out while the reader was behind
-  int thinning() const;       // 1: every step's details go through; K: only those of one step in K
+  size_t thinned() const;     // events of steps' details left out while the reader was behind
+  int thinning() const;       // now: 1, every step's details go through; K, only those of one step in K
+  // While set (the workers stepped through at the gate), every step is kept whole: the all-reduce
+  // the class steps through must not be one left out.
+  void keep_every_step(bool keep);
   // Spans and collectives of one step, which the feed may thin: not what counts steps and
   // epochs, draws the loss and the shards, or says what failed.
   static bool is_step_detail(const Event& event);
 
  private:
   int thinning_for(size_t backlog) const;
-  bool keeps_details_of(int64_t step);
+  bool keeps_details_of(int64_t step, int every);
+  static bool ends_thinning(EventKind kind);
 
   size_t max_queued_;
   size_t thin_above_;
-  int thinning_ = 1;
   size_t thinned_ = 0;
+  bool keep_every_step_ = false;
+  bool failing_ = false;  // an error, a fault or a stop came: no more thinning this run
   // Whether each recent step's details are kept, decided when the first rank's arrive: the
   // others' come in batches of their own, later, and a step is kept or left out whole.
   std::map<int64_t, bool> step_kept_;

@@ -56,6 +56,17 @@ int64_t TimelineModel::recent_steps_begin(int steps, int64_t before_ns) const {
   return recent_forward_[begun - k];
 }
 
+size_t TimelineModel::most_spans_within(int64_t t0, int64_t t1) const {
+  size_t most = 0;
+  const auto by_begin = [](const TimelineSpan& s, int64_t t) { return s.t_begin_ns < t; };
+  for (const auto& lane : lanes_) {
+    const auto from = std::lower_bound(lane.spans.begin(), lane.spans.end(), t0, by_begin);
+    const auto to = std::lower_bound(from, lane.spans.end(), t1 + 1, by_begin);
+    most = std::max(most, static_cast<size_t>(to - from));
+  }
+  return most;
+}
+
 int64_t TimelineModel::earliest_ns() const {
   int64_t earliest = latest_ns_;
   for (const auto& lane : lanes_)

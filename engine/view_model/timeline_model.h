@@ -68,6 +68,9 @@ class TimelineModel {
   // to bound memory: a window there shows part of what ran, or nothing. Empty while all is kept.
   const std::vector<std::pair<int64_t, int64_t>>& let_go() const { return let_go_; }
   size_t max_spans_per_lane() const { return max_spans_per_lane_; }
+  // The most spans any one lane holds that begin in [t0, t1] (relative ns): whether a window is
+  // small enough for hold_window to spare it.
+  size_t most_spans_within(int64_t t0, int64_t t1) const;
   // A window the view holds still (its Follow unticked), relative ns; t1 < t0 for none. Letting
   // go of old spans then spares the ones in it, while they take at most half a lane's room: the
   // spans before it go first, then the oldest after it, so what the class is looking at stays.

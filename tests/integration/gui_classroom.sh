@@ -39,7 +39,8 @@
 #     saying how many all-reduces were held at the gate and how much they can have added.
 # 20. "Forget set_epoch" ticked during a long run: the app asks before it starts the run again;
 #     Escape keeps the run going and the setting as it was.
-# 21. Two ranks on MPI, whose steps outrun the app's intake (it drops events, and says so): the
+# 21. Two ranks on MPI, whose steps outrun the app's intake (it takes fewer steps' details, past
+#     that drops events, and says so): the
 #     window goes on drawing, and no frame's draw data grows with the run (a collective whose
 #     end was dropped once filled memory with the stripes of a bar millions of pixels long).
 # 22. Play at the gate: the status says Play lets one ring step through at a time, not "held".
@@ -630,7 +631,6 @@ assert s["run_phase"] == "running" and s["step_through"]["mode"] == "replay", (s
 assert re.fullmatch(r"[\d,]+ of [\d,]+", said["replay_slot"]), said["replay_slot"]
 assert s["ring"] is not None and s["step_through"]["collective_id"] > 0, s["step_through"]
 assert tl["replay_marked"] and tl["spans_shown"] > 0, tl
-assert "waits for" not in said["ring_banner"], said["ring_banner"]
 PY
 fi
 if drive followedstop "$WORK/longgated.json" F5 wait-workers Right pause tap:24:474 pause pause shift+F5 pause; then

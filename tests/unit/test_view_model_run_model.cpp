@@ -183,8 +183,9 @@ TEST_CASE("a reader behind gets whole steps, fewer of them, and every step's cou
       feed.emit(make(EventKind::StepEnd, r, step));
     }
   };
-  one_step(0);  // 12 queued: from here on a step's details are thinned
-  CHECK(feed.thinning() == 1);
+  one_step(0);  // 12 queued, all of step 0: from here on a step's details are thinned
+  CHECK(feed.queued() == 12);
+  CHECK(feed.thinning() == 2);
   for (int64_t step = 1; step < 4; ++step) one_step(step);
   CHECK(feed.thinning() == 4);  // 12 + 4 + 12 + 4 queued: past 12, then past 24
   std::vector<Event> got;
@@ -195,9 +196,21 @@ TEST_CASE("a reader behind gets whole steps, fewer of them, and every step's cou
   CHECK(ends == std::map<int64_t, int>{{0, 2}, {1, 2}, {2, 2}, {3, 2}});  // every rank's every StepEnd
   CHECK(feed.thinned() == 16);
   CHECK(feed.overflowed() == 0);
-  one_step(4);  // the reader has caught up: every detail again
-  CHECK(feed.thinning() == 1);
+  CHECK(feed.thinning() == 1);  // the reader has caught up: said in the past tense from here
+  one_step(5);  // every detail again
   CHECK(feed.queued() == 12);
+  one_step(7);  // behind again: step 7 left out ...
+  CHECK(feed.queued() == 16);
+  feed.keep_every_step(true);  // ... but not while the class steps through at the gate
+  one_step(9);
+  CHECK(feed.queued() == 28);
+  feed.keep_every_step(false);
+  one_step(11);
+  CHECK(feed.queued() == 32);
+  feed.emit(make(EventKind::Error, 1, 12));  // after an error every step is whole, for the Failure lab
+  one_step(13);
+  CHECK(feed.queued() == 45);
+  CHECK(feed.thinning() == 1);
   Event demo = make(EventKind::ChunkTransfer, 0, -1, 0);  // the [1, 2, 3] demo, before any step
   CHECK_FALSE(EventFeed::is_step_detail(demo));
   CHECK_FALSE(EventFeed::is_step_detail(make(EventKind::SamplerShard, 0, 5)));
