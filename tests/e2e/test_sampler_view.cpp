@@ -95,11 +95,13 @@ TEST_CASE("shards of different lengths are named, rank by rank") {
 // The line under the ranks' orders that did not all fit ran on past a narrow pane's edge (after a
 // live change it named more ranks and grew): the first of its forms that fits.
 TEST_CASE("ranks whose order does not fit are named in a line that fits the pane") {
-  CHECK(drawn(ImVec2(390, 150), false).sampler_more == "each rank's indices in order: enlarge the pane");
+  CHECK(drawn(ImVec2(390, 155), false).sampler_more == "each rank's indices in order: enlarge the pane");
+  // Five pixels less and the line would be cut at the pane's edge (1.1x text at 1280x720): none.
+  CHECK(drawn(ImVec2(390, 150), false).sampler_more.empty());
   CHECK(drawn(ImVec2(390, 210), false).sampler_more == "the order of 3 more ranks: enlarge the pane");
   CHECK(drawn(ImVec2(250, 210), false).sampler_more == "indices in order: enlarge the pane");
   CHECK(drawn(ImVec2(250, 270), false).sampler_more == "2 more ranks: enlarge the pane");
-  CHECK(drawn(ImVec2(150, 210), false).sampler_more == "enlarge the pane");
+  CHECK(drawn(ImVec2(150, 260), false).sampler_more == "enlarge the pane");  // its lines above wrap: taller
   CHECK(drawn(ImVec2(590, 420), false).sampler_more.empty());  // enlarged: every rank's order drawn
 }
 
