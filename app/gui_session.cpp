@@ -29,6 +29,7 @@ constexpr int64_t kIngestBudgetNs = 6'000'000;
 constexpr int64_t kBacklogBudgetNs = 30'000'000;
 constexpr size_t kBacklog = 20'000;
 constexpr size_t kIngestBatch = 4096;
+constexpr double kLetGoNoteS = 30.0;
 constexpr size_t kMaxOverlays = 6;
 constexpr int64_t kTrimEveryNs = 2'000'000'000;
 // How long Stop waits for the workers to stop together at a step boundary before terminating them.
@@ -125,6 +126,13 @@ void RunSession::launch(const PlannedRun& run) {
   feed_.discard_queued();
   model_.clear();
   view_model::begin_run(state_.step);
+  // Replay scrubs a run already recorded: a new one is followed live (Replay can be chosen again
+  // during it). Kept on Replay, it scrubbed a copy of the new run's first few all-reduces.
+  if (state_.step.mode == viz::RingMode::Replay) {
+    state_.step.mode = viz::RingMode::Follow;
+    state_.step.playing = true;
+  }
+  state_.replay_log.reset();
   state_.timeline = {};  // a view pinned in the last run's time would show the new one empty
   state_.controls_moved = {};
   state_.run.message.clear();
@@ -300,11 +308,16 @@ void RunSession::update() {
   } while (now_ns() < deadline);
   if (model_.timeline().latest_ns() != timeline_was) state_.run.timeline_heard_at_ns = now_ns();
   if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;
+  // The note on letting the gate go explains a run that then ended at once; one still training
+  // half a minute later needs it no more (it stayed under the controls for as long as the run).
+  if (!run_over() && !let_go_note_.empty() && state_.run.message == let_go_note_ && seconds_now() - let_go_at_s_ > kLetGoNoteS) {
+    state_.run.message.clear();
+    let_go_note_.clear();
+  }
   note_switch_landed();
   note_script_job();
   state_.run.events_lost = feed_.overflowed();
   state_.run.events_thinned = feed_.thinned();
-  state_.run.thinning = feed_.thinning();
   state_.run.events_queued = feed_.queued();
   // Events are allocated on the event server's threads and freed on this one; glibc keeps the
   // freed pages in those threads' arenas, so a long run's memory would creep up. Hand them back.
@@ -481,6 +494,7 @@ void RunSession::apply_requests() {
     // then trained to its end at once, and nothing said why.
     if (!r.gated_value && state_.run.stepped && state_.run.phase == viz::RunPhase::Running) {
       let_go_by_replay_ = state_.step.mode == viz::RingMode::Replay;
+      let_go_at_s_ = seconds_now();
       state_.run.message = let_go_note_ =
           let_go_by_replay_
               ? viz::tr("Replay does not hold the workers: they train on at full speed. Step-through (gated) holds them again.")

@@ -64,6 +64,7 @@ class RunSession {
   std::string refusal_;
   bool let_go_by_replay_ = false;  // the gate was let go by choosing Replay (else Follow live)
   std::string let_go_note_;  // said when the gate was opened under a stepped run (kept once it finishes)
+  double let_go_at_s_ = 0;   // when: a run that goes on long after it no longer needs the note
   void forget_refusal();
   int switch_from_generation_ = -1;  // a live change was asked for in this generation; -1: none pending
   size_t switch_changes_before_ = 0;  // world changes the loss curve had marked when it was asked for

@@ -56,9 +56,17 @@ std::string plain_parse_error(const CLI::App& root, const CLI::ParseError& error
   if (std::regex_match(what, m, conversion))
     return fmt::format("{} '{}': not {}", m[1].str(), m[2].str(), kind_taken(used_app(root), m[1].str()));
   static const std::regex range(R"(^(\S+): Value (.*) not in range (.*) to (.*)$)");
-  if (std::regex_match(what, m, range))
-    return fmt::format("{} {}: out of range: give {} from {} to {}", m[1].str(), m[2].str(),
-                       kind_taken(used_app(root), m[1].str()), plain_number(m[3].str()), plain_number(m[4].str()));
+  if (std::regex_match(what, m, range)) {
+    const std::string kind = kind_taken(used_app(root), m[1].str()), value = m[2].str();
+    // CLI11's range check says "not in range" of a value that is no number at all.
+    static const std::regex number(R"(^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$)");
+    static const std::regex whole(R"(^\s*[-+]?\d+\s*$)");
+    if (!std::regex_match(value, kind == "a whole number" ? whole : number))
+      return fmt::format("{} '{}': not {} (give one from {} to {})", m[1].str(), value, kind, plain_number(m[3].str()),
+                         plain_number(m[4].str()));
+    return fmt::format("{} {}: out of range: give {} from {} to {}", m[1].str(), value, kind, plain_number(m[3].str()),
+                       plain_number(m[4].str()));
+  }
   static const std::regex repeated(R"(^(\S+): At Most 1 required but received (\d+)$)");
   if (std::regex_match(what, m, repeated))
     return fmt::format("{} given {} times: give it once", m[1].str(), m[2].str());

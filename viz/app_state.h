@@ -150,7 +150,6 @@ struct RunStatus {
   double elapsed_s = 0.0;
   size_t events_lost = 0;     // the app fell so far behind that events were dropped
   size_t events_thinned = 0;  // steps' spans and collectives left out while the app was behind
-  int thinning = 1;           // the views take the details of one step in this many (1: every step)
   size_t events_queued = 0;   // received, not yet taken into the views (the app is behind by these)
   // The workers were held at the step-through gate during this run: a step's time then holds
   // the ranks' wait for each other to see each release, so µs per step is no training speed.
@@ -291,6 +290,8 @@ struct AppState {
   std::shared_ptr<const view_model::CollectiveLog> replay_log;
   std::string controls_shown_for;  // the scenario (or "script") the controls pane last showed
   float controls_tallest = 0;      // the controls' height at its tallest since the pointer came into the pane
+  float controls_scrolled_at_scale = 0;  // the text scale the controls' scroll was last drawn at
+  float step_scrolled_at_scale = 0;      // the same for the Step-through pane
   bool description_had_room = true;  // last frame, the controls pane had room for the scenario's description
   SamplerViewState sampler;
   TrainingViewState training;

@@ -470,17 +470,15 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
 
 // The workers sent events faster than the window takes them in (a fast run on MPI): the views
 // take the spans and all-reduces of fewer steps (EventFeed), and past that drop the newest.
+// One wording for the whole run, whether the feed is thinning at this moment or not (its level
+// moves with the backlog, and a notice that changed with it read as three different troubles).
 std::string behind_words(const RunStatus& run) {
   if (run.events_lost > 0)
-    return trf("The views skipped {} events the workers sent faster than the window takes them in; the "
-               "training is unaffected.",
-               grouped(run.events_lost));
-  if (run.thinning > 1)
-    return trf("The workers send events faster than the window takes them in: the Ring and the Timeline show "
-               "one step in {}; the training is unaffected.",
-               run.thinning);
-  return trf("The Ring and the Timeline left out {} events of steps the window could not keep up with; the "
-             "training is unaffected.",
+    return trf("The workers sent events faster than the window takes them in: the views left out the details of "
+               "some steps ({} events) and lost {} more; the training is unaffected.",
+               grouped(run.events_thinned), grouped(run.events_lost));
+  return trf("The workers sent events faster than the window takes them in: the Ring and the Timeline left out "
+             "the details of some steps ({} events) and show the others whole; the training is unaffected.",
              grouped(run.events_thinned));
 }
 
@@ -512,7 +510,8 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
   // under a class's eyes.
   if (behind) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s", behind_words(state.run).c_str());
+    const std::string words = WordsInLines(behind_words(state.run), ImGui::GetContentRegionAvail().x);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s", words.c_str());
     ImGui::PopTextWrapPos();
   }
   if (!errors_here) return;  // a failure's errors are in its report

@@ -368,6 +368,14 @@ void keep_height_under_pointer(float& tallest) {
   if (gap > 0) ImGui::Dummy(ImVec2(0, gap));
 }
 
+// Larger or smaller text scales what a pane holds, not its scroll, which is in pixels: the
+// controls scrolled down to Epochs showed the Start buttons cut in half at the top after Ctrl+=.
+// The scroll goes with the text, so the same line stays at the top.
+void keep_scroll_at_scale(float& scrolled_at, float scale) {
+  if (scrolled_at > 0 && scrolled_at != scale) ImGui::SetScrollY(ImGui::GetScrollY() * scale / scrolled_at);
+  scrolled_at = scale;
+}
+
 }  // namespace
 
 void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
@@ -396,11 +404,13 @@ void DrawMainWindow(const view_model::RunModel& model, AppState& state) {
     ImGui::SetScrollY(0.0f);
     state.controls_shown_for = shown;
   }
+  keep_scroll_at_scale(state.controls_scrolled_at_scale, state.ui_scale);
   note_pane(state, "controls", false);
   DrawControlsView(model, state);
   keep_height_under_pointer(state.controls_tallest);
   ImGui::EndChild();
   ImGui::BeginChild("step_through", ImVec2(0, 0), true);
+  keep_scroll_at_scale(state.step_scrolled_at_scale, state.ui_scale);
   DrawStepThroughView(model, state);
   ImGui::EndChild();
   ImGui::EndChild();

@@ -42,8 +42,12 @@ void apply(const view_model::StepRequest& request, AppState& state) {
 // The log the step-through works on. During a live run Replay scrubs a copy taken when Replay was
 // chosen: the log keeps the newest 512 all-reduces, which a fast run replaces within a fraction of
 // a second, so the slider and Previous would find the all-reduce on screen gone at once and jump
-// to the newest. Choosing Replay again takes a newer copy; once the run ends, the log stays still.
-bool replays_a_copy(const AppState& state) { return state.step.mode == RingMode::Replay && state.run.live(); }
+// to the newest. Choosing Replay again takes a newer copy. A copy taken during the run is scrubbed
+// after it ends too (the all-reduce on screen stays within the slider's reach); Replay chosen
+// after the run scrubs the run's log itself, which then stays still.
+bool replays_a_copy(const AppState& state) {
+  return state.step.mode == RingMode::Replay && (state.run.live() || state.replay_log);
+}
 
 const view_model::CollectiveLog& step_log(const view_model::RunModel& model, const AppState& state) {
   return replays_a_copy(state) && state.replay_log ? *state.replay_log : model.collectives();
@@ -67,6 +71,7 @@ void keep_replay_log(const view_model::RunModel& model, AppState& state) {
     state.replay_log.reset();
     return;
   }
+  if (!state.run.live()) return;  // the run's end: its copy stays as it was
   const bool none_yet = state.replay_log && state.replay_log->latest_complete_ring() < 0;
   if (state.replay_log && !(none_yet && model.collectives().latest_complete_ring() >= 0)) return;
   state.replay_log = std::make_shared<const view_model::CollectiveLog>(model.collectives());

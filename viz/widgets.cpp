@@ -236,14 +236,16 @@ void Tooltip(const std::string& text) {
 
 void WrappedTooltip(const std::string& text, float width) { SizedTooltip(text, ImGui::GetFontSize() * width); }
 
-std::string JoinedInLines(const std::vector<std::string>& parts, float width, float font_size) {
+namespace {
+
+std::string in_lines(const std::vector<std::string>& parts, const char* separator, float width, float font_size) {
   const auto width_of = [&](const std::string& text) {
     return ImGui::GetFont()->CalcTextSizeA(font_size, FLT_MAX, 0, text.c_str()).x;
   };
   std::string text, line;
   for (const std::string& part : parts) {
     if (part.empty()) continue;
-    const std::string longer = line.empty() ? part : line + " · " + part;
+    const std::string longer = line.empty() ? part : line + separator + part;
     if (line.empty() || width_of(longer) <= width) {
       line = longer;
       continue;
@@ -252,6 +254,22 @@ std::string JoinedInLines(const std::vector<std::string>& parts, float width, fl
     line = part;
   }
   return text + line;
+}
+
+}  // namespace
+
+std::string JoinedInLines(const std::vector<std::string>& parts, float width, float font_size) {
+  return in_lines(parts, " · ", width, font_size);
+}
+
+std::string WordsInLines(const std::string& text, float width) {
+  std::vector<std::string> words;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t space = std::min(text.find(' ', at), text.size());
+    words.push_back(text.substr(at, space - at));
+    at = space + 1;
+  }
+  return in_lines(words, " ", width, ImGui::GetFontSize());
 }
 
 const std::string* FirstThatFits(const std::vector<std::string>& forms, float width) {

@@ -39,6 +39,9 @@ std::string FittedLine(const std::vector<std::string>& forms, uint32_t color);
 // between parts (a part wider than a line gets one of its own and wraps there): no line starts
 // with a "·" cut from the end of the one above.
 std::string JoinedInLines(const std::vector<std::string>& parts, float width, float font_size);
+// `text` in lines no wider than `width` at the current font, broken only at spaces: Dear ImGui's
+// own wrapping also breaks after a comma, and cut "1,628,221" into "1," and "628,221".
+std::string WordsInLines(const std::string& text, float width);
 
 // Buttons that share a row: how many of them fit in one row of the pane, each as wide as the
 // widest needs (`labels` are the texts on screen), and each button's width at that count.

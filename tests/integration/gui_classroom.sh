@@ -60,6 +60,9 @@
 #     the screen stood still for 3 s (the ring goes on to the newest all-reduce after Stop), the
 #     whole screen is painted red over the window and uncovered again (xrefresh): the window
 #     draws itself whole, and that is the very picture the frames in part had left there.
+# 28. Replay during a fast live run (2 ranks on MPI): it starts from a kept all-reduce, whose
+#     spans the Timeline still has after four Previous and a Stop; Replay chosen before Start
+#     gives way to Follow live for the new run.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -622,15 +625,28 @@ cat > "$WORK/fastmpi.json" << 'JSON'
 {"title": {"en": "A fast run"}, "description": {"en": "Two ranks on MPI for many epochs."},
  "job": {"world_size": 2, "backend": "mpi", "algorithm": "ring", "epochs": 1000000}}
 JSON
-if drive fastreplay "$WORK/fastmpi.json" F5 pause pause pause pause pause tap:24:524 pause Left Left Left Left pause pause; then
-  python3 - "$WORK/fastreplay.json" << 'PY' && ok "Replay in a fast live run: a kept all-reduce, its spans on the Timeline, four Previous later too (classroom-fastreplay.png)" || bad "Replay during a fast live run"
+# Then Stop: the all-reduce on screen stays within the slider's reach (it read "older than the 512
+# kept", the slider at its far left, once the run's own log took over from the copy).
+if drive fastreplay "$WORK/fastmpi.json" F5 pause pause pause pause pause tap:24:524 pause Left Left Left Left pause pause \
+     shift+F5 pause pause; then
+  python3 - "$WORK/fastreplay.json" << 'PY' && ok "Replay in a fast live run: a kept all-reduce, its spans on the Timeline, four Previous and a Stop later too (classroom-fastreplay.png)" || bad "Replay during a fast live run"
 import json, re, sys
 s = json.load(open(sys.argv[1]))
 said, tl = s["said"], s["timeline"]
-assert s["run_phase"] == "running" and s["step_through"]["mode"] == "replay", (s["run_phase"], s["step_through"])
+assert s["run_phase"] == "stopped" and s["step_through"]["mode"] == "replay", (s["run_phase"], s["step_through"])
 assert re.fullmatch(r"[\d,]+ of [\d,]+", said["replay_slot"]), said["replay_slot"]
 assert s["ring"] is not None and s["step_through"]["collective_id"] > 0, s["step_through"]
 assert tl["replay_marked"] and tl["spans_shown"] > 0, tl
+PY
+fi
+# Replay chosen before Start scrubbed a copy of the new run's first few all-reduces for the whole
+# run ("6 of 6", the start-up's slow one): a new run is followed live.
+if drive replaystart "$WORK/fastmpi.json" tap:24:524 pause F5 pause pause pause; then
+  python3 - "$WORK/replaystart.json" << 'PY' && ok "Replay chosen, then Start: the new run is followed live (classroom-replaystart.png)" || bad "Start with Replay chosen"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["run_phase"] == "running" and s["step_through"]["mode"] == "follow", (s["run_phase"], s["step_through"])
+assert s["said"]["replay_slot"] == "", s["said"]
 PY
 fi
 if drive followedstop "$WORK/longgated.json" F5 wait-workers Right pause tap:24:474 pause pause shift+F5 pause; then

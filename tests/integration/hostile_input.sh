@@ -214,6 +214,7 @@ usage_row "ringlab bench needs one of allreduce, pingpong \\(got 'foo'\\)" bench
 usage_row "The following argument was not expected: --bogus-flag" run --bogus-flag
 usage_row "--world-size 99: out of range: give a whole number from 1 to 16" gui --world-size 99
 usage_row "--ui-scale 5: out of range: give a number from 0.5 to 4" gui --ui-scale 5
+usage_row "--ui-scale 'abc': not a number \\(give one from 0.5 to 4\\)" gui --ui-scale abc
 usage_row "--lang: fr not in" gui --lang fr
 usage_row "--iters 'x': not a whole number" bench allreduce --iters x
 
