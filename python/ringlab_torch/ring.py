@@ -106,7 +106,8 @@ def ring_all_reduce(buffer: torch.Tensor, *, group=None, collective_id: int = 0,
                                      tag_base + t, timeout)
             except Exception as e:
                 name = "reduce-scatter" if phase == RingPhase.REDUCE_SCATTER else "all-gather"
-                raise RingStepError(f"{context}ring all-reduce {collective_id}, {name} step {ring_step}: "
+                # Counted from 1 within its phase, as ringlab's own ring and its reports say it.
+                raise RingStepError(f"{context}ring all-reduce {collective_id}, {name} step {ring_step + 1} of {world - 1}: "
                                     f"{type(e).__name__}: {e}") from e
             if received is not None and on_chunk is not None:
                 on_chunk(received)
