@@ -7,7 +7,6 @@ namespace ringlab::view_model {
 
 namespace {
 constexpr int kMostThinning = 1024;
-constexpr size_t kStepsDecided = 4096;  // far more than the ranks' batches lie apart
 }  // namespace
 
 EventFeed::EventFeed(size_t max_queued, size_t thin_above)
@@ -37,12 +36,16 @@ int EventFeed::thinning_for(size_t backlog) const {
   return every;
 }
 
+// Every detail event passes here, hundreds of thousands a second on the server's threads: a slot
+// per step in a fixed ring, where a step 4,096 later (far more than the ranks' batches lie apart)
+// takes the slot over.
 bool EventFeed::keeps_details_of(int64_t step, int every) {
-  const auto [at, first] = step_kept_.try_emplace(step, step % every == 0);
-  const bool kept = at->second;  // `at` may be the entry let go just below
-  if (first && step_kept_.size() > kStepsDecided) step_kept_.erase(step_kept_.begin());
-  return kept;
+  StepDecision& slot = step_kept_[static_cast<size_t>(step) % step_kept_.size()];
+  if (slot.step != step) slot = {step, step % every == 0};
+  return slot.kept;
 }
+
+void EventFeed::forget_step_decisions() { step_kept_.fill({}); }
 
 void EventFeed::keep_every_step(bool keep) {
   std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -57,7 +60,7 @@ void EventFeed::emit(Event event) {
     return;
   }
   // A restart from a checkpoint, or a new world, numbers its steps again: decided afresh.
-  if (event.kind == EventKind::Restart || event.kind == EventKind::WorldChange) step_kept_.clear();
+  if (event.kind == EventKind::Restart || event.kind == EventKind::WorldChange) forget_step_decisions();
   // Once something has gone wrong, or the run is stopping, every step that comes is kept whole:
   // the Ring and the Failure lab show the all-reduce the failure is in, not an older one.
   if (ends_thinning(event.kind)) failing_ = true;
@@ -110,7 +113,7 @@ void EventFeed::discard_queued() {
   overflowed_ = 0;  // what the last run lost is not the next one's
   thinned_ = 0;
   failing_ = false;
-  step_kept_.clear();
+  forget_step_decisions();
 }
 
 size_t EventFeed::overflowed() const {

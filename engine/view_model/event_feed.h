@@ -17,9 +17,9 @@
 // shards, epoch ends, errors and flight records are never thinned, and from the first error,
 // fault or stop on, nor is anything else (the Failure lab places ranks by their collectives). A reader that still falls `max_queued` events behind loses the newest ones, and
 // overflowed() says how many.
+#include <array>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <vector>
 
@@ -49,6 +49,7 @@ class EventFeed : public EventSink {
  private:
   int thinning_for(size_t backlog) const;
   bool keeps_details_of(int64_t step, int every);
+  void forget_step_decisions();
   static bool ends_thinning(EventKind kind);
 
   size_t max_queued_;
@@ -58,7 +59,11 @@ class EventFeed : public EventSink {
   bool failing_ = false;  // an error, a fault or a stop came: no more thinning this run
   // Whether each recent step's details are kept, decided when the first rank's arrive: the
   // others' come in batches of their own, later, and a step is kept or left out whole.
-  std::map<int64_t, bool> step_kept_;
+  struct StepDecision {
+    int64_t step = -1;
+    bool kept = true;
+  };
+  std::array<StepDecision, 4096> step_kept_{};
   mutable std::mutex queue_mutex_;
   std::vector<Event> queue_;
   size_t head_ = 0;  // first event not yet drained
