@@ -1,6 +1,7 @@
 #include "viz/frame_change.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -41,7 +42,96 @@ ScreenRect drawn_by(const ImDrawList& list, const ScreenRect& display) {
   return drawn.clipped_to(display);
 }
 
+// One triangle as it fills pixels: its corners (place, texture place, colour), its texture
+// and its clip rectangle. Any change to these may change a pixel it touches.
+uint64_t triangle_hash(const ImDrawList& list, const ImDrawCmd& cmd, unsigned first) {
+  uint64_t h = 0;
+  auto mix = [&h](const void* data) {  // eight bytes at a time: a frame has thousands of triangles
+    uint64_t word = 0;
+    std::memcpy(&word, data, sizeof word);
+    h = (h ^ word) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  };
+  for (unsigned k = 0; k < 3; ++k) {
+    const ImDrawVert& v = list.VtxBuffer[static_cast<int>(cmd.VtxOffset + list.IdxBuffer[static_cast<int>(cmd.IdxOffset + first + k)])];
+    const uint64_t col = v.col;
+    mix(&v.pos);
+    mix(&v.uv);
+    mix(&col);
+  }
+  const auto texture = reinterpret_cast<uintptr_t>(cmd.TextureId);
+  mix(&texture);
+  mix(&cmd.ClipRect.x);  // x, y
+  mix(&cmd.ClipRect.z);  // z, w
+  return h;
+}
+
+// The pixels a triangle can touch: its corners' box, a unit out for the rounding of its edges,
+// inside its clip rectangle and the display.
+ScreenRect triangle_box(const ImDrawList& list, const ImDrawCmd& cmd, unsigned first, const ScreenRect& display) {
+  ScreenRect box;
+  for (unsigned k = 0; k < 3; ++k) {
+    const ImVec2 p = list.VtxBuffer[static_cast<int>(cmd.VtxOffset + list.IdxBuffer[static_cast<int>(cmd.IdxOffset + first + k)])].pos;
+    box.add(ScreenRect{p.x - 1, p.y - 1, p.x + 1, p.y + 1});
+  }
+  return box.clipped_to(rect_of(cmd.ClipRect)).clipped_to(display);
+}
+
 }  // namespace
+
+uint64_t FrameChange::Tiles::at(int tx, int ty) const {
+  if (tx < x0 || ty < y0 || tx >= x0 + cols || ty >= y0 + rows) return 0;
+  return hash[static_cast<size_t>((ty - y0) * cols + (tx - x0))];
+}
+
+FrameChange::Tiles FrameChange::tiles_of(const ImDrawList& list, const ScreenRect& drawn, const ScreenRect& display) {
+  Tiles t;
+  if (drawn.empty()) return t;
+  const ScreenRect covered = ScreenRect{drawn.x0 - 1, drawn.y0 - 1, drawn.x1 + 1, drawn.y1 + 1}.clipped_to(display);
+  auto tile = [&](float v, float origin) { return static_cast<int>(std::floor((v - origin) / kTile)); };
+  t.x0 = tile(covered.x0, display.x0), t.y0 = tile(covered.y0, display.y0);
+  t.cols = tile(covered.x1, display.x0) - t.x0 + 1, t.rows = tile(covered.y1, display.y0) - t.y0 + 1;
+  t.hash.assign(static_cast<size_t>(t.cols) * static_cast<size_t>(t.rows), 0);
+  for (const ImDrawCmd& cmd : list.CmdBuffer) {
+    if (cmd.UserCallback) continue;
+    for (unsigned i = 0; i + 2 < cmd.ElemCount; i += 3) {
+      const ScreenRect box = triangle_box(list, cmd, i, display);
+      if (box.empty()) continue;
+      const uint64_t h = triangle_hash(list, cmd, i);
+      const int tx1 = std::min(tile(box.x1, display.x0), t.x0 + t.cols - 1);
+      const int ty1 = std::min(tile(box.y1, display.y0), t.y0 + t.rows - 1);
+      for (int ty = std::max(tile(box.y0, display.y0), t.y0); ty <= ty1; ++ty)
+        for (int tx = std::max(tile(box.x0, display.x0), t.x0); tx <= tx1; ++tx) {
+          uint64_t& cell = t.hash[static_cast<size_t>((ty - t.y0) * t.cols + (tx - t.x0))];
+          cell = ((cell << 31 | cell >> 33) ^ h) * 0x9e3779b97f4a7c15ull | 1;  // in order; never 0
+        }
+    }
+  }
+  return t;
+}
+
+// The squares where the two lists' hashes differ, a row's neighbouring squares as one rectangle.
+void FrameChange::add_changed_tiles(Damage& damage, const ListBytes& now, const ListBytes& then,
+                                    const ScreenRect& display) {
+  const Tiles &a = now.tiles, &b = then.tiles;
+  if (a.cols == 0 && b.cols == 0) return;
+  const int x0 = a.cols == 0 ? b.x0 : b.cols == 0 ? a.x0 : std::min(a.x0, b.x0);
+  const int y0 = a.cols == 0 ? b.y0 : b.cols == 0 ? a.y0 : std::min(a.y0, b.y0);
+  const int x1 = std::max(a.cols ? a.x0 + a.cols : x0, b.cols ? b.x0 + b.cols : x0);
+  const int y1 = std::max(a.rows ? a.y0 + a.rows : y0, b.rows ? b.y0 + b.rows : y0);
+  for (int ty = y0; ty < y1; ++ty)
+    for (int tx = x0; tx < x1;) {
+      if (a.at(tx, ty) == b.at(tx, ty)) {
+        ++tx;
+        continue;
+      }
+      const int run = tx;
+      while (tx < x1 && a.at(tx, ty) != b.at(tx, ty)) ++tx;
+      damage.add(ScreenRect{display.x0 + static_cast<float>(run * kTile), display.y0 + static_cast<float>(ty * kTile),
+                            display.x0 + static_cast<float>(tx * kTile), display.y0 + static_cast<float>((ty + 1) * kTile)}
+                     .clipped_to(display));
+    }
+}
 
 void ScreenRect::add(const ScreenRect& r) {
   if (r.empty()) return;
@@ -122,7 +212,8 @@ bool FrameChange::changed(const ImDrawData& draw) {
                            draw.DisplayPos.y + draw.DisplaySize.y};
   for (int i = 0; i < draw.CmdListsCount; ++i) {
     const ImDrawList& list = *draw.CmdLists[i];
-    ListBytes bytes{list._OwnerName ? list._OwnerName : "", now_.size(), 0, drawn_by(list, display)};
+    const ScreenRect drawn = drawn_by(list, display);
+    ListBytes bytes{list._OwnerName ? list._OwnerName : "", now_.size(), 0, drawn, tiles_of(list, drawn, display)};
     for (const ImDrawCmd& cmd : list.CmdBuffer) {  // what each draws; callbacks are not used
       append(now_, &cmd.ClipRect, 1);
       append(now_, &cmd.TextureId, 1);
@@ -168,10 +259,7 @@ Damage FrameChange::compare_lists(const ScreenRect& display) const {
     previous_match = j;
     matched[j] = true;
     const ListBytes& then = last_lists_[j];
-    if (!same_bytes(now_, now.begin, now.end, last_, then.begin, then.end)) {
-      damage.add(now.drawn);
-      damage.add(then.drawn);
-    }
+    if (!same_bytes(now_, now.begin, now.end, last_, then.begin, then.end)) add_changed_tiles(damage, now, then, display);
   }
   for (size_t j = 0; j < last_lists_.size(); ++j)
     if (!matched[j]) damage.add(last_lists_[j].drawn);

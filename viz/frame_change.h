@@ -3,14 +3,16 @@
 // software renderer fills every pixel of every frame (about 28 ms of CPU at 1920x1080 here), also
 // for the frames a quiet window draws now and then, which Dear ImGui lays out the same as the
 // last. The window skips presenting those: it keeps showing the last frame, which is the same
-// picture. And in a frame where only a pane or two moved (the ring's animation, the step-through
-// slider), the window redraws and presents those rectangles alone (app/partial_present.h).
+// picture. And in a frame where only part of the picture moved (the ring's packets, the
+// step-through slider, a number in the status), the window redraws and presents those rectangles
+// alone (app/partial_present.h).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 struct ImDrawData;
+struct ImDrawList;
 
 namespace ringlab::viz {
 
@@ -52,8 +54,9 @@ class FrameChange {
   // does): the same display size, the same vertices, indices, clip rectangles and textures in
   // the same order is the same picture. Keeps `draw`'s bytes for the next call.
   bool changed(const ImDrawData& draw);
-  // Where the frame last given to changed() differs from the one before it: where the draw lists
-  // (Dear ImGui's windows) that changed, came or went draw now and drew then. The whole display
+  // Where the frame last given to changed() differs from the one before it: the squares (Tiles)
+  // where a draw list (a Dear ImGui window) changed, and where lists that came or went draw now
+  // and drew then. The whole display
   // when that cannot be told apart: the first frame, after forget(), a new display size, or
   // windows drawn in another order (one may now cover another).
   const Damage& damage() const { return damage_; }
@@ -65,11 +68,25 @@ class FrameChange {
   }
 
  private:
+  // A list's triangles by where they fall. The display is cut into squares of kTile units; each
+  // square a list's triangles touch keeps a hash of those triangles, in the order drawn. Where a
+  // square's hash is the same in two frames, the same triangles fill it the same way: its pixels
+  // are the same. So a window that changed damages only the squares where it changed (the ring's
+  // moving packets, a number in a line of text), not all it covers.
+  static constexpr int kTile = 32;
+  struct Tiles {
+    int x0 = 0, y0 = 0, cols = 0, rows = 0;  // in squares, counted from the display's top left
+    std::vector<uint64_t> hash;              // row by row; 0 where no triangle touches
+    uint64_t at(int tx, int ty) const;
+  };
   struct ListBytes {
     std::string owner;          // the Dear ImGui window that filled the list
     size_t begin = 0, end = 0;  // its bytes in the frame's bytes
     ScreenRect drawn;           // what its triangles cover, inside their clip rectangles
+    Tiles tiles;
   };
+  static Tiles tiles_of(const ImDrawList& list, const ScreenRect& drawn, const ScreenRect& display);
+  static void add_changed_tiles(Damage& damage, const ListBytes& now, const ListBytes& then, const ScreenRect& display);
   Damage compare_lists(const ScreenRect& display) const;
 
   std::vector<uint8_t> last_, now_;
