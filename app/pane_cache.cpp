@@ -49,13 +49,18 @@ int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes
     return 0;
   }
   int reused = 0;
+  // One pane's refresh a frame: two or three falling due together made one frame far costlier
+  // than the rest (a stutter in the ring beside them); a pane that waits is a frame late.
+  bool refreshed_one = false;
   for (const viz::PaneDrawn& pane : panes) {
     const int slot = pane.every_frame ? -1 : slot_of(frame, pane.list);
     if (slot < 0) continue;
     Entry& e = entries_[pane.id];
     const ImVec2 min(pane.x0, pane.y0), max(pane.x1, pane.y1);
     const bool moved = !same_place(min, max, e.min, e.max);
-    if (view_model::FramePacer::side_pane_due(now_ns, e.drawn_ns, moved)) {
+    const bool must = moved || e.drawn_ns == 0;  // its texture no longer shows it
+    if (must || (!refreshed_one && view_model::FramePacer::side_pane_due(now_ns, e.drawn_ns, false))) {
+      refreshed_one = refreshed_one || !must;
       if (!draw_afresh(e, pane.list, min, max, frame, background)) continue;  // shown as it is
       e.drawn_ns = now_ns;
       changed_rects_.push_back(viz::ScreenRect{min.x, min.y, max.x, max.y});

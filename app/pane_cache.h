@@ -3,7 +3,8 @@
 // cost is its pixels and triangles, and the side panes (the loss plot, the sampler's grid, the
 // timeline, the controls) are most of them. While a run's workers compute on the same cores,
 // each side pane is drawn into a texture of its own when it is due
-// (view_model::FramePacer::side_pane_due), and in the frames between, its draw list is replaced
+// (view_model::FramePacer::side_pane_due; at most one a frame), and in the frames between, its
+// draw list is replaced
 // by a copy of that texture: the frame then costs the big pane and a few copies.
 #include <cstdint>
 #include <map>

@@ -21,7 +21,8 @@ int64_t FramePacer::next_frame_ns(const FrameCause& now) const {
   if (!now.new_events && !now.animating) return last_began_ns_ + kIdleFrameNs;
   if (!now.workers_computing) return last_began_ns_ + min_gap;
   const auto within_share = static_cast<int64_t>(cpu_ms_ * 1e6 / kWorkerShare);
-  return last_began_ns_ + std::max(min_gap, within_share);
+  const auto worker_gap = static_cast<int64_t>(1e9 / kWorkerFramesPerSecond);
+  return last_began_ns_ + std::max(worker_gap, within_share);
 }
 
 bool FramePacer::side_panes_reusable(const FrameCause& now) const {

@@ -7,17 +7,19 @@
 //
 //   input (keys, mouse, resize, expose) and the few frames after it   at most 60 a second
 //   new events, or the ring animating, no worker computing here       at most 60 a second
-//   the same while workers compute here                                frame CPU / share apart
+//   the same while workers compute here     at most 15 a second, and frame CPU / share apart
 //   nothing                                                            one frame every 250 ms
 //
-// With a GPU a frame costs a millisecond or two of CPU and the share never binds: 60 a second.
-// Input is never held back: a key or a click is drawn within a 60th of a second, busy or not.
+// Fifteen frames a second move the ring's packets smoothly enough for a class; every frame
+// beyond costs the workers: a frame's layout and its intake take the drawing thread a few
+// milliseconds even where a GPU fills the pixels. Input is never held back: a key or a click is
+// drawn within a 60th of a second, busy or not.
 //
 // Within a frame, the side panes (the controls, and the views but the big one and the ring)
 // cost most of the drawing on a CPU renderer. While the workers compute here, a side pane is
-// drawn afresh four times a second and shown from its last drawing in between, so that the big
-// pane can move at a frame rate the share allows; on input, while settling after it, and
-// whenever no worker computes, every pane is drawn afresh each frame.
+// drawn afresh once a second, no two in one frame, and shown from its last drawing in between,
+// so that the big pane can move at a frame rate the share allows; on input, while settling
+// after it, and whenever no worker computes, every pane is drawn afresh each frame.
 #include <cstdint>
 
 namespace ringlab::view_model {
@@ -33,9 +35,10 @@ class FramePacer {
  public:
   static constexpr double kMaxFramesPerSecond = 60.0;
   static constexpr double kWorkerShare = 0.15;  // of one core, while workers compute beside
+  static constexpr double kWorkerFramesPerSecond = 15.0;  // at most, meanwhile
   static constexpr int64_t kIdleFrameNs = 250'000'000;
   static constexpr int kSettleFrames = 3;  // Dear ImGui lays out a change over a few frames
-  static constexpr int64_t kSidePaneNs = 250'000'000;  // a side pane's refresh while workers compute
+  static constexpr int64_t kSidePaneNs = 1'000'000'000;  // a side pane's refresh while workers compute
 
   // A frame began at `began_ns` (steady clock) and took `cpu_ms` of the process's CPU time, all
   // its threads together; `cause` is what it was drawn for.
