@@ -96,6 +96,13 @@ class Ingest : public EventSink {
     ++version_;
     downstream_.emit(std::move(event));
   }
+  void emit_all(std::vector<Event>& events) override {
+    std::lock_guard lock(mutex_);
+    for (const Event& e : events) accumulator_.add(e);
+    steps_done_ = accumulator_.steps_done();
+    version_ += events.size();
+    downstream_.emit_all(events);
+  }
   uint64_t version() const { return version_; }
   int64_t steps_done() const { return steps_done_; }
   std::vector<std::string> rank_positions(int world_size) {

@@ -140,6 +140,13 @@ class EventSink {
  public:
   virtual ~EventSink() = default;
   virtual void emit(Event event) = 0;
+  // The events of one read of a connection, in order (`events` is left empty). A sink that
+  // takes a lock per event takes it once here: during a fast run the controller's readers hand
+  // on 100,000 or more events a second.
+  virtual void emit_all(std::vector<Event>& events) {
+    for (Event& e : events) emit(std::move(e));
+    events.clear();
+  }
   // How much detail the sink wants: chunk events cost a little, so they can be switched off.
   virtual bool wants_chunks() const { return true; }
   // Delivers what is queued, where the sink queues (a rank about to die on purpose says so first).

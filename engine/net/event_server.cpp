@@ -106,24 +106,26 @@ struct EventServer::Impl {
 
   // Hands every event to the sink in arrival order. Counters are published once per burst of
   // buffered frames rather than per event, to keep the lock out of the per-event path.
+  // The frames of one read (a worker's batch) go to the sink together, after the last of them.
   void receive(net::FrameReader& reader, int rank) {
-    uint64_t unpublished = 0;
+    std::vector<Event> burst;
+    auto hand_on = [&] {
+      const uint64_t n = burst.size();
+      if (n > 0) sink->emit_all(burst);
+      count(rank, n);
+    };
     try {
       while (true) {
-        if (!reader.frame_buffered()) {
-          count(rank, unpublished);
-          unpublished = 0;
-        }
+        if (!reader.frame_buffered()) hand_on();
         const auto frame = reader.next(net::kNoDeadline, kFrameTimeout);
         if (!frame) break;
-        sink->emit(event_codec::decode_body(*frame));
-        ++unpublished;
+        burst.push_back(event_codec::decode_body(*frame));
       }
     } catch (...) {
-      count(rank, unpublished);
+      hand_on();
       throw;
     }
-    count(rank, unpublished);
+    hand_on();
   }
 };
 

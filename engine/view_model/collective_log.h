@@ -67,8 +67,9 @@ class CollectiveLog {
   explicit CollectiveLog(size_t capacity = 512);
 
   // `generation` is the reporting rank's generation; `world_size` that generation's size (0 if
-  // not known yet). Ignores events that do not belong to a collective.
-  void consume(const Event& event, int generation, int world_size);
+  // not known yet). Ignores events that do not belong to a collective. `values_to_take`: the
+  // event's values, moved into the log rather than copied (a fast run sends megabytes a second).
+  void consume(const Event& event, int generation, int world_size, std::vector<float>* values_to_take = nullptr);
   void clear();
 
   size_t size() const { return records_.size(); }
@@ -79,6 +80,8 @@ class CollectiveLog {
   uint64_t total_seen() const { return total_seen_; }  // including the forgotten ones
 
  private:
+  static constexpr size_t kNewestLookedAt = 4;  // records compared before the map (newest_with)
+  CollectiveRecord* newest_with(const CollectiveKey& key);
   CollectiveRecord& record_for(const Event& event, int generation, int world_size);
   void add_gate_wait(const Event& event, int generation);
 

@@ -54,6 +54,16 @@ void EventFeed::keep_every_step(bool keep) {
 
 void EventFeed::emit(Event event) {
   std::lock_guard<std::mutex> lock(queue_mutex_);
+  take_locked(std::move(event));
+}
+
+void EventFeed::emit_all(std::vector<Event>& events) {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  for (Event& e : events) take_locked(std::move(e));
+  events.clear();
+}
+
+void EventFeed::take_locked(Event&& event) {
   const size_t backlog = queue_.size() - head_;
   if (backlog >= max_queued_) {
     ++overflowed_;

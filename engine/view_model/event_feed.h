@@ -32,6 +32,7 @@ class EventFeed : public EventSink {
   explicit EventFeed(size_t max_queued = 2'000'000, size_t thin_above = 100'000);
 
   void emit(Event event) override;
+  void emit_all(std::vector<Event>& events) override;
   // Moves up to `max` queued events into `out` (appended); returns how many.
   size_t drain(std::vector<Event>& out, size_t max);
   size_t queued() const;
@@ -47,6 +48,7 @@ class EventFeed : public EventSink {
   static bool is_step_detail(const Event& event);
 
  private:
+  void take_locked(Event&& event);
   int thinning_for(size_t backlog) const;
   bool keeps_details_of(int64_t step, int every);
   void forget_step_decisions();

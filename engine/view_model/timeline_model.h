@@ -129,6 +129,7 @@ class TimelineModel {
   // Spans up to kLongSpanNs long live in `spans`, sorted by begin, so a window is found by
   // binary search; the few longer ones (a class pausing at the gate) are kept apart.
   static constexpr int64_t kLongSpanNs = 50'000'000;
+  static constexpr int kWalkFromBack = 16;  // spans passed from the back before searching (add)
   struct Lane {
     std::vector<TimelineSpan> spans;
     std::vector<TimelineSpan> long_spans;

@@ -173,14 +173,23 @@ TEST_CASE("the event feed hands every event to the reader once, in order") {
 // step in 2, the same steps from every rank, so each all-reduce it keeps is whole.
 TEST_CASE("a reader behind gets whole steps, fewer of them, and every step's count and loss") {
   EventFeed feed(/*max_queued=*/1000, /*thin_above=*/12);
+  // One event at a time, or a rank's step at once, as the event server hands on what one read of
+  // its connection brought (emit_all): the same events kept.
+  bool at_once = false;
+  SUBCASE("one by one") { at_once = false; }
+  SUBCASE("a rank's step at once") { at_once = true; }
   const auto one_step = [&](int64_t step) {
     for (int r = 0; r < 2; ++r) {
-      feed.emit(make(EventKind::StepBegin, r, step));
-      feed.emit(make(EventKind::Forward, r, step));
-      feed.emit(make(EventKind::CollectiveBegin, r, step, step));
-      feed.emit(make(EventKind::ChunkTransfer, r, step, step));
-      feed.emit(make(EventKind::CollectiveEnd, r, step, step));
-      feed.emit(make(EventKind::StepEnd, r, step));
+      std::vector<Event> read = {make(EventKind::StepBegin, r, step), make(EventKind::Forward, r, step),
+                                 make(EventKind::CollectiveBegin, r, step, step),
+                                 make(EventKind::ChunkTransfer, r, step, step),
+                                 make(EventKind::CollectiveEnd, r, step, step), make(EventKind::StepEnd, r, step)};
+      if (at_once) {
+        feed.emit_all(read);
+        CHECK(read.empty());
+      } else {
+        for (Event& e : read) feed.emit(std::move(e));
+      }
     }
   };
   one_step(0);  // 12 queued, all of step 0: from here on a step's details are thinned
@@ -383,4 +392,34 @@ TEST_CASE("errors are marked with the generation they came from") {
   for (int r = 0; r < 2; ++r) m.consume(test::run_begin_event(r, 2, "gloo"));  // restarted
   CHECK(m.errors().size() == 1);
   CHECK(m.errors_generation() < m.current_generation()->index);
+}
+
+TEST_CASE("a collective's values are the same taken from the event as copied from it") {
+  for (const bool taken : {false, true}) {
+    RunModel m;
+    for (int r = 0; r < 2; ++r) {
+      Event begin = make(EventKind::CollectiveBegin, r, 0, 7);
+      begin.values = {1.0f + r, 2.0f, 3.0f};
+      begin.bytes = 12;
+      Event chunk = make(EventKind::ChunkTransfer, r, 0, 7);
+      chunk.values = {10.0f * (r + 1)};
+      chunk.src = 1 - r;
+      chunk.dst = r;
+      if (taken) {
+        m.consume(std::move(begin));
+        m.consume(std::move(chunk));
+      } else {
+        m.consume(begin);
+        m.consume(chunk);
+        CHECK(begin.values.size() == 3);  // a const event keeps what it carries
+      }
+    }
+    REQUIRE(m.collectives().size() == 1);
+    const ringlab::view_model::CollectiveRecord* rec = &m.collectives().at(0);
+    CHECK(rec->key.id == 7);
+    REQUIRE(rec->ranks.size() == 2);
+    CHECK(rec->ranks[1].input == std::vector<float>{2.0f, 2.0f, 3.0f});
+    REQUIRE(rec->transfers.size() == 2);
+    CHECK(rec->transfers[1].values == std::vector<float>{20.0f});
+  }
 }

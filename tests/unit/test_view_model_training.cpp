@@ -434,3 +434,20 @@ TEST_CASE("timeline: a collective whose end was dropped is not shown as a rank s
   t.for_each_open_collective(0, [&](const TimelineSpan&) { ++open; });
   CHECK(open == 0);  // #6 ended, so #5, begun before it on the same rank, has too
 }
+
+TEST_CASE("timeline: a span that arrives late finds its place, near the back or far from it") {
+  TimelineModel t(1000);
+  const int64_t origin = 1'000'000;  // times below are from the first span's begin
+  for (int i = 0; i <= 100; ++i) t.consume(span(EventKind::Forward, 0, origin + i * 10, origin + i * 10 + 5));
+  t.consume(span(EventKind::Backward, 0, origin + 985, origin + 990));  // two spans back: walked to
+  t.consume(span(EventKind::Backward, 0, origin + 15, origin + 20));    // 99 back: past the walk, searched
+  t.consume(span(EventKind::Backward, 0, origin + 1000, origin + 1003));  // the last one's begin: after it
+  std::vector<std::pair<int64_t, SpanKind>> seen;
+  t.for_each_visible(0, 0, INT64_MAX, [&](const TimelineSpan& s) { seen.emplace_back(s.t_begin_ns, s.kind); });
+  REQUIRE(seen.size() == 104);
+  for (size_t i = 1; i < seen.size(); ++i) CHECK(seen[i - 1].first <= seen[i].first);
+  CHECK(seen[2] == std::pair<int64_t, SpanKind>{15, SpanKind::Backward});
+  CHECK(seen[100] == std::pair<int64_t, SpanKind>{985, SpanKind::Backward});
+  CHECK(seen[102] == std::pair<int64_t, SpanKind>{1000, SpanKind::Forward});
+  CHECK(seen[103] == std::pair<int64_t, SpanKind>{1000, SpanKind::Backward});
+}
