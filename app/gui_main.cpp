@@ -409,7 +409,8 @@ class FrameLoop {
     if (target_) return render_whole(fb_w, fb_h, background);
     // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
     if (cause.input) frame_change_.forget();
-    const bool changed = frame_change_.changed(draw);
+    frame_change_.damage_by_squares(partial_.available());
+    const bool changed = frame_change_.changed(draw, background);
     if (!partial_.available()) return (changed || !pane_cache_.changed_rects().empty()) && render_whole(fb_w, fb_h, background);
     // Mesa's software renderer takes a new window size into its buffers when they are swapped:
     // copied out in part only, frames would go on being drawn into the old size's buffer, the

@@ -25,6 +25,22 @@ bool same_place(ImVec2 a_min, ImVec2 a_max, ImVec2 b_min, ImVec2 b_max) {
 
 }  // namespace
 
+// The side pane drawn afresh in this frame besides those that moved or were never drawn
+// (FramePacer::side_pane_to_refresh), "" when none.
+std::string PaneCache::next_refresh(const ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes,
+                                    int64_t now_ns) const {
+  std::vector<std::string> ids;
+  std::vector<int64_t> drawn;
+  for (const viz::PaneDrawn& pane : panes) {
+    if (pane.every_frame || slot_of(frame, pane.list) < 0) continue;
+    const auto it = entries_.find(pane.id);
+    ids.push_back(pane.id);
+    drawn.push_back(it == entries_.end() ? 0 : it->second.drawn_ns);
+  }
+  const int pick = view_model::FramePacer::side_pane_to_refresh(now_ns, drawn);
+  return pick < 0 ? std::string() : ids[static_cast<size_t>(pick)];
+}
+
 PaneCache::~PaneCache() {
   for (auto& [id, e] : entries_) release(e);
 }
@@ -49,18 +65,13 @@ int PaneCache::apply(ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes
     return 0;
   }
   int reused = 0;
-  // One pane's refresh a frame: two or three falling due together made one frame far costlier
-  // than the rest (a stutter in the ring beside them); a pane that waits is a frame late.
-  bool refreshed_one = false;
+  const std::string refreshed = next_refresh(frame, panes, now_ns);
   for (const viz::PaneDrawn& pane : panes) {
     const int slot = pane.every_frame ? -1 : slot_of(frame, pane.list);
     if (slot < 0) continue;
     Entry& e = entries_[pane.id];
     const ImVec2 min(pane.x0, pane.y0), max(pane.x1, pane.y1);
-    const bool moved = !same_place(min, max, e.min, e.max);
-    const bool must = moved || e.drawn_ns == 0;  // its texture no longer shows it
-    if (must || (!refreshed_one && view_model::FramePacer::side_pane_due(now_ns, e.drawn_ns, false))) {
-      refreshed_one = refreshed_one || !must;
+    if (!same_place(min, max, e.min, e.max) || e.drawn_ns == 0 || refreshed == pane.id) {
       if (!draw_afresh(e, pane.list, min, max, frame, background)) continue;  // shown as it is
       e.drawn_ns = now_ns;
       changed_rects_.push_back(viz::ScreenRect{min.x, min.y, max.x, max.y});

@@ -3,9 +3,9 @@
 // cost is its pixels and triangles, and the side panes (the loss plot, the sampler's grid, the
 // timeline, the controls) are most of them. While a run's workers compute on the same cores,
 // each side pane is drawn into a texture of its own when it is due
-// (view_model::FramePacer::side_pane_due; at most one a frame), and in the frames between, its
-// draw list is replaced
-// by a copy of that texture: the frame then costs the big pane and a few copies.
+// (view_model::FramePacer::side_pane_due; at most one a frame, the longest-waiting), and in the
+// frames between, its draw list is replaced by a copy of that texture: the frame then costs the
+// big pane and a few copies.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -50,6 +50,7 @@ class PaneCache {
     ImVec2 scale;               // and the framebuffer's pixels per unit then
     int64_t drawn_ns = 0;
   };
+  std::string next_refresh(const ImDrawData& frame, const std::vector<viz::PaneDrawn>& panes, int64_t now_ns) const;
   bool draw_afresh(Entry& e, ImDrawList* list, ImVec2 min, ImVec2 max, const ImDrawData& frame, ImVec4 background);
   static void release(Entry& e);
 

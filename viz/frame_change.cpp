@@ -202,18 +202,24 @@ void clip_draw_data(ImDrawData& draw, const std::vector<ScreenRect>& whole, cons
     }
 }
 
-bool FrameChange::changed(const ImDrawData& draw) {
+bool FrameChange::changed(const ImDrawData& draw) { return changed(draw, ImVec4(0, 0, 0, 1)); }
+
+bool FrameChange::changed(const ImDrawData& draw, const ImVec4& background) {
   now_.clear();
   now_lists_.clear();
   append(now_, &draw.DisplaySize, 1);
   append(now_, &draw.FramebufferScale, 1);
+  // Where no triangle lies, the picture is this colour: a new theme changes squares no list's
+  // hash covers.
+  append(now_, &background, 1);
   const size_t header = now_.size();
   const ScreenRect display{draw.DisplayPos.x, draw.DisplayPos.y, draw.DisplayPos.x + draw.DisplaySize.x,
                            draw.DisplayPos.y + draw.DisplaySize.y};
   for (int i = 0; i < draw.CmdListsCount; ++i) {
     const ImDrawList& list = *draw.CmdLists[i];
     const ScreenRect drawn = drawn_by(list, display);
-    ListBytes bytes{list._OwnerName ? list._OwnerName : "", now_.size(), 0, drawn, tiles_of(list, drawn, display)};
+    ListBytes bytes{list._OwnerName ? list._OwnerName : "", now_.size(), 0, drawn,
+                    squares_ ? tiles_of(list, drawn, display) : Tiles{}};
     for (const ImDrawCmd& cmd : list.CmdBuffer) {  // what each draws; callbacks are not used
       append(now_, &cmd.ClipRect, 1);
       append(now_, &cmd.TextureId, 1);
@@ -259,7 +265,13 @@ Damage FrameChange::compare_lists(const ScreenRect& display) const {
     previous_match = j;
     matched[j] = true;
     const ListBytes& then = last_lists_[j];
-    if (!same_bytes(now_, now.begin, now.end, last_, then.begin, then.end)) add_changed_tiles(damage, now, then, display);
+    if (same_bytes(now_, now.begin, now.end, last_, then.begin, then.end)) continue;
+    if (squares_) {
+      add_changed_tiles(damage, now, then, display);
+    } else {
+      damage.add(now.drawn);
+      damage.add(then.drawn);
+    }
   }
   for (size_t j = 0; j < last_lists_.size(); ++j)
     if (!matched[j]) damage.add(last_lists_[j].drawn);

@@ -13,6 +13,7 @@
 
 struct ImDrawData;
 struct ImDrawList;
+struct ImVec4;
 
 namespace ringlab::viz {
 
@@ -51,9 +52,14 @@ void clip_draw_data(ImDrawData& draw, const std::vector<ScreenRect>& whole, cons
 class FrameChange {
  public:
   // True when `draw` differs from the draw data of the frame last given here (the first always
-  // does): the same display size, the same vertices, indices, clip rectangles and textures in
-  // the same order is the same picture. Keeps `draw`'s bytes for the next call.
-  bool changed(const ImDrawData& draw);
+  // does): the same display size, the same colour under it all (`background`, what the frame is
+  // cleared to), the same vertices, indices, clip rectangles and textures in the same order is
+  // the same picture. Keeps `draw`'s bytes for the next call.
+  bool changed(const ImDrawData& draw, const ImVec4& background);
+  bool changed(const ImDrawData& draw);  // over black
+  // Whether a list that changed damages only the squares where it changed (the default), or all
+  // it covers now and covered then: where frames are swapped whole, the squares serve nothing.
+  void damage_by_squares(bool on) { squares_ = on; }
   // Where the frame last given to changed() differs from the one before it: the squares (Tiles)
   // where a draw list (a Dear ImGui window) changed, and where lists that came or went draw now
   // and drew then. The whole display
@@ -89,6 +95,7 @@ class FrameChange {
   static void add_changed_tiles(Damage& damage, const ListBytes& now, const ListBytes& then, const ScreenRect& display);
   Damage compare_lists(const ScreenRect& display) const;
 
+  bool squares_ = true;
   std::vector<uint8_t> last_, now_;
   std::vector<ListBytes> last_lists_, now_lists_;
   Damage damage_;

@@ -107,11 +107,14 @@ struct EventServer::Impl {
   // Hands every event to the sink in arrival order. Counters are published once per burst of
   // buffered frames rather than per event, to keep the lock out of the per-event path.
   // The frames of one read (a worker's batch) go to the sink together, after the last of them.
+  // Taken out of `burst` first: a sink that throws (out of memory) is not handed them again.
   void receive(net::FrameReader& reader, int rank) {
-    std::vector<Event> burst;
+    std::vector<Event> burst, handed;
     auto hand_on = [&] {
-      const uint64_t n = burst.size();
-      if (n > 0) sink->emit_all(burst);
+      handed.clear();
+      handed.swap(burst);
+      const uint64_t n = handed.size();
+      if (n > 0) sink->emit_all(handed);  // leaves it empty
       count(rank, n);
     };
     try {

@@ -33,4 +33,13 @@ bool FramePacer::side_pane_due(int64_t now_ns, int64_t drawn_ns, bool moved) {
   return moved || drawn_ns == 0 || now_ns - drawn_ns >= kSidePaneNs;
 }
 
+int FramePacer::side_pane_to_refresh(int64_t now_ns, std::span<const int64_t> drawn_ns) {
+  int oldest = -1;
+  for (size_t i = 0; i < drawn_ns.size(); ++i) {
+    const bool due = drawn_ns[i] != 0 && side_pane_due(now_ns, drawn_ns[i], false);
+    if (due && (oldest < 0 || drawn_ns[i] < drawn_ns[static_cast<size_t>(oldest)])) oldest = static_cast<int>(i);
+  }
+  return oldest;
+}
+
 }  // namespace ringlab::view_model

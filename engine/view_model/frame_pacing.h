@@ -17,10 +17,12 @@
 //
 // Within a frame, the side panes (the controls, and the views but the big one and the ring)
 // cost most of the drawing on a CPU renderer. While the workers compute here, a side pane is
-// drawn afresh once a second, no two in one frame, and shown from its last drawing in between,
-// so that the big pane can move at a frame rate the share allows; on input, while settling
-// after it, and whenever no worker computes, every pane is drawn afresh each frame.
+// drawn afresh once a second, one a frame (side_pane_to_refresh), and shown from its last
+// drawing in between, so that the big pane can move at a frame rate the share allows; on input,
+// while settling after it, and whenever no worker computes, every pane is drawn afresh each
+// frame.
 #include <cstdint>
+#include <span>
 
 namespace ringlab::view_model {
 
@@ -52,6 +54,11 @@ class FramePacer {
   // Whether a side pane last drawn afresh at `drawn_ns` (0: never) is drawn afresh at `now_ns`
   // in such a frame; `moved`: its place or size on screen changed since.
   static bool side_pane_due(int64_t now_ns, int64_t drawn_ns, bool moved);
+  // Of side panes last drawn afresh at `drawn_ns` (0: never, drawn at once anyway), the one to
+  // draw afresh in a frame at `now_ns`: the longest-waiting of those due, so that none waits for
+  // ever however slow the frames; -1 when none is due. One a frame: two or three falling due
+  // together made one frame far costlier than the rest (a stutter in the ring beside them).
+  static int side_pane_to_refresh(int64_t now_ns, std::span<const int64_t> drawn_ns);
 
  private:
   int64_t last_began_ns_ = 0;

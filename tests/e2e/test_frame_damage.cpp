@@ -215,3 +215,23 @@ TEST_CASE("the same triangles in another order are another picture where they ov
   CHECK(covered(change.damage(), ScreenRect{110, 110, 120, 120}));
   CHECK_FALSE(change.changed(ring.frame()));  // nothing moved: nothing to present
 }
+
+TEST_CASE("a new colour under the panes (another theme) is a new picture everywhere") {
+  MovingBox ring;
+  FrameChange change;
+  change.changed(ring.frame(), ImVec4(0.1f, 0.1f, 0.1f, 1));
+  CHECK_FALSE(change.changed(ring.frame(), ImVec4(0.1f, 0.1f, 0.1f, 1)));
+  // Squares no triangle touches show the clear colour: no list's hash would see them change.
+  REQUIRE(change.changed(ring.frame(), ImVec4(0.95f, 0.95f, 0.95f, 1)));
+  CHECK(change.damage().area() == doctest::Approx(800 * 600));
+}
+
+TEST_CASE("where frames are swapped whole, a window that changed damages all it covers") {
+  MovingBox ring;
+  FrameChange change;
+  change.damage_by_squares(false);
+  change.changed(ring.frame());
+  ring.box = ImVec2(140, 100);
+  REQUIRE(change.changed(ring.frame()));
+  CHECK(change.damage().area() > 700 * 500);  // the window's drawn area, as before the squares
+}

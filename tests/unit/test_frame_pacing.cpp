@@ -2,6 +2,8 @@
 // cause, and that a run's workers computing beside a costly frame spread the frames out.
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "engine/view_model/frame_pacing.h"
 
 using ringlab::view_model::FrameCause;
@@ -107,4 +109,17 @@ TEST_CASE("a side pane is drawn afresh once a second, at once when it moved or n
   CHECK_FALSE(FramePacer::side_pane_due(drawn + FramePacer::kSidePaneNs - 1, drawn, false));
   CHECK(FramePacer::side_pane_due(drawn + FramePacer::kSidePaneNs, drawn, false));
   CHECK(FramePacer::side_pane_due(drawn + 10 * kMs, drawn, true));  // moved or resized
+}
+
+TEST_CASE("one side pane is drawn afresh a frame: the longest-waiting of those due, so none waits for ever") {
+  const int64_t now = 10'000 * kMs;
+  // Four panes; with frames 400 ms apart only three would get a turn a second if the first due
+  // in layout order went first: the fourth (the timeline) then never did.
+  std::vector<int64_t> drawn = {now - 1200 * kMs, now - 1100 * kMs, now - 1900 * kMs, now - 300 * kMs};
+  CHECK(FramePacer::side_pane_to_refresh(now, drawn) == 2);
+  drawn[2] = now;  // drawn afresh: the next frame takes the next longest-waiting
+  CHECK(FramePacer::side_pane_to_refresh(now + 400 * kMs, drawn) == 0);
+  const std::vector<int64_t> fresh = {now - 100 * kMs, 0};  // never drawn: drawn anyway, not picked
+  CHECK(FramePacer::side_pane_to_refresh(now, fresh) == -1);
+  CHECK(FramePacer::side_pane_to_refresh(now, {}) == -1);
 }
