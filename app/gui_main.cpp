@@ -338,7 +338,9 @@ class FrameLoop {
             OffscreenTarget* target)
       : options_(options), session_(session), state_(state), window_(window), target_(target),
         // --wait-run gives up when nothing arrives for longer than the workers' own timeout.
-        patience_ns_(static_cast<int64_t>((state.job.timeout_s + 30) * 1e9)) {}
+        patience_ns_(static_cast<int64_t>((state.job.timeout_s + 30) * 1e9)) {
+    frame_change_.damage_by_squares(partial_.available());  // frames swapped whole need no squares
+  }
 
   void run(const InterruptSignals& signals) {
     while (!glfwWindowShouldClose(window_) && !signals.received())
@@ -409,7 +411,6 @@ class FrameLoop {
     if (target_) return render_whole(fb_w, fb_h, background);
     // A window event (resize, uncovered) may have spoilt what is on screen: present that frame.
     if (cause.input) frame_change_.forget();
-    frame_change_.damage_by_squares(partial_.available());
     const bool changed = frame_change_.changed(draw, background);
     if (!partial_.available()) return (changed || !pane_cache_.changed_rects().empty()) && render_whole(fb_w, fb_h, background);
     // Mesa's software renderer takes a new window size into its buffers when they are swapped:

@@ -304,7 +304,7 @@ void RunSession::update() {
   do {
     batch_.clear();
     if (feed_.drain(batch_, kIngestBatch) == 0) break;
-    for (Event& e : batch_) model_.consume(std::move(e));
+    for (const Event& e : batch_) model_.consume(e);
   } while (now_ns() < deadline);
   if (model_.timeline().latest_ns() != timeline_was) state_.run.timeline_heard_at_ns = now_ns();
   if (!run_over()) state_.run.elapsed_s = seconds_now() - started_at_s_;

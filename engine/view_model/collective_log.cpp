@@ -89,11 +89,7 @@ void CollectiveLog::add_gate_wait(const Event& event, int generation) {
     record.ranks[event.rank].gate_wait_ns += std::max<int64_t>(event.t_end_ns - event.t_begin_ns, 0);
 }
 
-void CollectiveLog::consume(const Event& event, int generation, int world_size, std::vector<float>* values_to_take) {
-  auto values = [&]() -> std::vector<float> {
-    if (values_to_take) return std::move(*values_to_take);
-    return event.values;
-  };
+void CollectiveLog::consume(const Event& event, int generation, int world_size) {
   if (event.kind == EventKind::GateWait && event.collective_id < 0 && event.rank >= 0) {
     add_gate_wait(event, generation);
     return;
@@ -122,7 +118,7 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size, 
       open_[{generation, event.rank}] = record.key;
       span.began = true;
       span.t_begin_ns = event.t_begin_ns;
-      span.input = values();
+      span.input = event.values;
       if (record.bucket < 0) record.bucket = event.bucket;
       if (record.bytes == 0) record.bytes = event.bytes;
       span.step = event.step;
@@ -151,7 +147,7 @@ void CollectiveLog::consume(const Event& event, int generation, int world_size, 
       t.bytes = event.bytes;
       t.t_begin_ns = event.t_begin_ns;
       t.t_end_ns = event.t_end_ns;
-      t.values = values();
+      t.values = event.values;
       record.transfers.push_back(std::move(t));
       break;
     }

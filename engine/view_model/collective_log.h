@@ -67,10 +67,8 @@ class CollectiveLog {
   explicit CollectiveLog(size_t capacity = 512);
 
   // `generation` is the reporting rank's generation; `world_size` that generation's size (0 if
-  // not known yet). Ignores events that do not belong to a collective. `values_to_take`: the
-  // event's values (a tensor of at most 64 elements travels with them), moved into the log
-  // rather than copied, from an event nothing reads after.
-  void consume(const Event& event, int generation, int world_size, std::vector<float>* values_to_take = nullptr);
+  // not known yet). Ignores events that do not belong to a collective.
+  void consume(const Event& event, int generation, int world_size);
   void clear();
 
   size_t size() const { return records_.size(); }

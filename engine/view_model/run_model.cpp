@@ -151,10 +151,7 @@ void RunModel::keep(std::vector<std::string>& list, std::string line) {
   list.push_back(std::move(line));
 }
 
-void RunModel::consume(const Event& event) { consume(event, nullptr); }
-void RunModel::consume(Event&& event) { consume(event, &event.values); }
-
-void RunModel::consume(const Event& event, std::vector<float>* values_to_take) {
+void RunModel::consume(const Event& event) {
   ++events_seen_;
   const int generation = generation_of(event);
   if (event.kind == EventKind::RunBegin) note_run_begin(event, generation);
@@ -169,7 +166,7 @@ void RunModel::consume(const Event& event, std::vector<float>* values_to_take) {
   const int gen_world = g ? g->world_size : 0;
   const std::string backend = g && g->has_job ? g->job.backend : std::string();
 
-  collectives_.consume(event, generation, gen_world, values_to_take);  // the only reader of values
+  collectives_.consume(event, generation, gen_world);
   loss_.consume(event, generation, gen_world, backend);
   sampler_.consume(event, generation);
   timeline_.consume(event);

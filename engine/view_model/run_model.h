@@ -44,8 +44,6 @@ class RunModel {
   RunModel();
 
   void consume(const Event& event);
-  // The same, taking what the event carries (a collective's values) instead of copying it.
-  void consume(Event&& event);
   // Consumes the events appended to `store` since the last call. A store that was cleared (it
   // now holds fewer events than were read) starts the model over.
   size_t ingest(const EventStore& store);
@@ -118,7 +116,6 @@ class RunModel {
   void set_label(std::string label);
 
  private:
-  void consume(const Event& event, std::vector<float>* values_to_take);
   int generation_of(const Event& event);
   int generation_begun_by(const Event& run_begin) const;
   void note_run_begin(const Event& event, int generation);
