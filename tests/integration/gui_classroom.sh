@@ -63,6 +63,8 @@
 # 28. Replay during a fast live run (2 ranks on MPI): it starts from a kept all-reduce, whose
 #     spans the Timeline still has after four Previous and a Stop; Replay chosen before Start
 #     gives way to Follow live for the new run.
+# 29. The dark theme picked from the View menu during a live run, the mouse then still: the
+#     whole window turns dark, with no square of the old light background left.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -914,5 +916,28 @@ PY
       python3 "$SRC/tests/integration/lib/xwd_to_png.py" "$WORK/partial.settled.xwd" "$ART/classroom-partial-still.png"
       bad "frames presented in part"
     }
+fi
+# A theme picked from the View menu during a live run, the mouse then kept still: frames redraw
+# only the squares of the screen whose triangles changed, and a square no triangle touches shows
+# the colour the frame is cleared to. The whole window must take the new theme: no square of the
+# old light background may stay (the menu at 1280x720: View at (90, 10), Dark theme at (112, 153)).
+if drive themelive "$WORK/long.json" F5 wait-workers pause tap:90:10 tap:112:153 pause pause; then
+  python3 - "$WORK/themelive.xwd" "$SRC/tests/integration/lib" << 'PY' && ok "a dark theme picked during a live run: the whole window dark, no square of the old background left (classroom-themelive.png)" || bad "a theme picked during a live run"
+import sys
+sys.path.insert(0, sys.argv[2])
+from xwd_to_png import read_xwd
+width, height, rows = read_xwd(sys.argv[1])
+def px(x, y):
+    return rows[y][3 * x:3 * x + 3]
+dark = sum(sum(px(x, y)) < 3 * 80 for y in range(0, height, 8) for x in range(0, width, 8))
+assert dark > (width // 8) * (height // 8) // 2, f"only {dark} of the sampled pixels are dark: the theme did not change"
+left = []
+for y0 in range(0, height - 31, 32):
+    for x0 in range(0, width - 31, 32):
+        c = px(x0, y0)
+        if min(c) > 200 and all(rows[y][3 * x0:3 * x0 + 96] == c * 32 for y in range(y0, y0 + 32)):
+            left.append((x0, y0, tuple(c)))
+assert not left, f"{len(left)} squares of the old light background left, the first at {left[:3]}"
+PY
 fi
 exit $fail
