@@ -62,9 +62,10 @@ struct RingViewState {
     // '-' neither (or no label: nothing sent yet).
     std::string link_labels;
   } cards;
-  // Packets drawn over the session's frames, and those of them drawn without their name ("c2")
-  // because a card would have hidden it (--state-json's ring_cards).
-  int64_t packets_drawn = 0, packets_unnamed = 0;
+  // Packets drawn over the session's frames, those of them drawn without their name ("c2")
+  // because a card would have hidden it, and those drawn over the cards because no gap between
+  // two cards held them (--state-json's ring_cards).
+  int64_t packets_drawn = 0, packets_unnamed = 0, packets_over_cards = 0;
 };
 
 struct TrainingViewState {

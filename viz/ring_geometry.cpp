@@ -1,6 +1,7 @@
 #include "viz/ring_geometry.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <numbers>
 
@@ -142,6 +143,42 @@ void fit_cards_apart(RingGeometry& g, const RingRoom& room, int n) {
   }
 }
 
+// Narrower cards: their cells narrower, and without numbers where a cell no longer holds them.
+void set_card_width(RingGeometry& g, const RingRoom& room, int n, float w) {
+  const float fs = room.font_size;
+  g.card.x = w;
+  g.cell_w = (g.card.x - fs * 0.6f) / std::max(n, 1);
+  if (g.cell_w <= fs * 1.6f) g.values_per_cell = 0;
+}
+
+// In a short pane the cards can clear each other and still leave no gap between neighbours:
+// every packet would then sit on a card, covering its chunks. Narrower cards (down to their
+// label) and then lower ones (down to a strip of cells) move the cards apart, as the ring grows
+// into the room they leave; the cards are changed only where that opens a gap a packet can be
+// seen to travel along.
+void make_room_for_packets(RingGeometry& g, const RingRoom& room, int n) {
+  const float fs = room.font_size;
+  const float wanted = fs * 1.5f;
+  if (packet_room(g, n, fs) >= wanted) return;
+  const float min_w = label_room(room);
+  const float min_h = room.chips ? g.card.y : g.header_h + fs * 0.5f + fs * 0.3f;
+  RingGeometry trial = g;
+  for (int pass = 0; pass < 24; ++pass) {
+    if (trial.card.x * 0.93f >= min_w) {
+      set_card_width(trial, room, n, trial.card.x * 0.93f);
+    } else if (trial.card.y * 0.93f >= min_h) {
+      set_card_height(trial, room, trial.card.y * 0.93f, Cells{trial.cell_h, trial.values_per_cell});
+    } else {
+      return;  // no gap even for the smallest cards: the packets are drawn over them
+    }
+    set_radii(trial, room);
+    if (packet_room(trial, n, fs) >= wanted) {
+      g = trial;
+      return;
+    }
+  }
+}
+
 RingGeometry on_track(const RingRoom& room, int n, float exponent) {
   RingGeometry g;
   const float fs = room.font_size;
@@ -209,7 +246,11 @@ RingGeometry ring_geometry(const RingRoom& room, int n) {
       best_clear = clear;
     }
   }
-  if (best_clear) return best;
+  if (best_clear) {
+    // The track is chosen for the cards' size; the packets' gaps are made on it.
+    if (n > 1) make_room_for_packets(best, room, n);
+    return best;
+  }
   // Still too many for the room: the cards may be as narrow as their number, and then they may
   // be their labels alone (the class enlarges the pane to see the chunks).
   RingRoom smaller = room;
@@ -230,6 +271,41 @@ RingGeometry ring_geometry(const RingRoom& room, int n) {
 bool cards_overlap(const RingGeometry& g, int n, float gap) {
   ImVec2 apart;
   return closest_pair(g, n, gap, apart);
+}
+
+bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
+  for (int r = 0; r < n; ++r) {
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
+    if (a.x < c.x + g.card.x / 2 && b.x > c.x - g.card.x / 2 && a.y < c.y + g.card.y / 2 && b.y > c.y - g.card.y / 2)
+      return true;
+  }
+  return false;
+}
+
+ImVec2 packet_size(const RingGeometry& g, float font_size) {
+  return ImVec2(std::max(g.cell_w * 1.2f, font_size * 1.8f), font_size * 1.5f);
+}
+
+float packet_room(const RingGeometry& g, int n, float font_size) {
+  constexpr int kSamples = 48;
+  const ImVec2 half(packet_size(g, font_size).x / 2, packet_size(g, font_size).y / 2);
+  float shortest = FLT_MAX;
+  for (int r = 0; r < n; ++r) {
+    const float a0 = ring_angle(r, n), a1 = a0 + 2 * kPi / static_cast<float>(n);
+    float longest = 0, run = 0;
+    ImVec2 last;
+    bool clear_before = false;
+    for (int i = 0; i <= kSamples; ++i) {
+      const ImVec2 p = ring_point(g, a0 + (a1 - a0) * static_cast<float>(i) / kSamples);
+      const bool clear = !under_a_card(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y));
+      run = !clear ? 0 : clear_before ? run + std::hypot(p.x - last.x, p.y - last.y) : 0;
+      longest = std::max(longest, run);
+      clear_before = clear;
+      last = p;
+    }
+    shortest = std::min(shortest, longest);
+  }
+  return shortest;
 }
 
 }  // namespace ringlab::viz

@@ -51,9 +51,19 @@ ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle);
 // narrower ones, never narrower than their label) until no two of them overlap, and where the
 // smallest still would, the track squares up, then the labels lose their word ("7" for "rank
 // 7"), and last the cards lose their chunk cells; only a room too small even for that leaves
-// cards touching (cards_overlap then says so).
+// cards touching (cards_overlap then says so). Cards that clear each other but leave a packet
+// no gap to travel in (a short pane's flat ring) are made narrower, then lower, where that
+// opens one (packet_room).
 RingGeometry ring_geometry(const RingRoom& room, int n);
 // Whether any two cards of `g` overlap, or come closer than `gap` pixels in both x and y.
 bool cards_overlap(const RingGeometry& g, int n, float gap = 0);
+// Whether the box from `a` to `b` meets any of the ring's n cards.
+bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b);
+// A chunk's packet on its way between two cards: a little wider than a chunk cell, and tall
+// enough for its "c3".
+ImVec2 packet_size(const RingGeometry& g, float font_size);
+// The shortest, over the ring's links, of the longest stretch of a link (in pixels along the
+// track) where a packet covers no card: how far a packet can be seen to travel between cards.
+float packet_room(const RingGeometry& g, int n, float font_size);
 
 }  // namespace ringlab::viz

@@ -49,10 +49,35 @@ std::string short_value(float v) {
   return fmt::format("{:.3g}", v);
 }
 
+bool same_room(const RingRoom& a, const RingRoom& b) {
+  return a.min.x == b.min.x && a.min.y == b.min.y && a.max.x == b.max.x && a.max.y == b.max.y &&
+         a.font_size == b.font_size && a.label_w == b.label_w && a.short_label_w == b.short_label_w &&
+         a.values_per_cell == b.values_per_cell && a.compact == b.compact && a.chips == b.chips;
+}
+
+// Fitting the cards takes a few hundred microseconds, and a frame asks for the rooms the frame
+// before it did (up to three: the room under the words, and a smaller one where the ring did
+// not fit it): the last few are kept. Views run on the drawing thread alone.
+RingGeometry geometry_for(const RingRoom& room, int n) {
+  struct Kept {
+    RingRoom room;
+    int n = 0;
+    RingGeometry g;
+  };
+  static std::array<Kept, 4> kept;
+  static size_t next = 0;
+  for (const Kept& k : kept)
+    if (k.n == n && same_room(k.room, room)) return k.g;
+  kept[next] = {room, n, ring_geometry(room, n)};
+  const RingGeometry& made = kept[next].g;
+  next = (next + 1) % kept.size();
+  return made;
+}
+
 // A packet's half-size on screen.
 ImVec2 packet_half(const RingGeometry& g) {
-  const float fs = ImGui::GetFontSize();
-  return ImVec2(std::max(g.cell_w * 1.2f, fs * 1.8f) / 2, fs * 0.75f);
+  const ImVec2 size = packet_size(g, ImGui::GetFontSize());
+  return ImVec2(size.x / 2, size.y / 2);
 }
 
 // The smallest angle past a card's centre at which a packet of `packet` size no longer
@@ -166,17 +191,6 @@ void draw_card(ImDrawList* dl, const RingGeometry& g, int rank, const RingFrame*
     draw_chunk(dl, g, ImVec2(x, y), state, n, receiving[rank * n + chunk], empty);
     x += g.cell_w;
   }
-}
-
-// The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
-// has carried in the steps on screen (the legend says so).
-bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
-  for (int r = 0; r < n; ++r) {
-    const ImVec2 c = ring_point(g, ring_angle(r, n));
-    if (a.x < c.x + g.card.x / 2 && b.x > c.x - g.card.x / 2 && a.y < c.y + g.card.y / 2 && b.y > c.y - g.card.y / 2)
-      return true;
-  }
-  return false;
 }
 
 // The longest stretch of the track from angle a0 to a1 (by length along it) none of whose points
@@ -301,6 +315,8 @@ char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float
   return '-';
 }
 
+// The ring's links: rank r sends to rank r + 1, clockwise; labelled with the bytes each link
+// has carried in the steps on screen (the legend says so).
 // Link labels are written only where all of their text is inside one of `areas` (the ring's own
 // part of the pane, and the room beside the legend under it) and clear of the cards: otherwise
 // they would run into the words around the ring.
@@ -471,6 +487,7 @@ void draw_packets(ImDrawList* dl, const RingGeometry& g, const RingFrame& frame,
     const ImVec2 c = ring_point(g, track.from + (track.to - track.from) * t);
     const ImVec2 a(c.x - half.x, c.y - half.y), b(c.x + half.x, c.y + half.y);
     ++counts.packets_drawn;
+    if (over_cards) ++counts.packets_over_cards;
     dl->AddRectFilled(ImVec2(a.x + 3, a.y + 4), ImVec2(b.x + 3, b.y + 4), with_alpha(0xFF000000, 0.25f), 4);
     draw_bands(dl, a, b, packet.contributors, n, 1.0f);
     const uint32_t frame_color = packet.phase == RingPhase::ReduceScatter ? p.reduce_scatter : p.all_gather;
@@ -1197,16 +1214,16 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f);
   ImVec2 ring_max(max.x - fs, max.y - footer.height - footer.note_h);
   RingRoom room{ring_min, ring_max, fs, rank_label_width(n, false), rank_label_width(n, true), values_rows, compact};
-  RingGeometry g = ring_geometry(room, n);
+  RingGeometry g = geometry_for(room, n);
   if (footer.stacked && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {  // the ring before the legend
     footer.unstack();
     ring_max.y = room.max.y = max.y - footer.height - footer.note_h;
-    g = ring_geometry(room, n);
+    g = geometry_for(room, n);
   }
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
     compact = room.compact = true;
-    g = ring_geometry(room, n);
+    g = geometry_for(room, n);
   }
   g.exit_angle = exit_angle(g, n, ImVec2(packet_half(g).x * 2, packet_half(g).y * 2));
   state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),

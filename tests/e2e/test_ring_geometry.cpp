@@ -9,6 +9,7 @@
 #include "viz/ring_geometry.h"
 
 using ringlab::viz::cards_overlap;
+using ringlab::viz::packet_room;
 using ringlab::viz::ring_angle;
 using ringlab::viz::ring_geometry;
 using ringlab::viz::ring_point;
@@ -124,4 +125,27 @@ TEST_CASE("twelve ranks in the small pane: cards as their labels alone, clear of
 TEST_CASE("a room too small for eight cards says so rather than claim they clear") {
   const RingRoom r = room(120, 40, 13, 8, true);
   CHECK(cards_overlap(ring_geometry(r, 8), 8, 13 * 0.3f));
+}
+
+TEST_CASE("a short pane's flat ring leaves each packet a gap between neighbouring cards") {
+  // The small Ring pane of a 1280x720 window with Training enlarged, under three lines of words:
+  // the cards cleared each other, and every packet sat on two of them, over their chunks. (Five
+  // or more cards there are as narrow as their labels already: their packets still cross them.)
+  for (int n = 3; n <= 4; ++n) {
+    CAPTURE(n);
+    const RingRoom r = room(349, 87.6f, 13, n, true);
+    const RingGeometry g = ring_geometry(r, n);
+    CHECK_FALSE(cards_overlap(g, n, 13 * 0.3f));
+    CHECK(inside(g, n, r));
+    CHECK(packet_room(g, n, 13) >= 13 * 1.5f);
+    CHECK(g.card.x >= r.label_w);
+  }
+}
+
+TEST_CASE("a room with gaps to spare keeps its cards as they were") {
+  // The big pane at 1920x1080: packets have room, and the cards keep their natural width.
+  const RingRoom r = room(900, 420, 13, 4, false);
+  const RingGeometry g = ring_geometry(r, 4);
+  CHECK(packet_room(g, 4, 13) >= 13 * 1.5f);
+  CHECK(g.card.x == doctest::Approx(13 * 17.0f).epsilon(0.3));
 }

@@ -201,6 +201,23 @@ packets_named scale 6
 packets_named ring 4
 packets_named ring 8
 
+# The small Ring pane beside an enlarged Training view at 1280x720, under the Ring's three lines of
+# words: its flat ring once had cards that cleared each other but no gap between neighbours, and
+# every packet was drawn over two cards, covering their chunks. The cards now leave each packet a
+# gap (narrower, then lower cards).
+name=packets-gap-training-4
+printf '{"title": "4 ranks", "job": {"world_size": 4, "backend": "gloo", "epochs": 12}}' > "$WORK/$name-scenario.json"
+headless 1280x720x24 "$WORK/$name.out" "$RINGLAB" gui --width 1280 --height 720 --focus training --wait-run --frames 40 \
+  --scenario "$WORK/$name-scenario.json" --screenshot "$ART/$name.png" --state-json "$WORK/$name.json"
+python3 - "$WORK/$name.json" "$name" << 'PY' || fail=1
+import json, sys
+cards, name = json.load(open(sys.argv[1]))["ring_cards"], sys.argv[2]
+assert cards["packets_drawn"] > 0, f"FAIL {name}: no packet drawn in 40 frames of a live ring"
+assert cards["clear"], f"FAIL {name}: the cards overlap: {cards}"
+assert cards["packets_over_cards"] == 0, f"FAIL {name}: {cards['packets_over_cards']} of {cards['packets_drawn']} packets drawn over the cards in a {cards['room_w']:.0f}x{cards['room_h']:.0f} ring"
+print(f"ok   {name}: {cards['packets_drawn']} packets drawn, each in a gap between cards ({cards['room_w']:.0f}x{cards['room_h']:.0f})")
+PY
+
 world_title en "Four ranks on gloo (now 6 ranks)"
 world_title id "Empat rank di gloo (kini 6 rank)"
 # Another backend as well: the longer forms wrap to a second line, and the title once dropped the
