@@ -84,6 +84,7 @@ struct TimelineViewState {
   size_t spans_shown = 0;     // spans the last frame drew, or found too narrow to draw (--state-json)
   std::string open_label;     // the last frame's words on the open all-reduces ("waiting", "paused", ...; --state-json)
   std::string open_read_out;  // the last frame's hover read-out of an open all-reduce ("" when none is under the mouse)
+  std::string span_read_out;  // the last frame's hover read-out of a span ("" when none is under the mouse)
   // The last frame's words at each lane's end ("" for none): a failure's, or while a live run has
   // gone quiet what each rank was last seen doing ("in all-reduce #2 for 12.31 s", "silent for ...").
   std::vector<std::string> lane_notes;

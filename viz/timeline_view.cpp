@@ -46,6 +46,7 @@ uint32_t color_of(const TimelineSpan& s) {
     case SpanKind::Evaluation: return p.mse;
     case SpanKind::StepVote: return with_alpha(p.text_dim, 0.8f);
     case SpanKind::Delay: return p.bad;
+    case SpanKind::LeftOut: return with_alpha(p.text_dim, 0.3f);
   }
   return p.text;
 }
@@ -62,6 +63,7 @@ const char* name_of(SpanKind kind) {
     case SpanKind::Evaluation: return tr("evaluation");
     case SpanKind::StepVote: return tr("step vote");
     case SpanKind::Delay: return tr("injected delay");
+    case SpanKind::LeftOut: return tr("details left out");
   }
   return "";
 }
@@ -96,6 +98,9 @@ std::string describe(const TimelineSpan& s, int rank, const NodeLayout& nodes) {
   if (s.kind == SpanKind::Delay)
     text.append("\n").append(tr("the Straggler lab's sleep, before this rank's forward pass: the others wait for it in "
                                   "the step's all-reduce, which is why their bars grow"));
+  if (s.kind == SpanKind::LeftOut)
+    text.append("\n").append(tr("this step ran, but its forward, backward and all-reduce were left out of the window "
+                                  "to keep up with a fast run: not idle time (the status says how many events were left out)"));
   return text;
 }
 
@@ -351,7 +356,7 @@ void draw_run_end(ImDrawList* dl, float x, ImVec2 plot_min, ImVec2 plot_max) {
 }
 
 // The Follow box and the key to the colours, on one line over the plot.
-void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool failed, bool held_open, bool live) {
+void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, bool left_out, bool failed, bool held_open, bool live) {
   const Palette& p = palette();
   if (ImGui::Checkbox(label("Follow", "timeline_follow").c_str(), &v.follow)) {
     v.window_ms = v.follow ? 0 : v.drawn_window_ms;  // unticked: the view stays where it was, still
@@ -376,6 +381,7 @@ void draw_legend(TimelineViewState& v, const NodeLayout& nodes, bool delays, boo
   legend_item(tr("step vote"), with_alpha(p.text_dim, 0.8f));
   if (nodes.multi_node()) legend_item(tr("transfer between nodes (network)"), p.network);
   if (delays) legend_item(tr("injected delay"), with_alpha(p.bad, 0.35f), p.bad);
+  if (left_out) legend_item(tr("details left out"), with_alpha(p.text_dim, 0.3f), with_alpha(p.text_dim, 0.55f));
   if (failed) legend_item(tr("broke the run, from its last progress"), with_alpha(p.bad, 0.16f), with_alpha(p.bad, 0.55f));
   ImGui::NewLine();
 }
@@ -554,19 +560,13 @@ class LanePainter {
     if (s.kind == SpanKind::BucketReady) return bucket_mark(s, x0);
     const int row = LaneRows::row_of(s.kind);
     const auto [y0, y1] = rows_.band(row);
-    PixelColumn& column = columns_[row];
     if (x1 - x0 < 1.0f && !s.unfinished) {
-      const float at = std::floor(x0);
-      if (at != column.x) {
-        flush(column);
-        column.x = at;
-        column.y0 = y0;
-        column.y1 = y1;
-      }
-      column.add(s.kind == SpanKind::GateWait ? with_alpha(color_of(s), 0.6f) : color_of(s), &s);
+      // A step left out is the whole lane's: in each row its pixel weighs against what was seen.
+      const uint32_t color = s.kind == SpanKind::GateWait ? with_alpha(color_of(s), 0.6f) : color_of(s);
+      for (int r = row; r <= (s.kind == SpanKind::LeftOut ? 2 : row); ++r) gather(r, std::floor(x0), color, s);
       return;
     }
-    flush(column);
+    flush(columns_[row]);
     if (s.unfinished) return draw_unfinished(dl_, x0, x1, y0, y1, a_.plot_min.x, label_limit_, OpenBecause::Peer);
     bar(s, x0, x1, y0, y1);
   }
@@ -598,6 +598,12 @@ class LanePainter {
     if (s.kind == SpanKind::Delay) {
       dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(color, 0.35f));
       hatch(dl_, ImVec2(x0, y0), ImVec2(x1, y1), color, fs * 0.45f);
+    } else if (s.kind == SpanKind::LeftOut) {
+      // A step that ran unseen covers the whole lane, compute and collectives alike, pale and
+      // striped: what is not there is not time without work.
+      y1 = rows_.band(2).second;
+      dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), color);
+      hatch(dl_, ImVec2(x0, y0), ImVec2(x1, y1), with_alpha(p.text_dim, 0.55f), fs * 0.6f);
     } else {
       dl_->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), s.kind == SpanKind::GateWait ? with_alpha(color, 0.6f) : color);
     }
@@ -632,6 +638,19 @@ class LanePainter {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const float down = m.y - (y - fs * 0.1f);  // 0 at the apex, 0.5 fs at the base
     if (hovered_ && down >= 0 && down <= fs * 0.5f && std::fabs(m.x - x0) <= down * 0.6f) hit_ = {&s, rank_};
+  }
+
+  // A span narrower than a pixel, into row `row`'s column at x `at` (the column before it drawn).
+  void gather(int row, float at, uint32_t color, const TimelineSpan& s) {
+    PixelColumn& column = columns_[row];
+    if (at != column.x) {
+      flush(column);
+      const auto [y0, y1] = rows_.band(row);
+      column.x = at;
+      column.y0 = y0;
+      column.y1 = y1;
+    }
+    column.add(color, &s);
   }
 
   // Spans narrower than a pixel: one pixel per column, in the colour of the kind that took most
@@ -716,7 +735,7 @@ void draw_let_go_stretches(ImDrawList* dl, const view_model::TimelineModel& tl, 
 }
 
 // The read-out of the span under the mouse: what it was, and how much of it was waiting.
-void span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, const NodeLayout& nodes) {
+std::string span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, const NodeLayout& nodes) {
   const TimelineSpan& s = *hit.span;
   std::string text = describe(s, hit.rank, nodes);
   const bool waits = s.kind == SpanKind::Collective || s.kind == SpanKind::Transfer;
@@ -728,7 +747,7 @@ void span_read_out(const view_model::TimelineModel& tl, const SpanHit& hit, cons
     if (held > 0) text.append("\n").append(trf("of which held at the gate: {}", format_duration(static_cast<double>(held))));
   }
   if (s.unfinished) text.append("\n").append(std::string(tr("never finished: a rank failed")));
-  WrappedTooltip(text);
+  return text;
 }
 
 // The time an all-reduce took, from its first rank's begin to its last rank's end (to the
@@ -793,7 +812,7 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   const view_model::Generation* generation = model.current_generation();
   const NodeLayout nodes = view_model::node_layout_of(model, generation ? generation->index : -1,
                                                       std::max(model.world_size(), all_lanes), state.job);
-  draw_legend(v, nodes, tl.has_delays(), model.failure().failed && !model.failure().culprits.empty(), held_open,
+  draw_legend(v, nodes, tl.has_delays(), tl.has_left_out(), model.failure().failed && !model.failure().culprits.empty(), held_open,
               state.run.live());
   if (all_lanes == 0) {
     DimWrapped(tr("Nothing yet: each rank's forward, backward and all-reduces appear here as they happen."));
@@ -850,7 +869,8 @@ void DrawTimelineView(const view_model::RunModel& model, AppState& state) {
   if (replayed) mark_replayed(dl, a, *replayed);
   if (ended && latest_ms > a.begin && latest_ms < a.end) draw_run_end(dl, a.x_of(latest_ms), a.plot_min, a.plot_max);
   dl->PopClipRect();
-  if (hit.span && !dragging) span_read_out(tl, hit, nodes);
+  v.span_read_out = hit.span && !dragging ? span_read_out(tl, hit, nodes) : "";
+  if (!v.span_read_out.empty()) WrappedTooltip(v.span_read_out);
   v.open_read_out = hovered && !dragging && !hit.span ? open_hover : "";
   if (!v.open_read_out.empty()) WrappedTooltip(v.open_read_out);
 }

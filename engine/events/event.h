@@ -104,7 +104,7 @@ struct Event {
   int32_t dst = -1;
   int64_t bytes = 0;
   double value = 0.0;
-  int32_t code = -1;       // by kind: FaultKind, ErrorCode, StopCause (-1: none)
+  int32_t code = -1;       // by kind: FaultKind, ErrorCode, StopCause, kStepDetailsLeftOut (-1: none)
   std::vector<float> values;
   std::vector<int64_t> indices;
   std::string text;
@@ -134,6 +134,13 @@ inline bool is_restart_marker(const Event& e) { return e.kind == EventKind::Rest
 // The StepEnd of a rank out of data under Join: it shadowed the others' all-reduce with zeros and
 // trained no batch, so the step has no loss of its own (its value is not one).
 inline bool is_joined_step(const Event& e) { return e.kind == EventKind::StepEnd && e.text == "joined"; }
+
+// The app's event feed, keeping up with a fast run, leaves out the details of some steps (their
+// spans and collectives; see view_model::EventFeed). It keeps every StepEnd, and marks that of a
+// step left out with this code, so that the views can say the step ran unseen rather than show
+// an idle gap. Set in the app only; a worker never sends it.
+inline constexpr int32_t kStepDetailsLeftOut = 1;
+inline bool step_details_left_out(const Event& e) { return e.kind == EventKind::StepEnd && e.code == kStepDetailsLeftOut; }
 
 // Where events go. The worker's sink sends them to the controller; tests collect them in memory.
 class EventSink {

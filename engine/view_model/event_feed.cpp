@@ -45,6 +45,11 @@ bool EventFeed::keeps_details_of(int64_t step, int every) {
   return slot.kept;
 }
 
+bool EventFeed::details_left_out(int64_t step) const {
+  const StepDecision& slot = step_kept_[static_cast<size_t>(step) % step_kept_.size()];
+  return slot.step == step && !slot.kept;
+}
+
 void EventFeed::forget_step_decisions() { step_kept_.fill({}); }
 
 void EventFeed::keep_every_step(bool keep) {
@@ -79,6 +84,7 @@ void EventFeed::take_locked(Event&& event) {
     ++thinned_;
     return;
   }
+  if (event.kind == EventKind::StepEnd && event.step >= 0 && details_left_out(event.step)) event.code = kStepDetailsLeftOut;
   queue_.push_back(std::move(event));
 }
 

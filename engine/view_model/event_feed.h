@@ -13,7 +13,8 @@
 // `thin_above` queued events, the spans and collectives of only one step in 2, past twice that
 // one in 4, and so on. Every rank keeps the same steps (step % K == 0), so the views still get
 // whole all-reduces, each with every rank's chunks, instead of pieces of many, and they stay near
-// the run instead of seconds behind it. A step's begin and end (its count, loss and epoch),
+// the run instead of seconds behind it. The end of a step left out is marked so
+// (kStepDetailsLeftOut): the Timeline shows the step as left out, not as idle. A step's begin and end (its count, loss and epoch),
 // shards, epoch ends, errors and flight records are never thinned, and from the first error,
 // fault or stop on, nor is anything else (the Failure lab places ranks by their collectives). A reader that still falls `max_queued` events behind loses the newest ones, and
 // overflowed() says how many.
@@ -51,6 +52,7 @@ class EventFeed : public EventSink {
   void take_locked(Event&& event);
   int thinning_for(size_t backlog) const;
   bool keeps_details_of(int64_t step, int every);
+  bool details_left_out(int64_t step) const;  // decided already, and left out
   void forget_step_decisions();
   static bool ends_thinning(EventKind kind);
 

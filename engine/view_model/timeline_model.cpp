@@ -19,6 +19,7 @@ const char* to_string(SpanKind kind) {
     case SpanKind::Evaluation: return "evaluation";
     case SpanKind::StepVote: return "step vote";
     case SpanKind::Delay: return "injected delay";
+    case SpanKind::LeftOut: return "details left out";
   }
   return "span";
 }
@@ -33,6 +34,7 @@ void TimelineModel::clear() {
   world_ = 0;
   has_origin_ = false;
   has_delays_ = false;
+  has_left_out_ = false;
   origin_ns_ = 0;
   latest_ns_ = 0;
   let_go_.clear();
@@ -171,6 +173,11 @@ void TimelineModel::consume(const Event& event) {
       span.kind = SpanKind::Evaluation;
       break;
     case EventKind::StepVote: span.kind = SpanKind::StepVote; break;
+    case EventKind::StepEnd:  // its begin and end: the step itself, drawn only where its details were left out
+      if (!step_details_left_out(event)) return;
+      span.kind = SpanKind::LeftOut;
+      has_left_out_ = true;
+      break;
     case EventKind::Straggle:
       span.kind = SpanKind::Delay;
       has_delays_ = true;

@@ -17,7 +17,9 @@ namespace ringlab::view_model {
 
 // Evaluation: rank 0's whole-dataset MSE at an epoch's end. StepVote: the ranks' vote between
 // steps (stop, hold at the gate), ringlab's own collective, drawn so the pause it makes is named.
-enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady, Evaluation, StepVote, Delay };
+// LeftOut: a whole step whose details the app's feed left out to keep up with a fast run (see
+// step_details_left_out): it ran, but none of its spans came.
+enum class SpanKind : uint8_t { Forward, Backward, Optimizer, Collective, Transfer, GateWait, BucketReady, Evaluation, StepVote, Delay, LeftOut };
 
 const char* to_string(SpanKind kind);
 
@@ -45,6 +47,7 @@ class TimelineModel {
   void consume(const Event& event);
   void clear();
   bool has_delays() const { return has_delays_; }  // a rank slept for a delay fault (the Straggler lab)
+  bool has_left_out() const { return has_left_out_; }  // some step's details were left out (a fast run)
 
   int lanes() const { return static_cast<int>(lanes_.size()); }
   // Lanes a window [t0, t1] (relative ns) needs: up to the highest rank with a span in it. After
@@ -162,6 +165,7 @@ class TimelineModel {
   int64_t origin_ns_ = 0;
   bool has_origin_ = false;
   bool has_delays_ = false;
+  bool has_left_out_ = false;
   int64_t latest_ns_ = 0;
   std::vector<std::pair<int64_t, int64_t>> let_go_;
   int64_t held_t0_ = 0, held_t1_ = -1;

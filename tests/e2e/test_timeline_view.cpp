@@ -150,6 +150,32 @@ TEST_CASE("the wheel zooms about the mouse, a drag pans, a double-click follows 
   CHECK(v.drawn_end_ms == doctest::Approx(end));
 }
 
+// A fast run's feed leaves the details of some steps out (EventFeed), and marks their ends: the
+// lane shows such a step as one that ran unseen, and the mouse over it says so, where it used to
+// be an empty gap that read as the ranks idle.
+TEST_CASE("a step whose details were left out says so under the mouse, not an idle gap") {
+  TimelinePane pane;
+  for (int r = 0; r < 2; ++r) {
+    Event end = span(EventKind::StepEnd, r, 2, 3000 + r * 100, 3900 + r * 100);
+    end.code = kStepDetailsLeftOut;
+    pane.model.consume(end);
+  }
+  std::string read_out;
+  for (float y = 0; y < kPaneH && read_out.find("details left out") != 0; y += 4)
+    for (float x = 0; x < kPaneW && read_out.find("details left out") != 0; x += 4) {
+      pane.frame(x, y);
+      read_out = pane.state.timeline.span_read_out;
+    }
+  CHECK(read_out.rfind("details left out · rank ", 0) == 0);
+  CHECK(read_out.find("training step 2") != std::string::npos);
+  CHECK(read_out.find("not idle time") != std::string::npos);
+  INFO(read_out);
+  CHECK(read_out.find("900.0 µs, from 2.00 ms") != std::string::npos);  // the step's own length, begin to end
+  // The kept steps read as before.
+  pane.frame(-100, -100);
+  CHECK(pane.state.timeline.span_read_out.empty());
+}
+
 TEST_CASE("an all-reduce left open says why: waiting for a peer, held at the gate, or paused") {
   TimelinePane pane;
   // Step 2 begins: rank 0 enters its all-reduce, rank 1 has not yet.

@@ -203,6 +203,11 @@ TEST_CASE("a reader behind gets whole steps, fewer of them, and every step's cou
   for (const Event& e : got) (EventFeed::is_step_detail(e) ? details : ends)[e.step] += e.kind == EventKind::StepEnd || EventFeed::is_step_detail(e);
   CHECK(details == std::map<int64_t, int>{{0, 8}, {2, 8}});  // step 1 (one in 2) and 3 (one in 4) left out, whole
   CHECK(ends == std::map<int64_t, int>{{0, 2}, {1, 2}, {2, 2}, {3, 2}});  // every rank's every StepEnd
+  // The ends of the steps left out say so, for the Timeline to draw them as steps that ran unseen.
+  std::map<int64_t, int> marked;
+  for (const Event& e : got)
+    if (e.kind == EventKind::StepEnd) marked[e.step] += ringlab::step_details_left_out(e);
+  CHECK(marked == std::map<int64_t, int>{{0, 0}, {1, 2}, {2, 0}, {3, 2}});
   CHECK(feed.thinned() == 16);
   CHECK(feed.overflowed() == 0);
   CHECK(feed.thinning() == 1);  // the reader has caught up: said in the past tense from here

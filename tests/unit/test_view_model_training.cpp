@@ -291,6 +291,31 @@ TEST_CASE("timeline: a delay fault's sleep is the straggler's span, and the lege
   CHECK_FALSE(t.has_delays());
 }
 
+// A fast run's feed leaves some steps' details out: without a mark, the lane showed an idle gap
+// where the step ran, which reads as the ranks waiting.
+TEST_CASE("timeline: a step whose details were left out is drawn as such, not as an idle gap") {
+  TimelineModel t;
+  t.consume(span(EventKind::Forward, 0, 1000, 2000));
+  Event kept = span(EventKind::StepEnd, 0, 1000, 3000);
+  kept.step = 0;
+  t.consume(kept);  // a step whose spans came: its end adds nothing
+  CHECK_FALSE(t.has_left_out());
+  Event left_out = span(EventKind::StepEnd, 0, 3000, 5000);
+  left_out.step = 1;
+  left_out.code = ringlab::kStepDetailsLeftOut;
+  t.consume(left_out);
+  CHECK(t.has_left_out());
+  std::vector<TimelineSpan> rank0;
+  t.for_each_visible(0, 0, 100000, [&](const TimelineSpan& s) { rank0.push_back(s); });
+  REQUIRE(rank0.size() == 2);
+  CHECK(rank0[0].kind == SpanKind::Forward);
+  CHECK(rank0[1].kind == SpanKind::LeftOut);
+  CHECK(rank0[1].step == 1);
+  CHECK(rank0[1].t_end_ns - rank0[1].t_begin_ns == 2000);
+  t.clear();
+  CHECK_FALSE(t.has_left_out());
+}
+
 TEST_CASE("timeline memory is bounded per lane, and says what it let go") {
   TimelineModel t(100);
   t.consume(span(EventKind::Forward, 1, 1, 6));  // rank 1 keeps all it did
