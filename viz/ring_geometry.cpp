@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <initializer_list>
+#include <optional>
 #include <cmath>
 #include <numbers>
 
@@ -158,7 +160,7 @@ void set_card_width(RingGeometry& g, const RingRoom& room, int n, float w) {
 // seen to travel along.
 void make_room_for_packets(RingGeometry& g, const RingRoom& room, int n) {
   const float fs = room.font_size;
-  const float wanted = fs * 1.5f;
+  const float wanted = packet_travel(fs);
   if (packet_room(g, n, fs) >= wanted) return;
   const float min_w = label_room(room);
   const float min_h = room.chips ? g.card.y : g.header_h + fs * 0.5f + fs * 0.3f;
@@ -179,8 +181,10 @@ void make_room_for_packets(RingGeometry& g, const RingRoom& room, int n) {
   }
 }
 
-RingGeometry on_track(const RingRoom& room, int n, float exponent) {
+RingGeometry on_track(const RingRoom& room, int n, float exponent, float turn) {
   RingGeometry g;
+  g.turn = turn;
+  g.compact = room.compact;
   const float fs = room.font_size;
   const float w = room.max.x - room.min.x, h = room.max.y - room.min.y;
   g.center = ImVec2((room.min.x + room.max.x) / 2, (room.min.y + room.max.y) / 2);
@@ -213,6 +217,7 @@ float ring_angle(int rank, int n) {
 }
 
 ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
+  angle += g.turn;
   if (g.exponent == 2) return ImVec2(g.center.x + radii.x * std::cos(angle), g.center.y + radii.y * std::sin(angle));
   // The same fraction of the track's length as `angle` is of a turn.
   const auto& length = g.track_length;
@@ -230,40 +235,78 @@ ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
 ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, ImVec2(g.rx, g.ry), angle); }
 
 
+namespace {
+
+// How well a geometry serves the class: its cards clear each other and every packet has a gap
+// to travel in (2), its cards clear each other (1), neither (0).
+int fit_of(const RingGeometry& g, const RingRoom& room, int n) {
+  if (cards_overlap(g, n, room.font_size * 0.3f)) return 0;
+  return n < 2 || packet_room(g, n, room.font_size) >= packet_travel(room.font_size) ? 2 : 1;
+}
+
+}  // namespace
+
+namespace {
+
+struct Fitted {
+  RingGeometry g;
+  int fit = -1;
+};
+
+// Of the tracks with the ranks' places turned by `turn`: the ellipse wherever it serves fully
+// (fit_of 2); else, of those that serve best, the one with the largest cards (the ellipse where
+// it does as well as a squarer one); where no cards clear each other, the squarest.
+Fitted best_track(const RingRoom& room, int n, float turn) {
+  Fitted best;
+  for (const float exponent : {2.0f, 3.0f, 4.0f, 6.0f, 8.0f}) {
+    RingGeometry g = on_track(room, n, exponent, turn);
+    int fit = fit_of(g, room, n);
+    if (fit == 1) {
+      make_room_for_packets(g, room, n);
+      fit = fit_of(g, room, n);
+    }
+    const bool ellipse_serves = best.g.exponent == 2.0f && best.fit == 2;
+    const bool larger = g.card.x * g.card.y > best.g.card.x * best.g.card.y * 1.01f;
+    if (best.fit < 0 || fit > best.fit || (fit == best.fit && fit > 0 && !ellipse_serves && larger) || (fit == 0 && best.fit == 0)) {
+      best.g = g;
+      best.fit = fit;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 RingGeometry ring_geometry(const RingRoom& room, int n) {
   // Six ranks on an ellipse stack two cards one above the other at each side; a squarer track
   // puts them in a row along the top and one along the bottom, which a short pane has room for.
-  // Of the tracks whose cards clear each other, the one with the largest cards (the ellipse
-  // where it does as well as a squarer one); where none clears, the squarest.
-  RingGeometry best;
-  bool best_clear = false;
-  for (const float exponent : {2.0f, 3.0f, 4.0f, 6.0f, 8.0f}) {
-    const RingGeometry g = on_track(room, n, exponent);
-    const bool clear = !cards_overlap(g, n, room.font_size * 0.3f);
-    const bool larger = g.card.x * g.card.y > best.card.x * best.card.y * 1.01f;
-    if (exponent == 2.0f || (clear && (!best_clear || larger)) || (!clear && !best_clear)) {
-      best = g;
-      best_clear = clear;
+  // Where the cards clear each other but leave a packet no gap between neighbours, they may
+  // carry their number alone ("7"), narrower; and last the places turn half a place, which puts
+  // four cards two along the top and two along the bottom of a flat room. The first of those
+  // that serves fully (cards clear, every packet a gap: fit_of), else the first whose cards
+  // clear: rank 0 at the top with its full label, as long as that does as well.
+  RingRoom numbered = room;
+  const bool shorter = room.short_label_w > 0 && room.short_label_w < room.label_w;
+  numbered.label_w = room.short_label_w;
+  numbered.short_label_w = 0;
+  std::optional<RingGeometry> first_clear;
+  for (const float turn : {0.0f, n > 2 ? kPi / static_cast<float>(n) : -1.0f}) {
+    if (turn < 0) break;
+    for (const RingRoom* r : std::initializer_list<const RingRoom*>{&room, shorter ? &numbered : nullptr}) {
+      if (!r) continue;
+      Fitted f = best_track(*r, n, turn);
+      f.g.short_labels = r == &numbered;
+      if (f.fit == 2) return f.g;
+      if (f.fit == 1 && !first_clear) first_clear = f.g;
     }
   }
-  if (best_clear) {
-    // The track is chosen for the cards' size; the packets' gaps are made on it.
-    if (n > 1) make_room_for_packets(best, room, n);
-    return best;
-  }
-  // Still too many for the room: the cards may be as narrow as their number, and then they may
-  // be their labels alone (the class enlarges the pane to see the chunks).
-  RingRoom smaller = room;
-  if (room.short_label_w > 0 && room.short_label_w < room.label_w) {
-    smaller.label_w = room.short_label_w;
-    smaller.short_label_w = 0;
-  } else if (!room.chips) {
-    smaller.chips = true;
-  } else {
-    return best;
-  }
-  const bool shorter = smaller.label_w < room.label_w;
-  RingGeometry fitted = ring_geometry(smaller, n);
+  if (first_clear) return *first_clear;
+  // Still too many for the room: the cards may be their labels alone (the class enlarges the
+  // pane to see the chunks), their numbers where those are shorter.
+  if (room.chips) return best_track(room, n, 0).g;
+  RingRoom chips = shorter ? numbered : room;
+  chips.chips = true;
+  RingGeometry fitted = ring_geometry(chips, n);
   fitted.short_labels = fitted.short_labels || shorter;
   return fitted;
 }
@@ -283,6 +326,7 @@ bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b) {
 }
 
 ImVec2 packet_size(const RingGeometry& g, float font_size) {
+  if (g.compact) return ImVec2(std::max(g.cell_w * 1.1f, font_size * 1.5f), font_size * 1.15f);
   return ImVec2(std::max(g.cell_w * 1.2f, font_size * 1.8f), font_size * 1.5f);
 }
 

@@ -13,11 +13,15 @@ namespace ringlab::viz {
 // (a superellipse: rows of cards along the top and the bottom). Places on the ring are named by
 // an angle, 0 at the top, clockwise: on the ellipse the angle itself, on a squarer track the
 // same fraction of the way round (so evenly spaced angles are evenly spaced cards there too).
+// Every point is turned by the geometry's `turn` (track_point adds it), so that the angles the
+// views work with stay those of ring_angle.
 struct RingGeometry {
   static constexpr int kTrackSamples = 256;
   ImVec2 center;
   float rx = 0, ry = 0;     // the ring's radii
   float exponent = 2;       // the track's: 2 an ellipse, larger nearer a rectangle with round corners
+  float turn = 0;           // how far the places are turned clockwise from rank 0 at the top (a flat
+                            // room may put two cards side by side along its top instead)
   // A squarer track at kTrackSamples + 1 evenly spaced angles from the top: its points (as a
   // fraction of the radii, from the centre) and its length up to each.
   std::array<ImVec2, kTrackSamples + 1> track_unit{};
@@ -28,6 +32,7 @@ struct RingGeometry {
   float exit_angle = 0;     // how far from a card's centre angle a packet clears the card
   bool short_labels = false;  // cards too narrow for "rank 7" carry "7" (and the rank's colour)
   bool cells = true;          // false: a room too small for chunk cells, the cards are their labels alone
+  bool compact = false;       // a small pane's ring (RingRoom::compact): lower packets too
 };
 
 struct RingRoom {
@@ -53,17 +58,21 @@ ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle);
 // 7"), and last the cards lose their chunk cells; only a room too small even for that leaves
 // cards touching (cards_overlap then says so). Cards that clear each other but leave a packet
 // no gap to travel in (a short pane's flat ring) are made narrower, then lower, where that
-// opens one (packet_room).
+// opens one (packet_room); where it does not, they carry their number alone, and last the
+// places are turned half a place, which in a flat room puts the cards in two rows with the
+// links between them.
 RingGeometry ring_geometry(const RingRoom& room, int n);
 // Whether any two cards of `g` overlap, or come closer than `gap` pixels in both x and y.
 bool cards_overlap(const RingGeometry& g, int n, float gap = 0);
 // Whether the box from `a` to `b` meets any of the ring's n cards.
 bool under_a_card(const RingGeometry& g, int n, ImVec2 a, ImVec2 b);
 // A chunk's packet on its way between two cards: a little wider than a chunk cell, and tall
-// enough for its "c3".
+// enough for its "c3" (in a compact ring, with less room around it).
 ImVec2 packet_size(const RingGeometry& g, float font_size);
 // The shortest, over the ring's links, of the longest stretch of a link (in pixels along the
 // track) where a packet covers no card: how far a packet can be seen to travel between cards.
 float packet_room(const RingGeometry& g, int n, float font_size);
+// How far, at the least, a packet should be seen to travel between two cards.
+inline float packet_travel(float font_size) { return font_size * 0.5f; }
 
 }  // namespace ringlab::viz

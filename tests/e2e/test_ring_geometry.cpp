@@ -10,6 +10,7 @@
 
 using ringlab::viz::cards_overlap;
 using ringlab::viz::packet_room;
+using ringlab::viz::packet_travel;
 using ringlab::viz::ring_angle;
 using ringlab::viz::ring_geometry;
 using ringlab::viz::ring_point;
@@ -52,8 +53,11 @@ TEST_CASE("cards clear each other in the small pane at 1280x720, up to six ranks
     const RingGeometry g = ring_geometry(r, n);
     CHECK_FALSE(cards_overlap(g, n, 13 * 0.3f));
     CHECK(inside(g, n, r));
-    CHECK(g.card.x >= r.label_w);  // the label stays on its card
+    CHECK(g.card.x >= (g.short_labels ? r.short_label_w : r.label_w));  // the label stays on its card
     CHECK(g.cell_h >= 13 * 0.5f);  // the chunks are still there to see
+    // "rank 3" up to four; from five the number alone, where the word would leave the packets
+    // no gap between the cards.
+    CHECK(g.short_labels == (n >= 5));
   }
 }
 
@@ -67,8 +71,8 @@ TEST_CASE("seven and eight ranks in the small pane: the cards carry their number
     CHECK(inside(g, n, r));
     CHECK(g.card.x >= r.short_label_w);
   }
-  // Up to six, the word stays.
-  CHECK_FALSE(ring_geometry(room(kSmallW, kSmallH, 13, 6, true), 6).short_labels);
+  // Up to four, the word stays.
+  CHECK_FALSE(ring_geometry(room(kSmallW, kSmallH, 13, 4, true), 4).short_labels);
 }
 
 TEST_CASE("up to sixteen ranks, the world slider's most, in the big pane") {
@@ -128,18 +132,29 @@ TEST_CASE("a room too small for eight cards says so rather than claim they clear
 }
 
 TEST_CASE("a short pane's flat ring leaves each packet a gap between neighbouring cards") {
-  // The small Ring pane of a 1280x720 window with Training enlarged, under three lines of words:
-  // the cards cleared each other, and every packet sat on two of them, over their chunks. (Five
-  // or more cards there are as narrow as their labels already: their packets still cross them.)
-  for (int n = 3; n <= 4; ++n) {
-    CAPTURE(n);
-    const RingRoom r = room(349, 87.6f, 13, n, true);
-    const RingGeometry g = ring_geometry(r, n);
-    CHECK_FALSE(cards_overlap(g, n, 13 * 0.3f));
-    CHECK(inside(g, n, r));
-    CHECK(packet_room(g, n, 13) >= 13 * 1.5f);
-    CHECK(g.card.x >= r.label_w);
-  }
+  // The small Ring pane of a 1280x720 window beside an enlarged Training view (349x88 under the
+  // Ring's three lines of words), beside an enlarged Timeline (284x96), and the latter with the
+  // text a step larger (273x82 at 14.3 px): the cards cleared each other, and packets sat on two
+  // of them, over their chunks, or went under them unseen. Narrower and lower cards, rows of
+  // cards (a squarer track, or four turned half a place) and, for five or more, their numbers
+  // alone leave every packet a gap now, each card still with its chunks.
+  struct Room {
+    float w, h, font;
+  };
+  // (Six or more in the smallest of them leave no gap even so: their packets are drawn over the
+  // cards, clear of the names.)
+  for (const Room size : {Room{349, 88, 13}, Room{284, 96, 13}, Room{273, 82, 14.3f}})
+    for (int n = 3; n <= (size.font > 13 ? 5 : 8); ++n) {
+      CAPTURE(size.w);
+      CAPTURE(n);
+      const RingRoom r = room(size.w, size.h, size.font, n, true);
+      const RingGeometry g = ring_geometry(r, n);
+      CHECK_FALSE(cards_overlap(g, n, size.font * 0.3f));
+      CHECK(inside(g, n, r));
+      CHECK(packet_room(g, n, size.font) >= packet_travel(size.font));
+      CHECK(g.cells);
+      CHECK(g.card.x >= (g.short_labels ? r.short_label_w : r.label_w));
+    }
 }
 
 TEST_CASE("a room with gaps to spare keeps its cards as they were") {
@@ -148,4 +163,6 @@ TEST_CASE("a room with gaps to spare keeps its cards as they were") {
   const RingGeometry g = ring_geometry(r, 4);
   CHECK(packet_room(g, 4, 13) >= 13 * 1.5f);
   CHECK(g.card.x == doctest::Approx(13 * 17.0f).epsilon(0.3));
+  CHECK(g.exponent == 2);
+  CHECK(g.turn == 0);  // rank 0 at the top, as the class knows the ring
 }

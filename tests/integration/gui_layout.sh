@@ -201,22 +201,33 @@ packets_named scale 6
 packets_named ring 4
 packets_named ring 8
 
-# The small Ring pane beside an enlarged Training view at 1280x720, under the Ring's three lines of
-# words: its flat ring once had cards that cleared each other but no gap between neighbours, and
-# every packet was drawn over two cards, covering their chunks. The cards now leave each packet a
-# gap (narrower, then lower cards).
-name=packets-gap-training-4
-printf '{"title": "4 ranks", "job": {"world_size": 4, "backend": "gloo", "epochs": 12}}' > "$WORK/$name-scenario.json"
-headless 1280x720x24 "$WORK/$name.out" "$RINGLAB" gui --width 1280 --height 720 --focus training --wait-run --frames 40 \
-  --scenario "$WORK/$name-scenario.json" --screenshot "$ART/$name.png" --state-json "$WORK/$name.json"
-python3 - "$WORK/$name.json" "$name" << 'PY' || fail=1
+# The small Ring pane beside an enlarged view at 1280x720, under the Ring's three lines of words:
+# its flat ring once had cards that cleared each other but no gap between neighbours, and the
+# packets were drawn over two cards, covering their chunks, or went under them unseen (all 160
+# at 4 ranks beside Training; at 6 ranks beside the Timeline, 4 of 6 unseen). The cards now
+# leave each packet a gap: narrower and lower cards, rows of them, their numbers alone from five
+# ranks; also with the text a step larger (Ctrl+=, 1.1x).
+packets_in_gaps() {
+  local focus=$1 n=$2 scale=$3 name="packets-gap-$1-$2-$3"
+  printf '{"title": "%s ranks", "job": {"world_size": %s, "backend": "gloo", "epochs": 12}}' "$n" "$n" > "$WORK/$name-scenario.json"
+  headless 1280x720x24 "$WORK/$name.out" "$RINGLAB" gui --width 1280 --height 720 --focus "$focus" --ui-scale "$scale" \
+    --wait-run --frames 40 --scenario "$WORK/$name-scenario.json" --screenshot "$ART/$name.png" --state-json "$WORK/$name.json"
+  python3 - "$WORK/$name.json" "$name" "$n" << 'PY' || fail=1
 import json, sys
-cards, name = json.load(open(sys.argv[1]))["ring_cards"], sys.argv[2]
+cards, name, n = json.load(open(sys.argv[1]))["ring_cards"], sys.argv[2], int(sys.argv[3])
+assert cards["ranks"] == n, f"FAIL {name}: the small ring drew {cards['ranks']} ranks, not {n}"
 assert cards["packets_drawn"] > 0, f"FAIL {name}: no packet drawn in 40 frames of a live ring"
-assert cards["clear"], f"FAIL {name}: the cards overlap: {cards}"
-assert cards["packets_over_cards"] == 0, f"FAIL {name}: {cards['packets_over_cards']} of {cards['packets_drawn']} packets drawn over the cards in a {cards['room_w']:.0f}x{cards['room_h']:.0f} ring"
+assert cards["clear"] and cards["cells"], f"FAIL {name}: the cards overlap or lost their chunks: {cards}"
+hidden = cards["packets_over_cards"] + cards["packets_unnamed"]
+assert hidden == 0, f"FAIL {name}: {cards['packets_over_cards']} of {cards['packets_drawn']} packets drawn over the cards and {cards['packets_unnamed']} under them, in a {cards['room_w']:.0f}x{cards['room_h']:.0f} ring"
 print(f"ok   {name}: {cards['packets_drawn']} packets drawn, each in a gap between cards ({cards['room_w']:.0f}x{cards['room_h']:.0f})")
 PY
+}
+packets_in_gaps training 4 1
+packets_in_gaps training 6 1
+packets_in_gaps timeline 4 1
+packets_in_gaps timeline 4 1.1
+packets_in_gaps timeline 6 1
 
 world_title en "Four ranks on gloo (now 6 ranks)"
 world_title id "Empat rank di gloo (kini 6 rank)"
