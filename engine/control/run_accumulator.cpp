@@ -245,9 +245,10 @@ std::string RunAccumulator::describe(int rank, int world) const {
   if (p.collective_done && p.step > p.collective_step)
     return fmt::format("rank {}: step {}, having completed {} {}", rank, p.step, collective,
                        p.collective_step < 0 ? "before it" : fmt::format("in step {}", p.collective_step));
-  const std::string where = p.collective_step < 0 ? fmt::format("rank {}: before the first step, {}", rank, collective)
-                                                  : fmt::format("rank {}: step {}, {}", rank, p.collective_step, collective);
-  if (p.collective_done) return where + " completed";
+  // Said as the line above says a rank a step further on: both read "having completed".
+  const std::string at = p.collective_step < 0 ? "before the first step" : fmt::format("step {}", p.collective_step);
+  if (p.collective_done) return fmt::format("rank {}: {}, having completed {}", rank, at, collective);
+  const std::string where = fmt::format("rank {}: {}, {}", rank, at, collective);
   // Only the ring reports its chunks (the demo all-reduce goes round the ring too): a native
   // all-reduce (the library's own) is simply not finished.
   if (p.collective_text != "ring" && p.collective_text != "demo" && p.chunk_collective != p.collective_id)

@@ -325,7 +325,7 @@ TEST_CASE("a killed rank whose chunk another rank received is placed inside that
   acc.add(chunk_event(2, 10, 11, 0, 0, 1));
   const RunResult r = acc.finish({killed(1)});
   INFO(r.failure);
-  CHECK(r.failure.find("rank 1: step 9, collective 10 (ring, bucket 0) completed (its last report: it died later, "
+  CHECK(r.failure.find("rank 1: step 9, having completed collective 10 (ring, bucket 0) (its last report: it died later, "
                        "inside collective 11 at step 10, with its unsent events)") != std::string::npos);
 }
 
