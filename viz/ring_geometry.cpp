@@ -237,10 +237,23 @@ ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, Im
 
 namespace {
 
-// How well a geometry serves the class: its cards clear each other and every packet has a gap
-// to travel in (2), its cards clear each other (1), neither (0).
+// Whether every card lies within the room (a pixel's slack): one that sticks out covers the
+// words above or under the ring.
+bool cards_inside(const RingGeometry& g, const RingRoom& room, int n) {
+  for (int r = 0; r < n; ++r) {
+    const ImVec2 c = ring_point(g, ring_angle(r, n));
+    if (c.x - g.card.x / 2 < room.min.x - 1 || c.x + g.card.x / 2 > room.max.x + 1 ||
+        c.y - g.card.y / 2 < room.min.y - 1 || c.y + g.card.y / 2 > room.max.y + 1)
+      return false;
+  }
+  return true;
+}
+
+// How well a geometry serves the class: its cards clear each other and the words around the
+// ring, and every packet has a gap to travel in (2); its cards clear each other and the words
+// (1); neither (0).
 int fit_of(const RingGeometry& g, const RingRoom& room, int n) {
-  if (cards_overlap(g, n, room.font_size * 0.3f)) return 0;
+  if (cards_overlap(g, n, room.font_size * 0.3f) || !cards_inside(g, room, n)) return 0;
   return n < 2 || packet_room(g, n, room.font_size) >= packet_travel(room.font_size) ? 2 : 1;
 }
 

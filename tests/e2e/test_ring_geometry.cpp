@@ -166,3 +166,23 @@ TEST_CASE("a room with gaps to spare keeps its cards as they were") {
   CHECK(g.exponent == 2);
   CHECK(g.turn == 0);  // rank 0 at the top, as the class knows the ring
 }
+
+TEST_CASE("in a small pane the cards stay in the ring's room, off the words above and under it") {
+  // A newcomer's walk found cards drawn over the "Next:" line and the timing line under the ring
+  // (5 ranks beside an enlarged Training view; 3 and 5 with the text a step larger): the cards
+  // kept their chunk cells in a room too low for them. Such a room now gets the cards as their
+  // labels alone, which fit. (Below about 50 pixels not even those do.)
+  for (const float font : {13.0f, 14.3f})
+    for (int n = 2; n <= 8; ++n)
+      for (float w = 250; w <= 420; w += 20)
+        for (float h = 54; h <= 120; h += 6) {
+          CAPTURE(font);
+          CAPTURE(n);
+          CAPTURE(w);
+          CAPTURE(h);
+          const RingRoom r = room(w, h, font, n, true);
+          const RingGeometry g = ring_geometry(r, n);
+          CHECK(inside(g, n, r));
+          CHECK_FALSE(cards_overlap(g, n, font * 0.3f));
+        }
+}
