@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cfloat>
-#include <initializer_list>
-#include <optional>
 #include <cmath>
 #include <numbers>
+#include <optional>
+#include <vector>
 
 namespace ringlab::viz {
 namespace {
@@ -257,10 +257,6 @@ int fit_of(const RingGeometry& g, const RingRoom& room, int n) {
   return n < 2 || packet_room(g, n, room.font_size) >= packet_travel(room.font_size) ? 2 : 1;
 }
 
-}  // namespace
-
-namespace {
-
 struct Fitted {
   RingGeometry g;
   int fit = -1;
@@ -302,12 +298,12 @@ RingGeometry ring_geometry(const RingRoom& room, int n) {
   const bool shorter = room.short_label_w > 0 && room.short_label_w < room.label_w;
   numbered.label_w = room.short_label_w;
   numbered.short_label_w = 0;
+  std::vector<const RingRoom*> labels = {&room};
+  if (shorter) labels.push_back(&numbered);
   std::optional<RingGeometry> first_clear;
-  for (const float turn : {0.0f, n > 2 ? kPi / static_cast<float>(n) : -1.0f}) {
-    if (turn < 0) break;
-    for (const RingRoom* r : std::initializer_list<const RingRoom*>{&room, shorter ? &numbered : nullptr}) {
-      if (!r) continue;
-      Fitted f = best_track(*r, n, turn);
+  for (int turns = 0; turns < (n > 2 ? 2 : 1); ++turns) {
+    for (const RingRoom* r : labels) {
+      Fitted f = best_track(*r, n, static_cast<float>(turns) * kPi / static_cast<float>(n));
       f.g.short_labels = r == &numbered;
       if (f.fit == 2) return f.g;
       if (f.fit == 1 && !first_clear) first_clear = f.g;
@@ -343,24 +339,18 @@ ImVec2 packet_size(const RingGeometry& g, float font_size) {
   return ImVec2(std::max(g.cell_w * 1.2f, font_size * 1.8f), font_size * 1.5f);
 }
 
+TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, ImVec2 half) {
+  return free_stretch(g, a0, a1, [&](ImVec2 p) {
+    return under_a_card(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y));
+  });
+}
+
 float packet_room(const RingGeometry& g, int n, float font_size) {
-  constexpr int kSamples = 48;
-  const ImVec2 half(packet_size(g, font_size).x / 2, packet_size(g, font_size).y / 2);
+  const ImVec2 size = packet_size(g, font_size);
   float shortest = FLT_MAX;
   for (int r = 0; r < n; ++r) {
-    const float a0 = ring_angle(r, n), a1 = a0 + 2 * kPi / static_cast<float>(n);
-    float longest = 0, run = 0;
-    ImVec2 last;
-    bool clear_before = false;
-    for (int i = 0; i <= kSamples; ++i) {
-      const ImVec2 p = ring_point(g, a0 + (a1 - a0) * static_cast<float>(i) / kSamples);
-      const bool clear = !under_a_card(g, n, ImVec2(p.x - half.x, p.y - half.y), ImVec2(p.x + half.x, p.y + half.y));
-      run = !clear ? 0 : clear_before ? run + std::hypot(p.x - last.x, p.y - last.y) : 0;
-      longest = std::max(longest, run);
-      clear_before = clear;
-      last = p;
-    }
-    shortest = std::min(shortest, longest);
+    const float a0 = ring_angle(r, n);
+    shortest = std::min(shortest, visible_stretch(g, n, a0, a0 + 2 * kPi / static_cast<float>(n), ImVec2(size.x / 2, size.y / 2)).length);
   }
   return shortest;
 }

@@ -5,7 +5,11 @@
 // be checked for every world size and pane without drawing anything.
 #include <imgui.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstddef>
+#include <utility>
 
 namespace ringlab::viz {
 
@@ -72,6 +76,45 @@ ImVec2 packet_size(const RingGeometry& g, float font_size);
 // The shortest, over the ring's links, of the longest stretch of a link (in pixels along the
 // track) where a packet covers no card: how far a packet can be seen to travel between cards.
 float packet_room(const RingGeometry& g, int n, float font_size);
+// The longest stretch of the track from angle a0 to a1 (by length along it) none of whose points
+// is `blocked`: its ends, the angle halfway along it, and its length in pixels (0 when every
+// point is).
+struct TrackStretch {
+  float start = 0, middle = 0, end = 0, length = 0;
+};
+
+template <class Blocked>
+TrackStretch free_stretch(const RingGeometry& g, float a0, float a1, const Blocked& blocked) {
+  constexpr int kSamples = 128;
+  TrackStretch best{a0, (a0 + a1) / 2, a1, 0};
+  float run_len = 0;
+  std::array<std::pair<float, float>, kSamples + 1> run;  // (angle, length from the run's start)
+  size_t in_run = 0;
+  for (int i = 0; i <= kSamples; ++i) {
+    const float a = a0 + (a1 - a0) * static_cast<float>(i) / kSamples;
+    const ImVec2 p = ring_point(g, a);
+    if (blocked(p)) {
+      in_run = 0;
+      run_len = 0;
+      continue;
+    }
+    if (in_run > 0) {
+      const ImVec2 q = ring_point(g, run[in_run - 1].first);
+      run_len += std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y));
+    }
+    run[in_run++] = {a, run_len};
+    if (run_len > best.length) {
+      const auto half_way = std::lower_bound(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(in_run),
+                                             run_len / 2, [](const auto& point, float l) { return point.second < l; });
+      best = {run[0].first, half_way->first, a, run_len};
+    }
+  }
+  return best;
+}
+
+// The stretch from angle a0 to a1 where a box of half-size `half` centred on the track touches
+// no card.
+TrackStretch visible_stretch(const RingGeometry& g, int n, float a0, float a1, ImVec2 half);
 // How far, at the least, a packet should be seen to travel between two cards.
 inline float packet_travel(float font_size) { return font_size * 0.5f; }
 
