@@ -217,7 +217,10 @@ import json, sys
 cards, name, n = json.load(open(sys.argv[1]))["ring_cards"], sys.argv[2], int(sys.argv[3])
 assert cards["ranks"] == n, f"FAIL {name}: the small ring drew {cards['ranks']} ranks, not {n}"
 assert cards["packets_drawn"] > 0, f"FAIL {name}: no packet drawn in 40 frames of a live ring"
-assert cards["clear"] and cards["cells"], f"FAIL {name}: the cards overlap or lost their chunks: {cards}"
+assert cards["clear"], f"FAIL {name}: the cards overlap: {cards}"
+# The words above the ring vary with the moment the frame catches (a banner of one line or two), and
+# under about 70 pixels the cards are their labels alone: their chunk cells are asked for above that.
+assert cards["cells"] or cards["room_h"] < 80, f"FAIL {name}: the cards lost their chunks in a {cards['room_w']:.0f}x{cards['room_h']:.0f} ring"
 hidden = cards["packets_over_cards"] + cards["packets_unnamed"]
 assert hidden == 0, f"FAIL {name}: {cards['packets_over_cards']} of {cards['packets_drawn']} packets drawn over the cards and {cards['packets_unnamed']} under them, in a {cards['room_w']:.0f}x{cards['room_h']:.0f} ring"
 print(f"ok   {name}: {cards['packets_drawn']} packets drawn, each in a gap between cards ({cards['room_w']:.0f}x{cards['room_h']:.0f})")
