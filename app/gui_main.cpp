@@ -596,6 +596,9 @@ int run_gui(const GuiOptions& options) {
     if (headless && !options.about) session.start();  // About is read over an idle window
     FrameLoop loop(options, session, state, window.handle, target ? &*target : nullptr);
     loop.run(signals);
+    // Quitting stops the workers and waits for them (seconds on a loaded machine): the window
+    // goes at once, not left standing unanswering meanwhile.
+    if (!headless) glfwHideWindow(window.handle);
     exit_code = finish_session(options, session, state, target ? &*target : nullptr, loop.frame_times(), signals);
   }
   target.reset();

@@ -189,9 +189,16 @@ xdotool getwindowgeometry "$wid" 2> /dev/null | sed -n 's/^ *Geometry: /window s
 if [ "${CLOSE:-}" = sigterm ]; then
   kill -TERM $app
 else
+  # A quitting app hides its window at once, then stops its workers (seconds under load); one
+  # whose window stays for 4 s asked instead.
   xdotool key ctrl+q
-  for _ in $(seq 15); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
-  if kill -0 $app 2> /dev/null; then echo "asked before quitting"; xdotool key ctrl+q; fi
+  for _ in $(seq 40); do
+    kill -0 $app 2> /dev/null && xdotool search --onlyvisible --pid $app > /dev/null 2>&1 || break
+    sleep 0.1
+  done
+  if kill -0 $app 2> /dev/null && xdotool search --onlyvisible --pid $app > /dev/null 2>&1; then
+    echo "asked before quitting"; xdotool key ctrl+q
+  fi
 fi
 for _ in $(seq 600); do kill -0 $app 2> /dev/null || break; sleep 0.1; done
 if kill -0 $app 2> /dev/null; then echo "Ctrl+Q did not close the app"; kill -9 $app; exit 1; fi
