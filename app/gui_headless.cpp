@@ -105,7 +105,7 @@ void write_state_json(const std::string& path, const RunSession& session, const 
   const viz::RingViewState::Cards& cards = state.ring_view.cards;
   j["ring_cards"] = {{"ranks", cards.ranks}, {"room_w", cards.room_w}, {"room_h", cards.room_h}, {"clear", cards.clear},
                      {"short_labels", cards.short_labels}, {"cells", cards.cells}, {"exponent", cards.exponent},
-                     {"link_labels", cards.link_labels}, {"packets_drawn", state.ring_view.packets_drawn},
+                     {"link_labels", cards.link_labels}, {"node_labels", cards.node_labels}, {"packets_drawn", state.ring_view.packets_drawn},
                      {"packets_unnamed", state.ring_view.packets_unnamed},
                      {"packets_over_cards", state.ring_view.packets_over_cards}};
   j["world_slider"] = {{"x0", state.world_slider_x0}, {"x1", state.world_slider_x1}, {"y", state.world_slider_y}};

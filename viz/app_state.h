@@ -61,6 +61,7 @@ struct RingViewState {
     // 'i' inside it (outside left the pane or met a card, a link, the legend or another label),
     // '-' neither (or no label: nothing sent yet).
     std::string link_labels;
+    int node_labels = 0;  // nodes named inside a ring over several ("node 0"): each where it clears the rest
   } cards;
   // Packets drawn over the session's frames, those of them drawn without their name ("c2")
   // because a card would have hidden it, and those drawn over the cards because no gap between

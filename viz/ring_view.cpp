@@ -211,14 +211,16 @@ ImVec2 ring_direction(const RingGeometry& g, float angle) {
 
 // Where a link's label may go, in order of preference: the centres of its text, with 'o' for
 // outside the ring and 'i' for inside. Out along the normal at the link's point at angle `mid`
-// (or a little along the link), then the same inwards, then on the way to the ring's centre.
+// (or a little along the link, then further), then the same inwards, then on the way to the
+// ring's centre. Closest to the link at 0.8 of the packets' clearance: the labels of a ring's
+// bottom links found no room between the cards and the note under the ring.
 std::vector<std::pair<ImVec2, char>> label_spots(const RingGeometry& g, float mid, ImVec2 ts) {
   const float fs = ImGui::GetFontSize();
   const ImVec2 packet(packet_half(g).x * 2, packet_half(g).y * 2);
   std::vector<std::pair<ImVec2, char>> spots;
   for (const float side : {1.0f, -1.0f})
-    for (const float along : {0.0f, 0.12f, -0.12f})
-      for (const float farther : {1.0f, 1.5f, 2.0f}) {
+    for (const float along : {0.0f, 0.12f, -0.12f, 0.24f, -0.24f})
+      for (const float farther : {1.0f, 1.5f, 2.0f, 0.8f}) {
         const float angle = mid + along;
         const ImVec2 m = ring_point(g, angle), dir = ring_direction(g, angle), out(dir.y, -dir.x);
         // Clear of the packets that pass along the link (their size as in draw_packets).
@@ -248,21 +250,97 @@ size_t nearest_link(const std::vector<std::vector<ImVec2>>& links, ImVec2 p) {
   return nearest;
 }
 
+// A node's band: the part of the ring's track that holds its ranks' cards, between an ellipse
+// inside the cards and one outside them, with a little gap to the next node's band. Drawn
+// first, in opaque tints (one quad per slice: translucent slices would show their seams).
+struct NodeBand {
+  float a0 = 0, a1 = 0;  // angles, clockwise
+  ImVec2 inner, outer;   // the two ellipses' radii
+};
+
+NodeBand node_band(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
+  const float fs = ImGui::GetFontSize();
+  const float step = 2 * kPi / n, gap = std::min(step * 0.08f, fs * 0.3f / std::max(g.rx, 1.0f));
+  NodeBand band;
+  band.a0 = ring_angle(node.first_rank, n) - step / 2 + gap;
+  band.a1 = ring_angle(node.last_rank(), n) + step / 2 - gap;
+  const float dx = g.card.x / 2 + fs * 0.5f, dy = g.card.y / 2 + fs * 0.5f;
+  band.inner = ImVec2(std::max(g.rx - dx, 0.0f), std::max(g.ry - dy, 0.0f));
+  band.outer = ImVec2(g.rx + dx, g.ry + dy);
+  return band;
+}
+
+// The quads a node's band is drawn with: slices of its stretch of the track, each between the
+// inner and the outer ellipse.
+std::vector<std::array<ImVec2, 4>> band_slices(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
+  const NodeBand band = node_band(g, node, n);
+  const int slices = 8 * std::max(node.ranks, 1);
+  std::vector<std::array<ImVec2, 4>> quads;
+  for (int i = 0; i < slices; ++i) {
+    const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
+    quads.push_back({track_point(g, band.outer, t0), track_point(g, band.outer, t1), track_point(g, band.inner, t1),
+                     track_point(g, band.inner, t0)});
+  }
+  return quads;
+}
+
+void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n) {
+  const Palette& p = palette();
+  for (const auto& node : nodes.nodes) {
+    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.16f : 0.10f);
+    for (const auto& q : band_slices(g, node, n)) dl->AddQuadFilled(q[0], q[1], q[2], q[3], fill);
+  }
+}
+
+// Whether `box`, with a little margin, lies partly on a node's band and partly off it (a point of
+// a grid over it, its top, middle and bottom every 4 pixels across, on a band and another off): a label half on a
+// band's tint and half off it reads as cut at the band's rim. One wholly on a band reads well.
+bool across_a_band_rim(const RingGeometry& g, const NodeLayout& nodes, int n, const ScreenRect& box) {
+  if (!nodes.multi_node()) return false;
+  const auto in_quad = [](const std::array<ImVec2, 4>& q, ImVec2 p) {
+    int sign = 0;
+    for (int i = 0; i < 4; ++i) {
+      const ImVec2 a = q[i], b = q[(i + 1) % 4];
+      const float cross = (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
+      const int s = cross > 0 ? 1 : cross < 0 ? -1 : 0;
+      if (s != 0 && sign != 0 && s != sign) return false;
+      if (s != 0) sign = s;
+    }
+    return true;
+  };
+  std::vector<std::array<ImVec2, 4>> slices;
+  for (const auto& node : nodes.nodes)
+    for (const auto& q : band_slices(g, node, n)) slices.push_back(q);
+  // A little beyond the text, so that it does not end right at a rim either.
+  const float fs = ImGui::GetFontSize();
+  const ScreenRect near{box.x0 - fs * 0.3f, box.y0 - fs * 0.1f, box.x1 + fs * 0.3f, box.y1 + fs * 0.1f};
+  const int across = std::max(2, static_cast<int>((near.x1 - near.x0) / 4));
+  int on = 0, points = 0;
+  for (int i = 0; i <= across; ++i)
+    for (const float fy : {0.0f, 0.5f, 1.0f}) {
+      const ImVec2 p(near.x0 + (near.x1 - near.x0) * i / across, near.y0 + (near.y1 - near.y0) * fy);
+      on += std::any_of(slices.begin(), slices.end(), [&](const auto& q) { return in_quad(q, p); });
+      ++points;
+    }
+  return on > 0 && on < points;
+}
+
 // Link `r`'s byte label at the first of label_spots() that lies in one of `areas`, clear of the
-// cards, the links and the labels written before (`taken`), and nearer its own link than any
-// other (a label by two links reads as either's): outside where the ring leaves room, else
-// further out, inside or along the link. A class checks every link's bytes, and the bottom ones
-// of a ring flattened by the words above it were left out. Returns its side ('o', 'i'), or '-'
-// where it fits nowhere.
+// cards, the links, a node band's rim and the labels written before (`taken`), and nearer its own
+// link than any other (a label by two links reads as either's): outside where the ring leaves
+// room, else further out, inside or along the link. A class checks every link's bytes, and the
+// bottom ones of a ring flattened by the words above it were left out. Returns its side ('o',
+// 'i'), or '-' where it fits nowhere.
 char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float mid, const std::string& text,
-                      const Rects& areas, const std::vector<std::vector<ImVec2>>& links, Rects& taken) {
+                      const Rects& areas, const std::vector<std::vector<ImVec2>>& links, const NodeLayout& nodes,
+                      Rects& taken) {
   const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
   for (const auto& [centre, side] : label_spots(g, mid, ts)) {
     const ImVec2 at(centre.x - ts.x / 2, centre.y - ts.y / 2), end(at.x + ts.x, at.y + ts.y);
     const ScreenRect box{at.x, at.y, end.x, end.y};
     if (std::none_of(areas.begin(), areas.end(), [&](const ScreenRect& a) { return a.contains(box); }) ||
         std::any_of(taken.begin(), taken.end(), [&](const ScreenRect& t) { return t.overlaps(box); }) ||
-        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0 ||
+        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0 || across_a_band_rim(g, nodes, n, box) ||
         nearest_link(links, centre) != static_cast<size_t>(r))
       continue;
     dl->AddText(at, palette().text_dim, text.c_str());
@@ -278,9 +356,9 @@ char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float
 // part of the pane, and the room beside the legend under it) and clear of the cards: otherwise
 // they would run into the words around the ring.
 // A link between two nodes is dashed in the network's colour: its bytes leave the machine.
-// Returns where each link's label went (RingViewState::Cards::link_labels).
+// Returns where each link's label went (RingViewState::Cards::link_labels); `taken` gets their boxes.
 std::string draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingFrame* frame, const NodeLayout& nodes,
-                       bool labels, const Rects& areas) {
+                       bool labels, const Rects& areas, Rects& taken) {
   std::string placed(static_cast<size_t>(std::max(n, 0)), '-');
   if (n < 2) return placed;
   const Palette& p = palette();
@@ -306,72 +384,44 @@ std::string draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingF
   }
   if (!frame || !labels || n > 8) return placed;
   // Every link drawn first: a label pushed away from its own link must not sit on another one.
-  Rects taken;  // the labels written so far
   for (const auto& link : frame->links_so_far)
     if (link.src >= 0 && link.src < n && link.dst == (link.src + 1) % n)
       placed[static_cast<size_t>(link.src)] = place_link_label(dl, g, n, link.src, mids[static_cast<size_t>(link.src)],
-                                                               human_bytes(static_cast<double>(link.bytes)), areas, arcs, taken);
+                                                               human_bytes(static_cast<double>(link.bytes)), areas, arcs, nodes, taken);
   return placed;
 }
 
-// A node's band: the part of the ring's track that holds its ranks' cards, between an ellipse
-// inside the cards and one outside them, with a little gap to the next node's band. Drawn
-// first, in opaque tints (one quad per slice: translucent slices would show their seams).
-struct NodeBand {
-  float a0 = 0, a1 = 0;  // angles, clockwise
-  ImVec2 inner, outer;   // the two ellipses' radii
-};
-
-NodeBand node_band(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
+// "node 0" inside the ring, by the middle of its band, where it clears the cards, the links'
+// byte labels (`taken`), the other node labels and the ring's part of the pane: just inside the
+// band first, else further in towards the centre. A label that fits nowhere is left out (the
+// legend and the note under the ring say what the bands are). Returns how many were written.
+int draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n, ImVec2 area_min, ImVec2 area_max,
+                      Rects taken) {
+  const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
-  const float step = 2 * kPi / n, gap = std::min(step * 0.08f, fs * 0.3f / std::max(g.rx, 1.0f));
-  NodeBand band;
-  band.a0 = ring_angle(node.first_rank, n) - step / 2 + gap;
-  band.a1 = ring_angle(node.last_rank(), n) + step / 2 - gap;
-  const float dx = g.card.x / 2 + fs * 0.5f, dy = g.card.y / 2 + fs * 0.5f;
-  band.inner = ImVec2(std::max(g.rx - dx, 0.0f), std::max(g.ry - dy, 0.0f));
-  band.outer = ImVec2(g.rx + dx, g.ry + dy);
-  return band;
-}
-
-void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n) {
-  const Palette& p = palette();
-  for (const auto& node : nodes.nodes) {
-    const NodeBand band = node_band(g, node, n);
-    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.16f : 0.10f);
-    const int slices = 8 * std::max(node.ranks, 1);
-    for (int i = 0; i < slices; ++i) {
-      const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
-      dl->AddQuadFilled(track_point(g, band.outer, t0), track_point(g, band.outer, t1), track_point(g, band.inner, t1),
-                        track_point(g, band.inner, t0), fill);
-    }
-  }
-}
-
-// "node 0" inside the ring, by the middle of its band, where it clears the cards, the other
-// labels and the ring's part of the pane; a label that fits nowhere is left out (the legend
-// and the note under the ring say what the bands are).
-void draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n, ImVec2 area_min, ImVec2 area_max) {
-  const Palette& p = palette();
-  std::vector<std::pair<ImVec2, ImVec2>> placed;
+  int written = 0;
   for (const auto& node : nodes.nodes) {
     const NodeBand band = node_band(g, node, n);
     const float mid = (band.a0 + band.a1) / 2;
     const std::string text = trf("node {}", node.node);
-    const ImVec2 ts = fonts().bold->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0, text.c_str());
+    const ImVec2 ts = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str());
     // Just inside the band's inner edge, as close to the node's cards as the label allows.
-    const float pad = ImGui::GetFontSize() * 0.3f;
-    const ImVec2 c = track_point(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
-    const ImVec2 a(c.x - ts.x / 2, c.y - ts.y / 2), b(c.x + ts.x / 2, c.y + ts.y / 2);
-    const bool inside = a.x >= area_min.x && a.y >= area_min.y && b.x <= area_max.x && b.y <= area_max.y;
-    const bool clear = std::none_of(placed.begin(), placed.end(), [&](const auto& o) {
-      return a.x < o.second.x && b.x > o.first.x && a.y < o.second.y && b.y > o.first.y;
-    });
-    if (!inside || !clear || under_a_card(g, n, a, b)) continue;
-    // In its band's colour: grey for the even nodes, the network's tint for the odd ones.
-    dl->AddText(fonts().bold, ImGui::GetFontSize(), a, node.node % 2 == 1 ? p.network : p.text_dim, text.c_str());
-    placed.emplace_back(a, b);
+    const float pad = fs * 0.3f;
+    const ImVec2 edge = track_point(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
+    for (const float in : {0.0f, 0.2f, 0.4f, 0.6f}) {
+      const ImVec2 c(edge.x + (g.center.x - edge.x) * in, edge.y + (g.center.y - edge.y) * in);
+      const ScreenRect box{c.x - ts.x / 2, c.y - ts.y / 2, c.x + ts.x / 2, c.y + ts.y / 2};
+      const bool inside = ScreenRect{area_min.x, area_min.y, area_max.x, area_max.y}.contains(box);
+      const bool clear = std::none_of(taken.begin(), taken.end(), [&](const ScreenRect& o) { return o.overlaps(box); });
+      if (!inside || !clear || under_a_card(g, n, ImVec2(box.x0, box.y0), ImVec2(box.x1, box.y1))) continue;
+      // In its band's colour: grey for the even nodes, the network's tint for the odd ones.
+      dl->AddText(fonts().bold, fs, ImVec2(box.x0, box.y0), node.node % 2 == 1 ? p.network : p.text_dim, text.c_str());
+      taken.push_back(box);
+      ++written;
+      break;
+    }
   }
+  return written;
 }
 
 // Whether the box [a, b] meets the words on any card: its name in the header, and its cells'
@@ -1199,10 +1249,12 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // The legend stacked above the footer's lines leaves room left of it, under the ring.
   const float legend_x = max.x - fs - footer.legend_w;
   const float lines_top = max.y - (footer.stacked ? footer.lines_h : footer.height) + fs * 0.3f;
-  Rects label_areas = {{min.x, ring_min.y - fs * 0.5f, max.x, ring_max.y}};
+  // A margin from the pane's sides: a label flush with the edge reads as cut off there.
+  Rects label_areas = {{min.x + fs * 0.3f, ring_min.y - fs * 0.5f, max.x - fs * 0.3f, ring_max.y}};
   if (footer.legend && footer.stacked && footer.note.empty())
-    label_areas.push_back({min.x, ring_max.y, legend_x - fs, lines_top - fs * 0.2f});
-  state.ring_view.cards.link_labels = draw_links(dl, g, n, rec ? &frame : nullptr, nodes, !compact, label_areas);
+    label_areas.push_back({min.x + fs * 0.3f, ring_max.y, legend_x - fs, lines_top - fs * 0.2f});
+  Rects link_label_boxes;
+  state.ring_view.cards.link_labels = draw_links(dl, g, n, rec ? &frame : nullptr, nodes, !compact, label_areas, link_label_boxes);
   // Packets only while the view moves on to the next step: one held back by Previous shows the
   // chunks where they are, not sends frozen half-way.
   const bool moving = state.step.progress > 0 || state.step.position < state.step.target;
@@ -1213,7 +1265,8 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   for (int r = 0; r < n; ++r) draw_card(dl, g, r, rec && r < static_cast<int>(frame.chunks.size()) ? &frame : nullptr, n, receiving);
   if (packets) draw_packets(dl, g, frame, tracks, progress, true, state.ring_view);
   // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
-  if (nodes.multi_node() && !failure.failed) draw_node_labels(dl, g, nodes, n, ring_min, ring_max);
+  state.ring_view.cards.node_labels =
+      nodes.multi_node() && !failure.failed ? draw_node_labels(dl, g, nodes, n, ring_min, ring_max, link_label_boxes) : 0;
   if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
   state.said.ring_legend = !footer.legend ? "" : footer.stacked ? "above" : "beside";
