@@ -49,6 +49,7 @@ struct SamplerViewState {
 // jump up and down under the class's eyes every few seconds.
 struct RingViewState {
   float heading_bottom = 0;  // below the pane's top, in pixels
+  bool banner_big = false;   // the last frame's banner in the large font (it fitted, and so did its other steps')
   float pane_w = 0, pane_h = 0, font_px = 0;
   // How the last frame laid out the cards (--state-json: tests check that they clear).
   struct Cards {

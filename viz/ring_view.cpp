@@ -619,6 +619,24 @@ std::string banner_of(const RingFrame& f, const view_model::CollectiveRecord& re
   return trf(text, f.position, std::max(f.total_steps, f.expected_steps), place.step_in_phase, place.steps_in_phase);
 }
 
+// Every banner an all-reduce's steps show, from before its first to done: the pane gives them one
+// size, or the heading jumps between a large and a small font as the class presses Next.
+std::vector<std::string> banners_of_all_steps(const RingFrame& f, const view_model::CollectiveRecord& rec) {
+  if (f.expected_steps == 0) return {banner_of(f, rec)};
+  const int steps = std::max(f.total_steps, f.expected_steps);
+  std::vector<std::string> all;
+  for (const int position : {0, f.world_size - 1, steps}) {
+    RingFrame at = f;
+    at.position = position;
+    at.done = false;
+    all.push_back(banner_of(at, rec));
+  }
+  RingFrame done = f;
+  done.done = true;
+  all.push_back(banner_of(done, rec));
+  return all;
+}
+
 // "Next: Reduce-scatter, step 2 of 3": what the packets on screen, or the next Next, will do.
 std::string next_step_of(const RingFrame& f) {
   if (f.done || f.expected_steps == 0) return "";
@@ -985,14 +1003,18 @@ class RingWords {
  public:
   RingWords(ImDrawList* dl, ImVec2 min, ImVec2 max, float y) : dl_(dl), min_(min), max_(max), y_(y) {}
   float y() const { return y_; }
+  bool banner_big() const { return big_; }
 
-  // The big line, clear of the step pills (`pills_w`): a smaller font when it does not fit, then
+  // The big line, clear of the step pills (`pills_w`): a smaller font when it, or one of the
+  // `siblings` the same all-reduce shows at its other steps, does not fit in one line; then
   // wrapped. Returns the width it had.
-  float banner(const std::string& text, bool failed, float pills_w) {
+  float banner(const std::string& text, bool failed, float pills_w, const std::vector<std::string>& siblings = {}) {
     const float fs = ImGui::GetFontSize();
     const float w = max_.x - min_.x - 2 * fs - pills_w;
     ImFont* big = max_.x - min_.x > fs * 34 ? fonts().big : fonts().bold;
-    if (big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, text.c_str()).x > w) big = fonts().bold;
+    const auto too_wide = [&](const std::string& t) { return big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, t.c_str()).x > w; };
+    if (too_wide(text) || std::any_of(siblings.begin(), siblings.end(), too_wide)) big = fonts().bold;
+    big_ = big == fonts().big;
     dl_->AddText(big, big->FontSize, ImVec2(min_.x + fs, min_.y + fs * 0.5f), failed ? palette().bad : palette().text,
                  text.c_str(), nullptr, w);
     y_ = min_.y + fs * 0.6f + big->CalcTextSizeA(big->FontSize, FLT_MAX, w, text.c_str()).y;
@@ -1048,6 +1070,7 @@ class RingWords {
   ImDrawList* dl_;
   ImVec2 min_, max_;
   float y_;
+  bool big_ = false;
 };
 
 // "training step 5"; a rank that skipped or added a collective calls this one at another step,
@@ -1203,8 +1226,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const bool pills = rec && !compact && !failure.failed;
   RingWords words(dl, min, max, min.y);
   state.said.ring_banner = banner_text(model, state, rec, frame, n);
-  const float banner_w = words.banner(state.said.ring_banner, failure.failed,
-                                      pills ? step_pills_size(frame).row + fs : 0);
+  const float banner_w = words.banner(state.said.ring_banner, failure.failed, pills ? step_pills_size(frame).row + fs : 0,
+                                      rec && !failure.failed ? banners_of_all_steps(frame, *rec) : std::vector<std::string>{});
+  state.ring_view.banner_big = words.banner_big();
   state.said.ring_next.clear();
   state.said.ring_number.clear();
   state.said.ring_gate.clear();
@@ -1222,10 +1246,19 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   ImVec2 ring_max(max.x - fs, max.y - footer.height - footer.note_h);
   RingRoom room{ring_min, ring_max, fs, rank_label_width(n, false), rank_label_width(n, true), values_rows, compact};
   RingGeometry g = geometry_for(room, n);
-  if (footer.stacked && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {  // the ring before the legend
-    footer.unstack();
-    ring_max.y = room.max.y = max.y - footer.height - footer.note_h;
-    g = geometry_for(room, n);
+  // The ring before the legend: given up where the ring, in the room it has without the legend,
+  // has cards too tall to go twice into the room left with it. Judged on that room's cards, not
+  // the ones squeezed into the smaller room (flatter, turned half a place), so that the choice
+  // holds from one step to the next: packets on their way asked for a flatter ring, which then
+  // kept the legend, and the ring changed shape at the first Next.
+  if (footer.stacked && n > 2) {
+    RingRoom without = room;
+    without.max.y = max.y - footer.lines_h - footer.note_h;
+    if (ring_max.y - ring_min.y < geometry_for(without, n).card.y * 2.1f + fs) {
+      footer.unstack();
+      ring_max.y = room.max.y = without.max.y;
+      g = geometry_for(room, n);
+    }
   }
   // The words above took the room a full ring needs (large text, a short pane): a compact ring.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {

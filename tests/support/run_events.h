@@ -45,11 +45,11 @@ inline Event collective_event(EventKind kind, int rank, int64_t id, int64_t byte
 }
 
 // All-reduces [first, last) of a ring of `ranks`, each begun, taken through its 2(N-1) ring steps
-// (a chunk of 2 floats each) and ended by every rank, into `model` (anything with consume(Event)):
-// a run going on at full speed.
+// (a chunk of `chunk_bytes` each, 2 floats unless said) and ended by every rank, into `model`
+// (anything with consume(Event)): a run going on at full speed.
 template <class Model>
-void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last) {
-  const int64_t bytes = 2 * ranks * 4;
+void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last, int64_t chunk_bytes = 8) {
+  const int64_t bytes = chunk_bytes * ranks;
   for (int64_t id = first; id < last; ++id) {
     for (int r = 0; r < ranks; ++r) model.consume(collective_event(EventKind::CollectiveBegin, r, id, bytes));
     for (int t = 0; t < 2 * (ranks - 1); ++t) {
@@ -63,7 +63,7 @@ void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last) {
         e.segment = 0;
         e.src = (r + ranks - 1) % ranks;
         e.dst = r;
-        e.bytes = 8;
+        e.bytes = chunk_bytes;
         model.consume(e);
       }
     }

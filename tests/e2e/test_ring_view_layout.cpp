@@ -1,13 +1,22 @@
+// The Ring view's layout in the app's main window, drawn without a window or GPU from an
+// all-reduce fed in by hand.
+//
 // A ring over two nodes names its nodes ("node 0", "node 1") inside the ring, where the links'
 // byte labels may also go. A run's timing picks which bucket is on screen, so a label's width
 // ("8 B", "2.7 KiB", "43.8 KiB") varies from run to run: "node 0" once sat on "2.7 KiB", and a
 // label that ended on a node band's rim, or flush with the pane's side, read as cut. At every
 // chunk size, ring step and window size here, in both languages, no ring label meets another line.
+//
+// Stepping through, the ring keeps its shape and its heading its size from one step to the next:
+// at 1280x720 over two nodes the first Next flattened the ring into two rows of tiny cells with
+// no values, and at 1920x1080 the heading went from a small font to a large one.
 #include <doctest/doctest.h>
 
 #include <imgui.h>
 
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "engine/view_model/run_model.h"
 #include "tests/support/headless_imgui.h"
@@ -32,23 +41,7 @@ void two_node_all_reduce(view_model::RunModel& model, int64_t chunk_bytes) {
   job.backend = "gloo";
   job.ranks_per_node = {2, 2};
   for (int r = 0; r < kRanks; ++r) model.consume(test::run_begin_event(r, job));
-  const int64_t bytes = chunk_bytes * kRanks;
-  for (int r = 0; r < kRanks; ++r) model.consume(test::collective_event(EventKind::CollectiveBegin, r, 0, bytes));
-  for (int t = 0; t < 2 * (kRanks - 1); ++t) {
-    const bool scatter = t < kRanks - 1;
-    const int s = scatter ? t : t - (kRanks - 1);
-    for (int r = 0; r < kRanks; ++r) {
-      Event e = test::collective_event(EventKind::ChunkTransfer, r, 0, bytes);
-      e.phase = static_cast<int8_t>(scatter ? 0 : 1);
-      e.ring_step = s;
-      e.chunk = ((r - s - (scatter ? 1 : 0)) % kRanks + kRanks) % kRanks;
-      e.src = (r + kRanks - 1) % kRanks;
-      e.dst = r;
-      e.bytes = chunk_bytes;
-      model.consume(e);
-    }
-  }
-  for (int r = 0; r < kRanks; ++r) model.consume(test::collective_event(EventKind::CollectiveEnd, r, 0, bytes));
+  test::ring_allreduces(model, kRanks, 0, 1, chunk_bytes);
 }
 
 // The flaws of the main window's frame with the ring at `position` of its steps, drawn twice
@@ -125,4 +118,54 @@ TEST_CASE("node labels keep clear of the links' byte labels, whatever the chunk 
   // pane has none: the legend and the note under the ring say what the bands are).
   CHECK(windows_with_node_labels > 2 * 6 * 8 * 9 * 6 * 3 / 4);
   viz::set_language(viz::Language::English);
+}
+
+// The ring's layout at each of an all-reduce's positions, from before its first step to done.
+struct StepLayout {
+  float room_w, room_h, exponent;
+  bool short_labels, cells, banner_big;
+  std::string legend;
+  bool operator==(const StepLayout&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const StepLayout& l) {
+  return os << l.room_w << "x" << l.room_h << " exponent " << l.exponent << (l.short_labels ? " short labels" : "")
+            << (l.cells ? " cells" : " no cells") << (l.banner_big ? " big heading" : " small heading") << " legend '"
+            << l.legend << "'";
+}
+
+TEST_CASE("stepping through, the ring keeps its shape and its heading its size") {
+  test::HeadlessImGui imgui{ImVec2(1280, 720)};
+  viz::load_fonts(18.0f);
+  ImGui::GetIO().Fonts->Build();
+  for (const bool two_nodes : {true, false}) {
+    for (const ImVec2 size : {ImVec2(1280, 720), ImVec2(1920, 1080), ImVec2(1600, 900)}) {
+      view_model::RunModel model;
+      if (two_nodes) {
+        two_node_all_reduce(model, 4);
+      } else {
+        for (int r = 0; r < kRanks; ++r) model.consume(test::run_begin_event(r, kRanks, "gloo"));
+        test::ring_allreduces(model, kRanks, 0, 1, 4);
+      }
+      viz::AppState state;
+      state.run.phase = viz::RunPhase::Finished;
+      ImGui::GetIO().DisplaySize = size;
+      std::vector<StepLayout> layouts;
+      for (int position = 0; position <= 2 * (kRanks - 1); ++position) {
+        audit_at(model, state, position);
+        const auto& c = state.ring_view.cards;
+        layouts.push_back({c.room_w, c.room_h, c.exponent, c.short_labels, c.cells, state.ring_view.banner_big,
+                           state.said.ring_legend});
+      }
+      CAPTURE(two_nodes);
+      CAPTURE(size.x);
+      CHECK(layouts.front().cells);  // room for the values' cells
+      for (size_t i = 1; i < layouts.size(); ++i) {
+        CAPTURE(i);
+        CHECK(layouts[i] == layouts.front());
+      }
+      // The large heading where the pane is wide (1920x1080's), over every step.
+      if (size.x >= 1900) CHECK(layouts.front().banner_big);
+    }
+  }
 }
