@@ -292,43 +292,10 @@ void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& no
   }
 }
 
-// Whether `box`, with a little margin, lies partly on a node's band and partly off it (a point of
-// a grid over it, its top, middle and bottom every 4 pixels across, on a band and another off): a label half on a
-// band's tint and half off it reads as cut at the band's rim. One wholly on a band reads well.
-bool across_a_band_rim(const RingGeometry& g, const NodeLayout& nodes, int n, const ScreenRect& box) {
-  if (!nodes.multi_node()) return false;
-  const auto in_quad = [](const std::array<ImVec2, 4>& q, ImVec2 p) {
-    int sign = 0;
-    for (int i = 0; i < 4; ++i) {
-      const ImVec2 a = q[i], b = q[(i + 1) % 4];
-      const float cross = (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
-      const int s = cross > 0 ? 1 : cross < 0 ? -1 : 0;
-      if (s != 0 && sign != 0 && s != sign) return false;
-      if (s != 0) sign = s;
-    }
-    return true;
-  };
-  std::vector<std::array<ImVec2, 4>> slices;
-  for (const auto& node : nodes.nodes)
-    for (const auto& q : band_slices(g, node, n)) slices.push_back(q);
-  // A little beyond the text, so that it does not end right at a rim either.
-  const float fs = ImGui::GetFontSize();
-  const ScreenRect near{box.x0 - fs * 0.3f, box.y0 - fs * 0.1f, box.x1 + fs * 0.3f, box.y1 + fs * 0.1f};
-  const int across = std::max(2, static_cast<int>((near.x1 - near.x0) / 4));
-  int on = 0, points = 0;
-  for (int i = 0; i <= across; ++i)
-    for (const float fy : {0.0f, 0.5f, 1.0f}) {
-      const ImVec2 p(near.x0 + (near.x1 - near.x0) * i / across, near.y0 + (near.y1 - near.y0) * fy);
-      on += std::any_of(slices.begin(), slices.end(), [&](const auto& q) { return in_quad(q, p); });
-      ++points;
-    }
-  return on > 0 && on < points;
-}
-
 // Link `r`'s byte label at the first of label_spots() that lies in one of `areas`, clear of the
-// cards, the links, a node band's rim and the labels written before (`taken`), and nearer its own
-// link than any other (a label by two links reads as either's): outside where the ring leaves
-// room, else further out, inside or along the link. A class checks every link's bytes, and the
+// cards, the links and the labels written before (`taken`), and nearer its own link than any
+// other (a label by two links reads as either's): outside where the ring leaves room, else
+// further out, inside or along the link. A class checks every link's bytes, and the
 // bottom ones of a ring flattened by the words above it were left out. Returns its side ('o',
 // 'i'), or '-' where it fits nowhere.
 char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float mid, const std::string& text,
@@ -340,9 +307,15 @@ char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float
     const ScreenRect box{at.x, at.y, end.x, end.y};
     if (std::none_of(areas.begin(), areas.end(), [&](const ScreenRect& a) { return a.contains(box); }) ||
         std::any_of(taken.begin(), taken.end(), [&](const ScreenRect& t) { return t.overlaps(box); }) ||
-        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0 || across_a_band_rim(g, nodes, n, box) ||
+        under_a_card(g, n, at, end) || segments_through(links, at, end) > 0 ||
         nearest_link(links, centre) != static_cast<size_t>(r))
       continue;
+    // Over several nodes, on a plate of the canvas's colour: a label half on a band's tint and half
+    // off it reads as cut at the band's rim.
+    if (nodes.multi_node()) {
+      const float pad = ImGui::GetFontSize() * 0.2f;
+      dl->AddRectFilled(ImVec2(at.x - pad, at.y), ImVec2(end.x + pad, end.y), palette().canvas, pad);
+    }
     dl->AddText(at, palette().text_dim, text.c_str());
     taken.push_back(box);
     return side;
@@ -925,32 +898,38 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
 // "" for an all-reduce shown done with the workers still in it (the run is ending).
 // After a live change the workers' all-reduce is numbered in its own world ("#1 since the change
 // to 2 ranks"): the old world had its own #1 long before.
+// `brief`: a line a small pane holds (the words above a small ring take the room of its cards,
+// and the heading keeps the height its longest words took, so that the ring does not jump).
 std::string gate_hint(const view_model::RunModel& model, const view_model::CollectiveRecord& shown,
-                      const view_model::RingFrame& frame, const StepThroughState& st) {
+                      const view_model::RingFrame& frame, const StepThroughState& st, bool brief) {
   const view_model::CollectiveLog& log = model.collectives();
   const std::vector<size_t> rings = view_model::steppable_collectives(log);
   if (!rings.empty() && log.at(rings.back()).key != shown.key) {
     const view_model::CollectiveRecord& newest = log.at(rings.back());
     const std::string where = all_reduce_number(model.generations(), newest, newest.world_size);
+    if (brief) return st.playing ? trf("Playing on to {}", where) : trf("Workers in {}: Next goes there", where);
     return st.playing ? trf("Playing: the screen goes on to {}, where the workers are", where)
                       : trf("The workers have moved on to {}: Next goes forward to it", where);
   }
   if (frame.done) return "";
   if (st.playing && st.position < frame.total_steps)
-    return trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step at "
-               "a time",
-               frame.total_steps);
-  if (st.playing) return tr("Playing: the workers take one step at a time, at the chosen speed");
+    return brief ? tr("Playing: catching up with the workers")
+                 : trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step "
+                       "at a time",
+                       frame.total_steps);
+  if (st.playing) return brief ? tr("Playing: one step at a time") : tr("Playing: the workers take one step at a time, at the chosen speed");
   // Every step taken (a live change let them finish it, or Replay ran them on): there is no step
   // after the last to let them take.
   if (st.position < frame.total_steps && frame.total_steps >= frame.expected_steps)
-    return tr("The workers have finished this all-reduce, ahead of the screen: each Next shows one of their steps, "
-              "then goes on to the next all-reduce");
+    return brief ? tr("Workers done with it: Next shows their steps")
+                 : tr("The workers have finished this all-reduce, ahead of the screen: each Next shows one of their "
+                      "steps, then goes on to the next all-reduce");
   if (st.position < frame.total_steps)
-    return trf("The workers are already past ring step {}, ahead of the screen: each Next shows one of their steps; "
-               "once the screen is there, Next lets them take step {}",
-               frame.total_steps, frame.total_steps + 1);
-  return tr("The workers are waiting at the gate: press Next");
+    return brief ? trf("Workers past ring step {}: Next shows it", frame.total_steps)
+                 : trf("The workers are already past ring step {}, ahead of the screen: each Next shows one of their "
+                       "steps; once the screen is there, Next lets them take step {}",
+                       frame.total_steps, frame.total_steps + 1);
+  return brief ? tr("Workers at the gate: press Next") : tr("The workers are waiting at the gate: press Next");
 }
 
 // The newest collective that some ranks have begun and others not, as "All-reduce #2 (step 0,
@@ -1114,34 +1093,36 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   state.said.ring_next = failed ? "" : cut_short ? ended_text(frame) : next;
   if (cut_short && !failed) words.line(fonts().bold, palette().text_dim, ended_text(frame));
   if (!next.empty() && !failed) words.next_step(next, explanation_of(frame), compact);
-  std::string gate = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running
-                         ? gate_hint(model, rec, frame, state.step)
-                         : "";
+  const bool gated = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running;
+  std::string gate = gated ? gate_hint(model, rec, frame, state.step, false) : "";
+  std::string gate_line = gated && compact ? gate_hint(model, rec, frame, state.step, true) : gate;
   // Gone quiet (a rank asleep or stuck, the others waiting in their next all-reduce): the ring on
   // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
   const int64_t hung = failed ? 0 : HungForNs(state);
   const std::string waits = hung > 0 ? newest_waits_for(model.collectives()) : "";
   if (!waits.empty())
-    gate = state.run.live() ? trf("Nothing reported for {:.0f} s: {}", hung * 1e-9, waits)
-                            : trf("Stopped after {:.0f} s with nothing reported: {}", hung * 1e-9, waits);
+    gate_line = gate = state.run.live() ? trf("Nothing reported for {:.0f} s: {}", hung * 1e-9, waits)
+                                        : trf("Stopped after {:.0f} s with nothing reported: {}", hung * 1e-9, waits);
   // Held (Space, or Hold; it stays into the next run): the ring keeps this all-reduce while the
   // run goes on, and only the button's word said so.
   const bool held_view = state.step.mode == RingMode::Follow && !state.step.playing && state.run.phase == RunPhase::Running;
-  if (held_view && waits.empty())
+  if (held_view && waits.empty()) {
     gate = tr("Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
+    gate_line = compact ? tr("Held here while the workers train on") : gate;
+  }
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
   bool behind = waits.empty() && !held_view && state.step.mode == RingMode::Follow &&
                       state.run.phase == RunPhase::Running && rec.step >= 0 && model.latest_step() > rec.step && !compact;
   if (behind) {
     const int64_t ahead = model.latest_step() - rec.step;
-    gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))
-                      : trf("Shown slowly: the workers are already {} training steps further on", grouped(ahead));
+    gate_line = gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))
+                                  : trf("Shown slowly: the workers are already {} training steps further on", grouped(ahead));
   }
   // Paused while followed: the ring shows the last all-reduce finished, the workers wait in the next.
   // The one on screen may be one the ring was still playing slowly, steps behind them: said, or the
   // class takes it for the all-reduce they are held in.
   if (state.run.phase == RunPhase::Paused && state.step.mode != RingMode::Gated && !compact)
-    gate = rec.step >= 0 && model.latest_step() > rec.step
+    gate_line = gate = rec.step >= 0 && model.latest_step() > rec.step
                ? trf("Paused at training step {}: the workers wait at the gate before their next ring step; shown, "
                      "an all-reduce of step {} that was being played slowly. Resume lets them go",
                      grouped(model.latest_step()), grouped(rec.step))
@@ -1149,11 +1130,12 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // A live change not yet at the new world's first ring step says where the screen is in its
   // place: beside it, "moved on to all-reduce #1 since the change" said the same thing twice.
   if (std::string note = waits.empty() && !compact ? live_change_note(model, state, rec) : ""; !note.empty()) {
-    gate = std::move(note);
+    gate_line = gate = std::move(note);
     behind = false;
   }
   if (!behind) state.said.ring_gate = gate;
-  if (!gate.empty()) words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate);
+  if (!gate_line.empty())
+    words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate_line);
 }
 
 // Under the ring: the footer's lines, and the legend beside them where they fit in one line
@@ -1226,7 +1208,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const bool pills = rec && !compact && !failure.failed;
   RingWords words(dl, min, max, min.y);
   state.said.ring_banner = banner_text(model, state, rec, frame, n);
-  const float banner_w = words.banner(state.said.ring_banner, failure.failed, pills ? step_pills_size(frame).row + fs : 0,
+  // Half a text height between the banner and the pills: "Before ring step 1: each rank holds its
+  // own input", the longest of a ring step's banners, then just fits the large font at 1920x1080.
+  const float banner_w = words.banner(state.said.ring_banner, failure.failed, pills ? step_pills_size(frame).row + fs * 0.5f : 0,
                                       rec && !failure.failed ? banners_of_all_steps(frame, *rec) : std::vector<std::string>{});
   state.ring_view.banner_big = words.banner_big();
   state.said.ring_next.clear();
