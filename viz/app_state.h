@@ -50,6 +50,7 @@ struct SamplerViewState {
 struct RingViewState {
   float heading_bottom = 0;  // below the pane's top, in pixels
   bool banner_big = false;   // the last frame's banner in the large font (it fitted, and so did its other steps')
+  bool compact_room = false; // this pane's words left no room for a full ring: compact from then on
   float pane_w = 0, pane_h = 0, font_px = 0;
   // How the last frame laid out the cards (--state-json: tests check that they clear).
   struct Cards {

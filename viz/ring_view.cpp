@@ -1203,7 +1203,11 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     values_rows = static_cast<int>(std::min<int64_t>((frame.elements + n - 1) / n, kMaxValuesShown));
 
   // Banner and subtitle; a small pane gets a smaller banner and a compact ring.
-  bool compact = size.y < fs * 16 || size.x < fs * 26;
+  // Compact as well where an earlier frame of this pane found the words left no room for a full
+  // ring (below): its words are then the compact ones too, from the next frame on.
+  RingViewState& held = state.ring_view;
+  const bool same_pane = held.pane_w == size.x && held.pane_h == size.y && held.font_px == fs && rec;
+  bool compact = size.y < fs * 16 || size.x < fs * 26 || (same_pane && held.compact_room);
   const view_model::FailureDiagnosis& failure = model.failure();
   const bool pills = rec && !compact && !failure.failed;
   RingWords words(dl, min, max, min.y);
@@ -1218,11 +1222,11 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   state.said.ring_gate.clear();
   if (rec) collective_words(words, model, state, *rec, frame, n, banner_w, compact);
   RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
-  RingViewState& held = state.ring_view;
-  if (held.pane_w != size.x || held.pane_h != size.y || held.font_px != fs || !rec) {
+  if (!same_pane) {
     held.heading_bottom = 0;  // the layout starts afresh; the packet counts run on
     held.pane_w = size.x, held.pane_h = size.y, held.font_px = fs;
     held.cards = {};
+    held.compact_room = false;
   }
   held.heading_bottom = std::max(held.heading_bottom, words.y() - min.y);
   const float y = min.y + held.heading_bottom;
@@ -1244,9 +1248,15 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
       g = geometry_for(room, n);
     }
   }
-  // The words above took the room a full ring needs (large text, a short pane): a compact ring.
+  // The words above took the room a full ring needs (large text, a short pane): a compact ring,
+  // and a compact footer under it, without the legend and the nodes' note. With them kept, the
+  // small Ring pane of a 1920x1080 window beside the enlarged Timeline had a room of -64 pixels,
+  // and its cards were drawn over the note.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
-    compact = room.compact = true;
+    compact = room.compact = held.compact_room = true;
+    held.heading_bottom = 0;  // the compact words, shorter, are measured afresh next frame
+    footer = lay_out_footer(rec, frame, nodes, n, size.x, true);
+    ring_max.y = room.max.y = max.y - footer.height - footer.note_h;
     g = geometry_for(room, n);
   }
   g.exit_angle = exit_angle(g, n, ImVec2(packet_half(g).x * 2, packet_half(g).y * 2));

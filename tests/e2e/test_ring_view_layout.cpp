@@ -188,9 +188,12 @@ TEST_CASE("stepping through, the ring keeps its shape and its heading its size")
 // the screen: the long line on where they are ("The workers have finished this all-reduce, ahead
 // of the screen: each Next shows ...") took three lines there, and the heading, which keeps the
 // height its longest words took, left the ring a strip of bare rank numbers. A small pane says it
-// in one short line, and the ring keeps its cards' cells at every step.
+// in one short line, and the ring keeps its cards' cells at every step. Beside 1920x1080's
+// enlarged Timeline the words left the ring no room at all, and its cards were drawn over the
+// nodes' note under it: a pane whose words leave no room for a full ring says the compact words.
 TEST_CASE("the small Ring pane keeps its cells while stepping through") {
   test::HeadlessImGui imgui{ImVec2(1280, 720)};
+  for (const ImVec2 size : {ImVec2(1280, 720), ImVec2(1920, 1080)})
   for (const viz::Focus enlarged : {viz::Focus::Training, viz::Focus::Timeline}) {
     view_model::RunModel model;
     two_node_all_reduce(model, 4);
@@ -199,7 +202,7 @@ TEST_CASE("the small Ring pane keeps its cells while stepping through") {
     state.run.phase = viz::RunPhase::Running;
     state.step.mode = viz::RingMode::Gated;
     state.step.playing = false;
-    size_window(state, ImVec2(1280, 720));
+    size_window(state, size);
     std::vector<StepLayout> layouts;
     // Held at the gate with the all-reduce selected, each position drawn as Next and Previous leave it.
     state.step.has_selection = true;
@@ -222,7 +225,10 @@ TEST_CASE("the small Ring pane keeps its cells while stepping through") {
                          state.said.ring_legend});
     }
     CAPTURE(static_cast<int>(enlarged));
+    CAPTURE(size.x);
     CHECK(layouts.front().cells);
+    CHECK(layouts.front().room_h > 0);  // -64 beside 1920x1080's enlarged Timeline: cards over the words
+    CHECK(state.ring_view.cards.clear);
     for (size_t i = 1; i < layouts.size(); ++i) {
       CAPTURE(i);
       CHECK(layouts[i] == layouts.front());
