@@ -250,54 +250,12 @@ size_t nearest_link(const std::vector<std::vector<ImVec2>>& links, ImVec2 p) {
   return nearest;
 }
 
-// A node's band: the part of the ring's track that holds its ranks' cards, between an ellipse
-// inside the cards and one outside them, with a little gap to the next node's band. Drawn
-// first, in opaque tints (one quad per slice: translucent slices would show their seams).
-struct NodeBand {
-  float a0 = 0, a1 = 0;  // angles, clockwise
-  ImVec2 inner, outer;   // the two ellipses' radii
-};
-
-NodeBand node_band(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
-  const float fs = ImGui::GetFontSize();
-  const float step = 2 * kPi / n, gap = std::min(step * 0.08f, fs * 0.3f / std::max(g.rx, 1.0f));
-  NodeBand band;
-  band.a0 = ring_angle(node.first_rank, n) - step / 2 + gap;
-  band.a1 = ring_angle(node.last_rank(), n) + step / 2 - gap;
-  const float dx = g.card.x / 2 + fs * 0.5f, dy = g.card.y / 2 + fs * 0.5f;
-  band.inner = ImVec2(std::max(g.rx - dx, 0.0f), std::max(g.ry - dy, 0.0f));
-  band.outer = ImVec2(g.rx + dx, g.ry + dy);
-  return band;
-}
-
-// The quads a node's band is drawn with: slices of its stretch of the track, each between the
-// inner and the outer ellipse.
-std::vector<std::array<ImVec2, 4>> band_slices(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
-  const NodeBand band = node_band(g, node, n);
-  const int slices = 8 * std::max(node.ranks, 1);
-  std::vector<std::array<ImVec2, 4>> quads;
-  for (int i = 0; i < slices; ++i) {
-    const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
-    quads.push_back({track_point(g, band.outer, t0), track_point(g, band.outer, t1), track_point(g, band.inner, t1),
-                     track_point(g, band.inner, t0)});
-  }
-  return quads;
-}
-
-void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n) {
-  const Palette& p = palette();
-  for (const auto& node : nodes.nodes) {
-    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.16f : 0.10f);
-    for (const auto& q : band_slices(g, node, n)) dl->AddQuadFilled(q[0], q[1], q[2], q[3], fill);
-  }
-}
-
 // Link `r`'s byte label at the first of label_spots() that lies in one of `areas`, clear of the
 // cards, the links and the labels written before (`taken`), and nearer its own link than any
 // other (a label by two links reads as either's): outside where the ring leaves room, else
-// further out, inside or along the link. A class checks every link's bytes, and the
-// bottom ones of a ring flattened by the words above it were left out. Returns its side ('o',
-// 'i'), or '-' where it fits nowhere.
+// further out, inside or along the link. A class checks every link's bytes, and the bottom ones
+// of a ring flattened by the words above it were left out. Returns its side ('o', 'i'), or '-'
+// where it fits nowhere.
 char place_link_label(ImDrawList* dl, const RingGeometry& g, int n, int r, float mid, const std::string& text,
                       const Rects& areas, const std::vector<std::vector<ImVec2>>& links, const NodeLayout& nodes,
                       Rects& taken) {
@@ -362,6 +320,40 @@ std::string draw_links(ImDrawList* dl, const RingGeometry& g, int n, const RingF
       placed[static_cast<size_t>(link.src)] = place_link_label(dl, g, n, link.src, mids[static_cast<size_t>(link.src)],
                                                                human_bytes(static_cast<double>(link.bytes)), areas, arcs, nodes, taken);
   return placed;
+}
+
+// A node's band: the part of the ring's track that holds its ranks' cards, between an ellipse
+// inside the cards and one outside them, with a little gap to the next node's band. Drawn
+// first, in opaque tints (one quad per slice: translucent slices would show their seams).
+struct NodeBand {
+  float a0 = 0, a1 = 0;  // angles, clockwise
+  ImVec2 inner, outer;   // the two ellipses' radii
+};
+
+NodeBand node_band(const RingGeometry& g, const view_model::NodeGroup& node, int n) {
+  const float fs = ImGui::GetFontSize();
+  const float step = 2 * kPi / n, gap = std::min(step * 0.08f, fs * 0.3f / std::max(g.rx, 1.0f));
+  NodeBand band;
+  band.a0 = ring_angle(node.first_rank, n) - step / 2 + gap;
+  band.a1 = ring_angle(node.last_rank(), n) + step / 2 - gap;
+  const float dx = g.card.x / 2 + fs * 0.5f, dy = g.card.y / 2 + fs * 0.5f;
+  band.inner = ImVec2(std::max(g.rx - dx, 0.0f), std::max(g.ry - dy, 0.0f));
+  band.outer = ImVec2(g.rx + dx, g.ry + dy);
+  return band;
+}
+
+void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n) {
+  const Palette& p = palette();
+  for (const auto& node : nodes.nodes) {
+    const NodeBand band = node_band(g, node, n);
+    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.16f : 0.10f);
+    const int slices = 8 * std::max(node.ranks, 1);
+    for (int i = 0; i < slices; ++i) {
+      const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
+      dl->AddQuadFilled(track_point(g, band.outer, t0), track_point(g, band.outer, t1), track_point(g, band.inner, t1),
+                        track_point(g, band.inner, t0), fill);
+    }
+  }
 }
 
 // "node 0" inside the ring, by the middle of its band, where it clears the cards, the links'
