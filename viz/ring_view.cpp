@@ -588,17 +588,19 @@ std::string banner_of(const RingFrame& f, const view_model::CollectiveRecord& re
 // size, or the heading jumps between a large and a small font as the class presses Next.
 std::vector<std::string> banners_of_all_steps(const RingFrame& f, const view_model::CollectiveRecord& rec) {
   if (f.expected_steps == 0) return {banner_of(f, rec)};
-  const int steps = std::max(f.total_steps, f.expected_steps);
+  // Only what banner_of reads: a copy of the whole frame (its chunks, packets and links) four
+  // times a frame would be work for nothing.
+  RingFrame at;
+  at.world_size = f.world_size;
+  at.total_steps = f.total_steps;
+  at.expected_steps = f.expected_steps;
   std::vector<std::string> all;
-  for (const int position : {0, f.world_size - 1, steps}) {
-    RingFrame at = f;
+  for (const int position : {0, f.world_size - 1, std::max(f.total_steps, f.expected_steps)}) {
     at.position = position;
-    at.done = false;
     all.push_back(banner_of(at, rec));
   }
-  RingFrame done = f;
-  done.done = true;
-  all.push_back(banner_of(done, rec));
+  at.done = true;
+  all.push_back(banner_of(at, rec));
   return all;
 }
 
