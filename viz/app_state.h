@@ -49,6 +49,7 @@ struct SamplerViewState {
 // jump up and down under the class's eyes every few seconds.
 struct RingViewState {
   float heading_bottom = 0;  // below the pane's top, in pixels
+  float footer_top = 0;      // above the pane's bottom, in pixels: the tallest footer this pane has had
   bool banner_big = false;   // the last frame's banner in the large font (it fitted, and so did its other steps')
   bool compact_room = false; // this pane's words left no room for a full ring: compact from then on
   float pane_w = 0, pane_h = 0, font_px = 0;

@@ -320,6 +320,7 @@ LayoutAudit AuditLayout(const ImDrawData* frame) {
   std::vector<std::string> texts;
   const std::vector<Line> lines = group_lines(all.glyphs, texts);
   audit.lines = static_cast<int>(lines.size());
+  audit.texts = texts;
   const auto flaw = [&](TextFlaw::Kind kind, int line, const Box& b, std::string other) {
     audit.flaws.push_back({kind, texts[line], std::move(other), list_window[all.glyphs[lines[line].glyphs[0]].list].name,
                            b.x0, b.y0, b.x1, b.y1});

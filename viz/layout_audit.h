@@ -22,6 +22,7 @@ struct TextFlaw {
 struct LayoutAudit {
   int lines = 0;             // lines of text drawn in the frame
   int scrolled_lines = 0;    // lines cut at the top or bottom of a pane that scrolls: not a flaw
+  std::vector<std::string> texts;  // each line's text, in the order drawn: two labels a space or two apart read as one
   std::vector<TextFlaw> flaws;
 };
 

@@ -356,37 +356,60 @@ void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& no
   }
 }
 
-// "node 0" inside the ring, by the middle of its band, where it clears the cards, the links'
-// byte labels (`taken`), the other node labels and the ring's part of the pane: just inside the
-// band first, else further in towards the centre. A label that fits nowhere is left out (the
-// legend and the note under the ring say what the bands are). Returns how many were written.
+// Where a node's name may go, in order of preference: just inside its band's inner edge, as close
+// to the node's cards as the label allows, then further in towards the centre; each of those also
+// a little further towards the band's side of the ring (up or down); last, just outside the band.
+// On a flat ring the inner edge is nearly a line: every band's spot falls by the centre, and two
+// names there sat side by side, touching ("node 1node 0"), or one was left out; the corners
+// outside such a ring, between its cards, have room.
+std::vector<ImVec2> node_label_spots(const RingGeometry& g, const NodeBand& band, ImVec2 ts) {
+  const float fs = ImGui::GetFontSize(), pad = fs * 0.3f;
+  const float mid = (band.a0 + band.a1) / 2;
+  const ImVec2 edge = track_point(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
+  const ImVec2 out = track_point(g, ImVec2(band.outer.x + ts.x / 2 + pad, band.outer.y + ts.y / 2 + pad), mid);
+  const float side = edge.y < g.center.y ? -1.0f : 1.0f;
+  std::vector<ImVec2> spots;
+  for (const float nudge : {0.0f, 0.6f})
+    for (const float in : {0.0f, 0.2f, 0.4f, 0.6f})
+      spots.emplace_back(edge.x + (g.center.x - edge.x) * in, edge.y + (g.center.y - edge.y) * in + side * nudge * ts.y);
+  for (const float back : {0.0f, 0.5f, 1.0f})  // towards the band, as far as the cards allow
+    spots.emplace_back(out.x + (g.center.x - out.x) * back * (ts.y + pad) / std::max(std::abs(out.y - g.center.y), 1.0f),
+                       out.y + (g.center.y - out.y) * back * (ts.y + pad) / std::max(std::abs(out.y - g.center.y), 1.0f));
+  return spots;
+}
+
+// "node 0" inside the ring, by the middle of its band (node_label_spots), where it clears the
+// cards, the links' byte labels (`taken`), the other node labels (by a space's width: two names
+// that touch read as one) and the ring's part of the pane. Every node named, or none: a single
+// "node 0" by the centre of a flat ring could be read as naming either band (the bands' tints are
+// the Timeline's, where the nodes are named). Returns how many were written.
 int draw_node_labels(ImDrawList* dl, const RingGeometry& g, const NodeLayout& nodes, int n, ImVec2 area_min, ImVec2 area_max,
-                      Rects taken) {
+                      const Rects& taken) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
-  int written = 0;
+  Rects names;
   for (const auto& node : nodes.nodes) {
-    const NodeBand band = node_band(g, node, n);
-    const float mid = (band.a0 + band.a1) / 2;
     const std::string text = trf("node {}", node.node);
     const ImVec2 ts = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, text.c_str());
-    // Just inside the band's inner edge, as close to the node's cards as the label allows.
-    const float pad = fs * 0.3f;
-    const ImVec2 edge = track_point(g, ImVec2(std::max(band.inner.x - ts.x / 2 - pad, 0.0f), std::max(band.inner.y - ts.y / 2 - pad, 0.0f)), mid);
-    for (const float in : {0.0f, 0.2f, 0.4f, 0.6f}) {
-      const ImVec2 c(edge.x + (g.center.x - edge.x) * in, edge.y + (g.center.y - edge.y) * in);
+    for (const ImVec2 c : node_label_spots(g, node_band(g, node, n), ts)) {
       const ScreenRect box{c.x - ts.x / 2, c.y - ts.y / 2, c.x + ts.x / 2, c.y + ts.y / 2};
+      const ScreenRect spaced{box.x0 - fs * 0.5f, box.y0 - fs * 0.1f, box.x1 + fs * 0.5f, box.y1 + fs * 0.1f};
       const bool inside = ScreenRect{area_min.x, area_min.y, area_max.x, area_max.y}.contains(box);
-      const bool clear = std::none_of(taken.begin(), taken.end(), [&](const ScreenRect& o) { return o.overlaps(box); });
+      const bool clear = std::none_of(taken.begin(), taken.end(), [&](const ScreenRect& o) { return o.overlaps(box); }) &&
+                         std::none_of(names.begin(), names.end(), [&](const ScreenRect& o) { return o.overlaps(spaced); });
       if (!inside || !clear || under_a_card(g, n, ImVec2(box.x0, box.y0), ImVec2(box.x1, box.y1))) continue;
-      // In its band's colour: grey for the even nodes, the network's tint for the odd ones.
-      dl->AddText(fonts().bold, fs, ImVec2(box.x0, box.y0), node.node % 2 == 1 ? p.network : p.text_dim, text.c_str());
-      taken.push_back(box);
-      ++written;
+      names.push_back(box);
       break;
     }
+    if (names.size() <= static_cast<size_t>(&node - nodes.nodes.data())) return 0;  // this one fits nowhere
   }
-  return written;
+  for (size_t i = 0; i < names.size(); ++i) {
+    // In its band's colour: grey for the even nodes, the network's tint for the odd ones.
+    const int node = nodes.nodes[i].node;
+    dl->AddText(fonts().bold, fs, ImVec2(names[i].x0, names[i].y0), node % 2 == 1 ? p.network : p.text_dim,
+                trf("node {}", node).c_str());
+  }
+  return static_cast<int>(names.size());
 }
 
 // Whether the box [a, b] meets the words on any card: its name in the header, and its cells'
@@ -572,22 +595,27 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
 }
 
 // What the screen shows now; the step that moves next is said separately (next_step_of).
-std::string banner_of(const RingFrame& f, const view_model::CollectiveRecord& rec) {
+// `brief`: the words a small pane's one line holds (it has no step pills to say the phase).
+std::string banner_of(const RingFrame& f, const view_model::CollectiveRecord& rec, bool brief = false) {
   if (f.expected_steps == 0 && f.world_size <= 1) return tr("One rank: nothing to exchange");
   if (f.expected_steps == 0 && rec.algorithm == "native") return tr("The backend's own all-reduce: one library call");
   if (f.expected_steps == 0) return tr("No ring steps were recorded for this all-reduce");
-  if (f.done) return tr("All-reduce done: every rank holds the sum");
-  if (f.position == 0) return tr("Before ring step 1: each rank holds its own input");
+  if (f.done) return brief ? tr("Done: every rank holds the sum") : tr("All-reduce done: every rank holds the sum");
+  if (f.position == 0) return brief ? tr("Before step 1: each rank's own input") : tr("Before ring step 1: each rank holds its own input");
   const view_model::RingPlace place = view_model::ring_place(f.position, f.world_size);
+  const int steps = std::max(f.total_steps, f.expected_steps);
+  if (brief)
+    return trf(place.phase == RingPhase::ReduceScatter ? "After step {} of {} (reduce-scatter)" : "After step {} of {} (all-gather)",
+               f.position, steps);
   const char* text = place.phase == RingPhase::ReduceScatter ? "After ring step {} of {} (reduce-scatter {} of {})"
                                                              : "After ring step {} of {} (all-gather {} of {})";
-  return trf(text, f.position, std::max(f.total_steps, f.expected_steps), place.step_in_phase, place.steps_in_phase);
+  return trf(text, f.position, steps, place.step_in_phase, place.steps_in_phase);
 }
 
 // Every banner an all-reduce's steps show, from before its first to done: the pane gives them one
 // size, or the heading jumps between a large and a small font as the class presses Next.
-std::vector<std::string> banners_of_all_steps(const RingFrame& f, const view_model::CollectiveRecord& rec) {
-  if (f.expected_steps == 0) return {banner_of(f, rec)};
+std::vector<std::string> banners_of_all_steps(const RingFrame& f, const view_model::CollectiveRecord& rec, bool brief) {
+  if (f.expected_steps == 0) return {banner_of(f, rec, brief)};
   // Only what banner_of reads: a copy of the whole frame (its chunks, packets and links) four
   // times a frame would be work for nothing.
   RingFrame at;
@@ -597,11 +625,19 @@ std::vector<std::string> banners_of_all_steps(const RingFrame& f, const view_mod
   std::vector<std::string> all;
   for (const int position : {0, f.world_size - 1, std::max(f.total_steps, f.expected_steps)}) {
     at.position = position;
-    all.push_back(banner_of(at, rec));
+    all.push_back(banner_of(at, rec, brief));
   }
   at.done = true;
-  all.push_back(banner_of(at, rec));
+  all.push_back(banner_of(at, rec, brief));
   return all;
+}
+
+// Whether each of `texts` fits one line of `width` in the banner's small (bold) font.
+bool each_fits_a_line(const std::vector<std::string>& texts, float width) {
+  const float fs = ImGui::GetFontSize();
+  return std::all_of(texts.begin(), texts.end(), [&](const std::string& t) {
+    return fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, t.c_str()).x <= width;
+  });
 }
 
 // "Next: Reduce-scatter, step 2 of 3": what the packets on screen, or the next Next, will do.
@@ -660,22 +696,25 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
   const float fs = ImGui::GetFontSize();
   const float top = at.y;
   const bool gated = std::any_of(rec.ranks.begin(), rec.ranks.end(), [](const auto& r) { return r.gate_wait_ns > 0; });
-  if (f.duration_s > 0 && gated) {
+  // A small pane leaves out the all-reduce's time (the full pane says it): taken once it was done,
+  // that line shrank the ring at its last step, down to bare rank numbers.
+  const bool timed = f.duration_s > 0 && !compact;
+  if (timed && gated) {
     // Held at the gate, its time is how fast the class pressed Next (and how soon each rank saw
     // it), not the network's: no bandwidth from it.
     const std::string full = trf("{} · its ring steps waited at the gate, so its time says nothing of the network",
                                  human_bytes(double(rec.bytes)));
     const std::string short_line = trf("{} · its ring steps waited at the gate", human_bytes(double(rec.bytes)));
-    const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
+    const std::string& line = ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
-  } else if (f.duration_s > 0) {
+  } else if (timed) {
     // In the unit that keeps it short: over MPI on one machine it takes tens of µs, not "0.00 ms".
     const std::string full = trf("{} · {} in {} · algbw {} · busbw {}", human_bytes(double(rec.bytes)), rec.algorithm,
                                  format_duration(f.duration_s * 1e9), bandwidth(f.algbw_gbs), bandwidth(f.busbw_gbs));
     const std::string short_line =
         trf("{} in {} · busbw {}", human_bytes(double(rec.bytes)), format_duration(f.duration_s * 1e9), bandwidth(f.busbw_gbs));
-    const std::string& line = !compact && ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
+    const std::string& line = ImGui::CalcTextSize(full.c_str()).x <= width ? full : short_line;
     if (dl) dl->AddText(nullptr, fs, at, p.text_dim, line.c_str(), nullptr, width);
     at.y += ImGui::CalcTextSize(line.c_str(), nullptr, false, width).y + fs * 0.3f;
   }
@@ -683,8 +722,10 @@ float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, co
     std::string check = trf("serial sum {}", values_text(f.serial_sum));
     uint32_t color = p.text_dim;
     if (f.final_checked) {
-      check += f.final_matches ? trf("  ✓ every rank holds it (max error {:.2g})", f.max_abs_error)
-                               : trf("  ✗ a rank differs (max error {:.3g})", f.max_abs_error);
+      // A small pane's in one line; the full pane gives the error.
+      if (compact) check += f.final_matches ? tr(" ✓ on every rank") : tr(" ✗ not on every rank");
+      else check += f.final_matches ? trf("  ✓ every rank holds it (max error {:.2g})", f.max_abs_error)
+                                    : trf("  ✗ a rank differs (max error {:.3g})", f.max_abs_error);
       color = f.final_matches ? p.ok : p.bad;
     }
     if (dl) dl->AddText(fonts().bold, fs, at, color, check.c_str(), nullptr, width);
@@ -901,7 +942,7 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
   if (!rings.empty() && log.at(rings.back()).key != shown.key) {
     const view_model::CollectiveRecord& newest = log.at(rings.back());
     const std::string where = all_reduce_number(model.generations(), newest, newest.world_size);
-    if (brief) return st.playing ? trf("Playing on to {}", where) : trf("Workers in {}: Next goes there", where);
+    if (brief) return st.playing ? trf("Playing on to {}", where) : trf("Workers in {}: press Next", where);
     return st.playing ? trf("Playing: the screen goes on to {}, where the workers are", where)
                       : trf("The workers have moved on to {}: Next goes forward to it", where);
   }
@@ -915,7 +956,7 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
   // Every step taken (a live change let them finish it, or Replay ran them on): there is no step
   // after the last to let them take.
   if (st.position < frame.total_steps && frame.total_steps >= frame.expected_steps)
-    return brief ? tr("Workers done with it: Next shows their steps")
+    return brief ? tr("Workers done with it: Next shows it")
                  : tr("The workers have finished this all-reduce, ahead of the screen: each Next shows one of their "
                       "steps, then goes on to the next all-reduce");
   if (st.position < frame.total_steps)
@@ -1149,6 +1190,25 @@ struct RingFooter {
   }
 };
 
+// The footer's lines as they will read once the all-reduce on screen is done (its time, the check
+// of its values), for the room they take: kept under the ring from its first step, or the ring
+// shrank at its last step, and grew back at the next all-reduce's first.
+RingFrame footer_when_done(const RingFrame& f) {
+  RingFrame d;
+  d.done = true;
+  d.world_size = f.world_size;
+  d.elements = f.elements;
+  d.chunk_offsets = f.chunk_offsets;
+  d.has_inputs = d.final_checked = f.has_inputs;
+  d.serial_sum = f.serial_sum;
+  d.final_matches = f.done ? f.final_matches : true;
+  d.max_abs_error = f.max_abs_error;
+  d.duration_s = f.duration_s > 0 ? f.duration_s : 1e-3;  // any time: the words' width hardly varies with it
+  d.algbw_gbs = f.duration_s > 0 ? f.algbw_gbs : 1.0;
+  d.busbw_gbs = f.duration_s > 0 ? f.busbw_gbs : 1.0;
+  return d;
+}
+
 RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFrame& frame, const NodeLayout& nodes,
                           int n, float pane_w, bool compact) {
   const float fs = ImGui::GetFontSize();
@@ -1156,8 +1216,12 @@ RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFra
   for (const char* line : legend_lines(nodes.multi_node())) f.legend_w = std::max(f.legend_w, ImGui::CalcTextSize(tr(line)).x + fs * 1.2f);
   f.text_w = pane_w - 2 * fs;
   const float beside_w = f.text_w - f.legend_w - fs * 2;
-  const float one_line_h = rec ? draw_footer(nullptr, {}, FLT_MAX, frame, *rec, compact) : 0;
-  const float beside_h = rec && n > 1 && !compact ? draw_footer(nullptr, {}, beside_w, frame, *rec, compact) : 0;
+  const RingFrame done = rec ? footer_when_done(frame) : RingFrame{};
+  const auto lines_h = [&](float width) {
+    return std::max(draw_footer(nullptr, {}, width, frame, *rec, compact), draw_footer(nullptr, {}, width, done, *rec, compact));
+  };
+  const float one_line_h = rec ? lines_h(FLT_MAX) : 0;
+  const float beside_h = rec && n > 1 && !compact ? lines_h(beside_w) : 0;
   // Beside the legend where the footer's lines take no more height there than at full width;
   // else (a long note, the demo's empty chunk at 1.5x text) above them, if the ring keeps its
   // room (the caller unstacks it otherwise).
@@ -1165,7 +1229,7 @@ RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFra
   f.legend = n > 1 && !compact;
   f.stacked = f.legend && beside_h > one_line_h;
   f.width = f.legend && !f.stacked ? beside_w : f.text_w;
-  const float footer_h = f.width == beside_w ? beside_h : rec ? draw_footer(nullptr, {}, f.text_w, frame, *rec, compact) : 0;
+  const float footer_h = f.width == beside_w ? beside_h : rec ? lines_h(f.text_w) : 0;
   f.lines_h = rec ? footer_h + fs * 0.6f : fs;
   f.height = f.stacked ? f.lines_h + legend_h : std::max(f.lines_h, f.legend ? legend_h : 0.0f);
   f.note = nodes.multi_node() && !compact ? node_note(nodes) : "";
@@ -1206,10 +1270,17 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   const bool pills = rec && !compact && !failure.failed;
   RingWords words(dl, min, max, min.y);
   state.said.ring_banner = banner_text(model, state, rec, frame, n);
+  // A small pane's heading in one line: the short banners where the full ones of this
+  // all-reduce's steps wrap (a two-line heading at some steps moved the ring down at them).
+  std::string banner = state.said.ring_banner;
+  std::vector<std::string> siblings = rec && !failure.failed ? banners_of_all_steps(frame, *rec, false) : std::vector<std::string>{};
+  if (compact && !siblings.empty() && !each_fits_a_line(siblings, size.x - 2 * fs)) {
+    banner = banner_of(frame, *rec, true);
+    siblings = banners_of_all_steps(frame, *rec, true);
+  }
   // Half a text height between the banner and the pills: "Before ring step 1: each rank holds its
   // own input", the longest of a ring step's banners, then just fits the large font at 1920x1080.
-  const float banner_w = words.banner(state.said.ring_banner, failure.failed, pills ? step_pills_size(frame).row + fs * 0.5f : 0,
-                                      rec && !failure.failed ? banners_of_all_steps(frame, *rec) : std::vector<std::string>{});
+  const float banner_w = words.banner(banner, failure.failed, pills ? step_pills_size(frame).row + fs * 0.5f : 0, siblings);
   state.ring_view.banner_big = words.banner_big();
   state.said.ring_next.clear();
   state.said.ring_number.clear();
@@ -1221,6 +1292,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     held.pane_w = size.x, held.pane_h = size.y, held.font_px = fs;
     held.cards = {};
     held.compact_room = false;
+    held.footer_top = 0;
   }
   held.heading_bottom = std::max(held.heading_bottom, words.y() - min.y);
   const float y = min.y + held.heading_bottom;
@@ -1248,11 +1320,19 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // and its cards were drawn over the note.
   if (!compact && n > 2 && ring_max.y - ring_min.y < g.card.y * 2.1f + fs) {
     compact = room.compact = held.compact_room = true;
-    held.heading_bottom = 0;  // the compact words, shorter, are measured afresh next frame
+    held.heading_bottom = held.footer_top = 0;  // the compact words, shorter, are measured afresh next frame
     footer = lay_out_footer(rec, frame, nodes, n, size.x, true);
     ring_max.y = room.max.y = max.y - footer.height - footer.note_h;
     g = geometry_for(room, n);
   }
+  // The footer keeps the height its tallest lines took in this pane, as the heading does: the
+  // time and check lines an all-reduce gets once done would otherwise shrink the ring at its
+  // last step, and grow it back at the next all-reduce's first.
+  if (max.y - ring_max.y < held.footer_top) {
+    ring_max.y = room.max.y = max.y - held.footer_top;
+    g = geometry_for(room, n);
+  }
+  held.footer_top = max.y - ring_max.y;
   g.exit_angle = exit_angle(g, n, ImVec2(packet_half(g).x * 2, packet_half(g).y * 2));
   state.ring_view.cards = {n, ring_max.x - ring_min.x, ring_max.y - ring_min.y, !cards_overlap(g, n, fs * 0.3f),
                            g.short_labels, g.cells, g.exponent, {}};
