@@ -12,6 +12,7 @@
 #include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
+#include "viz/theme.h"
 #include "viz/views.h"
 
 using namespace ringlab;
@@ -146,4 +147,44 @@ TEST_CASE("earlier runs are named by their place among the session's runs") {
   CHECK(out.find("earlier run 8: MSE") != std::string::npos);
   CHECK(out.find("earlier run 9: MSE") != std::string::npos);
   CHECK(out.find("earlier run 1:") == std::string::npos);
+}
+
+// The last epoch's MSE sits at the step the run ended on, the plot's right edge: its dot was
+// clipped to the plot's frame and showed as a half dot. Every vertex of the MSE in its own
+// colour (the dots, the line) lies inside its draw command's clip rectangle.
+TEST_CASE("the MSE's dot on the plot's right edge is drawn whole") {
+  test::HeadlessImGui imgui{ImVec2(1000, 600)};
+  viz::load_fonts(18.0f);
+  ImGui::GetIO().Fonts->Build();
+  const view_model::RunModel model = two_epochs();
+  viz::AppState state;
+  state.run.phase = viz::RunPhase::Finished;
+  ImGui::NewFrame();
+  ImGui::SetNextWindowPos(ImVec2(10, 10));
+  ImGui::SetNextWindowSize(ImVec2(800, 500));
+  ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+  viz::DrawTrainingView(model, state);
+  ImGui::End();
+  ImGui::Render();
+  const uint32_t mse = viz::palette().mse;
+  int seen = 0, cut = 0;
+  float right = 0;
+  const ImDrawData& frame = *ImGui::GetDrawData();
+  for (int n = 0; n < frame.CmdListsCount; ++n) {
+    const ImDrawList* list = frame.CmdLists[n];
+    for (const ImDrawCmd& cmd : list->CmdBuffer) {
+      for (unsigned i = 0; i < cmd.ElemCount; ++i) {
+        const ImDrawVert& v = list->VtxBuffer[cmd.VtxOffset + list->IdxBuffer[cmd.IdxOffset + i]];
+        if (v.col != mse) continue;
+        ++seen;
+        right = std::max(right, v.pos.x);
+        // A pixel's grace: a thick line's end reaches 0.7 px past the frame; the half dot was 5 px.
+        cut += v.pos.x < cmd.ClipRect.x - 1 || v.pos.x > cmd.ClipRect.z + 1 || v.pos.y < cmd.ClipRect.y - 1 ||
+               v.pos.y > cmd.ClipRect.w + 1;
+      }
+    }
+  }
+  CHECK(seen > 100);
+  CHECK(cut == 0);
+  CHECK(right < 10 + 800);  // within the pane
 }
