@@ -45,6 +45,17 @@ view_model::RunModel two_epochs(int ranks = 2) {
   return model;
 }
 
+// One frame of the Training view alone in a pane of `size` at (10, 10).
+void draw_in_pane(const view_model::RunModel& model, viz::AppState& state, ImVec2 size) {
+  ImGui::NewFrame();
+  ImGui::SetNextWindowPos(ImVec2(10, 10));
+  ImGui::SetNextWindowSize(size);
+  ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
+  viz::DrawTrainingView(model, state);
+  ImGui::End();
+  ImGui::Render();
+}
+
 // The read-out's first line ("step 5") and the whole of it, for every step the sweep met: the
 // last frame of each, the mouse nearest the step's right half (a curve says nothing a few pixels
 // before its first point).
@@ -62,13 +73,7 @@ std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0) {
   std::map<std::string, std::string> seen;
   for (float x = 0; x < 800; x += 3) {
     ImGui::GetIO().MousePos = ImVec2(10 + x, 10 + 400);
-    ImGui::NewFrame();
-    ImGui::SetNextWindowPos(ImVec2(10, 10));
-    ImGui::SetNextWindowSize(ImVec2(800, 500));
-    ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
-    viz::DrawTrainingView(model, state);
-    ImGui::End();
-    ImGui::Render();
+    draw_in_pane(model, state, ImVec2(800, 500));
     const std::string& out = state.said.loss_read_out;
     if (!out.empty()) seen[out.substr(0, out.find('\n'))] = out;
   }
@@ -97,13 +102,7 @@ viz::SaidOnScreen four_ranks_in(ImVec2 pane, int then = 0) {
   state.overlays = {model.loss(), model.loss()};
   state.overlays_kept = 2;
   state.run.phase = viz::RunPhase::Finished;
-  ImGui::NewFrame();
-  ImGui::SetNextWindowPos(ImVec2(10, 10));
-  ImGui::SetNextWindowSize(pane);
-  ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
-  viz::DrawTrainingView(model, state);
-  ImGui::End();
-  ImGui::Render();
+  draw_in_pane(model, state, pane);
   return state.said;
 }
 
@@ -159,13 +158,7 @@ TEST_CASE("the MSE's dot on the plot's right edge is drawn whole") {
   const view_model::RunModel model = two_epochs();
   viz::AppState state;
   state.run.phase = viz::RunPhase::Finished;
-  ImGui::NewFrame();
-  ImGui::SetNextWindowPos(ImVec2(10, 10));
-  ImGui::SetNextWindowSize(ImVec2(800, 500));
-  ImGui::Begin("training", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoScrollbar);
-  viz::DrawTrainingView(model, state);
-  ImGui::End();
-  ImGui::Render();
+  draw_in_pane(model, state, ImVec2(800, 500));
   const uint32_t mse = viz::palette().mse;
   int seen = 0, cut = 0;
   float right = 0;
