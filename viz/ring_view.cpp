@@ -123,6 +123,14 @@ void draw_bands(ImDrawList* dl, ImVec2 a, ImVec2 b, uint64_t contributors, int n
   }
 }
 
+// A fully reduced chunk's gold frame, edged in the text's colour: gold alone was lost on rank 1's
+// amber cells (the two colours are nearly the same), as was the legend's swatch beside them.
+void draw_reduced_mark(ImDrawList* dl, ImVec2 a, ImVec2 b, float rounding = 0) {
+  const Palette& p = palette();
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), p.reduced, rounding, 0, 3.0f);
+  dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3), p.text, rounding, 0, 1.0f);
+}
+
 void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkState& chunk, int n, bool receiving,
                 bool empty) {
   const Palette& p = palette();
@@ -134,7 +142,7 @@ void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkStat
   }
   draw_bands(dl, a, b, chunk.contributors, n, 0.9f);
   if (chunk.fully_reduced) {
-    dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), p.reduced, 0, 0, 3.0f);
+    draw_reduced_mark(dl, a, b);
   } else if (chunk.updated) {
     dl->AddRect(a, b, p.text, 0, 0, 2.0f);
   }
@@ -808,7 +816,7 @@ void draw_legend(ImDrawList* dl, ImVec2 at, bool nodes) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   const float s = fs * 0.9f;
-  dl->AddRect(at, ImVec2(at.x + s, at.y + s), p.reduced, 2, 0, 3.0f);
+  draw_reduced_mark(dl, ImVec2(at.x + 2, at.y + 2), ImVec2(at.x + s - 2, at.y + s - 2), 2);
   dl->AddText(ImVec2(at.x + s + 6, at.y - 1), p.text_dim, tr("fully reduced"));
   at.y += fs * 1.25f;
   draw_bands(dl, at, ImVec2(at.x + s, at.y + s), 0b1011, 4, 0.9f);
