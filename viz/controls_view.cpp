@@ -475,10 +475,10 @@ void draw_status_rows(const view_model::RunModel& model, AppState& state) {
 std::string behind_words(const RunStatus& run) {
   if (run.events_lost > 0)
     return trf("The workers sent events faster than the window takes them in: the views left out the details of "
-               "some steps ({} events) and lost {} more; the training is unaffected.",
+               "some steps, {} events not drawn, and lost {} more; the training is unaffected.",
                grouped(run.events_thinned), grouped(run.events_lost));
   return trf("The workers sent events faster than the window takes them in: the Ring and the Timeline left out "
-             "the details of some steps ({} events) and show the others whole; the training is unaffected.",
+             "the details of some steps, {} events not drawn, and show the others whole; the training is unaffected.",
              grouped(run.events_thinned));
 }
 
