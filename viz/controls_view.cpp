@@ -342,7 +342,9 @@ std::vector<std::string> pace_forms(const view_model::RunModel& model, const App
     return {trf("{} µs per step over the {} step{} the gate did not hold", free_us, grouped(n), n == 1 ? "" : "s"),
             trf("{} µs per step, ungated steps", free_us)};
   }
-  if (state.run.stepped) return {tr("stepped through at the gate: no µs per step"), tr("stepped through: no µs per step")};
+  // The gate held every step for the class's Next: their time is the class's, not the workers'.
+  if (state.run.stepped)
+    return {tr("stepped through: the gate set the pace, so no step time"), tr("stepped through: no step time")};
   // Stopped while paused: the workers ended held, and the figure is rank 0's steps without the pause.
   if (state.run.phase == RunPhase::Stopped && state.run.paused_at_stop && model.us_per_step() > 0)
     return {trf("{} µs per step, the pause left out", us), trf("{} µs per step", us)};

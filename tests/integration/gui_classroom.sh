@@ -34,7 +34,7 @@
 # 17. Stop while the workers are held at the gate, two steps into an all-reduce: the ring says the
 #     run ended before the third step, and Next is greyed out instead of promising it.
 # 18. Held at the gate, then followed live: the status says training again, with the last
-#     second's step time, not "held at the gate" or "no µs per step".
+#     second's step time, not "held at the gate" or "no step time".
 # 19. The same run stopped after it followed live again: the status gives the run's step time,
 #     saying how many all-reduces were held at the gate and how much they can have added.
 # 20. "Forget set_epoch" ticked during a long run: the app asks before it starts the run again;
@@ -238,7 +238,7 @@ assert ring["total_steps"] == 3, ("the workers took", ring["total_steps"], "step
 counts = [len(c["contributors"]) for rank in ring["chunks"] for c in rank]
 assert max(counts) == 3, counts
 assert not s["failure_shown"], s
-# The workers were held at the gate: the status gives no µs per step for such a run.
+# The workers were held at the gate: the status gives no step time for such a run.
 assert s["stepped"] is True, s["stepped"]
 assert s["said"]["pace"] == "", s["said"]  # still in the demo all-reduce: no training step, no step time
 assert s["said"]["status"] == "step-through: held at the gate", s["said"]
