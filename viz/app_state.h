@@ -53,6 +53,7 @@ struct RingViewState {
   bool banner_big = false;   // the last frame's banner in the large font (it fitted, and so did its other steps')
   bool compact_room = false; // this pane's words left no room for a full ring: compact from then on
   float pane_w = 0, pane_h = 0, font_px = 0;
+  std::string shape;         // the all-reduce on screen's kind (world, algorithm, values shown): what the heights hold for
   // How the last frame laid out the cards (--state-json: tests check that they clear).
   struct Cards {
     int ranks = 0;

@@ -955,7 +955,11 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
                       : trf("The workers have moved on to {}: Next goes forward to it", where);
   }
   if (frame.done) return "";
-  if (st.playing && st.position < frame.total_steps)
+  // Where the screen is going: a Next's packets on their way to the step the workers have just
+  // taken are not the screen behind them (said for the 0.3 s of every step's animation, in two
+  // lines, it made the heading, which keeps its tallest height, take a line from the ring).
+  const int screen = std::max(st.position, st.target);
+  if (st.playing && screen < frame.total_steps)
     return brief ? tr("Playing: catching up with the workers")
                  : trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step "
                        "at a time",
@@ -963,11 +967,11 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
   if (st.playing) return brief ? tr("Playing: one step at a time") : tr("Playing: the workers take one step at a time, at the chosen speed");
   // Every step taken (a live change let them finish it, or Replay ran them on): there is no step
   // after the last to let them take.
-  if (st.position < frame.total_steps && frame.total_steps >= frame.expected_steps)
+  if (screen < frame.total_steps && frame.total_steps >= frame.expected_steps)
     return brief ? tr("Workers done with it: Next shows it")
                  : tr("The workers have finished this all-reduce, ahead of the screen: each Next shows one of their "
                       "steps, then goes on to the next all-reduce");
-  if (st.position < frame.total_steps)
+  if (screen < frame.total_steps)
     return brief ? trf("Workers past ring step {}: Next shows it", frame.total_steps)
                  : trf("The workers are already past ring step {}, ahead of the screen: each Next shows one of their "
                        "steps; once the screen is there, Next lets them take step {}",
@@ -1046,9 +1050,13 @@ class RingWords {
   // "all-reduce #7 · bucket 0 · 2737 floats · training step 5 · links: ...", beside the pills
   // (and their phase labels) where it starts level with them, wrapped only between its parts: no
   // line starts with a "·". Hovered, it says why the number runs ahead of the step.
-  void subtitle(const std::vector<std::string>& parts, float banner_w) {
+  // `one_line`: a small pane's, as many of the parts as fit in one line (the full pane says the
+  // rest): wrapped at some all-reduces and not at others, it moved the ring between them.
+  void subtitle(std::vector<std::string> parts, float banner_w, bool one_line) {
     const float fs = ImGui::GetFontSize();
     const float w = y_ < min_.y + fs * 2.6f ? banner_w : max_.x - min_.x - 2 * fs;
+    const auto joined_w = [&] { return ImGui::CalcTextSize(JoinedInLines(parts, FLT_MAX, fs).c_str()).x; };
+    while (one_line && parts.size() > 1 && joined_w() > w) parts.pop_back();
     const std::string sub = JoinedInLines(parts, w, fs);
     dl_->AddText(nullptr, fs, ImVec2(min_.x + fs, y_), palette().text_dim, sub.c_str(), nullptr, w);
     const float h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, w, sub.c_str()).y;
@@ -1128,7 +1136,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
       trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
   if (rec.step >= 0) parts.push_back(training_step_words(rec));  // counted from 0, as the timeline and the failure lab count
   if (!compact && n <= 8) parts.push_back(tr("links: bytes received so far"));
-  words.subtitle(parts, banner_w);
+  words.subtitle(std::move(parts), banner_w, compact);
   // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
   const bool cut_short = !state.run.live() && !frame.done && frame.expected_steps > 0 &&
                          state.step.position >= frame.total_steps;
@@ -1272,7 +1280,12 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // Compact as well where an earlier frame of this pane found the words left no room for a full
   // ring (below): its words are then the compact ones too, from the next frame on.
   RingViewState& held = state.ring_view;
-  const bool same_pane = held.pane_w == size.x && held.pane_h == size.y && held.font_px == fs && rec;
+  // The heights held below hold while the all-reduces on screen are alike: between unlike ones
+  // (the [1, 2, 3] demo, its values in the cells, and the first bucket) the ring is laid out
+  // afresh, or the demo's taller footer left every later all-reduce a smaller ring over an empty
+  // strip, and Previous back to the demo drew it under the bucket's longer words.
+  const std::string shape = rec ? fmt::format("{}/{}/{}", n, rec->algorithm, values_rows) : "";
+  const bool same_pane = held.pane_w == size.x && held.pane_h == size.y && held.font_px == fs && rec && held.shape == shape;
   bool compact = size.y < fs * 16 || size.x < fs * 26 || (same_pane && held.compact_room);
   const view_model::FailureDiagnosis& failure = model.failure();
   const bool pills = rec && !compact && !failure.failed;
@@ -1298,6 +1311,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   if (!same_pane) {
     held.heading_bottom = 0;  // the layout starts afresh; the packet counts run on
     held.pane_w = size.x, held.pane_h = size.y, held.font_px = fs;
+    held.shape = shape;
     held.cards = {};
     held.compact_room = false;
     held.footer_top = 0;

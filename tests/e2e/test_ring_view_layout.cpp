@@ -320,3 +320,55 @@ TEST_CASE("the small Ring pane keeps one ring from the first step to done, and n
   }
   viz::set_language(viz::Language::English);
 }
+
+// Two things a newcomer saw stepping through at 1280x720. In the big Ring pane, each Next's
+// packets on their way to the step the workers had just taken were said to be "behind the
+// workers" in two lines, and the heading, which keeps its tallest height, took a line from the
+// ring for good. In the small pane, the next all-reduce's subtitle wrapped ("... · training step
+// 1" on a line of its own) and the ring moved down; Previous back then drew the first all-reduce
+// under that taller heading, different from the way forward.
+TEST_CASE("a Next's packets on their way keep the ring, and unlike all-reduces are laid out afresh") {
+  test::HeadlessImGui imgui{ImVec2(1280, 720)};
+  view_model::RunModel model;
+  for (int r = 0; r < kRanks; ++r) model.consume(test::run_begin_event(r, kRanks, "gloo"));
+  test::ring_allreduces(model, kRanks, 0, 1, 4);       // 4 floats: their values in the cells
+  test::ring_allreduces(model, kRanks, 1, 2, 11'200);  // 11,200 floats: no values
+  const auto select = [&](viz::AppState& state, size_t which) {
+    state.step.has_selection = true;
+    state.step.selected = model.collectives().at(which).key;
+  };
+  SUBCASE("the big pane, Next at the gate") {
+    // The workers have taken ring step 1 of a third all-reduce, and wait at the gate.
+    test::ring_allreduces(model, kRanks, 2, 3, 11'200, 1);
+    viz::AppState state = held_at_the_gate(viz::Focus::Ring, ImVec2(1280, 720));
+    select(state, 2);
+    audit_stepped_to(model, state, 0);
+    const auto before = state.ring_view.cards;
+    // Next pressed: the screen on its way from step 0 to step 1, which the workers have taken.
+    state.step.target = 1;
+    state.step.progress = 0.5;
+    ImGui::NewFrame();
+    viz::DrawMainWindow(model, state);
+    ImGui::Render();
+    CHECK(state.said.ring_gate == "The workers are waiting at the gate: press Next");
+    audit_stepped_to(model, state, 1);
+    CHECK(state.ring_view.cards.room_h == before.room_h);
+    CHECK(state.ring_view.cards.room_w == before.room_w);
+  }
+  SUBCASE("the small pane, on to the next all-reduce and back") {
+    viz::AppState state = held_at_the_gate(viz::Focus::Timeline, ImVec2(1280, 720));
+    select(state, 0);
+    audit_stepped_to(model, state, 2 * (kRanks - 1));
+    const auto first = state.ring_view.cards;
+    select(state, 1);
+    const viz::LayoutAudit a = audit_stepped_to(model, state, 0);
+    for (const std::string& line : a.texts) {
+      CAPTURE(line);
+      CHECK(line.rfind("training step", 0) != 0);  // the subtitle in one line
+    }
+    select(state, 0);
+    audit_stepped_to(model, state, 2 * (kRanks - 1));
+    CHECK(state.ring_view.cards.room_h == first.room_h);
+    CHECK(state.ring_view.cards.cells == first.cells);
+  }
+}

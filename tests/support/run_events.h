@@ -46,13 +46,15 @@ inline Event collective_event(EventKind kind, int rank, int64_t id, int64_t byte
 
 // All-reduces [first, last) of a ring of `ranks`, each begun, taken through its 2(N-1) ring steps
 // (a chunk of `chunk_bytes` each, 2 floats unless said) and ended by every rank, into `model`
-// (anything with consume(Event)): a run going on at full speed.
+// (anything with consume(Event)): a run going on at full speed. `steps`: only that many ring
+// steps taken, and the all-reduces not ended (the workers held at the gate after them).
 template <class Model>
-void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last, int64_t chunk_bytes = 8) {
+void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last, int64_t chunk_bytes = 8, int steps = -1) {
   const int64_t bytes = chunk_bytes * ranks;
+  const int taken = steps < 0 ? 2 * (ranks - 1) : steps;
   for (int64_t id = first; id < last; ++id) {
     for (int r = 0; r < ranks; ++r) model.consume(collective_event(EventKind::CollectiveBegin, r, id, bytes));
-    for (int t = 0; t < 2 * (ranks - 1); ++t) {
+    for (int t = 0; t < taken; ++t) {
       const bool scatter = t < ranks - 1;
       const int s = scatter ? t : t - (ranks - 1);
       for (int r = 0; r < ranks; ++r) {
@@ -67,7 +69,8 @@ void ring_allreduces(Model& model, int ranks, int64_t first, int64_t last, int64
         model.consume(e);
       }
     }
-    for (int r = 0; r < ranks; ++r) model.consume(collective_event(EventKind::CollectiveEnd, r, id, bytes));
+    if (taken == 2 * (ranks - 1))
+      for (int r = 0; r < ranks; ++r) model.consume(collective_event(EventKind::CollectiveEnd, r, id, bytes));
   }
 }
 
