@@ -555,6 +555,16 @@ void draw_world_note(const AppState& state) {
                   was.world_size, was.backend),
               trf("Set here: {} rank{} on {}", world, plural, state.job.backend)},
              palette().text);
+  // The scenario's nodes dropped without a word read as the app forgetting them.
+  const int nodes = was.node_count();
+  if (nodes > 1 && state.job.node_count() != nodes)
+    FittedLine({trf("On one node: the scenario's {} nodes need a world that is a multiple of {}", nodes, nodes),
+                trf("On one node ({} nodes need a multiple of {})", nodes, nodes)},
+               palette().text_dim);
+  else if (nodes > 1)
+    FittedLine({trf("{} nodes of {} ranks each, as the scenario splits its own", nodes, world / nodes),
+                trf("{} nodes of {} ranks", nodes, world / nodes)},
+               palette().text_dim);
 }
 
 // The world on screen: a live run's own (a slider being dragged has changed nothing yet: the
@@ -660,8 +670,10 @@ void draw_title(const view_model::RunModel& model, AppState& state) {
 
 void SetWorldSize(AppState& state, int world) {
   state.job.world_size = world;
-  // The scenario's node split holds for its own world only; any other world runs on one node.
-  state.job.ranks_per_node = world == state.scenario.job.world_size ? state.scenario.job.ranks_per_node : std::vector<int>{};
+  // The scenario's node split holds for its own world; another world keeps its nodes where its
+  // ranks divide evenly over them, and runs on one node otherwise (the world's note says so).
+  const std::vector<int>& nodes = state.scenario.job.ranks_per_node;
+  state.job.ranks_per_node = world == state.scenario.job.world_size ? nodes : even_node_split(nodes, world);
 }
 
 void DrawControlsView(const view_model::RunModel& model, AppState& state) {

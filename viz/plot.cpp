@@ -1,5 +1,6 @@
 #include "viz/plot.h"
 
+#include "viz/rank_colors.h"
 #include <algorithm>
 #include <cmath>
 #include <fmt/core.h>
@@ -364,6 +365,13 @@ void draw_swatch(const LegendEntry& e, ImVec2 at, float width) {
   switch (e.swatch) {
     case LegendEntry::Swatch::line: dl->AddLine(a, b, e.color, e.thickness + 1); break;
     case LegendEntry::Swatch::dashed: dashed_line(dl, a, b, e.color, e.thickness + 1, fs * 0.3f); break;
+    case LegendEntry::Swatch::ranks: {
+      const int n = std::max(e.rank_colors, 1);
+      for (int r = 0; r < n; ++r)
+        dl->AddLine(ImVec2(a.x + width * r / n, a.y), ImVec2(a.x + width * (r + 1) / n, a.y), rank_color(r, 0.85f) | 0xFF000000,
+                    e.thickness + 1);
+      break;
+    }
     case LegendEntry::Swatch::point: {
       const ImVec2 c((a.x + b.x) / 2, a.y);
       const float r = fs * 0.3f;

@@ -19,12 +19,15 @@ struct PlotAxis {
 };
 
 struct LegendEntry {
-  enum class Swatch { line, dashed, point };  // drawn as the plot draws the entry's data
+  // Drawn as the plot draws the entry's data; `ranks`: a line in the colours of ranks 0 to
+  // rank_colors - 1, for one entry that stands for every rank's curve.
+  enum class Swatch { line, dashed, point, ranks };
   std::string text;
   uint32_t color = 0;
   float thickness = 2.0f;
   std::string short_text;  // used when the full texts would take more than two lines ("" = text)
   Swatch swatch = Swatch::line;
+  int rank_colors = 0;
 };
 
 class Plot {

@@ -185,6 +185,11 @@ void add_live_run(CurveSet& set, const LossSeries& live, AppState& state, bool r
                               : trf("rank {} loss (its own batch)", r);
       std::string short_name = many ? (r == 0 ? ranks : "") : trf("rank {}", r);
       set.add(live, live.rank_loss[r], rank_color(static_cast<int>(r), 0.85f), 2.0f, false, name, short_name);
+      // One entry for every rank: its sample in their colours, not rank 0's alone.
+      if (many && r == 0) {
+        set.legend.back().swatch = LegendEntry::Swatch::ranks;
+        set.legend.back().rank_colors = static_cast<int>(std::min<size_t>(live.rank_loss.size(), 8));
+      }
     }
   state.said.curves_agree.clear();
   if (live.epoch_mse.empty()) return;

@@ -866,7 +866,7 @@ struct Controller::Impl {
       // Live change: the old set stopped at a step boundary and rank 0 left a checkpoint.
       job.world_size = change->first;
       job.backend = change->second;
-      job.ranks_per_node.clear();
+      job.ranks_per_node = even_node_split(job.ranks_per_node, job.world_size);
       checkpoint_in = checkpoint_path + ".in";
       ::rename(checkpoint_path.c_str(), checkpoint_in.c_str());
       restart_store();

@@ -139,6 +139,12 @@ void JobConfig::validate_ranks_per_node() const {
                                            total, world_size));
 }
 
+std::vector<int> even_node_split(const std::vector<int>& nodes, int world_size) {
+  const int n = static_cast<int>(nodes.size());
+  if (n < 2 || world_size < n || world_size % n != 0) return {};
+  return std::vector<int>(static_cast<size_t>(n), world_size / n);
+}
+
 int JobConfig::node_count() const { return ranks_per_node.empty() ? 1 : static_cast<int>(ranks_per_node.size()); }
 
 int JobConfig::node_of_rank(int rank) const {

@@ -66,6 +66,12 @@ struct JobConfig {
   int node_of_rank(int rank) const;    // 0 when ranks_per_node is empty
 };
 
+// The node split for a new world of `world_size` ranks on one machine (a live change, or another
+// World size before Start): as many nodes as `nodes` had, each with the same share, where the
+// ranks divide evenly over them (two nodes of 2 become two nodes of 4 at 8 ranks); else one node
+// (empty). A run over several real machines cannot change its world live.
+std::vector<int> even_node_split(const std::vector<int>& nodes, int world_size);
+
 void to_json(nlohmann::json& j, const JobConfig& c);
 void from_json(const nlohmann::json& j, JobConfig& c);
 // What is wrong with one field that from_json refused ("must be a whole number, got 2.5"), for

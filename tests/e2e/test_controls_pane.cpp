@@ -7,6 +7,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
+#include "viz/layout_audit.h"
 #include "viz/views.h"
 
 using namespace ringlab;
@@ -452,4 +454,32 @@ TEST_CASE("a refusal said under the controls is scrolled into view when the pane
   app.frame(ImVec2(900, 400));
   CHECK(controls_pane().Scroll.y > 0);
   CHECK_FALSE(app.state.run.reveal_message);
+}
+
+// The scenario's two nodes of 2 ranks, and the World size moved after a run: 8 ranks keep two
+// nodes of 4; 5 go on one node, and the pane says why (the nodes went without a word before).
+TEST_CASE("another world size keeps the scenario's nodes where it splits evenly, and says so where it does not") {
+  MainWindow app;
+  app.state.scenario.job.world_size = 4;
+  app.state.scenario.job.ranks_per_node = {2, 2};
+  app.state.job = app.state.scenario.job;
+  app.state.run.phase = viz::RunPhase::Finished;  // the world's note shows once a run has been
+  const auto lines_after = [&](int world) {
+    viz::SetWorldSize(app.state, world);
+    app.frame(ImVec2(900, 400));
+    app.frame(ImVec2(900, 400));
+    return viz::AuditLayout(ImGui::GetDrawData()).texts;
+  };
+  const auto has = [](const std::vector<std::string>& lines, std::string_view start) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(start, 0) == 0; });
+  };
+  std::vector<std::string> lines = lines_after(8);
+  CHECK(app.state.job.ranks_per_node == std::vector<int>{4, 4});
+  CHECK(has(lines, "2 nodes of 4 ranks"));
+  lines = lines_after(5);
+  CHECK(app.state.job.ranks_per_node.empty());
+  CHECK(has(lines, "On one node"));
+  lines = lines_after(4);
+  CHECK(app.state.job.ranks_per_node == std::vector<int>{2, 2});
+  CHECK_FALSE(has(lines, "On one node"));
 }

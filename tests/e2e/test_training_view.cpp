@@ -12,6 +12,7 @@
 #include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
+#include "viz/rank_colors.h"
 #include "viz/theme.h"
 #include "viz/views.h"
 
@@ -180,4 +181,30 @@ TEST_CASE("the MSE's dot on the plot's right edge is drawn whole") {
   CHECK(seen > 100);
   CHECK(cut == 0);
   CHECK(right < 10 + 800);  // within the pane
+}
+
+// The ranks' shared legend entry ("ranks 0–3") stood for four curves in four colours with a
+// sample in rank 0's colour alone; its sample now has every rank's.
+TEST_CASE("the ranks' shared legend entry shows every rank's colour") {
+  test::HeadlessImGui imgui{ImVec2(1000, 800)};
+  viz::load_fonts(14.0f);
+  ImGui::GetIO().Fonts->Build();
+  const view_model::RunModel model = two_epochs(4);
+  viz::AppState state;
+  state.overlays = {model.loss(), model.loss()};  // two earlier runs: the small pane's legend shares entries
+  state.overlays_kept = 2;
+  state.run.phase = viz::RunPhase::Finished;
+  draw_in_pane(model, state, ImVec2(390, 200));
+  REQUIRE(state.said.loss_legend.size() == 3);
+  CHECK(state.said.loss_legend[1] == "ranks 0–3");
+  // The curves are drawn at 0.85 opacity; the legend's samples opaque.
+  const ImDrawData& frame = *ImGui::GetDrawData();
+  for (int rank = 0; rank < 4; ++rank) {
+    const uint32_t sample = viz::rank_color(rank, 0.85f) | 0xFF000000;
+    int vertices = 0;
+    for (int n = 0; n < frame.CmdListsCount; ++n)
+      for (const ImDrawVert& v : frame.CmdLists[n]->VtxBuffer) vertices += v.col == sample;
+    CAPTURE(rank);
+    CHECK(vertices > 0);
+  }
 }

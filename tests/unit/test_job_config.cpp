@@ -102,3 +102,15 @@ TEST_CASE("epoch_shape: a rank's share and steps, as DistributedSampler and Data
   CHECK(ringlab::epoch_shape(job, 4).steps == 1);
   CHECK(ringlab::epoch_shape(job, 0).samples_per_rank == 10);  // taken as one rank
 }
+
+TEST_CASE("a new world keeps its nodes where its ranks divide evenly over them") {
+  CHECK(even_node_split({2, 2}, 8) == std::vector<int>{4, 4});
+  CHECK(even_node_split({2, 2}, 2) == std::vector<int>{1, 1});
+  CHECK(even_node_split({3, 1}, 6) == std::vector<int>{3, 3});  // an uneven split becomes an even one
+  CHECK(even_node_split({2, 2, 2}, 9) == std::vector<int>{3, 3, 3});
+  CHECK(even_node_split({2, 2}, 5).empty());  // one node
+  CHECK(even_node_split({2, 2}, 1).empty());
+  CHECK(even_node_split({2, 2, 2}, 2).empty());  // fewer ranks than nodes
+  CHECK(even_node_split({}, 8).empty());
+  CHECK(even_node_split({4}, 8).empty());
+}
