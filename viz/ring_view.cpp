@@ -354,7 +354,7 @@ void draw_node_bands(ImDrawList* dl, const RingGeometry& g, const NodeLayout& no
   const Palette& p = palette();
   for (const auto& node : nodes.nodes) {
     const NodeBand band = node_band(g, node, n);
-    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.16f : 0.10f);
+    const uint32_t fill = mix(p.canvas, node.node % 2 == 0 ? p.edge : p.network, node.node % 2 == 0 ? 0.26f : 0.16f);
     const int slices = 8 * std::max(node.ranks, 1);
     for (int i = 0; i < slices; ++i) {
       const float t0 = band.a0 + (band.a1 - band.a0) * i / slices, t1 = band.a0 + (band.a1 - band.a0) * (i + 1) / slices;
