@@ -7,8 +7,10 @@
 #include <limits>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
@@ -535,6 +537,28 @@ void draw_run_notices(const view_model::RunModel& model, AppState& state) {
 // the scenario's world). Either way the
 // fields below stay where they were when the slider moves, or a click meant for Epochs lands in
 // the field that slid under the pointer; and before a run, at 1280x720, Samples stays in view.
+// Under the world, where the scenario puts its ranks on several nodes: how the next run's ranks
+// sit on them, or that they go on one node (the nodes dropped without a word read as the app
+// forgetting them). Said at the scenario's own world too: a line there only at other worlds
+// moved the rows under it as the slider passed, and a click meant for one field hit the next.
+void draw_nodes_note(const AppState& state) {
+  const int nodes = state.scenario.job.node_count();
+  if (nodes < 2) return;
+  const std::vector<int>& split = state.job.ranks_per_node;
+  const uint32_t dim = palette().text_dim;
+  if (split.empty()) {
+    FittedLine({trf("On one node: the scenario's {} nodes need a world that is a multiple of {}", nodes, nodes),
+                trf("On one node ({} nodes need a multiple of {})", nodes, nodes), tr("On one node")},
+               dim);
+  } else if (std::adjacent_find(split.begin(), split.end(), std::not_equal_to<>()) == split.end()) {
+    FittedLine({trf("{} nodes of {} ranks each, as the scenario splits its own", split.size(), split.front()),
+                trf("{} nodes of {} ranks", split.size(), split.front())},
+               dim);
+  } else {
+    FittedLine({trf("{} nodes: {} ranks", split.size(), fmt::format("{}", fmt::join(split, " + ")))}, dim);
+  }
+}
+
 void draw_world_note(const AppState& state) {
   const JobConfig& was = state.scenario.job;
   const int world = state.job.world_size;
@@ -545,26 +569,16 @@ void draw_world_note(const AppState& state) {
                palette().text_dim);
     return;
   }
-  if (!world_changed(state)) {
+  if (!world_changed(state))
     FittedLine({trf("The scenario's world: {} rank{} on {}", world, plural, state.job.backend),
                 trf("{} rank{} on {}, as the scenario", world, plural, state.job.backend)},
                palette().text_dim);
-    return;
-  }
-  FittedLine({trf("Set here: {} rank{} on {} (the scenario has {} on {})", world, plural, state.job.backend,
-                  was.world_size, was.backend),
-              trf("Set here: {} rank{} on {}", world, plural, state.job.backend)},
-             palette().text);
-  // The scenario's nodes dropped without a word read as the app forgetting them.
-  const int nodes = was.node_count();
-  if (nodes > 1 && state.job.node_count() != nodes)
-    FittedLine({trf("On one node: the scenario's {} nodes need a world that is a multiple of {}", nodes, nodes),
-                trf("On one node ({} nodes need a multiple of {})", nodes, nodes)},
-               palette().text_dim);
-  else if (nodes > 1)
-    FittedLine({trf("{} nodes of {} ranks each, as the scenario splits its own", nodes, world / nodes),
-                trf("{} nodes of {} ranks", nodes, world / nodes)},
-               palette().text_dim);
+  else
+    FittedLine({trf("Set here: {} rank{} on {} (the scenario has {} on {})", world, plural, state.job.backend,
+                    was.world_size, was.backend),
+                trf("Set here: {} rank{} on {}", world, plural, state.job.backend)},
+               palette().text);
+  draw_nodes_note(state);
 }
 
 // The world on screen: a live run's own (a slider being dragged has changed nothing yet: the

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <cmath>
 #include <fmt/core.h>
@@ -661,11 +662,14 @@ std::string ended_text(const RingFrame& f) {
   return trf("The run ended here: no rank took step {}", f.total_steps + 1);
 }
 
+std::string explanation_of(RingPhase phase) {
+  if (phase == RingPhase::ReduceScatter) return tr("Each rank sends one chunk to its right neighbour, which adds it to its own copy.");
+  return tr("The finished chunks travel on around the ring and replace the stale copies.");
+}
+
 std::string explanation_of(const RingFrame& f) {
   if (f.done || f.expected_steps == 0) return "";
-  if (f.active_phase == RingPhase::ReduceScatter)
-    return tr("Each rank sends one chunk to its right neighbour, which adds it to its own copy.");
-  return tr("The finished chunks travel on around the ring and replace the stale copies.");
+  return explanation_of(f.active_phase);
 }
 
 std::string bandwidth(double gbs) {
@@ -698,12 +702,15 @@ std::string empty_chunks_note(const RingFrame& f) {
 // The line under the ring, in `width` (left of the legend): the full line, the short one when
 // the full one does not fit, wrapped when neither does.
 // Draws it when `dl` is given; returns the height it takes either way.
+// `gated_as`: measured as if the all-reduce's steps had waited at the gate or not (its ranks have
+// not waited there yet before its first step), instead of as the record says.
 float draw_footer(ImDrawList* dl, ImVec2 at, float width, const RingFrame& f, const view_model::CollectiveRecord& rec,
-                  bool compact) {
+                  bool compact, std::optional<bool> gated_as = {}) {
   const Palette& p = palette();
   const float fs = ImGui::GetFontSize();
   const float top = at.y;
-  const bool gated = std::any_of(rec.ranks.begin(), rec.ranks.end(), [](const auto& r) { return r.gate_wait_ns > 0; });
+  const bool gated = gated_as ? *gated_as
+                              : std::any_of(rec.ranks.begin(), rec.ranks.end(), [](const auto& r) { return r.gate_wait_ns > 0; });
   // A small pane leaves out the all-reduce's time (the full pane says it): taken once it was done,
   // that line shrank the ring at its last step, down to bare rank numbers.
   const bool timed = f.duration_s > 0 && !compact;
@@ -1025,6 +1032,7 @@ std::string banner_text(const view_model::RunModel& model, const AppState& state
 
 // The words of the pane, top down: what the collective is, its next step and why, where the
 // workers are against the screen. Each line starts at `y` and moves it down.
+// With no draw list it only measures: where the words would end (heading_reserve).
 class RingWords {
  public:
   RingWords(ImDrawList* dl, ImVec2 min, ImVec2 max, float y) : dl_(dl), min_(min), max_(max), y_(y) {}
@@ -1041,7 +1049,7 @@ class RingWords {
     const auto too_wide = [&](const std::string& t) { return big->CalcTextSizeA(big->FontSize, FLT_MAX, 0, t.c_str()).x > w; };
     if (too_wide(text) || std::any_of(siblings.begin(), siblings.end(), too_wide)) big = fonts().bold;
     big_ = big == fonts().big;
-    dl_->AddText(big, big->FontSize, ImVec2(min_.x + fs, min_.y + fs * 0.5f), failed ? palette().bad : palette().text,
+    if (dl_) dl_->AddText(big, big->FontSize, ImVec2(min_.x + fs, min_.y + fs * 0.5f), failed ? palette().bad : palette().text,
                  text.c_str(), nullptr, w);
     y_ = min_.y + fs * 0.6f + big->CalcTextSizeA(big->FontSize, FLT_MAX, w, text.c_str()).y;
     return w;
@@ -1058,9 +1066,9 @@ class RingWords {
     const auto joined_w = [&] { return ImGui::CalcTextSize(JoinedInLines(parts, FLT_MAX, fs).c_str()).x; };
     while (one_line && parts.size() > 1 && joined_w() > w) parts.pop_back();
     const std::string sub = JoinedInLines(parts, w, fs);
-    dl_->AddText(nullptr, fs, ImVec2(min_.x + fs, y_), palette().text_dim, sub.c_str(), nullptr, w);
+    if (dl_) dl_->AddText(nullptr, fs, ImVec2(min_.x + fs, y_), palette().text_dim, sub.c_str(), nullptr, w);
     const float h = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, w, sub.c_str()).y;
-    if (ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min_.x + fs, y_), ImVec2(min_.x + fs + w, y_ + h)))
+    if (dl_ && ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(ImVec2(min_.x + fs, y_), ImVec2(min_.x + fs + w, y_ + h)))
       WrappedTooltip(tr("#N counts every collective this world has run, from 0, not only its gradient all-reduces: the "
                         "broadcast of the weights at the start counts too, and so does the [1, 2, 3] demo all-reduce a "
                         "run begins with. That is why #N is ahead of the training step, which also counts from 0. The "
@@ -1073,9 +1081,24 @@ class RingWords {
   void line(ImFont* font, uint32_t color, const std::string& text) {
     const float fs = ImGui::GetFontSize();
     const float w = max_.x - min_.x - 2 * fs;
-    dl_->AddText(font, fs, ImVec2(min_.x + fs, y_), color, text.c_str(), nullptr, w);
+    if (dl_) dl_->AddText(font, fs, ImVec2(min_.x + fs, y_), color, text.c_str(), nullptr, w);
     y_ += font->CalcTextSizeA(fs, FLT_MAX, w, text.c_str()).y + fs * 0.3f;
   }
+
+  // Where the workers are, in at most `most_lines` lines (the heading keeps room for that many,
+  // so that the ring stays put): `brief` where `text` would take more, if there is a brief form.
+  void gate_line(ImFont* font, uint32_t color, const std::string& text, const std::string& brief, int most_lines) {
+    const float fs = ImGui::GetFontSize(), w = max_.x - min_.x - 2 * fs;
+    const bool shortened = font->CalcTextSizeA(fs, FLT_MAX, w, text.c_str()).y > most_lines * fs + 0.5f && !brief.empty();
+    const float top = y_;
+    line(font, color, shortened ? brief : text);
+    if (dl_ && shortened && ImGui::IsWindowHovered() &&
+        ImGui::IsMouseHoveringRect(ImVec2(min_.x + fs, top), ImVec2(min_.x + fs + w, y_)))
+      WrappedTooltip(text.c_str());
+  }
+
+  // Room for `lines` lines of text, as line() takes it for a text of that many lines.
+  void room_for_lines(int lines) { y_ += (lines + 0.3f) * ImGui::GetFontSize(); }
 
   // "Next: Reduce-scatter, step 2 of 3 — why", the explanation beside the step only where it
   // fits in one line: wrapped beside, its second line would hang under the middle of the first.
@@ -1084,7 +1107,7 @@ class RingWords {
     const float fs = ImGui::GetFontSize();
     std::string why = compact ? "" : " — " + explanation;
     const float line_w = max_.x - min_.x - 2 * fs;
-    dl_->AddText(fonts().bold, fs, ImVec2(min_.x + fs, y_), p.accent, next.c_str(), nullptr, line_w);
+    if (dl_) dl_->AddText(fonts().bold, fs, ImVec2(min_.x + fs, y_), p.accent, next.c_str(), nullptr, line_w);
     float next_w = fonts().bold->CalcTextSizeA(fs, FLT_MAX, 0, next.c_str()).x;
     const float why_w = ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, 0, why.c_str()).x;
     if (why_w > line_w - next_w) {
@@ -1092,7 +1115,7 @@ class RingWords {
       next_w = 0;
       if (!why.empty()) why = explanation;  // on a line of its own: no dash before it
     }
-    dl_->AddText(nullptr, fs, ImVec2(min_.x + fs + next_w, y_), p.text, why.c_str(), nullptr, line_w - next_w);
+    if (dl_) dl_->AddText(nullptr, fs, ImVec2(min_.x + fs + next_w, y_), p.text, why.c_str(), nullptr, line_w - next_w);
     y_ += ImGui::GetFont()->CalcTextSizeA(fs, FLT_MAX, line_w - next_w, why.c_str()).y + fs * 0.3f;
   }
 
@@ -1118,24 +1141,34 @@ std::string training_step_words(const view_model::CollectiveRecord& rec) {
 
 // Under the banner, for the collective on screen: what it is, its next step (or that the run
 // ended before it), and where the workers are against the screen. Says them in state.said.
-void collective_words(RingWords& words, const view_model::RunModel& model, AppState& state,
-                      const view_model::CollectiveRecord& rec, const RingFrame& frame, int n, float banner_w,
-                      bool compact) {
-  const bool failed = model.failure().failed;
-  const std::string number = all_reduce_number(model.generations(), rec, n);
-  state.said.ring_number = number;
+// The subtitle's parts: "all-reduce #7", "bucket 0", "2737 floats", "training step 5", ...
+std::vector<std::string> subtitle_parts(const view_model::RunModel& model, const view_model::CollectiveRecord& rec,
+                                        const RingFrame& frame, int n, bool compact) {
   // Every new set of workers runs the course's [1, 2, 3] demo first, as its script does after
   // init_process_group: after a live change it comes again mid-training, and says why.
   const bool demo_again = rec.algorithm == "demo" && !model.generations().empty() &&
                           rec.key.generation != model.generations().front().index;
   std::vector<std::string> parts = {
-      number,
+      all_reduce_number(model.generations(), rec, n),
       rec.algorithm != "demo" ? trf("bucket {}", rec.bucket)
       : demo_again            ? tr("the [1, 2, 3] demo, which each new world runs first")
                               : tr("the [1, 2, 3] demo"),
       trf("{} floats", frame.elements)};  // a no-break space: the number stays with its unit
   if (rec.step >= 0) parts.push_back(training_step_words(rec));  // counted from 0, as the timeline and the failure lab count
   if (!compact && n <= 8) parts.push_back(tr("links: bytes received so far"));
+  return parts;
+}
+
+// Lines the words keep for where the workers are (the gate line) while a run is live: one; a
+// longer line is said in its brief form, the full words under the mouse.
+constexpr int kGateLines = 1;
+
+void collective_words(RingWords& words, const view_model::RunModel& model, AppState& state,
+                      const view_model::CollectiveRecord& rec, const RingFrame& frame, int n, float banner_w,
+                      bool compact) {
+  const bool failed = model.failure().failed;
+  std::vector<std::string> parts = subtitle_parts(model, rec, frame, n, compact);
+  state.said.ring_number = parts.front();
   words.subtitle(std::move(parts), banner_w, compact);
   // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
   const bool cut_short = !state.run.live() && !frame.done && frame.expected_steps > 0 &&
@@ -1147,6 +1180,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   const bool gated = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running;
   std::string gate = gated ? gate_hint(model, rec, frame, state.step, false) : "";
   std::string gate_line = gated && compact ? gate_hint(model, rec, frame, state.step, true) : gate;
+  std::string gate_brief = gated ? gate_hint(model, rec, frame, state.step, true) : "";
   // Gone quiet (a rank asleep or stuck, the others waiting in their next all-reduce): the ring on
   // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
   const int64_t hung = failed ? 0 : HungForNs(state);
@@ -1154,17 +1188,20 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   if (!waits.empty())
     gate_line = gate = state.run.live() ? trf("Nothing reported for {:.0f} s: {}", hung * 1e-9, waits)
                                         : trf("Stopped after {:.0f} s with nothing reported: {}", hung * 1e-9, waits);
+  if (!waits.empty()) gate_brief.clear();
   // Held (Space, or Hold; it stays into the next run): the ring keeps this all-reduce while the
   // run goes on, and only the button's word said so.
   const bool held_view = state.step.mode == RingMode::Follow && !state.step.playing && state.run.phase == RunPhase::Running;
   if (held_view && waits.empty()) {
     gate = tr("Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
     gate_line = compact ? tr("Held here while the workers train on") : gate;
+    gate_brief = tr("Held here while the workers train on");
   }
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
   bool behind = waits.empty() && !held_view && state.step.mode == RingMode::Follow &&
                       state.run.phase == RunPhase::Running && rec.step >= 0 && model.latest_step() > rec.step && !compact;
   if (behind) {
+    gate_brief.clear();
     const int64_t ahead = model.latest_step() - rec.step;
     gate_line = gate = ahead == 1 ? std::string(tr("Shown slowly: the workers are already 1 training step further on"))
                                   : trf("Shown slowly: the workers are already {} training steps further on", grouped(ahead));
@@ -1172,21 +1209,46 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // Paused while followed: the ring shows the last all-reduce finished, the workers wait in the next.
   // The one on screen may be one the ring was still playing slowly, steps behind them: said, or the
   // class takes it for the all-reduce they are held in.
-  if (state.run.phase == RunPhase::Paused && state.step.mode != RingMode::Gated && !compact)
+  if (state.run.phase == RunPhase::Paused && state.step.mode != RingMode::Gated && !compact) {
+    gate_brief.clear();
     gate_line = gate = rec.step >= 0 && model.latest_step() > rec.step
                ? trf("Paused at training step {}: the workers wait at the gate before their next ring step; shown, "
                      "an all-reduce of step {} that was being played slowly. Resume lets them go",
                      grouped(model.latest_step()), grouped(rec.step))
                : std::string(tr("Paused: the workers wait at the gate before their next ring step; Resume lets them go"));
+  }
   // A live change not yet at the new world's first ring step says where the screen is in its
   // place: beside it, "moved on to all-reduce #1 since the change" said the same thing twice.
   if (std::string note = waits.empty() && !compact ? live_change_note(model, state, rec) : ""; !note.empty()) {
     gate_line = gate = std::move(note);
+    gate_brief.clear();
     behind = false;
   }
   if (!behind) state.said.ring_gate = gate;
   if (!gate_line.empty())
-    words.line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate_line);
+    words.gate_line(behind ? fonts().regular : fonts().bold, behind ? palette().text_dim : palette().accent, gate_line,
+                    gate_brief, kGateLines);
+}
+
+// Where the words above the ring end at most, whatever step of `rec` is on screen and wherever
+// the workers are: the banner and subtitle as drawn, a next step's line with the longer of the
+// two phases' explanations, and while the run is live (`live`) the gate line's. The ring starts
+// below it, so that it keeps its place and size from step to step, forward and back; words drawn
+// to a moment's length moved it (a long gate line after Previous, a Next's packets on their way).
+float heading_reserve(ImVec2 min, ImVec2 max, const RingWords& drawn_banner, const std::vector<std::string>& parts,
+                      float banner_w, int n, bool compact, bool live) {
+  float most = drawn_banner.y();
+  for (const RingPhase phase : {RingPhase::ReduceScatter, RingPhase::AllGather}) {
+    RingWords probe(nullptr, min, max, drawn_banner.y());
+    probe.subtitle(parts, banner_w, compact);
+    const int steps = std::max(n - 1, 1);
+    probe.next_step(trf("Next: {}", trf(phase == RingPhase::ReduceScatter ? "Reduce-scatter, step {} of {}" : "All-gather, step {} of {}",
+                                        steps, steps)),
+                    explanation_of(phase), compact);
+    if (live) probe.room_for_lines(kGateLines);
+    most = std::max(most, probe.y());
+  }
+  return most - min.y;
 }
 
 // Under the ring: the footer's lines, and the legend beside them where they fit in one line
@@ -1233,8 +1295,12 @@ RingFooter lay_out_footer(const view_model::CollectiveRecord* rec, const RingFra
   f.text_w = pane_w - 2 * fs;
   const float beside_w = f.text_w - f.legend_w - fs * 2;
   const RingFrame done = rec ? footer_when_done(frame) : RingFrame{};
+  // Done, its time line says the gate held it or gives its bandwidth: which, its ranks tell only
+  // once they have waited there (the first Next of a bucket stacked the legend over a longer line).
   const auto lines_h = [&](float width) {
-    return std::max(draw_footer(nullptr, {}, width, frame, *rec, compact), draw_footer(nullptr, {}, width, done, *rec, compact));
+    return std::max({draw_footer(nullptr, {}, width, frame, *rec, compact),
+                     draw_footer(nullptr, {}, width, done, *rec, compact, false),
+                     draw_footer(nullptr, {}, width, done, *rec, compact, true)});
   };
   const float one_line_h = rec ? lines_h(FLT_MAX) : 0;
   const float beside_h = rec && n > 1 && !compact ? lines_h(beside_w) : 0;
@@ -1306,7 +1372,12 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   state.said.ring_next.clear();
   state.said.ring_number.clear();
   state.said.ring_gate.clear();
+  const RingWords banner_only = words;
   if (rec) collective_words(words, model, state, *rec, frame, n, banner_w, compact);
+  const float reserve =
+      rec ? heading_reserve(min, max, banner_only, subtitle_parts(model, *rec, frame, n, compact), banner_w, n, compact,
+                            state.run.live())
+          : 0;
   RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
   if (!same_pane) {
     held.heading_bottom = 0;  // the layout starts afresh; the packet counts run on
@@ -1316,7 +1387,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
     held.compact_room = false;
     held.footer_top = 0;
   }
-  held.heading_bottom = std::max(held.heading_bottom, words.y() - min.y);
+  held.heading_bottom = std::max({held.heading_bottom, words.y() - min.y, reserve});
   const float y = min.y + held.heading_bottom;
   const ImVec2 ring_min(min.x + fs, y + fs * 0.5f);
   ImVec2 ring_max(max.x - fs, max.y - footer.height - footer.note_h);

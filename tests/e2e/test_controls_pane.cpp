@@ -482,4 +482,5 @@ TEST_CASE("another world size keeps the scenario's nodes where it splits evenly,
   lines = lines_after(4);
   CHECK(app.state.job.ranks_per_node == std::vector<int>{2, 2});
   CHECK_FALSE(has(lines, "On one node"));
+  CHECK(has(lines, "2 nodes of 2 ranks"));  // at the scenario's own world too: the rows under it stay put
 }

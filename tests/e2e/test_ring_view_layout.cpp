@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -370,5 +371,66 @@ TEST_CASE("a Next's packets on their way keep the ring, and unlike all-reduces a
     audit_stepped_to(model, state, 2 * (kRanks - 1));
     CHECK(state.ring_view.cards.room_h == first.room_h);
     CHECK(state.ring_view.cards.cells == first.cells);
+  }
+}
+
+// A class steps through a two-node run in the big Ring pane at 1280x720 and the small one: the
+// demo-like all-reduce (its values in the cells), a finished bucket, and a bucket the workers
+// are in, held at the gate after its step 2; then Previous all the way back. Each all-reduce
+// keeps one ring at every step, drawn with its packets on their way too, and the same on the way
+// back as on the way forward: the words above it moved it (a long gate line after Previous, the
+// first Next of a bucket stacking the legend over the gated all-reduce's footer), and Previous
+// into the demo drew it as a flat two-column ring.
+TEST_CASE("stepping forward and back, each all-reduce keeps one ring") {
+  test::HeadlessImGui imgui{ImVec2(1280, 720)};
+  view_model::RunModel model;
+  JobConfig job;
+  job.world_size = kRanks;
+  job.backend = "gloo";
+  job.ranks_per_node = {2, 2};
+  for (int r = 0; r < kRanks; ++r) model.consume(test::run_begin_event(r, job));
+  test::ring_allreduces(model, kRanks, 0, 1, 4);
+  test::ring_allreduces(model, kRanks, 1, 2, 11'200);
+  test::ring_allreduces(model, kRanks, 2, 3, 11'200, 2);
+  const int last = 2 * (kRanks - 1);
+  for (const viz::Focus focus : {viz::Focus::Ring, viz::Focus::Timeline}) {
+    viz::AppState state = held_at_the_gate(focus, ImVec2(1280, 720));
+    std::map<std::pair<size_t, int>, StepLayout> forward;
+    const auto layout_at = [&](size_t which, int position, bool moving) {
+      state.step.has_selection = true;
+      state.step.selected = model.collectives().at(which).key;
+      audit_stepped_to(model, state, position);
+      if (moving && position < last) {  // a Next's packets half-way to the step after
+        state.step.target = position + 1;
+        state.step.progress = 0.5;
+        for (int i = 0; i < 2; ++i) {
+          ImGui::NewFrame();
+          viz::DrawMainWindow(model, state);
+          ImGui::Render();
+        }
+      }
+      const auto& c = state.ring_view.cards;
+      return StepLayout{c.room_w, c.room_h, c.exponent, c.short_labels, c.cells, state.ring_view.banner_big, state.said.ring_legend};
+    };
+    CAPTURE(static_cast<int>(focus));
+    for (size_t which = 0; which < 3; ++which)
+      for (int position = 0; position <= (which == 2 ? 2 : last); ++position)
+        for (const bool moving : {false, true}) {
+          CAPTURE(which);
+          CAPTURE(position);
+          CAPTURE(moving);
+          const StepLayout l = layout_at(which, position, moving && which < 2);
+          const auto first = forward.find({which, 0});
+          if (first != forward.end()) CHECK(l == first->second);
+          forward.emplace(std::make_pair(which, position), l);
+        }
+    for (size_t which = 3; which-- > 0;)
+      for (int position = which == 2 ? 1 : last; position >= 0; --position) {
+        CAPTURE(which);
+        CAPTURE(position);
+        CHECK(layout_at(which, position, false) == forward.at({which, position}));
+      }
+    // The demo-like all-reduce's values stay in the cells in the big pane.
+    if (focus == viz::Focus::Ring) CHECK(forward.at({0, 0}).cells);
   }
 }
