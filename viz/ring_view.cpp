@@ -966,6 +966,9 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
   // taken are not the screen behind them (said for the 0.3 s of every step's animation, in two
   // lines, it made the heading, which keeps its tallest height, take a line from the ring).
   const int screen = std::max(st.position, st.target);
+  // Between a Next and its step shown, "press Next" invited a second press mid-way.
+  if (!st.playing && st.position < st.target && st.target <= frame.total_steps)
+    return brief ? trf("Ring step {} on its way", st.target) : trf("Ring step {}: its packets are on their way", st.target);
   if (st.playing && screen < frame.total_steps)
     return brief ? tr("Playing: catching up with the workers")
                  : trf("Playing: the screen catches up with the workers, at ring step {}, then lets them take one step "

@@ -324,7 +324,7 @@ TEST_CASE("the small Ring pane keeps one ring from the first step to done, and n
 
 // Two things a newcomer saw stepping through at 1280x720. In the big Ring pane, each Next's
 // packets on their way to the step the workers had just taken were said to be "behind the
-// workers" in two lines, and the heading, which keeps its tallest height, took a line from the
+// workers" in two lines (now: that step's packets are on their way), and the heading, which keeps its tallest height, took a line from the
 // ring for good. In the small pane, the next all-reduce's subtitle wrapped ("... · training step
 // 1" on a line of its own) and the ring moved down; Previous back then drew the first all-reduce
 // under that taller heading, different from the way forward.
@@ -351,7 +351,7 @@ TEST_CASE("a Next's packets on their way keep the ring, and unlike all-reduces a
     ImGui::NewFrame();
     viz::DrawMainWindow(model, state);
     ImGui::Render();
-    CHECK(state.said.ring_gate == "The workers are waiting at the gate: press Next");
+    CHECK(state.said.ring_gate == "Ring step 1: its packets are on their way");
     audit_stepped_to(model, state, 1);
     CHECK(state.ring_view.cards.room_h == before.room_h);
     CHECK(state.ring_view.cards.room_w == before.room_w);
