@@ -153,7 +153,6 @@ Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::strin
     : dl_(ImGui::GetWindowDrawList()), x_(x), y_(y) {
   const ImVec2 origin = reserve_plot_area(id, size, hovered_);
   const float fs = ImGui::GetFontSize();
-  pane_min_ = dl_->GetClipRectMin();
   pane_max_ = dl_->GetClipRectMax();
   if (y_.log) {
     y_.min = std::log10(std::max(y_.min, 1e-12));
@@ -277,11 +276,11 @@ void Plot::band(std::span<const view_model::LossRange> columns, uint32_t color, 
     for (int k : {0, 1, 3, 0, 3, 2}) dl_->PrimWriteIdx(static_cast<ImDrawIdx>(base + 2 * i + k));
 }
 
-// Whole, where a dot's centre is inside the frame: the epoch's last MSE sits on its right edge,
-// and clipped to the frame it showed as a half dot.
+// Whole on the frame's right edge, where the run's last epoch's MSE sits (clipped to the frame it
+// showed as a half dot). Only there: the tick labels are left of and under the frame, and dots
+// crowded at a long run's start (earlier runs) reached over the y axis's numbers.
 void Plot::dots(std::span<const view_model::LossPoint> points, uint32_t color, float radius) const {
-  dl_->PushClipRect(ImVec2(std::max(min_.x - radius, pane_min_.x), std::max(min_.y - radius, pane_min_.y)),
-                    ImVec2(std::min(max_.x + radius, pane_max_.x), std::min(max_.y + radius, pane_max_.y)));
+  dl_->PushClipRect(min_, ImVec2(std::min(max_.x + radius, pane_max_.x), max_.y));
   for (const auto& pt : points) {
     const ImVec2 at = to_screen(pt.step, pt.loss);
     const bool inside = at.x >= min_.x - 0.5f && at.x <= max_.x + 0.5f && at.y >= min_.y - 0.5f && at.y <= max_.y + 0.5f;

@@ -65,7 +65,7 @@ class Plot {
   ImDrawList* dl_;
   PlotAxis x_, y_;
   ImVec2 min_, max_;
-  ImVec2 pane_min_, pane_max_;  // the clip rectangle around the plot's own: dots may reach past its frame
+  ImVec2 pane_max_;  // the clip rectangle around the plot's own: dots may reach past its frame's right edge
   mutable std::vector<ImVec4> marker_labels_;  // where marker texts went: the next one moves below
   bool hovered_ = false;
 };
