@@ -554,9 +554,10 @@ bool overlaps(const CardNote& x, const CardNote& y) {
 
 // The failure lab's highlight: the rank that broke the run in the warning colour with what
 // happened to it; the ranks it left waiting get a quieter note of where they wait, where it does
-// not run into another note (the failure lab's table has every rank's).
+// not run into another note, a card or a link's byte label (`link_labels`; the failure lab's
+// table has every rank's).
 void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view_model::FailureDiagnosis& f, ImVec2 pane_min,
-                        ImVec2 pane_max, float ring_bottom, bool compact) {
+                        ImVec2 pane_max, float ring_bottom, bool compact, const Rects& link_labels) {
   const Palette& p = palette();
   std::vector<std::pair<CardNote, std::string>> culprit_notes;
   std::vector<CardNote> placed, cards;
@@ -585,8 +586,10 @@ void draw_failure_marks(ImDrawList* dl, const RingGeometry& g, int n, const view
     // place is free.
     const auto free = [&](const CardNote& note) {
       const bool in_pane = note.a.y >= pane_min.y && note.b.y <= ring_bottom;  // not over the footer's words
+      const ScreenRect box{note.a.x, note.a.y, note.b.x, note.b.y};
       return in_pane && std::none_of(placed.begin(), placed.end(), [&](const CardNote& o) { return overlaps(o, note); }) &&
-             std::none_of(cards.begin(), cards.end(), [&](const CardNote& o) { return overlaps(o, note); });
+             std::none_of(cards.begin(), cards.end(), [&](const CardNote& o) { return overlaps(o, note); }) &&
+             std::none_of(link_labels.begin(), link_labels.end(), [&](const ScreenRect& o) { return o.overlaps(box); });
     };
     std::optional<CardNote> note;
     for (const NotePlace place : {NotePlace{false, false}, NotePlace{true, false}, NotePlace{false, true}, NotePlace{true, true}}) {
@@ -1464,7 +1467,7 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   // Failure notes may reach into the ring, where the node labels sit: after a failure the bands stay, unlabelled.
   state.ring_view.cards.node_labels =
       nodes.multi_node() && !failure.failed ? draw_node_labels(dl, g, nodes, n, ring_min, ring_max, link_label_boxes) : 0;
-  if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact);
+  if (failure.failed) draw_failure_marks(dl, g, n, failure, min, max, ring_max.y, compact, link_label_boxes);
   if (pills) draw_step_pills(dl, ImVec2(max.x - fs, min.y + fs * 0.8f), frame, static_cast<float>(state.step.progress));
   state.said.ring_legend = !footer.legend ? "" : footer.stacked ? "above" : "beside";
   if (footer.legend) {
