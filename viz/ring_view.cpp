@@ -5,9 +5,9 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <optional>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <limits>
@@ -1169,13 +1169,13 @@ std::vector<std::string> subtitle_parts(const view_model::RunModel& model, const
 // longer line is said in its brief form, the full words under the mouse.
 constexpr int kGateLines = 1;
 
+// `parts`: subtitle_parts().
 void collective_words(RingWords& words, const view_model::RunModel& model, AppState& state,
-                      const view_model::CollectiveRecord& rec, const RingFrame& frame, int n, float banner_w,
-                      bool compact) {
+                      const view_model::CollectiveRecord& rec, const RingFrame& frame, const std::vector<std::string>& parts,
+                      float banner_w, bool compact) {
   const bool failed = model.failure().failed;
-  std::vector<std::string> parts = subtitle_parts(model, rec, frame, n, compact);
   state.said.ring_number = parts.front();
-  words.subtitle(std::move(parts), banner_w, compact);
+  words.subtitle(parts, banner_w, compact);
   // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
   const bool cut_short = !state.run.live() && !frame.done && frame.expected_steps > 0 &&
                          state.step.position >= frame.total_steps;
@@ -1185,7 +1185,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   if (!next.empty() && !failed) words.next_step(next, explanation_of(frame), compact);
   const bool gated = state.step.mode == RingMode::Gated && state.run.phase == RunPhase::Running;
   std::string gate = gated ? gate_hint(model, rec, frame, state.step, false) : "";
-  std::string gate_line = gated && compact ? gate_hint(model, rec, frame, state.step, true) : gate;
+  std::string gate_line = gate;
   std::string gate_brief = gated ? gate_hint(model, rec, frame, state.step, true) : "";
   // Gone quiet (a rank asleep or stuck, the others waiting in their next all-reduce): the ring on
   // screen is the last one done, "every rank holds the sum", and the one they wait in is named.
@@ -1199,8 +1199,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // run goes on, and only the button's word said so.
   const bool held_view = state.step.mode == RingMode::Follow && !state.step.playing && state.run.phase == RunPhase::Running;
   if (held_view && waits.empty()) {
-    gate = tr("Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
-    gate_line = compact ? tr("Held here while the workers train on") : gate;
+    gate_line = gate = tr("Held: the ring stays on this all-reduce while the workers train on; Space (or Play) goes on");
     gate_brief = tr("Held here while the workers train on");
   }
   // Following a fast run, the all-reduce on screen is played slowly while thousands more go by.
@@ -1243,10 +1242,11 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
 // to a moment's length moved it (a long gate line after Previous, a Next's packets on their way).
 float heading_reserve(ImVec2 min, ImVec2 max, const RingWords& drawn_banner, const std::vector<std::string>& parts,
                       float banner_w, int n, bool compact, bool live) {
-  float most = drawn_banner.y();
+  RingWords subtitled(nullptr, min, max, drawn_banner.y());
+  subtitled.subtitle(parts, banner_w, compact);
+  float most = subtitled.y();
   for (const RingPhase phase : {RingPhase::ReduceScatter, RingPhase::AllGather}) {
-    RingWords probe(nullptr, min, max, drawn_banner.y());
-    probe.subtitle(parts, banner_w, compact);
+    RingWords probe = subtitled;
     const int steps = std::max(n - 1, 1);
     probe.next_step(trf("Next: {}", trf(phase == RingPhase::ReduceScatter ? "Reduce-scatter, step {} of {}" : "All-gather, step {} of {}",
                                         steps, steps)),
@@ -1379,11 +1379,9 @@ void DrawRingView(const view_model::RunModel& model, AppState& state) {
   state.said.ring_number.clear();
   state.said.ring_gate.clear();
   const RingWords banner_only = words;
-  if (rec) collective_words(words, model, state, *rec, frame, n, banner_w, compact);
-  const float reserve =
-      rec ? heading_reserve(min, max, banner_only, subtitle_parts(model, *rec, frame, n, compact), banner_w, n, compact,
-                            state.run.live())
-          : 0;
+  const std::vector<std::string> parts = rec ? subtitle_parts(model, *rec, frame, n, compact) : std::vector<std::string>{};
+  if (rec) collective_words(words, model, state, *rec, frame, parts, banner_w, compact);
+  const float reserve = rec ? heading_reserve(min, max, banner_only, parts, banner_w, n, compact, state.run.live()) : 0;
   RingFooter footer = lay_out_footer(rec, frame, nodes, n, size.x, compact);
   if (!same_pane) {
     held.heading_bottom = 0;  // the layout starts afresh; the packet counts run on
