@@ -108,7 +108,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                      {"link_labels", cards.link_labels}, {"node_labels", cards.node_labels}, {"packets_drawn", state.ring_view.packets_drawn},
                      {"packets_unnamed", state.ring_view.packets_unnamed},
                      {"packets_over_cards", state.ring_view.packets_over_cards}};
-  j["world_slider"] = {{"x0", state.world_slider_x0}, {"x1", state.world_slider_x1}, {"y", state.world_slider_y}};
+  const viz::AppState::WorldSlider& w = state.world_slider;
+  j["world_slider"] = {{"x0", w.x0}, {"x1", w.x1}, {"y", w.y}, {"minus_x", w.minus_x}, {"plus_x", w.plus_x}};
   j["pause_button"] = {{"x", state.pause_button_x}, {"y", state.pause_button_y}};
   j["job_set_epoch"] = state.job.set_epoch;            // what the next Start (or restart) trains with
   const char* const modes[] = {"follow", "gated", "replay"};

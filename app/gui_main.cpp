@@ -270,7 +270,9 @@ void ask_before_closing(GLFWwindow* window, viz::AppState& state) {
 view_model::FrameCause frame_cause(const RunSession& session, const viz::AppState& state, uint64_t events_at_frame) {
   const viz::StepThroughState& st = state.step;
   view_model::FrameCause cause;
-  cause.input = g_window_events != events_at_frame;
+  // A world stepped with - or + waits for the clicks to pause, in the controls pane, which must
+  // then be drawn afresh (not shown from its last drawing) to see the pause end: drawn as input.
+  cause.input = g_window_events != events_at_frame || state.world_stepped_at >= 0;
   // Held at the step-through gate, the workers wait for the class: nothing to make room for,
   // and nothing arrives but what a press of Next lets through.
   cause.workers_computing = !session.run_over() && st.mode != viz::RingMode::Gated;

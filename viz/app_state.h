@@ -322,7 +322,15 @@ struct AppState {
   SaidOnScreen said;
   ControlsSteadiness controls_moved;  // this run's (--state-json)
   std::vector<PaneDrawn> panes_drawn;  // this frame's, in the order drawn (DrawMainWindow fills it)
-  float world_slider_x0 = 0, world_slider_x1 = 0, world_slider_y = 0;  // the World size slider (--state-json: for tests that drag it)
+  // The World size slider's ends and row, and its - and + buttons (--state-json: for tests that
+  // drag it and click them).
+  struct WorldSlider {
+    float x0 = 0, x1 = 0, y = 0, minus_x = 0, plus_x = 0;
+  } world_slider;
+  // When - or + last changed the world of a live run (ImGui time, -1: no change waits): the
+  // change is asked for once the clicks pause this long.
+  double world_stepped_at = -1;
+  static constexpr double kWorldStepPauseS = 0.8;
   float pause_button_x = 0, pause_button_y = 0;  // the Pause (Resume) button's middle (--state-json: for tests that click it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
   int64_t frames_in_part = 0;          // presented as their damaged rectangle alone (app/partial_present.h)

@@ -680,6 +680,23 @@ void draw_title(const view_model::RunModel& model, AppState& state) {
   ImGui::PopStyleColor();
 }
 
+// A live change restarts the workers, so it waits for the world the person is going to: the
+// slider's value when it is let go (not every value it passes), and after clicks on - or +, the
+// value once they pause (4 to 8 is four clicks and one restart, not four).
+void request_live_world_change(AppState& state, const SteppedOutcome& slid) {
+  double& stepped_at = state.world_stepped_at;
+  if (!state.run.live()) {
+    stepped_at = -1;
+    return;
+  }
+  if (slid.stepped) stepped_at = ImGui::GetTime();
+  const bool clicks_paused = stepped_at >= 0 && ImGui::GetTime() - stepped_at >= AppState::kWorldStepPauseS;
+  if (slid.released || clicks_paused) {
+    state.requests.change_world = true;
+    stepped_at = -1;
+  }
+}
+
 }  // namespace
 
 void SetWorldSize(AppState& state, int world) {
@@ -698,18 +715,20 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   ImGui::Separator();
 
   int world = state.job.world_size;
-  FormLabel(tr("World size"));
+  // The slider with its - and + and "16" beside: under its label where the row leaves the slider
+  // itself less than 8 text heights (at 1280x720, 50 px for 16 worlds).
+  const float world_row_min = ImGui::GetFontSize() * 8 + 3 * ImGui::GetFrameHeight() + ImGui::CalcTextSize("16").x;
+  FormLabel(tr("World size"), 0.5f, world_row_min);
   if (state.run.phase == RunPhase::Running) state.controls_moved.saw_world_slider_at(ImGui::GetCursorScreenPos().y);
-  const SliderOutcome slid = SliderIntBeside("##world_size", &world, 1, kMaxAppWorldSize, fmt::format("{}", world));
-  state.world_slider_x0 = slid.x0;
-  state.world_slider_x1 = slid.x1;
-  state.world_slider_y = slid.y;
+  const SteppedOutcome slid =
+      SliderIntStepped("##world_size", &world, 1, kMaxAppWorldSize, fmt::format("{}", world), fmt::format("{}", kMaxAppWorldSize));
+  state.world_slider = {slid.x0, slid.x1, slid.y, slid.minus_x, slid.plus_x};
   if (world != state.job.world_size) SetWorldSize(state, world);
-  // A live change happens when the slider is let go, not on every value it passes.
-  if (slid.released && state.run.live()) state.requests.change_world = true;
+  request_live_world_change(state, slid);
   if (slid.hovered)
-    WrappedTooltip(tr("How many worker processes, 1 to 16 (Ctrl+click to type; a value outside is held to the range). While "
-               "training, a change restarts the workers from a checkpoint at the next step boundary."));
+    WrappedTooltip(tr("How many worker processes, 1 to 16 (- and + step by one; Ctrl+click to type, and a value outside "
+                      "is held to the range). While training, a change restarts the workers from a checkpoint at the "
+                      "next step boundary, once the slider is let go or the clicks on - and + pause."));
   draw_backend_choice(state);
   if (state.run.phase != RunPhase::Idle) draw_world_note(state);
   draw_run_notices(model, state);

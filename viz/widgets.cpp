@@ -15,6 +15,16 @@ namespace ringlab::viz {
 namespace {
 
 // Lays out [slider][ value], runs `slide` (the slider, with no text of its own) and reports it.
+// What the slider just drawn (the last item) did, and where it is.
+void read_slider(SliderOutcome& out) {
+  out.released = ImGui::IsItemDeactivatedAfterEdit();
+  out.x0 = ImGui::GetItemRectMin().x;
+  out.x1 = ImGui::GetItemRectMax().x;
+  out.y = (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) / 2;
+  // Not while it is dragged: a tip then covers the controls beside it, the backend's among them.
+  out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !ImGui::IsItemActive();
+}
+
 template <class Slide>
 SliderOutcome slider_beside(const std::string& shown, Slide slide) {
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -26,12 +36,7 @@ SliderOutcome slider_beside(const std::string& shown, Slide slide) {
   ImGui::SetNextItemWidth(beside ? width - text_w - style.ItemInnerSpacing.x : width);
   SliderOutcome out;
   out.changed = slide();
-  out.released = ImGui::IsItemDeactivatedAfterEdit();
-  out.x0 = ImGui::GetItemRectMin().x;
-  out.x1 = ImGui::GetItemRectMax().x;
-  out.y = (ImGui::GetItemRectMin().y + ImGui::GetItemRectMax().y) / 2;
-  // Not while it is dragged: a tip then covers the controls beside it, the backend's among them.
-  out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !ImGui::IsItemActive();
+  read_slider(out);
   if (beside) ImGui::SameLine(0, style.ItemInnerSpacing.x);
   ImGui::TextUnformatted(shown.c_str());
   return out;
@@ -60,6 +65,36 @@ SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const 
     return with_text_only_while_typed(
         id, [&] { return ImGui::SliderInt(id, value, lo, hi, "%d", flags | ImGuiSliderFlags_AlwaysClamp); });
   });
+}
+
+SteppedOutcome SliderIntStepped(const char* id, int* value, int lo, int hi, const std::string& shown,
+                                const std::string& widest) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float button = ImGui::GetFrameHeight(), gap = style.ItemInnerSpacing.x;
+  const float value_w = std::max(ImGui::CalcTextSize(shown.c_str()).x, ImGui::CalcTextSize(widest.c_str()).x);
+  float width = ImGui::CalcItemWidth();
+  if (width <= 0 || width > ImGui::GetContentRegionAvail().x) width = ImGui::GetContentRegionAvail().x;
+  ImGui::SetNextItemWidth(std::max(button, width - 2 * (button + gap) - value_w - gap));
+  SteppedOutcome out;
+  out.changed = with_text_only_while_typed(
+      id, [&] { return ImGui::SliderInt(id, value, lo, hi, "%d", ImGuiSliderFlags_AlwaysClamp); });
+  read_slider(out);
+  ImGui::PushID(id);
+  for (const int step : {-1, +1}) {
+    ImGui::SameLine(0, gap);
+    ImGui::BeginDisabled(*value + step < lo || *value + step > hi);
+    if (ImGui::Button(step < 0 ? "-" : "+", ImVec2(button, button))) {
+      *value += step;
+      out.changed = out.stepped = true;
+    }
+    ImGui::EndDisabled();
+    // No tip over the buttons: it would cover the value a click has just changed.
+    (step < 0 ? out.minus_x : out.plus_x) = (ImGui::GetItemRectMin().x + ImGui::GetItemRectMax().x) / 2;
+  }
+  ImGui::PopID();
+  ImGui::SameLine(0, gap);
+  ImGui::TextUnformatted(shown.c_str());
+  return out;
 }
 
 // "%.4g": 0.03 opens as "0.03", 1.0 as "1". Its four digits set a logarithmic slider's smallest
@@ -140,12 +175,12 @@ float longest_word_width(std::string_view text) {
 // The column widens to the label's longest word (at larger text, or in a narrow window, a word
 // wrapped inside itself: "Kecepata / n"), up to 60% of the row; a word wider still puts the label
 // on a line of its own, over its field.
-void FormLabel(const char* text, float column) {
+void FormLabel(const char* text, float column, float field_min) {
   const float x0 = ImGui::GetCursorPosX();
   const float avail = ImGui::GetContentRegionAvail().x;
   const float word = longest_word_width(text) + ImGui::GetStyle().ItemSpacing.x;
   const float column_w = std::max(avail * column, std::min(word, avail * 0.6f));
-  if (word > column_w) {
+  if (word > column_w || avail - column_w < field_min) {
     ImGui::TextWrapped("%s", text);
     ImGui::SetNextItemWidth(avail);
     return;

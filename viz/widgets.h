@@ -55,8 +55,9 @@ ButtonGrid FitButtons(const std::vector<std::string>& labels, int most_per_row);
 
 // Forms: the label in a left column (wrapped when it is longer than the column), the field in
 // the rest of the row. Call before the field, which then takes the width it is given.
-// `column` is a fraction of the pane's width.
-void FormLabel(const char* text, float column = 0.5f);
+// `column` is a fraction of the pane's width. A field that needs `field_min` pixels and would get
+// fewer beside the label takes the whole row under it.
+void FormLabel(const char* text, float column = 0.5f, float field_min = 0);
 
 // A header that opens and closes what follows, with its text wrapped (a collapsing header cuts
 // a long title at the pane's edge). `id` keeps the open state; returns whether it is open.
@@ -75,6 +76,16 @@ struct SliderOutcome {
   float x0 = 0, x1 = 0, y = 0;  // where the slider itself is on screen: its ends, its middle
 };
 SliderOutcome SliderIntBeside(const char* id, int* value, int lo, int hi, const std::string& shown, int flags = 0);
+// The same slider with a − and a + button between it and its value, each a step of one: a
+// slider with many values on a narrow pane lands a drag one off (16 worlds on 107 px at
+// 1280x720), and a click on + does not. `widest` is the longest value it shows ("16"): the value's
+// room is kept for it, so the buttons stay put when a click takes the value from 9 to 10.
+struct SteppedOutcome : SliderOutcome {
+  bool stepped = false;  // − or + changed the value
+  float minus_x = 0, plus_x = 0;  // the buttons' middles, on the slider's row (y)
+};
+SteppedOutcome SliderIntStepped(const char* id, int* value, int lo, int hi, const std::string& shown,
+                                const std::string& widest);
 SliderOutcome SliderFloatBeside(const char* id, float* value, float lo, float hi, const std::string& shown, int flags = 0);
 
 }  // namespace ringlab::viz

@@ -65,6 +65,8 @@
 #     gives way to Follow live for the new run.
 # 29. The dark theme picked from the View menu during a live run, the mouse then still: the
 #     whole window turns dark, with no square of the old light background left.
+# 30. World size stepped with its - and + buttons: twice - before Start takes 4 to 2; four
+#     clicks on + while training take 4 to 8 with one restart of the workers, not four.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -416,6 +418,32 @@ s = json.load(open(sys.argv[1]))
 assert s["job_world_size"] == 4, s["job_world_size"]
 assert [g["world_size"] for g in s["generations"]] == [4], s["generations"]
 assert s["run_phase"] == "running" and s["run_message"] == "", (s["run_phase"], s["run_message"])
+PY
+fi
+# Flow 30: World size stepped with its - and + buttons (a drag lands one off on a narrow pane:
+# 16 worlds on about 100 px at 1280x720). Before Start, two clicks on - take 4 to 2; while the
+# run trains, four clicks on + take it to 8 with one restart of the workers (once the clicks
+# pause), not four.
+steppers=""
+steppers=$(python3 -c 'import json, sys; i, r = (json.load(open(f))["world_slider"] for f in sys.argv[1:]); print("%d:%d %d:%d" % (round(i["minus_x"]), round(i["y"]), round(r["plus_x"]), round(r["y"])))' "$WORK/fields.json" "$WORK/longfields.json") ||
+  bad "the World size buttons' places: not in the window's state"
+read -r minus_at plus_at <<< "$steppers"
+if drive minusworld four-ranks-gloo tap:$minus_at tap:$minus_at pause; then
+  python3 - "$WORK/minusworld.json" << 'PY' && ok "World size - clicked twice before Start: 4 to 2 (classroom-minusworld.png)" || bad "World size's - button"
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+assert s["job_world_size"] == 2, s["job_world_size"]
+assert s["run_phase"] == "idle", s["run_phase"]
+assert re.search(r"(\(now|changed here to) 2 ranks", s["said"]["title"]), s["said"]["title"]
+PY
+fi
+if drive plusworld "$WORK/long.json" F5 wait-workers tap:$plus_at tap:$plus_at tap:$plus_at tap:$plus_at pause pause pause; then
+  python3 - "$WORK/plusworld.json" << 'PY' && ok "World size + clicked four times while training: one change, to 8 ranks (classroom-plusworld.png)" || bad "World size's + button, live"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["job_world_size"] == 8, s["job_world_size"]
+assert [g["world_size"] for g in s["generations"]] == [4, 8], s["generations"]
+assert s["run_phase"] == "running", (s["run_phase"], s["run_message"])
 PY
 fi
 if drive memory four-ranks-gloo click:$samples_at ctrl+a type:10000000 Return pause F5 pause; then
