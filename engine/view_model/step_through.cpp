@@ -284,7 +284,10 @@ StepRequest step_forward(StepThrough& st, const CollectiveLog& log, bool running
   // input"), whether or not the workers have taken that step already.
   st.since_release_s = 0;
   st.to_workers = false;
-  if (!shown) {  // the workers report the all-reduce they wait in before its first step
+  // Not recorded yet: the workers report the all-reduce they wait in before its first step. Each
+  // press counts once they do, also those after a press that moved on to it (a clicker's quick
+  // presses past an all-reduce's end were lost: 12 took 8 steps).
+  if (!shown || st.follow_next) {
     ++st.early_presses;
     return {};
   }

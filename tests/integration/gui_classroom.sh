@@ -67,6 +67,8 @@
 #     whole window turns dark, with no square of the old light background left.
 # 30. World size stepped with its - and + buttons: twice - before Start takes 4 to 2; four
 #     clicks on + while training take 4 to 8 with one restart of the workers, not four.
+# 31. Nine Right presses in one burst: each counts, also those made past the demo all-reduce's
+#     end before the workers reported the next one.
 set -uo pipefail
 RINGLAB=$(realpath "$1")
 SRC=$2
@@ -286,6 +288,19 @@ fi
 if drive clicker step-through-four-ranks F5 wait-workers Page_Down pause Page_Down pause Page_Down pause Page_Up; then
   check_step clicker && ok "PageDown x3, PageUp: step 2 of 6 on screen (classroom-clicker.png)" ||
     bad "step-through with a presenter's clicker"
+fi
+# Flow 31: nine presses of Right in one burst (a clicker's quick presses, ms apart): six take the
+# demo all-reduce to its end, the seventh moves on to all-reduce #2 before the workers have
+# reported it, and the last two let its first two steps go once they do (they were lost).
+if drive quickkeys step-through-four-ranks F5 wait-workers together:Right,Right,Right,Right,Right,Right,Right,Right,Right pause pause pause; then
+  python3 - "$WORK/quickkeys.json" << 'PY' && ok "nine quick Right presses: all-reduce #2 after its step 2, each press counted (classroom-quickkeys.png)" || bad "quick Right presses past an all-reduce's end"
+import json, sys
+s = json.load(open(sys.argv[1]))
+ring = s["ring"]
+assert s["said"]["ring_number"] == "all-reduce #2", s["said"]
+assert ring["position"] == 2 and ring["total_steps"] == 2, (ring["position"], ring["total_steps"], ring["on_screen"])
+assert ring["on_screen"] == "After ring step 2 of 6 (reduce-scatter 2 of 3)", ring["on_screen"]
+PY
 fi
 cat > "$WORK/long.json" << 'JSON'
 {"title": {"en": "A long run to stop"}, "description": {"en": "Four ranks on gloo for many epochs."},

@@ -279,6 +279,30 @@ TEST_CASE("Next pressed before the next all-reduce is recorded shows it before i
   CHECK(c.ring.steps_taken() == 1);
 }
 
+TEST_CASE("quick Next presses past an all-reduce's end, before the next one is recorded, each count") {
+  // A presenter's clicker pressed 80 ms apart: the last step's press, the press that moves on to
+  // the next all-reduce, and two more before the workers have reported it. Those two let its
+  // first two steps go once it arrives (they were lost, and 12 quick presses took 8 steps).
+  Classroom c(4);
+  for (int i = 0; i < 6; ++i) {
+    c.ring.release(step_forward(c.st, c.ring.log(), true).gate_releases);
+    c.frames(1);
+  }
+  const CollectiveKey first = c.st.selected;
+  for (int i = 0; i < 3; ++i) {
+    CHECK(step_forward(c.st, c.ring.log(), true).gate_releases == 0);  // nothing recorded to release yet
+    c.frames(1);
+  }
+  CHECK(c.st.selected == first);
+  c.ring.begin_next();
+  c.frames(40);
+  CHECK(c.st.selected.id == first.id + 1);
+  CHECK(c.ring.steps_taken() == 2);
+  CHECK(c.frame().position == 2);
+  c.previous();  // and back over the same positions
+  CHECK(c.frame().position == 1);
+}
+
 TEST_CASE("Next pressed before the workers' first all-reduce is recorded is not lost") {
   // F5 then Right at once: the press comes before the workers have reported anything, and in
   // the same frame as F5 it comes even before the run is started (begin_run).
