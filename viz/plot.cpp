@@ -10,7 +10,7 @@
 
 namespace ringlab::viz {
 
-std::vector<double> nice_ticks(double lo, double hi, int target) {
+std::vector<double> nice_ticks(double lo, double hi, int target, double least_step) {
   std::vector<double> ticks;
   if (!(hi > lo) || target < 1) return ticks;
   const double raw = (hi - lo) / target;
@@ -21,6 +21,7 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
       step = m * magnitude;
       break;
     }
+  step = std::max(step, least_step);
   for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
     ticks.push_back(std::fabs(t) < step * 1e-9 ? 0.0 : t);
   return ticks;
@@ -166,7 +167,7 @@ Plot::Plot(const char* id, ImVec2 size, PlotAxis x, PlotAxis y, const std::strin
   // Grid, ticks and their labels.
   const float plot_w = max_.x - min_.x, plot_h = max_.y - min_.y;
   std::vector<AxisTick> xt, yt;
-  const std::vector<double> x_values = nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6))));
+  const std::vector<double> x_values = nice_ticks(x_.min, x_.max, std::max(2, static_cast<int>(plot_w / (fs * 6))), x_.whole ? 1.0 : 0.0);
   const std::vector<std::string> x_texts = format_axis(x_values);
   for (size_t i = 0; i < x_values.size(); ++i) xt.push_back({sx(x_values[i]), x_texts[i]});
   const std::vector<double> y_values = y_.log ? log_ticks(std::pow(10.0, y_.min), std::pow(10.0, y_.max))

@@ -16,6 +16,7 @@ struct PlotAxis {
   double min = 0;
   double max = 1;
   bool log = false;
+  bool whole = false;  // counts things (training steps): ticks on whole numbers only
 };
 
 struct LegendEntry {
@@ -78,7 +79,10 @@ std::vector<std::string> LegendRow(std::span<const LegendEntry> entries, bool pr
 // The height LegendRow would take for these entries in the space left on this line's width.
 float LegendHeight(std::span<const LegendEntry> entries, bool prefer_short = false);
 
-std::vector<double> nice_ticks(double lo, double hi, int target);
+// At most about `target` ticks from lo to hi, at 1, 2, 2.5 or 5 times a power of ten apart, and
+// never closer than `least_step` (1 on an axis of whole things: a one-step run's axis read "0, 0.2,
+// 0.4 ... 1 training step").
+std::vector<double> nice_ticks(double lo, double hi, int target, double least_step = 0);
 std::vector<double> log_ticks(double lo, double hi);
 std::string format_number(double v);  // short: 0.05, 0.001, 1.2k, 3.0e-05
 std::string format_duration(double ns);  // "812.5 µs", "2.31 ms", "2.06 s": the unit that keeps it short

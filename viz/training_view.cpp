@@ -329,7 +329,7 @@ void DrawTrainingView(const view_model::RunModel& model, AppState& state) {
   const double x_hi = extent.x1 > extent.x0 ? extent.x1 : extent.x0 + 1;
   const auto [y0, y1] = loss_range(extent, v.log_scale);
   const double axis_hi = by_epoch ? live.epoch_of_step(x_hi) : x_hi;
-  Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false},
+  Plot plot("##loss", size, {by_epoch ? 0.0 : extent.x0, std::max(axis_hi, by_epoch ? 1.0 : x_hi), false, !by_epoch},
             {y0, y1, v.log_scale}, by_epoch ? tr("epoch") : tr("training step"), tr("loss"));
   draw_curves(plot, set, x_hi, by_epoch, std::max(16, static_cast<int>(size.x)));
   if (!by_epoch) {

@@ -12,6 +12,7 @@
 #include "tests/support/run_events.h"
 #include "viz/app_state.h"
 #include "viz/fonts.h"
+#include "viz/layout_audit.h"
 #include "viz/rank_colors.h"
 #include "viz/theme.h"
 #include "viz/views.h"
@@ -207,4 +208,34 @@ TEST_CASE("the ranks' shared legend entry shows every rank's colour") {
     CAPTURE(rank);
     CHECK(vertices > 0);
   }
+}
+
+// A run of one training step: its axis went from 0 to 1 in fifths ("0, 0.2, 0.4 ... 1"), as if
+// a step could be cut. The step axis counts whole steps.
+TEST_CASE("a one-step run's axis is marked in whole training steps") {
+  test::HeadlessImGui imgui{ImVec2(1000, 600)};
+  viz::load_fonts(18.0f);
+  ImGui::GetIO().Fonts->Build();
+  view_model::RunModel model;
+  for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int s = 0; s < 2; ++s)
+    for (int r = 0; r < 2; ++r) {
+      Event e;
+      e.kind = EventKind::StepEnd;
+      e.rank = r;
+      e.step = s;
+      e.value = 1.0 - 0.1 * s;
+      model.consume(e);
+    }
+  viz::AppState state;
+  state.run.phase = viz::RunPhase::Finished;
+  draw_in_pane(model, state, ImVec2(800, 500));
+  const viz::LayoutAudit audit = viz::AuditLayout(ImGui::GetDrawData());
+  const auto drawn = [&](const char* text) {
+    return std::find(audit.texts.begin(), audit.texts.end(), text) != audit.texts.end();
+  };
+  CHECK(drawn("0"));
+  CHECK(drawn("1"));
+  // The losses run from 0.9 to 1: no tick of theirs reads as these fifths.
+  for (const char* fifth : {"0.2", "0.4", "0.6", "0.8"}) CHECK_MESSAGE(!drawn(fifth), fifth);
 }
