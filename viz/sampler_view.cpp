@@ -160,8 +160,10 @@ int choose_epoch(const view_model::RunModel& model, AppState& state, const std::
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(text.c_str());
   } else {
-    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
-    if (ImGui::SliderInt("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, text.c_str())) {
+    // The words beside the slider, not on it: on a short run's slider the grab is wide, and "epoch
+    // 2" sat half on it, dark on blue. Not typed into: the slider's value is a slot, not the epoch.
+    if (SliderIntBeside("##epoch", &slot, 0, static_cast<int>(epochs.size()) - 1, text, ImGuiSliderFlags_NoInput)
+            .changed) {
       state.sampler.follow = false;
       state.sampler.chosen = epochs[slot];
     }
