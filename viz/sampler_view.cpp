@@ -187,11 +187,16 @@ void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shard
   size_t per_rank = 0;
   for (const auto& shard : shards) per_rank = std::max(per_rank, shard.size());
   const int reported = view_model::reported_ranks(shards);
-  std::string summary = trf("{} indices over {} rank{} · {} per rank · {} padded repeats", samples, grid.world_size,
-                            grid.world_size == 1 ? "" : "s", per_rank, grid.padded_count);
-  if (reported < grid.world_size) summary += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
+  // One line where the pane has room for the full or the short words: a second line took the
+  // grid's room (a mosaic of touching cells in Indonesian at 1280x720).
+  std::vector<std::string> summary = {
+      trf("{} indices over {} rank{} · {} per rank · {} padded repeats", samples, grid.world_size,
+          grid.world_size == 1 ? "" : "s", per_rank, grid.padded_count),
+      trf("{} indices · {} per rank · {} padded", samples, per_rank, grid.padded_count)};
+  if (reported < grid.world_size)
+    for (std::string& form : summary) form += " · " + trf("{} of {} ranks reported this epoch", reported, grid.world_size);
+  FittedOrWrapped(summary, palette().text);
   ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(summary.c_str());
   // DistributedSampler pads every rank's shard to one length: shards that differ come from samplers
   // that do not see the same dataset (a script's rank given another one), and such ranks do not take
   // the same number of steps: a hang or a mismatch ahead, and the padding counted above means little.
@@ -216,7 +221,8 @@ void draw_epoch_summary(const view_model::SamplerGrid& grid, const Shards& shard
     const bool same = view_model::same_order(view_model::shards_of_world(*previous, world), shards);
     said.sampler_order = same ? tr("Same order as the epoch before: set_epoch was not called")
                               : tr("New order: set_epoch reshuffled this epoch");
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(same ? p.bad : p.ok), "%s", said.sampler_order.c_str());
+    const std::string brief = same ? tr("Same order: set_epoch not called") : tr("New order (set_epoch reshuffled)");
+    FittedOrWrapped({said.sampler_order, brief}, same ? p.bad : p.ok);
   } else {
     said.sampler_order = previous ? tr("Same order or new: said once every rank has reported this epoch") : first;
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(p.text_dim), "%s", said.sampler_order.c_str());

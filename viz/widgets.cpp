@@ -323,4 +323,15 @@ std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
   return shown;
 }
 
+std::string FittedOrWrapped(const std::vector<std::string>& forms, uint32_t color) {
+  if (forms.empty()) return "";
+  const std::string* fits = FirstThatFits(forms, ImGui::GetContentRegionAvail().x);
+  const std::string& shown = fits ? *fits : forms.back();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", shown.c_str());
+  ImGui::PopTextWrapPos();
+  if (shown != forms.front() && ImGui::IsItemHovered()) WrappedTooltip(forms.front());
+  return shown;
+}
+
 }  // namespace ringlab::viz

@@ -34,6 +34,9 @@ void WrappedTooltip(const std::string& text, float width = 30);
 // The first of `forms` (longest first) whose text fits `width`, or nullptr when none does.
 const std::string* FirstThatFits(const std::vector<std::string>& forms, float width);
 std::string FittedLine(const std::vector<std::string>& forms, uint32_t color);
+// The same, but where no form fits one line the last one wraps (a line whose words matter more
+// than its height), at the pane's edge. Returns the text shown.
+std::string FittedOrWrapped(const std::vector<std::string>& forms, uint32_t color);
 
 // `parts` joined by " · " into lines no wider than `width` at font size `font_size`, broken only
 // between parts (a part wider than a line gets one of its own and wraps there): no line starts
