@@ -960,9 +960,14 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
   if (!rings.empty() && log.at(rings.back()).key != shown.key) {
     const view_model::CollectiveRecord& newest = log.at(rings.back());
     const std::string where = all_reduce_number(model.generations(), newest, newest.world_size);
-    if (brief) return st.playing ? trf("Playing on to {}", where) : trf("Workers in {}: press Next", where);
-    return st.playing ? trf("Playing: the screen goes on to {}, where the workers are", where)
-                      : trf("The workers have moved on to {}: Next goes forward to it", where);
+    if (st.playing) return brief ? trf("Playing on to {}", where) : trf("Playing: the screen goes on to {}, where the workers are", where);
+    // Shown part-way (Previous went back into it), Next first shows the rest of this one, as the
+    // line above says ("Next: All-gather, step 3 of 3"): "Next goes forward to it" read as if one
+    // press went there.
+    if (!frame.done)
+      return brief ? trf("Workers ahead, in {}", where)
+                   : trf("The workers have moved on to {}: Next shows the rest of this one first", where);
+    return brief ? trf("Workers in {}: press Next", where) : trf("The workers have moved on to {}: Next goes forward to it", where);
   }
   if (frame.done) return "";
   // Where the screen is going: a Next's packets on their way to the step the workers have just

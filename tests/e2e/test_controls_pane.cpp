@@ -371,7 +371,7 @@ TEST_CASE("a live change after Previous: the ring says which all-reduce of the o
   for (int i = 0; i <= 2 * 3; ++i) viz::StepBack(app.model, app.state);
   app.frame(ImVec2(900, 400));
   REQUIRE(app.state.said.ring_number == "all-reduce #4");
-  CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #5: Next goes forward to it");
+  CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #5: Next shows the rest of this one first");
   for (int r = 0; r < 2; ++r) app.model.consume(test::run_begin_event(r, 2, "gloo"));
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_gate ==
@@ -379,7 +379,8 @@ TEST_CASE("a live change after Previous: the ring says which all-reduce of the o
   test::ring_allreduces(app.model, 2, 1, 2);
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_number == "all-reduce #4");
-  CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #1 since the change to 2 ranks: Next goes forward to it");
+  CHECK(app.state.said.ring_gate ==
+        "The workers have moved on to all-reduce #1 since the change to 2 ranks: Next shows the rest of this one first");
 }
 
 // The engine's bucket fields showed 0 for PyTorch's default, where a script's run showed the
