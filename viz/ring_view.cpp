@@ -928,7 +928,7 @@ std::string live_change_note(const view_model::RunModel& model, const AppState& 
 // weights' broadcast first): after a live change the number says what changed, or the count
 // starting again would read as the run starting over.
 std::string all_reduce_number(const std::vector<view_model::Generation>& gens, const view_model::CollectiveRecord& rec,
-                              int n) {
+                              int n, bool brief = false) {
   if (gens.empty() || rec.key.generation == gens.front().index) return trf("all-reduce #{}", grouped(rec.key.id));
   const view_model::Generation* now = nullptr;
   const view_model::Generation* before = nullptr;
@@ -938,12 +938,18 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
   }
   const bool backend_changed = now && before && now->has_job && before->has_job && now->job.backend != before->job.backend;
   const bool world_changed = !now || !before || now->world_size != before->world_size;
+  const std::string id = grouped(rec.key.id);
+  // `brief`: without "all-reduce", which the heading above it says (a small pane's one line;
+  // "all-reduce #54,514 since the change to 2 ranks" took two).
   if (backend_changed && world_changed)
-    return trf("all-reduce #{} since the change to {} ranks on {}", grouped(rec.key.id), n, now->job.backend);
-  if (backend_changed) return trf("all-reduce #{} since the change to {}", grouped(rec.key.id), now->job.backend);
+    return brief ? trf("#{} since the change to {} ranks on {}", id, n, now->job.backend)
+                 : trf("all-reduce #{} since the change to {} ranks on {}", id, n, now->job.backend);
+  if (backend_changed)
+    return brief ? trf("#{} since the change to {}", id, now->job.backend)
+                 : trf("all-reduce #{} since the change to {}", id, now->job.backend);
   // The same world again: a restart (--max-restarts after a failure) from the last checkpoint.
-  if (!world_changed) return trf("all-reduce #{} since the restart", grouped(rec.key.id));
-  return trf("all-reduce #{} since the change to {} ranks", grouped(rec.key.id), n);
+  if (!world_changed) return brief ? trf("#{} since the restart", id) : trf("all-reduce #{} since the restart", id);
+  return brief ? trf("#{} since the change to {} ranks", id, n) : trf("all-reduce #{} since the change to {} ranks", id, n);
 }
 
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen
@@ -1160,7 +1166,7 @@ std::vector<std::string> subtitle_parts(const view_model::RunModel& model, const
   const bool demo_again = rec.algorithm == "demo" && !model.generations().empty() &&
                           rec.key.generation != model.generations().front().index;
   std::vector<std::string> parts = {
-      all_reduce_number(model.generations(), rec, n),
+      all_reduce_number(model.generations(), rec, n, compact),
       rec.algorithm != "demo" ? trf("bucket {}", rec.bucket)
       : demo_again            ? tr("the [1, 2, 3] demo, which each new world runs first")
                               : tr("the [1, 2, 3] demo"),
@@ -1179,7 +1185,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
                       const view_model::CollectiveRecord& rec, const RingFrame& frame, const std::vector<std::string>& parts,
                       float banner_w, bool compact) {
   const bool failed = model.failure().failed;
-  state.said.ring_number = parts.front();
+  state.said.ring_number = all_reduce_number(model.generations(), rec, std::max(frame.world_size, 1));
   words.subtitle(parts, banner_w, compact);
   // A run stopped inside this all-reduce: no rank will take the step after the last one recorded.
   const bool cut_short = !state.run.live() && !frame.done && frame.expected_steps > 0 &&

@@ -434,3 +434,33 @@ TEST_CASE("stepping forward and back, each all-reduce keeps one ring") {
     if (focus == viz::Focus::Ring) CHECK(forward.at({0, 0}).cells);
   }
 }
+
+// After a live change to 2 ranks the small pane's subtitle read "all-reduce #54,514 since the
+// change to 2 / ranks", in two lines: its number takes the brief form there, "all-reduce" being
+// the heading's word, and the subtitle keeps to one line (said.ring_number stays whole).
+TEST_CASE("after a live change the small Ring pane numbers the all-reduce in one line") {
+  test::HeadlessImGui imgui{ImVec2(1280, 720)};
+  for (const viz::Language language : {viz::Language::English, viz::Language::Indonesian}) {
+    viz::set_language(language);
+    view_model::RunModel model;
+    for (int r = 0; r < 4; ++r) model.consume(test::run_begin_event(r, 4, "gloo"));
+    test::ring_allreduces(model, 4, 1, 3);
+    for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
+    test::ring_allreduces(model, 2, 54514, 54515, 8, 1);
+    viz::AppState state = held_at_the_gate(viz::Focus::Timeline, ImVec2(1280, 720), language);
+    state.step.has_selection = true;
+    state.step.selected = model.collectives().at(model.collectives().size() - 1).key;
+    CAPTURE(language == viz::Language::Indonesian);
+    const viz::LayoutAudit a = audit_stepped_to(model, state, 1);
+    CHECK(a.flaws.empty());
+    CHECK(state.said.ring_number == viz::trf("all-reduce #{} since the change to {} ranks", viz::grouped(54514), 2));
+    // The audit reads a no-break space (Indonesian's digit grouping) as a space.
+    std::string brief = viz::trf("#{} since the change to {} ranks", viz::grouped(54514), 2);
+    for (size_t at; (at = brief.find("\u00a0")) != std::string::npos;) brief.replace(at, 2, " ");
+    const auto subtitle = std::find_if(a.texts.begin(), a.texts.end(), [&](const std::string& t) { return t.rfind(brief, 0) == 0; });
+    REQUIRE(subtitle != a.texts.end());
+    // One line: the next line drawn is the next step's, not the subtitle's end.
+    REQUIRE(subtitle + 1 != a.texts.end());
+    CHECK(subtitle[1].rfind(viz::trf("Next: {}", ""), 0) == 0);
+  }
+}
