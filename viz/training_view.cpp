@@ -285,10 +285,16 @@ std::string loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
     if (by_epoch ? !nearest_in_epochs(c, x, p) : !view_model::nearest_point(c.points, x, p)) continue;
     dl->AddCircleFilled(plot.to_screen(at(p.step), p.loss), c.thickness + 2.5f, c.color);
     // A sparse curve's nearest point (an epoch's MSE) may sit at another step than the one the
-    // read-out heads with: it says its own, or it reads as that step's value.
-    const bool elsewhere = !by_epoch && fmt::format("{:.0f}", p.step) != fmt::format("{:.0f}", x);
-    tip += elsewhere ? "\n" + trf("{} (at step {:.0f}): {:.6f}", set.legend[c.legend].text, p.step, p.loss)
-                     : fmt::format("\n{}: {:.6f}", set.legend[c.legend].text, p.loss);
+    // read-out heads with: it says its own, or it reads as that step's value. On the epoch axis
+    // so does a curve of dots (the MSE read "epoch 2.49" half an epoch from its dot); a rank's
+    // dense loss is read at the nearest step.
+    const std::string& name = set.legend[c.legend].text;
+    if (!by_epoch && fmt::format("{:.0f}", p.step) != fmt::format("{:.0f}", x))
+      tip += "\n" + trf("{} (at step {:.0f}): {:.6f}", name, p.step, p.loss);
+    else if (by_epoch && c.dots && fmt::format("{:.2f}", at(p.step)) != fmt::format("{:.2f}", x))
+      tip += "\n" + trf("{} (at epoch {:.2f}): {:.6f}", name, at(p.step), p.loss);
+    else
+      tip += fmt::format("\n{}: {:.6f}", name, p.loss);
   }
   Tooltip(tip.c_str());
   return tip;

@@ -32,7 +32,7 @@ double epoch_from_starts(const std::vector<double>& starts, double step, double 
                   : k > 0               ? begin - starts[k - 1]
                                         : last_step + 1 - begin;
   length = std::max(length, 1.0);
-  return static_cast<double>(k) + std::clamp((step - begin + 1) / length, 0.0, 1.0);
+  return static_cast<double>(k) + std::clamp((step - begin) / length, 0.0, 1.0);
 }
 
 }  // namespace
@@ -40,13 +40,13 @@ double epoch_from_starts(const std::vector<double>& starts, double step, double 
 double LossSeries::epoch_of_step(double step) const {
   if (epoch_mse.empty() && !epoch_starts.empty()) return epoch_from_starts(epoch_starts, step, last_step);
   if (epoch_mse.empty()) return step;
-  // The first epoch whose last step (its recorded step minus one) is at or after `step`.
+  // The first epoch whose end (its recorded step: the steps done by then) is at or after `step`.
   auto it = std::lower_bound(epoch_mse.begin(), epoch_mse.end(), step,
-                             [](const EpochPoint& e, double s) { return e.step - 1 < s; });
+                             [](const EpochPoint& e, double s) { return e.step < s; });
   if (it == epoch_mse.end()) --it;
   const size_t k = static_cast<size_t>(it - epoch_mse.begin());
-  const double end = it->step - 1;
-  const double begin = k == 0 ? -1.0 : epoch_mse[k - 1].step - 1;
+  const double end = it->step;
+  const double begin = k == 0 ? 0.0 : epoch_mse[k - 1].step;
   return static_cast<double>(k) + (step - begin) / std::max(end - begin, 1.0);
 }
 

@@ -56,9 +56,12 @@ struct LossSeries {
   bool empty() const;
   // The extent of every point; false when there is none.
   bool bounds(double& x0, double& x1, double& y0, double& y1) const;
-  // Where a step falls in epochs: epoch k (0-based) ends after the step recorded with its MSE,
-  // so a step maps to k plus its fraction of the way through epoch k. Without MSE, the epochs'
-  // first steps say it; steps when nothing does.
+  // Where a step falls in epochs, as the step axis has it (x = s is where step s begins, and an
+  // epoch's MSE sits at the steps done by its end): epoch k (0-based) begins at step
+  // epoch_mse[k-1].step (0 for the first) and ends at epoch_mse[k].step, so its MSE sits at k + 1
+  // and "x in epochs" relabels the plot without moving a point (the MSE sat half a step late, at
+  // 1.5 and 2.5 for a run of 2 epochs of 2 steps). Without MSE, the epochs' first steps say it;
+  // steps when nothing does.
   double epoch_of_step(double step) const;
 };
 

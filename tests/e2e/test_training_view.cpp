@@ -62,7 +62,7 @@ void draw_in_pane(const view_model::RunModel& model, viz::AppState& state, ImVec
 // last frame of each, the mouse nearest the step's right half (a curve says nothing a few pixels
 // before its first point).
 // `earlier`: runs kept before it, as overlays, of `kept` kept in the session (the app keeps the newest few).
-std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0) {
+std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0, bool by_epoch = false) {
   test::HeadlessImGui imgui{ImVec2(1000, 600)};
   viz::load_fonts(18.0f);
   ImGui::GetIO().Fonts->Build();
@@ -72,6 +72,7 @@ std::map<std::string, std::string> sweep(size_t earlier = 0, size_t kept = 0) {
   state.overlays_kept = kept;
   state.run.phase = viz::RunPhase::Finished;
   state.training.log_scale = false;
+  state.training.by_epoch = by_epoch;
   std::map<std::string, std::string> seen;
   for (float x = 0; x < 800; x += 3) {
     ImGui::GetIO().MousePos = ImVec2(10 + x, 10 + 400);
@@ -238,4 +239,14 @@ TEST_CASE("a one-step run's axis is marked in whole training steps") {
   CHECK(drawn("1"));
   // The losses run from 0.9 to 1: no tick of theirs reads as these fifths.
   for (const char* fifth : {"0.2", "0.4", "0.6", "0.8"}) CHECK_MESSAGE(!drawn(fifth), fifth);
+}
+
+// "x in epochs" relabels the plot: the epochs' MSE, at the 4 and 8 steps done by their ends, sit
+// at epochs 1 and 2 (they read "epoch 1.50" and "epoch 2.49" for a run of 2 epochs of 2 steps:
+// the steps were placed where they end, the MSE a step later again).
+TEST_CASE("in epochs, each epoch's MSE sits at its end, a whole epoch") {
+  std::vector<std::string> at_mse;
+  for (const auto& [first, out] : sweep(0, 0, true))
+    if (out.find("MSE, whole dataset: ") != std::string::npos) at_mse.push_back(first);
+  CHECK(at_mse == std::vector<std::string>{"epoch 1.00", "epoch 2.00"});
 }

@@ -55,8 +55,11 @@ TEST_CASE("per-rank loss and per-epoch MSE") {
   CHECK(s.mse_curve[0].step == 4);
   CHECK(s.extent.any);
   CHECK(s.extent.y0_positive == doctest::Approx(0.25));
-  // Steps map into epochs: the epoch ended after step 3, so step 1 is halfway through it.
-  CHECK(s.epoch_of_step(1) == doctest::Approx(0.5));
+  // Steps map into epochs as the step axis has them: step 2 begins halfway through the epoch of
+  // steps 0-3, and its MSE, at the 4 steps done by its end, is at epoch 1.
+  CHECK(s.epoch_of_step(0) == doctest::Approx(0.0));
+  CHECK(s.epoch_of_step(2) == doctest::Approx(0.5));
+  CHECK(s.epoch_of_step(4) == doctest::Approx(1.0));
   double x0, x1, y0, y1;
   REQUIRE(s.bounds(x0, x1, y0, y1));
   CHECK(x0 == 0);
@@ -95,10 +98,11 @@ TEST_CASE("without an epoch's MSE, the steps' epochs place the steps in epochs")
   const LossSeries& s = b.series();
   REQUIRE(s.epoch_mse.empty());
   CHECK(s.epoch_starts == std::vector<double>{0, 4, 8});
-  CHECK(s.epoch_of_step(0) == doctest::Approx(0.25));  // the first of epoch 0's four steps
-  CHECK(s.epoch_of_step(3) == doctest::Approx(1.0));   // its last: epoch 0 done
-  CHECK(s.epoch_of_step(5) == doctest::Approx(1.5));
-  CHECK(s.epoch_of_step(11) == doctest::Approx(3.0));  // the last epoch, as long as the one before
+  CHECK(s.epoch_of_step(0) == doctest::Approx(0.0));    // where epoch 0's first step begins
+  CHECK(s.epoch_of_step(3) == doctest::Approx(0.75));   // its last
+  CHECK(s.epoch_of_step(4) == doctest::Approx(1.0));    // epoch 1's first: epoch 0 done
+  CHECK(s.epoch_of_step(5) == doctest::Approx(1.25));
+  CHECK(s.epoch_of_step(11) == doctest::Approx(2.75));  // the last epoch, as long as the one before
   CHECK(LossSeries{}.epoch_of_step(7) == 7);           // nothing says: steps
 }
 
