@@ -34,8 +34,15 @@ void size_cells(RingGeometry& g, const RingRoom& room, int n) {
 }
 
 // The unit superellipse |x|^e + |y|^e = 1 at angle `theta` of the circle it stretches.
+// The stretch, v^(2/e), magnifies the rounding of cos(-pi/2) (about -4e-8) into -0.015 of the
+// radius: the track's two ends at the top, its first and its last point, were 2 px apart and the
+// track stepped back there, so that the arrow of the link over the top (7 -> 0 of a ring of 8
+// in rows) pointed against the ring. Values that small are the axis itself.
 ImVec2 unit_superellipse(float e, float theta) {
-  const auto stretch = [e](float v) { return e == 2 ? v : std::copysign(std::pow(std::fabs(v), 2 / e), v); };
+  const auto stretch = [e](float v) {
+    if (std::fabs(v) < 1e-6f) return 0.0f;
+    return e == 2 ? v : std::copysign(std::pow(std::fabs(v), 2 / e), v);
+  };
   return ImVec2(stretch(std::cos(theta)), stretch(std::sin(theta)));
 }
 
@@ -233,6 +240,12 @@ ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle) {
 }
 
 ImVec2 ring_point(const RingGeometry& g, float angle) { return track_point(g, ImVec2(g.rx, g.ry), angle); }
+
+ImVec2 ring_direction(const RingGeometry& g, float angle) {
+  const ImVec2 ahead = ring_point(g, angle + 0.01f), behind = ring_point(g, angle - 0.01f);
+  const float len = std::hypot(ahead.x - behind.x, ahead.y - behind.y) + 1e-6f;
+  return ImVec2((ahead.x - behind.x) / len, (ahead.y - behind.y) / len);
+}
 
 
 namespace {

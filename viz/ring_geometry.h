@@ -53,6 +53,8 @@ struct RingRoom {
 float ring_angle(int rank, int n);
 // The point of the ring at `angle`.
 ImVec2 ring_point(const RingGeometry& g, float angle);
+// The unit direction along the (clockwise) ring at `angle`; its outward normal is (dir.y, -dir.x).
+ImVec2 ring_direction(const RingGeometry& g, float angle);
 // The point at `angle` of a track of the ring's shape and centre with other radii (a band
 // around the ring).
 ImVec2 track_point(const RingGeometry& g, ImVec2 radii, float angle);

@@ -211,13 +211,6 @@ float visible_middle(const RingGeometry& g, int n, float a0, float a1, float mar
 
 using Rects = std::vector<ScreenRect>;
 
-// The unit direction along the (clockwise) ring at `angle`; its outward normal is (dir.y, -dir.x).
-ImVec2 ring_direction(const RingGeometry& g, float angle) {
-  const ImVec2 ahead = ring_point(g, angle + 0.01f), behind = ring_point(g, angle - 0.01f);
-  const float len = std::hypot(ahead.x - behind.x, ahead.y - behind.y) + 1e-6f;
-  return ImVec2((ahead.x - behind.x) / len, (ahead.y - behind.y) / len);
-}
-
 // Where a link's label may go, in order of preference: the centres of its text, with 'o' for
 // outside the ring and 'i' for inside. Out along the normal at the link's point at angle `mid`
 // (or a little along the link, then further), then the same inwards, then on the way to the

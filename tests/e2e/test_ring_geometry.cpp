@@ -186,3 +186,29 @@ TEST_CASE("in a small pane the cards stay in the ring's room, off the words abov
           CHECK_FALSE(cards_overlap(g, n, font * 0.3f));
         }
 }
+
+// A link's arrow head points where the ring goes: along the link's course a twenty-fourth of it
+// either side (as the link is drawn). On a squarer track the top's first and last points sat 2 px
+// apart, the track stepping back where it closes, and the arrow of the link over the top of a
+// ring in rows (7 -> 0 of 8) pointed against the ring.
+TEST_CASE("every link's arrow points along the ring, in every room and world") {
+  using ringlab::viz::ring_direction;
+  using ringlab::viz::visible_stretch;
+  int against = 0, links = 0;
+  for (int n = 3; n <= 16; ++n)
+    for (float w = 200; w <= 600; w += 20)
+      for (float h = 60; h <= 280; h += 10)
+        for (const bool compact : {true, false}) {
+          const RingRoom r = room(w, h, 13, n, compact);
+          const RingGeometry g = ring_geometry(r, n);
+          for (int k = 0; k < n; ++k, ++links) {
+            const float a0 = ring_angle(k, n), a1 = ring_angle(k + 1, n), step = (a1 - a0) / 24;
+            const float mid = visible_stretch(g, n, a0, a1, ImVec2(2, 2)).middle;
+            const ImVec2 d = ring_direction(g, mid), ahead = ring_point(g, mid + step), behind = ring_point(g, mid - step);
+            if (d.x * (ahead.x - behind.x) + d.y * (ahead.y - behind.y) <= 0 && against++ < 3)
+              MESSAGE(n << " ranks, " << w << "x" << h << std::string(compact ? " compact" : "") << ": link " << k << " -> " << (k + 1) % n);
+          }
+        }
+  CHECK(links > 30000);
+  CHECK(against == 0);
+}
