@@ -715,10 +715,12 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   ImGui::Separator();
 
   int world = state.job.world_size;
-  // The slider with its - and + and "16" beside: under its label where the row leaves the slider
-  // itself less than 8 text heights (at 1280x720, 50 px for 16 worlds).
-  const float world_row_min = ImGui::GetFontSize() * 8 + 3 * ImGui::GetFrameHeight() + ImGui::CalcTextSize("16").x;
-  FormLabel(tr("World size"), 0.5f, world_row_min);
+  // The slider with its - and + and "16" beside it, in a row whose label column is narrower
+  // than the other rows' (the label is short): at 1280x720 the slider keeps 90 px of the pane's
+  // 240. Under its label only where even that leaves it less than 5 text heights: a row of its
+  // own pushed Samples and Epochs out of the idle pane at 1280x720.
+  const float world_row_min = ImGui::GetFontSize() * 5 + 3 * ImGui::GetFrameHeight() + ImGui::CalcTextSize("16").x;
+  FormLabel(tr("World size"), 0.36f, world_row_min);
   if (state.run.phase == RunPhase::Running) state.controls_moved.saw_world_slider_at(ImGui::GetCursorScreenPos().y);
   const SteppedOutcome slid =
       SliderIntStepped("##world_size", &world, 1, kMaxAppWorldSize, fmt::format("{}", world), fmt::format("{}", kMaxAppWorldSize));
