@@ -393,8 +393,13 @@ TEST_CASE("stepping forward and back, each all-reduce keeps one ring") {
   test::ring_allreduces(model, kRanks, 1, 2, 11'200);
   test::ring_allreduces(model, kRanks, 2, 3, 11'200, 2);
   const int last = 2 * (kRanks - 1);
+  // In Indonesian too: its brief gate line ("Worker sudah melewati langkah ring 4: Maju
+  // menampilkannya") took two lines after Previous, and the small pane's ring shrank to bare numbers.
+  for (const viz::Language language : {viz::Language::English, viz::Language::Indonesian})
   for (const viz::Focus focus : {viz::Focus::Ring, viz::Focus::Timeline}) {
-    viz::AppState state = held_at_the_gate(focus, ImVec2(1280, 720));
+    viz::set_language(language);
+    CAPTURE(language == viz::Language::Indonesian);
+    viz::AppState state = held_at_the_gate(focus, ImVec2(1280, 720), language);
     std::map<std::pair<size_t, int>, StepLayout> forward;
     const auto layout_at = [&](size_t which, int position, bool moving) {
       state.step.has_selection = true;
