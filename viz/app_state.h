@@ -330,6 +330,7 @@ struct AppState {
   // When - or + last changed the world of a live run (ImGui time, -1: no change waits): the
   // change is asked for once the clicks pause this long.
   double world_stepped_at = -1;
+  double world_changed_at = -100;  // when the World size last changed by hand (ImGui time): its tip waits
   static constexpr double kWorldStepPauseS = 0.8;
   float pause_button_x = 0, pause_button_y = 0;  // the Pause (Resume) button's middle (--state-json: for tests that click it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)

@@ -3,6 +3,7 @@
 // while training: the controller stops the workers at a step boundary, checkpoints, and starts
 // the new set.
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <limits>
 
@@ -727,7 +728,12 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
   state.world_slider = {slid.x0, slid.x1, slid.y, slid.minus_x, slid.plus_x};
   if (world != state.job.world_size) SetWorldSize(state, world);
   request_live_world_change(state, slid);
-  if (slid.hovered)
+  // Its tip is long, and shown at once it covered the value just set and the "Set here" line
+  // under it (and, beside a small pane, the ring's cards): it waits for the pointer to rest on the
+  // slider half a second, and not within two seconds of a change.
+  if (slid.changed) state.world_changed_at = ImGui::GetTime();
+  const bool resting = ImGui::GetCurrentContext()->HoveredIdTimer > 0.5f && ImGui::GetTime() - state.world_changed_at > 2.0;
+  if (slid.hovered && resting)
     WrappedTooltip(tr("How many worker processes, 1 to 16 (- and + step by one; Ctrl+click to type, and a value outside "
                       "is held to the range). While training, a change restarts the workers from a checkpoint at the "
                       "next step boundary, once the slider is let go or the clicks on - and + pause."));

@@ -485,3 +485,38 @@ TEST_CASE("another world size keeps the scenario's nodes where it splits evenly,
   CHECK_FALSE(has(lines, "On one node"));
   CHECK(has(lines, "2 nodes of 2 ranks"));  // at the scenario's own world too: the rows under it stay put
 }
+
+// The World size tip is long: shown at once it covered the value a drag had just set, and the
+// "Set here" line under it. It waits for the pointer to rest half a second on the slider, and
+// not within two seconds of a change.
+TEST_CASE("the World size tip waits for the pointer to rest, and not right after a change") {
+  MainWindow app;
+  const auto tip_shown = [&] {
+    const viz::LayoutAudit a = viz::AuditLayout(ImGui::GetDrawData());
+    return std::any_of(a.texts.begin(), a.texts.end(), [](const std::string& t) { return t.rfind("How many worker", 0) == 0; });
+  };
+  const ImVec2 away(900, 400);
+  app.frame(away);
+  app.frame(away);
+  const ImVec2 on_slider((app.state.world_slider.x0 + app.state.world_slider.x1) / 2, app.state.world_slider.y);
+  int frames_to_tip = 0;
+  for (; frames_to_tip < 120 && (app.frame(on_slider), !tip_shown()); ++frames_to_tip) {
+  }
+  CHECK(frames_to_tip >= 25);  // half a second at 60 frames a second, not the first frame
+  CHECK(frames_to_tip < 60);
+  // A click on + changes the world: the tip stays away two seconds, the pointer resting on the slider.
+  const ImVec2 plus(app.state.world_slider.plus_x, app.state.world_slider.y);
+  ImGuiIO& io = ImGui::GetIO();
+  const int before = app.state.job.world_size;
+  app.frame(plus);
+  io.MouseDown[0] = true;
+  app.frame(plus);
+  io.MouseDown[0] = false;
+  app.frame(plus);
+  CHECK(app.state.job.world_size == before + 1);
+  int quiet = 0;
+  for (; quiet < 240 && (app.frame(on_slider), !tip_shown()); ++quiet) {
+  }
+  CHECK(quiet >= 100);  // about two seconds since the click
+  CHECK(quiet < 240);
+}
