@@ -126,10 +126,13 @@ void draw_bands(ImDrawList* dl, ImVec2 a, ImVec2 b, uint64_t contributors, int n
 
 // A fully reduced chunk's gold frame, edged in the text's colour: gold alone was lost on rank 1's
 // amber cells (the two colours are nearly the same), as was the legend's swatch beside them.
-void draw_reduced_mark(ImDrawList* dl, ImVec2 a, ImVec2 b, float rounding = 0) {
+// Around the cell where it has the room; `inside` it in a small ring's cells, whose marks,
+// drawn around, reached over their card's border and into each other.
+void draw_reduced_mark(ImDrawList* dl, ImVec2 a, ImVec2 b, float rounding = 0, bool inside = false) {
   const Palette& p = palette();
-  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), p.reduced, rounding, 0, 3.0f);
-  dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(b.x + 3, b.y + 3), p.text, rounding, 0, 1.0f);
+  const float gold = inside ? 1.0f : -1.0f, edge = inside ? 0.0f : -3.0f;
+  dl->AddRect(ImVec2(a.x + gold, a.y + gold), ImVec2(b.x - gold, b.y - gold), p.reduced, rounding, 0, inside ? 2.0f : 3.0f);
+  dl->AddRect(ImVec2(a.x + edge, a.y + edge), ImVec2(b.x - edge, b.y - edge), p.text, rounding, 0, 1.0f);
 }
 
 void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkState& chunk, int n, bool receiving,
@@ -143,7 +146,7 @@ void draw_chunk(ImDrawList* dl, const RingGeometry& g, ImVec2 a, const ChunkStat
   }
   draw_bands(dl, a, b, chunk.contributors, n, 0.9f);
   if (chunk.fully_reduced) {
-    draw_reduced_mark(dl, a, b);
+    draw_reduced_mark(dl, a, b, 0, g.cell_h < 14);
   } else if (chunk.updated) {
     dl->AddRect(a, b, p.text, 0, 0, 2.0f);
   }
