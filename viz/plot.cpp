@@ -303,7 +303,12 @@ void Plot::marker_line(double x, uint32_t color) const {
 void Plot::marker_label(double x, uint32_t color, const std::string& text) const {
   const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
   const float fs = ImGui::GetFontSize();
-  const float x0 = std::min(sx(x) + fs * 0.3f, max_.x - ts.x - fs * 0.2f);
+  // Right of its line, or left of it where the plot's edge is too near: moved in from the edge
+  // only, the label sat across its own dashed line.
+  const float right = sx(x) + fs * 0.3f, left = sx(x) - fs * 0.3f - ts.x;
+  const float x0 = right + ts.x <= max_.x - fs * 0.2f ? right
+                   : left >= min_.x + 3               ? left
+                                                      : std::min(right, max_.x - ts.x - fs * 0.2f);
   // Markers close together (switches a few steps apart) stack their labels, one line each,
   // as far down as the plot has room; a label with no room left is in the hover read-out.
   float y0 = min_.y + 3;

@@ -147,7 +147,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
                                                                     : "Nothing further was recorded: the run is over."));
 
   float speed = static_cast<float>(st.speed);
-  FormLabel(tr("Speed"), 0.3f);
+  FormLabel(tr("Speed"), 0.36f);
   if (SliderFloatBeside("##speed", &speed, 0.25f, 8.0f, trf("{:.2f} steps/s", speed), ImGuiSliderFlags_Logarithmic).changed)
     st.speed = speed;
 
@@ -172,7 +172,7 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
                                         : trf("{} of {}", last + 1, rings.size());
     if (slot < 0) slot = shown ? 0 : last;
     state.said.replay_slot = where;
-    FormLabel(tr("All-reduce"), 0.3f);
+    FormLabel(tr("All-reduce"), 0.36f);
     if (SliderIntBeside("##which", &slot, 0, last, where).changed) view_model::show_collective(st, log.at(rings[slot]));
   }
   if (shown) {
@@ -180,14 +180,14 @@ void DrawStepThroughView(const view_model::RunModel& model, AppState& state) {
     int position = st.position;
     const int expected = std::max(total, view_model::expected_steps(*shown));
     // The bar spans the whole all-reduce; it can be dragged only over the steps recorded so far.
-    FormLabel(tr("Ring step"), 0.3f);
+    FormLabel(tr("Ring step"), 0.36f);
     // "done": at 0 the ring reads "Before ring step 1", and "0 of 6" beside it read as a step 0.
     if (SliderIntBeside("##position", &position, 0, std::max(expected, 1), trf("{} of {} done", st.position, expected)).changed)
       view_model::show_position(st, std::min(position, total));
   } else {
     // The same bar, greyed, until the first all-reduce: the pane keeps its layout when F5 starts a run.
     int none = 0;
-    FormLabel(tr("Ring step"), 0.3f);
+    FormLabel(tr("Ring step"), 0.36f);
     ImGui::BeginDisabled();
     // One rank all-reduces with nobody: its all-reduces (the timeline's bars) have no ring steps.
     SliderIntBeside("##position", &none, 0, 1, model.world_size() == 1 ? tr("one rank: no ring") : tr("no all-reduce yet"));

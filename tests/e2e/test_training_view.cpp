@@ -250,3 +250,47 @@ TEST_CASE("in epochs, each epoch's MSE sits at its end, a whole epoch") {
     if (out.find("MSE, whole dataset: ") != std::string::npos) at_mse.push_back(first);
   CHECK(at_mse == std::vector<std::string>{"epoch 1.00", "epoch 2.00"});
 }
+
+// A live change on the run's last step puts its marker on the plot's right edge: its label, moved
+// in from the edge only, sat across its own dashed line. It goes left of the line there.
+TEST_CASE("a change marker's label at the plot's right edge keeps clear of its line") {
+  test::HeadlessImGui imgui{ImVec2(1000, 800)};
+  viz::load_fonts(18.0f);
+  ImGui::GetIO().Fonts->Build();
+  view_model::RunModel model = two_epochs(4);
+  for (int r = 0; r < 3; ++r) model.consume(test::run_begin_event(r, 3, "gloo"));
+  for (int r = 0; r < 3; ++r) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = r;
+    e.step = 8;
+    e.epoch = 2;
+    e.value = 0.2;
+    model.consume(e);
+  }
+  viz::AppState state;
+  state.run.phase = viz::RunPhase::Finished;
+  draw_in_pane(model, state, ImVec2(800, 500));
+  const uint32_t line = viz::palette().accent, box = viz::with_alpha(viz::palette().canvas, 0.85f);
+  // The accent's vertices by whole pixel column: the dashed line is the column they run down
+  // for most of the plot's height (the label's letters are one text line high).
+  std::map<int, std::pair<float, float>> columns;
+  float box_x0 = 1e9f, box_x1 = -1e9f;
+  const ImDrawData& frame = *ImGui::GetDrawData();
+  for (int n = 0; n < frame.CmdListsCount; ++n)
+    for (const ImDrawVert& v : frame.CmdLists[n]->VtxBuffer) {
+      if (v.col == line) {
+        auto [it, fresh] = columns.try_emplace(static_cast<int>(std::lround(v.pos.x)), v.pos.y, v.pos.y);
+        it->second = {std::min(it->second.first, v.pos.y), std::max(it->second.second, v.pos.y)};
+      }
+      if (v.col == box) box_x0 = std::min(box_x0, v.pos.x), box_x1 = std::max(box_x1, v.pos.x);
+    }
+  float line_x0 = 1e9f, line_x1 = -1e9f;
+  for (const auto& [x, ys] : columns)
+    if (ys.second - ys.first > 200) line_x0 = std::min(line_x0, float(x)), line_x1 = std::max(line_x1, float(x));
+  REQUIRE(line_x1 >= line_x0);  // the marker's line was drawn
+  REQUIRE(box_x1 > box_x0);     // and its label's box
+  CHECK(line_x1 - line_x0 < 6);  // one vertical line
+  const float centre = (line_x0 + line_x1) / 2;  // the fringe of a 2 px line may touch the box
+  CHECK((box_x1 < centre - 1 || box_x0 > centre + 1));
+}
