@@ -47,6 +47,21 @@ view_model::RunModel two_epochs(int ranks = 2) {
   return model;
 }
 
+// A live change to `ranks` ranks after two_epochs' run, whose new world trains one step more
+// (step 8); 0: none.
+void change_after_two_epochs(view_model::RunModel& model, int ranks) {
+  for (int r = 0; r < ranks; ++r) model.consume(test::run_begin_event(r, ranks, "gloo"));
+  for (int r = 0; r < ranks; ++r) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = r;
+    e.step = 8;
+    e.epoch = 2;
+    e.value = 0.2;
+    model.consume(e);
+  }
+}
+
 // One frame of the Training view alone in a pane of `size` at (10, 10).
 void draw_in_pane(const view_model::RunModel& model, viz::AppState& state, ImVec2 size) {
   ImGui::NewFrame();
@@ -91,16 +106,7 @@ viz::SaidOnScreen four_ranks_in(ImVec2 pane, int then = 0) {
   viz::load_fonts(14.0f);
   ImGui::GetIO().Fonts->Build();
   view_model::RunModel model = two_epochs(4);
-  for (int r = 0; r < then; ++r) model.consume(test::run_begin_event(r, then, "gloo"));
-  for (int r = 0; r < then; ++r) {
-    Event e;
-    e.kind = EventKind::StepEnd;
-    e.rank = r;
-    e.step = 8;
-    e.epoch = 2;
-    e.value = 0.2;
-    model.consume(e);
-  }
+  change_after_two_epochs(model, then);
   viz::AppState state;
   state.overlays = {model.loss(), model.loss()};
   state.overlays_kept = 2;
@@ -258,16 +264,7 @@ TEST_CASE("a change marker's label at the plot's right edge keeps clear of its l
   viz::load_fonts(18.0f);
   ImGui::GetIO().Fonts->Build();
   view_model::RunModel model = two_epochs(4);
-  for (int r = 0; r < 3; ++r) model.consume(test::run_begin_event(r, 3, "gloo"));
-  for (int r = 0; r < 3; ++r) {
-    Event e;
-    e.kind = EventKind::StepEnd;
-    e.rank = r;
-    e.step = 8;
-    e.epoch = 2;
-    e.value = 0.2;
-    model.consume(e);
-  }
+  change_after_two_epochs(model, 3);
   viz::AppState state;
   state.run.phase = viz::RunPhase::Finished;
   draw_in_pane(model, state, ImVec2(800, 500));
