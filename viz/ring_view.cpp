@@ -935,17 +935,16 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
   const bool backend_changed = now && before && now->has_job && before->has_job && now->job.backend != before->job.backend;
   const bool world_changed = !now || !before || now->world_size != before->world_size;
   const std::string id = grouped(rec.key.id);
-  // `brief`: without "all-reduce", which the heading above it says (a small pane's one line;
-  // "all-reduce #54,514 since the change to 2 ranks" took two).
-  if (backend_changed && world_changed)
-    return brief ? trf("#{} since the change to {} ranks on {}", id, n, now->job.backend)
-                 : trf("all-reduce #{} since the change to {} ranks on {}", id, n, now->job.backend);
-  if (backend_changed)
-    return brief ? trf("#{} since the change to {}", id, now->job.backend)
-                 : trf("all-reduce #{} since the change to {}", id, now->job.backend);
+  // The number since the change ("#54,514 since the change to 2 ranks"); in full, with
+  // "all-reduce" before it. `brief`: without, the heading above it saying it (a small pane's one
+  // line; the full words took two).
+  std::string since;
+  if (backend_changed && world_changed) since = trf("#{} since the change to {} ranks on {}", id, n, now->job.backend);
+  else if (backend_changed) since = trf("#{} since the change to {}", id, now->job.backend);
   // The same world again: a restart (--max-restarts after a failure) from the last checkpoint.
-  if (!world_changed) return brief ? trf("#{} since the restart", id) : trf("all-reduce #{} since the restart", id);
-  return brief ? trf("#{} since the change to {} ranks", id, n) : trf("all-reduce #{} since the change to {} ranks", id, n);
+  else if (!world_changed) since = trf("#{} since the restart", id);
+  else since = trf("#{} since the change to {} ranks", id, n);
+  return brief ? since : trf("all-reduce {}", since);
 }
 
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen

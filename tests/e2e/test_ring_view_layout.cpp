@@ -458,7 +458,8 @@ TEST_CASE("after a live change the small Ring pane numbers the all-reduce in one
     CAPTURE(language == viz::Language::Indonesian);
     const viz::LayoutAudit a = audit_stepped_to(model, state, 1);
     CHECK(a.flaws.empty());
-    CHECK(state.said.ring_number == viz::trf("all-reduce #{} since the change to {} ranks", viz::grouped(54514), 2));
+    CHECK(state.said.ring_number ==
+          viz::trf("all-reduce {}", viz::trf("#{} since the change to {} ranks", viz::grouped(54514), 2)));
     // The audit reads a no-break space (Indonesian's digit grouping) as a space.
     std::string brief = viz::trf("#{} since the change to {} ranks", viz::grouped(54514), 2);
     for (size_t at; (at = brief.find("\u00a0")) != std::string::npos;) brief.replace(at, 2, " ");
