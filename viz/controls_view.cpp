@@ -717,7 +717,7 @@ void DrawControlsView(const view_model::RunModel& model, AppState& state) {
 
   int world = state.job.world_size;
   // The slider with its - and + and "16" beside it, in a row whose label column is narrower
-  // than the other rows' (the label is short): at 1280x720 the slider keeps 90 px of the pane's
+  // than the other rows' (the label is short): at 1280x720 the slider keeps 83 px of the pane's
   // 240. Under its label only where even that leaves it less than 5 text heights: a row of its
   // own pushed Samples and Epochs out of the idle pane at 1280x720.
   const float world_row_min = ImGui::GetFontSize() * 5 + 3 * ImGui::GetFrameHeight() + ImGui::CalcTextSize("16").x;

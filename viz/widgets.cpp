@@ -14,7 +14,12 @@
 namespace ringlab::viz {
 namespace {
 
-// Lays out [slider][ value], runs `slide` (the slider, with no text of its own) and reports it.
+// The width the next item is given (SetNextItemWidth), else the rest of the row.
+float next_item_width() {
+  const float width = ImGui::CalcItemWidth();
+  return width <= 0 || width > ImGui::GetContentRegionAvail().x ? ImGui::GetContentRegionAvail().x : width;
+}
+
 // What the slider just drawn (the last item) did, and where it is.
 void read_slider(SliderOutcome& out) {
   out.released = ImGui::IsItemDeactivatedAfterEdit();
@@ -25,12 +30,12 @@ void read_slider(SliderOutcome& out) {
   out.hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled) && !ImGui::IsItemActive();
 }
 
+// Lays out [slider][ value], runs `slide` (the slider, with no text of its own) and reports it.
 template <class Slide>
 SliderOutcome slider_beside(const std::string& shown, Slide slide) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const float text_w = ImGui::CalcTextSize(shown.c_str()).x;
-  float width = ImGui::CalcItemWidth();  // the next item width, or the default
-  if (width <= 0 || width > ImGui::GetContentRegionAvail().x) width = ImGui::GetContentRegionAvail().x;
+  const float width = next_item_width();
   // Too narrow for both: the slider takes the row, and the value sits at the start of the next.
   const bool beside = width - text_w - style.ItemInnerSpacing.x >= ImGui::GetFontSize() * 3;
   ImGui::SetNextItemWidth(beside ? width - text_w - style.ItemInnerSpacing.x : width);
@@ -72,9 +77,7 @@ SteppedOutcome SliderIntStepped(const char* id, int* value, int lo, int hi, cons
   const ImGuiStyle& style = ImGui::GetStyle();
   const float button = ImGui::GetFrameHeight(), gap = style.ItemInnerSpacing.x;
   const float value_w = std::max(ImGui::CalcTextSize(shown.c_str()).x, ImGui::CalcTextSize(widest.c_str()).x);
-  float width = ImGui::CalcItemWidth();
-  if (width <= 0 || width > ImGui::GetContentRegionAvail().x) width = ImGui::GetContentRegionAvail().x;
-  ImGui::SetNextItemWidth(std::max(button, width - 2 * (button + gap) - value_w - gap));
+  ImGui::SetNextItemWidth(std::max(button, next_item_width() - 2 * (button + gap) - value_w - gap));
   SteppedOutcome out;
   out.changed = with_text_only_while_typed(
       id, [&] { return ImGui::SliderInt(id, value, lo, hi, "%d", ImGuiSliderFlags_AlwaysClamp); });
@@ -313,25 +316,26 @@ const std::string* FirstThatFits(const std::vector<std::string>& forms, float wi
   return nullptr;
 }
 
-std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) {
+namespace {
+
+// The first of `forms` that fits the rest of the row, else the last one cut short (`wrap`: the
+// last one whole, wrapped at the pane's edge); the first under the mouse when another is shown.
+std::string fitted(const std::vector<std::string>& forms, uint32_t color, bool wrap) {
   if (forms.empty()) return "";
   const float width = ImGui::GetContentRegionAvail().x;
   const std::string* fits = FirstThatFits(forms, width);
-  const std::string shown = fits ? *fits : cut_to_width(forms.back(), width);
+  const std::string shown = fits ? *fits : wrap ? forms.back() : cut_to_width(forms.back(), width);
+  if (wrap) ImGui::PushTextWrapPos(0);
   ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", shown.c_str());
+  if (wrap) ImGui::PopTextWrapPos();
   if (shown != forms.front() && ImGui::IsItemHovered()) WrappedTooltip(forms.front());
   return shown;
 }
 
-std::string FittedOrWrapped(const std::vector<std::string>& forms, uint32_t color) {
-  if (forms.empty()) return "";
-  const std::string* fits = FirstThatFits(forms, ImGui::GetContentRegionAvail().x);
-  const std::string& shown = fits ? *fits : forms.back();
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(color), "%s", shown.c_str());
-  ImGui::PopTextWrapPos();
-  if (shown != forms.front() && ImGui::IsItemHovered()) WrappedTooltip(forms.front());
-  return shown;
-}
+}  // namespace
+
+std::string FittedLine(const std::vector<std::string>& forms, uint32_t color) { return fitted(forms, color, false); }
+
+std::string FittedOrWrapped(const std::vector<std::string>& forms, uint32_t color) { return fitted(forms, color, true); }
 
 }  // namespace ringlab::viz
