@@ -136,6 +136,15 @@ if command -v Xvfb >/dev/null && command -v xdotool >/dev/null; then
   before=$(servers)
   expect_refusal "app_window.sh, a blank window that does not open" "the blank window did not open" \
     env BLANK=/bin/false REPEAT=1 timeout 120 bash "$src/bench/app_window.sh" "$ringlab" 4
+  # One short round through to the verdict, as an engineer would run it: the window's run must have
+  # ended before the window was closed (the bench checks its phase), each of the three runs reports a
+  # step time, and the two paired lines the verdict reads are printed. Nothing is timed.
+  env REPEAT=1 EPOCHS=2 timeout 300 bash "$src/bench/app_window.sh" "$ringlab" 2 >"$work/round" 2>&1
+  rc=$?
+  steps=$(grep -cE '^(without a window|beside a blank window|beside the app.s window) .* [1-9][0-9]*\.[0-9] ' "$work/round")
+  if [[ $rc -eq 0 && $steps -eq 3 ]] && grep -q "^app's window / blank window, paired" "$work/round" &&
+    grep -q "^# verdict: " "$work/round"; then ok "app_window.sh, one round at 2 ranks: $(grep '^# verdict' "$work/round")"
+  else fail "app_window.sh, one round at 2 ranks: exit $rc, $steps step times: $(tail -5 "$work/round")"; fi
   left=$(comm -13 <(echo "$before") <(servers))
   if [[ -z $left ]]; then ok "app_window.sh left no display server behind"
   else fail "app_window.sh left its display server running: pid $left"; kill $left 2>/dev/null; fi
