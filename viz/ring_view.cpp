@@ -964,10 +964,14 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
     if (st.playing) return brief ? trf("Playing on to {}", where) : trf("Playing: the screen goes on to {}, where the workers are", where);
     // Shown part-way (Previous went back into it), Next first shows the rest of this one, as the
     // line above says ("Next: All-gather, step 3 of 3"): "Next goes forward to it" read as if one
-    // press went there.
-    if (!frame.done)
+    // press went there. How many presses that is, so that a class stepped back through 8 ranks'
+    // 14 steps knows how far the new world is.
+    if (!frame.done) {
+      const int left = std::max(1, std::max(frame.total_steps, frame.expected_steps) - std::max(st.position, st.target));
       return brief ? trf("Workers ahead, in {}", where)
-                   : trf("The workers have moved on to {}: Next shows the rest of this one first", where);
+                   : trf("The workers have moved on to {}: Next shows the rest of this one first ({} more step{})", where,
+                         left, left == 1 ? "" : "s");
+    }
     return brief ? trf("Workers in {}: press Next", where) : trf("The workers have moved on to {}: Next goes forward to it", where);
   }
   if (frame.done) return "";

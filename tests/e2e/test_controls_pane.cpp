@@ -371,7 +371,13 @@ TEST_CASE("a live change after Previous: the ring says which all-reduce of the o
   for (int i = 0; i <= 2 * 3; ++i) viz::StepBack(app.model, app.state);
   app.frame(ImVec2(900, 400));
   REQUIRE(app.state.said.ring_number == "all-reduce #4");
-  CHECK(app.state.said.ring_gate == "The workers have moved on to all-reduce #5: Next shows the rest of this one first");
+  // How many presses the rest is: #4's six steps from its start, then one fewer after a Next.
+  CHECK(app.state.said.ring_gate ==
+        "The workers have moved on to all-reduce #5: Next shows the rest of this one first (6 more steps)");
+  viz::StepForward(app.model, app.state);
+  app.frame(ImVec2(900, 400));
+  CHECK(app.state.said.ring_gate ==
+        "The workers have moved on to all-reduce #5: Next shows the rest of this one first (5 more steps)");
   for (int r = 0; r < 2; ++r) app.model.consume(test::run_begin_event(r, 2, "gloo"));
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_gate ==
@@ -380,7 +386,8 @@ TEST_CASE("a live change after Previous: the ring says which all-reduce of the o
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_number == "all-reduce #4");
   CHECK(app.state.said.ring_gate ==
-        "The workers have moved on to all-reduce #1 since the change to 2 ranks: Next shows the rest of this one first");
+        "The workers have moved on to all-reduce #1 since the change to 2 ranks: Next shows the rest of this one first (5 more "
+        "steps)");
 }
 
 // The engine's bucket fields showed 0 for PyTorch's default, where a script's run showed the
