@@ -272,7 +272,10 @@ bool nearest_in_epochs(const Curve& c, double x, LossPoint& p) {
 std::string loss_read_out(Plot& plot, const CurveSet& set, bool by_epoch) {
   // Left of the axis's start (its margin is part of the plot) the read-out is of its first step,
   // not of "step -1".
-  const double x = std::max(plot.x_at(plot.mouse().x), by_epoch ? 0.0 : set.extent.x0);
+  // The axis's last few pixels read its end: a pixel short of it the read-out headed "epoch 1.99"
+  // over the last epoch's MSE, "(at epoch 2.00)".
+  const float edge = plot.inner_max().x;
+  const double x = std::max(plot.x_at(plot.mouse().x >= edge - 4 ? edge : plot.mouse().x), by_epoch ? 0.0 : set.extent.x0);
   ImDrawList* dl = plot.draw_list();
   dl->AddLine(ImVec2(plot.mouse().x, plot.inner_min().y), ImVec2(plot.mouse().x, plot.inner_max().y), palette().axis, 1.0f);
   std::string tip = by_epoch ? trf("epoch {:.2f}", x) : trf("step {:.0f}", x);

@@ -252,9 +252,15 @@ TEST_CASE("a one-step run's axis is marked in whole training steps") {
 // the steps were placed where they end, the MSE a step later again).
 TEST_CASE("in epochs, each epoch's MSE sits at its end, a whole epoch") {
   std::vector<std::string> at_mse;
-  for (const auto& [first, out] : sweep(0, 0, true))
+  const std::map<std::string, std::string> seen = sweep(0, 0, true);
+  for (const auto& [first, out] : seen)
     if (out.find("MSE, whole dataset: ") != std::string::npos) at_mse.push_back(first);
   CHECK(at_mse == std::vector<std::string>{"epoch 1.00", "epoch 2.00"});
+  // The plot's last pixels read its end: a pixel short of it the read-out headed "epoch 1.99" over
+  // "MSE, whole dataset (at epoch 2.00)", the mouse on the dot.
+  REQUIRE(!seen.empty());
+  CHECK(seen.rbegin()->first == "epoch 2.00");
+  CHECK(seen.rbegin()->second.find("MSE, whole dataset: ") != std::string::npos);
 }
 
 // A live change on the run's last step puts its marker on the plot's right edge: its label, moved
