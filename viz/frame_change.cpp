@@ -186,10 +186,32 @@ float Damage::area() const {
   return sum;
 }
 
+namespace {
+
+// The pixels Dear ImGui's OpenGL backend scissors a command to, in display coordinates. It cuts
+// a clip rectangle's corner and its size down to whole framebuffer pixels separately
+// (glScissor((int)x0, (int)(fb_h - y1), (int)(x1 - x0), (int)(y1 - y0))), so a rectangle with
+// fractional edges, cut at a square's whole edge, covered a column or row more than it covers in
+// a whole frame: at 1280x720 the Timeline's right edge left a column a whole frame never draws.
+ScreenRect scissored(const ScreenRect& clip, const ImDrawData& draw) {
+  const ImVec2 o = draw.DisplayPos, s = draw.FramebufferScale;
+  const float fb_h = static_cast<float>(static_cast<int>(draw.DisplaySize.y * s.y));
+  const float x0 = (clip.x0 - o.x) * s.x, x1 = (clip.x1 - o.x) * s.x;
+  const float y0 = (clip.y0 - o.y) * s.y, y1 = (clip.y1 - o.y) * s.y;
+  if (x1 <= x0 || y1 <= y0) return ScreenRect{};
+  const int left = static_cast<int>(x0), width = static_cast<int>(x1 - x0);
+  const int bottom = static_cast<int>(fb_h - y1), height = static_cast<int>(y1 - y0);  // GL's rows, from the bottom
+  const float top = fb_h - static_cast<float>(bottom + height);
+  return ScreenRect{o.x + static_cast<float>(left) / s.x, o.y + top / s.y, o.x + static_cast<float>(left + width) / s.x,
+                    o.y + (top + static_cast<float>(height)) / s.y};
+}
+
+}  // namespace
+
 std::vector<ScreenRect> take_clip_rects(const ImDrawData& draw) {
   std::vector<ScreenRect> clips;
   for (int i = 0; i < draw.CmdListsCount; ++i)
-    for (const ImDrawCmd& cmd : draw.CmdLists[i]->CmdBuffer) clips.push_back(rect_of(cmd.ClipRect));
+    for (const ImDrawCmd& cmd : draw.CmdLists[i]->CmdBuffer) clips.push_back(scissored(rect_of(cmd.ClipRect), draw));
   return clips;
 }
 

@@ -44,8 +44,9 @@ class Damage {
 };
 
 // Cuts the clip rectangle of every command in `draw` down to its part inside `r`, from the clip
-// rectangles kept in `whole` (take_clip_rects: the frame's own). The renderer then draws nothing
-// outside r; a command left with nothing is skipped.
+// rectangles kept in `whole` (take_clip_rects: the frame's own, as the whole framebuffer pixels
+// the renderer scissors them to). The renderer then draws nothing outside r, and inside it what
+// it draws in a whole frame; a command left with nothing is skipped.
 std::vector<ScreenRect> take_clip_rects(const ImDrawData& draw);
 void clip_draw_data(ImDrawData& draw, const std::vector<ScreenRect>& whole, const ScreenRect& r);
 

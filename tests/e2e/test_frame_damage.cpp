@@ -141,6 +141,46 @@ TEST_CASE("clip_draw_data cuts each command to the rectangle, from the frame's o
     for (const ImDrawCmd& cmd : draw.CmdLists[i]->CmdBuffer) CHECK(cmd.ClipRect.z == whole[k++].x1);
 }
 
+// Dear ImGui's OpenGL backend scissors a command to (int)x0 .. (int)x0 + (int)(x1 - x0): a clip
+// rectangle from 280.7 to 1265.2 covers columns 280..1263. Cut at a square's edge (1248) it was
+// scissored to 1248 + (int)17.2, through column 1264: a frame in part drew a column the whole
+// frame leaves to the background, at the Timeline's right edge. The frame's clip rectangles are
+// kept as the pixels the backend covers, so that a cut covers no pixel more.
+TEST_CASE("the frame's clip rectangles are the whole pixels the renderer scissors to") {
+  ringlab::test::HeadlessImGui imgui{ImVec2(1280, 720)};
+  ImDrawList list(ImGui::GetDrawListSharedData());
+  list._ResetForNewFrame();
+  list.PushClipRect(ImVec2(280.7f, 100.2f), ImVec2(1265.2f, 700.9f));
+  list.AddRectFilled(ImVec2(0, 0), ImVec2(1280, 720), IM_COL32_WHITE);
+  list.PopClipRect();
+  ImDrawList* lists[] = {&list};
+  ImDrawData draw;
+  draw.Valid = true;
+  draw.CmdLists = lists;
+  draw.CmdListsCount = 1;
+  draw.DisplayPos = ImVec2(0, 0);
+  draw.DisplaySize = ImVec2(1280, 720);
+  draw.FramebufferScale = ImVec2(1, 1);
+  const auto whole = ringlab::viz::take_clip_rects(draw);
+  const ImVector<ImDrawCmd>& cmds = list.CmdBuffer;
+  int filled = -1;  // the rectangle's command (the list may end with an empty one)
+  for (int i = 0; i < cmds.Size; ++i)
+    if (cmds[i].ElemCount > 0) filled = i;
+  REQUIRE(filled >= 0);
+  REQUIRE(whole.size() == static_cast<size_t>(cmds.Size));
+  const ScreenRect& clip = whole[static_cast<size_t>(filled)];
+  // Columns 280..1263; GL's rows (int)(720 - 700.9) = 19 up for (int)600.7 = 600: from the top,
+  // rows 101..700.
+  CHECK(clip.x0 == 280);
+  CHECK(clip.x1 == 1264);
+  CHECK(clip.y0 == 101);
+  CHECK(clip.y1 == 701);
+  ringlab::viz::clip_draw_data(draw, whole, ScreenRect{1248, 672, 1280, 704});
+  CHECK(cmds[filled].ClipRect.x == 1248);
+  CHECK(cmds[filled].ClipRect.z == 1264);
+  CHECK(cmds[filled].ClipRect.w == 701);
+}
+
 namespace {
 
 // One pane full of still shapes (a grid of boxes, a line of text) and two boxes drawn over each
