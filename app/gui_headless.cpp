@@ -50,6 +50,8 @@ void write_state_json(const std::string& path, const RunSession& session, const 
                  {"largest_frame_vertices", state.largest_frame_vertices},
                  {"world_slider_moved_px", state.controls_moved.world_slider_moved()},  // while this run trained
                  {"side_panes_reused", state.side_panes_reused}, {"frames_in_part", state.frames_in_part},
+                 {"partial_frames_checked", state.partial_frames_checked},
+                 {"partial_frames_differing", state.partial_frames_differing},
                  {"pixels_presented", state.pixels_presented}, {"open_s", state.window_open_s}};
   // Where each pane of the last frame was (logical pixels), and which was the big one.
   j["panes"] = nlohmann::json::array();

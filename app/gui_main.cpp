@@ -27,6 +27,7 @@
 #include "app/gui_session.h"
 #include "app/pane_cache.h"
 #include "app/key_taps.h"
+#include "app/partial_check.h"
 #include "app/partial_present.h"
 #include "engine/core/clock.h"
 #include "engine/core/error.h"
@@ -431,7 +432,24 @@ class FrameLoop {
     for (const viz::ScreenRect& pane : pane_cache_.changed_rects()) damage.add(pane);
     if (damage.empty()) return false;
     render_part(damage, fb_w, fb_h, background);
+    check_.compare(fb_w, fb_h, frames_, [&] { draw_whole_offscreen(fb_w, fb_h, background); });
+    state_.partial_frames_checked = check_.checked();
+    state_.partial_frames_differing = check_.differing();
     return true;
+  }
+
+  // For check_: the frame render_part presented, drawn whole into the bound framebuffer, its
+  // commands' clip rectangles as the frame laid them out.
+  void draw_whole_offscreen(int fb_w, int fb_h, ImVec4 background) {
+    ImDrawData& draw = *ImGui::GetDrawData();
+    viz::clip_draw_data(draw, part_clips_, viz::ScreenRect{draw.DisplayPos.x, draw.DisplayPos.y,
+                                                           draw.DisplayPos.x + draw.DisplaySize.x,
+                                                           draw.DisplayPos.y + draw.DisplaySize.y});
+    glViewport(0, 0, fb_w, fb_h);
+    glClearColor(background.x, background.y, background.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    pane_cache_.draw_panes(fb_h);
+    ImGui_ImplOpenGL3_RenderDrawData(&draw);
   }
 
   bool render_whole(int fb_w, int fb_h, ImVec4 background) {
@@ -452,25 +470,39 @@ class FrameLoop {
   void render_part(const viz::Damage& damage, int fb_w, int fb_h, ImVec4 background) {
     ImDrawData& draw = *ImGui::GetDrawData();
     const std::vector<viz::ScreenRect> clips = viz::take_clip_rects(draw);
-    int64_t pixels = 0;
+    if (check_.on()) part_clips_ = clips;
     glViewport(0, 0, fb_w, fb_h);
     glClearColor(background.x, background.y, background.z, 1.0f);
-    for (const viz::ScreenRect& r : damage.rects()) pixels += render_rect(draw, clips, r, fb_w, fb_h);
+    std::vector<PixelRect> drawn;
+    for (const viz::ScreenRect& r : damage.rects())
+      if (const PixelRect p = render_rect(draw, clips, r, fb_w, fb_h); p.w > 0) drawn.push_back(p);
+    // Every rectangle drawn before any is copied: copied as each was drawn, the window showed for
+    // the time of the next one's drawing a frame half new, a label torn along a square's edge
+    // (what a screenshot taken then keeps).
+    int64_t pixels = 0;
+    for (const PixelRect& p : drawn) {
+      partial_.present(p.x, p.y, p.w, p.h);
+      pixels += static_cast<int64_t>(p.w) * p.h;
+    }
     state_.pixels_presented += pixels;
     if (pixels < static_cast<int64_t>(fb_w) * fb_h) ++state_.frames_in_part;
   }
 
-  // One rectangle: its edges are moved out to whole framebuffer pixels, so each command's clip
-  // rectangle cut down to it covers there the same pixels it covers in a whole frame. Returns the
-  // pixels it presented.
-  int64_t render_rect(ImDrawData& draw, const std::vector<viz::ScreenRect>& clips, const viz::ScreenRect& r, int fb_w,
-                      int fb_h) {
+  struct PixelRect {
+    int x = 0, y = 0, w = 0, h = 0;  // framebuffer pixels, y from the bottom as GL counts
+  };
+
+  // One rectangle, drawn into the back buffer: its edges are moved out to whole framebuffer
+  // pixels, so each command's clip rectangle cut down to it covers there the same pixels it
+  // covers in a whole frame. Returns the pixels it covers (none where it is off the framebuffer).
+  PixelRect render_rect(ImDrawData& draw, const std::vector<viz::ScreenRect>& clips, const viz::ScreenRect& r, int fb_w,
+                        int fb_h) {
     const ImVec2 origin = draw.DisplayPos, scale = draw.FramebufferScale;
     const int x0 = std::max(0, static_cast<int>(std::floor((r.x0 - origin.x) * scale.x)));
     const int y0 = std::max(0, static_cast<int>(std::floor((r.y0 - origin.y) * scale.y)));
     const int x1 = std::min(fb_w, static_cast<int>(std::ceil((r.x1 - origin.x) * scale.x)));
     const int y1 = std::min(fb_h, static_cast<int>(std::ceil((r.y1 - origin.y) * scale.y)));
-    if (x1 <= x0 || y1 <= y0) return 0;
+    if (x1 <= x0 || y1 <= y0) return {};
     viz::clip_draw_data(draw, clips,
                         viz::ScreenRect{origin.x + x0 / scale.x, origin.y + y0 / scale.y, origin.x + x1 / scale.x,
                                         origin.y + y1 / scale.y});
@@ -480,8 +512,7 @@ class FrameLoop {
     pane_cache_.draw_panes(fb_h);
     glDisable(GL_SCISSOR_TEST);
     ImGui_ImplOpenGL3_RenderDrawData(&draw);
-    partial_.present(x0, fb_h - y1, x1 - x0, y1 - y0);
-    return static_cast<int64_t>(x1 - x0) * (y1 - y0);
+    return {x0, fb_h - y1, x1 - x0, y1 - y0};
   }
 
   // What the frame cost, for --frame-stats, the pacer and --state-json.
@@ -528,6 +559,8 @@ class FrameLoop {
   viz::FrameChange frame_change_;
   PaneCache pane_cache_;  // freed with the loop, while the GL context is current
   const PartialPresent partial_{window_, gl_renderer()};
+  PartialCheck check_;                      // RINGLAB_CHECK_PARTIAL_FRAMES
+  std::vector<viz::ScreenRect> part_clips_;  // the frame's own clip rectangles, for check_
   int swapped_w_ = 0, swapped_h_ = 0;  // the framebuffer's size when a frame was last swapped whole
   int whole_frames_left_ = 0;
   const int64_t window_opened_ns_ = now_ns();

@@ -335,6 +335,9 @@ struct AppState {
   float pause_button_x = 0, pause_button_y = 0;  // the Pause (Resume) button's middle (--state-json: for tests that click it)
   int64_t side_panes_reused = 0;       // side panes shown from an earlier drawing (--state-json)
   int64_t frames_in_part = 0;          // presented as their damaged rectangle alone (app/partial_present.h)
+  // With RINGLAB_CHECK_PARTIAL_FRAMES (app/partial_check.h): frames in part compared with the
+  // whole frame, and those that differed.
+  int64_t partial_frames_checked = 0, partial_frames_differing = 0;
   int64_t pixels_presented = 0;        // by the window's presented frames, whole or in part
 
   std::string version;      // ringlab's, for Help > About

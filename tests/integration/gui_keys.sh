@@ -69,14 +69,7 @@ exit 0
 DRIVE
 
 drive() {  # drive NAME X:Y ROUNDS, again on a new display when one does not answer
-  local rc tries
-  for tries in 1 2 3; do
-    headless 1280x720x24 "$WORK/$1.out" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" "$@"
-    rc=$?
-    [ $rc = 75 ] || break
-    echo "note: the virtual display did not answer; again"
-  done
-  return $rc
+  headless_again 1280x720x24 "$WORK/$1.out" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" "$@"
 }
 
 # Where the slider is in this window: the app says, in its state when it quits.

@@ -43,15 +43,8 @@ exit 0
 DRIVE
 
 for mode in partial whole; do
-  tries=0
-  while :; do
-    headless 1920x1080x24 "$WORK/drive-$mode.out" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" $mode "$SIZES"
-    rc=$?
-    tries=$((tries + 1))
-    [ $rc = 75 ] && [ $tries -lt 3 ] && { echo "note: the virtual display did not answer; again"; continue; }
-    break
-  done
-  [ $rc = 0 ] || { echo "FAIL the $mode-frame window: $(tail -3 "$WORK/drive-$mode.out")"; exit 1; }
+  headless_again 1920x1080x24 "$WORK/drive-$mode.out" bash "$WORK/drive.sh" "$RINGLAB" "$WORK" $mode "$SIZES" ||
+    { echo "FAIL the $mode-frame window: $(tail -3 "$WORK/drive-$mode.out")"; exit 1; }
 done
 
 fail=0

@@ -17,6 +17,20 @@ headless() {
   return "${rc:-125}"
 }
 
+# headless_again GEOMETRY OUT CMD...: headless, and again on a new virtual display (three tries in
+# all) while CMD exits 75, the code the drivers give for a display that never answered
+# (lib/app_window.bash's await_display). Returns CMD's last exit code.
+headless_again() {
+  local rc tries
+  for tries in 1 2 3; do
+    headless "$@"
+    rc=$?
+    [ $rc = 75 ] || break
+    echo "note: the virtual display did not answer (try $tries); again on a new one"
+  done
+  return $rc
+}
+
 # require_headless_app RINGLAB: exits 77 (skipped, with the reason) unless RINGLAB was built
 # with the desktop app and xvfb-run and python3 (which reads the app's state and screenshots)
 # are installed.
