@@ -947,6 +947,15 @@ std::string all_reduce_number(const std::vector<view_model::Generation>& gens, c
   return brief ? since : trf("all-reduce {}", since);
 }
 
+// The presses that show the rest of an all-reduce on screen part-way, with the workers past it
+// ("6 more steps"), a Next whose packets are on their way counted as made: so that a class
+// stepped back through 8 ranks' 14 steps, or through the old world's after a live change, knows
+// how far the workers are.
+std::string steps_left_to_show(const view_model::RingFrame& frame, const StepThroughState& st) {
+  const int left = std::max(1, std::max(frame.total_steps, frame.expected_steps) - std::max(st.position, st.target));
+  return trf("{} more step{}", left, left == 1 ? "" : "s");
+}
+
 // Gated, under the ring's words: where the workers are against what the screen shows. The screen
 // can be where they wait, behind them in the same all-reduce (Previous), or in an earlier one;
 // "" for an all-reduce shown done with the workers still in it (the run is ending).
@@ -964,14 +973,11 @@ std::string gate_hint(const view_model::RunModel& model, const view_model::Colle
     if (st.playing) return brief ? trf("Playing on to {}", where) : trf("Playing: the screen goes on to {}, where the workers are", where);
     // Shown part-way (Previous went back into it), Next first shows the rest of this one, as the
     // line above says ("Next: All-gather, step 3 of 3"): "Next goes forward to it" read as if one
-    // press went there. How many presses that is, so that a class stepped back through 8 ranks'
-    // 14 steps knows how far the new world is.
-    if (!frame.done) {
-      const int left = std::max(1, std::max(frame.total_steps, frame.expected_steps) - std::max(st.position, st.target));
+    // press went there.
+    if (!frame.done)
       return brief ? trf("Workers ahead, in {}", where)
-                   : trf("The workers have moved on to {}: Next shows the rest of this one first ({} more step{})", where,
-                         left, left == 1 ? "" : "s");
-    }
+                   : trf("The workers have moved on to {}: Next shows the rest of this one first ({})", where,
+                         steps_left_to_show(frame, st));
     return brief ? trf("Workers in {}: press Next", where) : trf("The workers have moved on to {}: Next goes forward to it", where);
   }
   if (frame.done) return "";
@@ -1235,6 +1241,7 @@ void collective_words(RingWords& words, const view_model::RunModel& model, AppSt
   // A live change not yet at the new world's first ring step says where the screen is in its
   // place: beside it, "moved on to all-reduce #1 since the change" said the same thing twice.
   if (std::string note = waits.empty() && !compact ? live_change_note(model, state, rec) : ""; !note.empty()) {
+    if (gated && !frame.done) note = fmt::format("{}; {}", note, steps_left_to_show(frame, state.step));
     gate_line = gate = std::move(note);
     gate_brief.clear();
     behind = false;

@@ -381,7 +381,8 @@ TEST_CASE("a live change after Previous: the ring says which all-reduce of the o
   for (int r = 0; r < 2; ++r) app.model.consume(test::run_begin_event(r, 2, "gloo"));
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_gate ==
-        "The world now running (2 ranks) has no all-reduce yet: shown, all-reduce #4 of the 4 ranks before the change (their last: #5)");
+        "The world now running (2 ranks) has no all-reduce yet: shown, all-reduce #4 of the 4 ranks before the change (their "
+        "last: #5); 5 more steps");
   test::ring_allreduces(app.model, 2, 1, 2);
   app.frame(ImVec2(900, 400));
   CHECK(app.state.said.ring_number == "all-reduce #4");
