@@ -278,10 +278,11 @@ void Plot::band(std::span<const view_model::LossRange> columns, uint32_t color, 
 }
 
 // Whole on the frame's right edge, where the run's last epoch's MSE sits (clipped to the frame it
-// showed as a half dot). Only there: the tick labels are left of and under the frame, and dots
-// crowded at a long run's start (earlier runs) reached over the y axis's numbers.
+// showed as a half dot), and a lone dot on its left edge too (a run's first step). Dots crowded at
+// a long run's start (earlier runs) reached over the y axis's numbers: those stay inside.
 void Plot::dots(std::span<const view_model::LossPoint> points, uint32_t color, float radius) const {
-  dl_->PushClipRect(min_, ImVec2(std::min(max_.x + radius, pane_max_.x), max_.y));
+  const float left = points.size() == 1 ? min_.x - radius : min_.x;
+  dl_->PushClipRect(ImVec2(left, min_.y), ImVec2(std::min(max_.x + radius, pane_max_.x), max_.y));
   for (const auto& pt : points) {
     const ImVec2 at = to_screen(pt.step, pt.loss);
     const bool inside = at.x >= min_.x - 0.5f && at.x <= max_.x + 0.5f && at.y >= min_.y - 0.5f && at.y <= max_.y + 0.5f;

@@ -252,7 +252,10 @@ void draw_curves(Plot& plot, const CurveSet& set, double x_hi, bool by_epoch, in
     const CurveShape shape = on_axis(c, g_reduced[i].shape(c.points, set.extent.x0, x_hi, buckets), by_epoch);
     plot.band(shape.columns, c.color, c.thickness);
     if (shape.columns.empty() || shape.line.size() >= 2) plot.line(shape.line, c.color, c.thickness);
-    if (c.dots && c.points.size() <= 40) plot.dots(shape.line, c.color, std::min(c.thickness + 1.5f, 6.0f));
+    // A curve of one point (each rank's first loss, while a class steps through the first step) is
+    // no line: a dot, whole on the frame's left edge where step 0 sits.
+    if ((c.dots && c.points.size() <= 40) || shape.line.size() == 1)
+      plot.dots(shape.line, c.color, std::min(c.thickness + 1.5f, 6.0f));
   }
 }
 

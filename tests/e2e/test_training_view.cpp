@@ -191,6 +191,47 @@ TEST_CASE("the MSE's dot on the plot's right edge is drawn whole") {
   CHECK(right < 10 + 800);  // within the pane
 }
 
+// Stepping through a run's first step, each rank's first loss sits at step 0, on the plot's left
+// edge: it was drawn as a sliver there, half cut by the frame (a curve of one point is no line).
+// It is a dot, drawn whole: every vertex in the rank's colour inside its clip rectangle.
+TEST_CASE("a run's first step: each rank's loss is a whole dot on the plot's left edge") {
+  test::HeadlessImGui imgui{ImVec2(1000, 600)};
+  viz::load_fonts(18.0f);
+  ImGui::GetIO().Fonts->Build();
+  view_model::RunModel model;
+  for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
+  for (int r = 0; r < 2; ++r) {
+    Event e;
+    e.kind = EventKind::StepEnd;
+    e.rank = r;
+    e.step = 0;
+    e.epoch = 0;
+    e.value = 1.0 + r;
+    model.consume(e);
+  }
+  viz::AppState state;
+  state.run.phase = viz::RunPhase::Running;
+  draw_in_pane(model, state, ImVec2(800, 500));
+  const uint32_t rank0 = viz::rank_color(0, 0.85f);  // the curves' colour
+  int seen = 0, cut = 0;
+  float x0 = 1e9f, x1 = -1e9f;
+  const ImDrawData& frame = *ImGui::GetDrawData();
+  for (int n = 0; n < frame.CmdListsCount; ++n) {
+    const ImDrawList* list = frame.CmdLists[n];
+    for (const ImDrawCmd& cmd : list->CmdBuffer)
+      for (unsigned i = 0; i < cmd.ElemCount; ++i) {
+        const ImDrawVert& v = list->VtxBuffer[cmd.VtxOffset + list->IdxBuffer[cmd.IdxOffset + i]];
+        if (v.col != rank0 || v.pos.y < 10 + 60) continue;  // below the legend's sample
+        ++seen;
+        x0 = std::min(x0, v.pos.x), x1 = std::max(x1, v.pos.x);
+        cut += v.pos.x < cmd.ClipRect.x - 1 || v.pos.x > cmd.ClipRect.z + 1;
+      }
+  }
+  CHECK(seen >= 12);        // a circle's fan
+  CHECK(x1 - x0 >= 5.0f);   // a dot's width, not a sliver
+  CHECK(cut == 0);
+}
+
 // The ranks' shared legend entry ("ranks 0–3") stood for four curves in four colours with a
 // sample in rank 0's colour alone; its sample now has every rank's.
 TEST_CASE("the ranks' shared legend entry shows every rank's colour") {
