@@ -21,6 +21,7 @@
 set -euo pipefail
 : "${REPEAT:=5}"  # five rounds unless told: one run of a 16 MiB all-reduce varies by ±10% here
 source "$(dirname "$0")/bench_lib.bash"
+require_args_at_most 1 "bench/allreduce_vs_bare.sh [path/to/ringlab] [bytes]"
 bytes_text=${bench_args[0]:-16M}
 iters=${ITERS:-50}
 [[ "$iters" =~ ^[1-9][0-9]*$ ]] || bench_fail "ITERS='$iters': expected a whole number of iterations, at least 1"
@@ -28,8 +29,9 @@ iters=${ITERS:-50}
   bench_fail "size '$bytes_text': expected 4K to 1G, as bytes with an optional K, M or G (e.g. 16M)"
 require_bare
 bytes=$($py -c "import sys; t=sys.argv[1]; u={'K':1<<10,'M':1<<20,'G':1<<30}; print(int(t[:-1])*u[t[-1]] if t[-1].isalpha() else int(t))" "$bytes_text")
-[[ $bytes -ge 4096 && $((bytes % 4)) -eq 0 && $bytes -le $((1 << 30)) ]] ||
-  bench_fail "size '$bytes_text': expected 4K to 1G, a whole number of floats (a multiple of 4 bytes)"
+[[ $bytes -ge 4096 && $bytes -le $((1 << 30)) ]] || bench_fail "size '$bytes_text' ($bytes bytes): expected 4K to 1G"
+[[ $((bytes % 4)) -eq 0 ]] ||
+  bench_fail "size '$bytes_text' ($bytes bytes): not a whole number of floats, expected a multiple of 4 bytes"
 
 
 bare_mpi() { bare_run_mpi busbw_gbps 2 "$bytes" "$iters" 5; }
@@ -109,7 +111,7 @@ sums_line() {  # transport sums_us ring_busbw
   local ring_us
   ring_us=$(awk -v r="$3" -v b="$bytes" 'BEGIN {printf "%.0f", (r > 0 ? b / (r * 1e3) : 0)}')
   awk -v t="$1" -v s="$2" -v u="$ring_us" 'BEGIN {
-    printf "# the sums over %s: each rank adds half the tensor in %.0f us, %.0f%% of the time of the ring (%d us)\n",
+    printf "# the sums over %s: each rank adds half the tensor in %.0f µs, %.0f%% of the time of the ring (%d µs)\n",
       t, s, (u > 0 ? 100 * s / u : 0), u }'
 }
 sums_line MPI "$sums_m" "$ring_m"

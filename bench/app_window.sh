@@ -38,6 +38,7 @@
 set -euo pipefail
 : "${REPEAT:=7}"
 source "$(dirname "$0")/bench_lib.bash"
+require_args_at_most 1 "bench/app_window.sh [path/to/ringlab] [world size]"
 world=${bench_args[0]:-4}
 epochs=${EPOCHS:-100}
 [[ "$epochs" =~ ^[1-9][0-9]{0,5}$ ]] || bench_fail "EPOCHS='$epochs': expected a whole number of epochs, 1 to 999999"
@@ -206,7 +207,7 @@ for pair in "without a window:a" "beside a blank window:c" "beside the app's win
   awk '!($1 > 0) {bad = 1} END {exit bad}' "$work/${pair##*:}.txt" ||
     bench_fail "a run ${pair%%:*} reported no step time ($(paste -sd' ' "$work/${pair##*:}.txt")): nothing to compare; is the machine too busy for the window to start its run?"
 done
-printf "%-38s %12s\n" "$world ranks, gloo, seed job" "µs per step"
+printf "%-38s %13s\n" "$world ranks, gloo, seed job" "µs per step"
 runs() { awk '{printf "%s%.1f", (NR > 1 ? " " : ""), $1}' "$1"; }
 printf "%-38s %12.1f   (runs: %s)\n" "without a window (ringlab run)" "$a" "$(runs "$work/a.txt")"
 printf "%-38s %12.1f   (runs: %s)\n" "beside a blank window (the floor)" "$c" "$(runs "$work/c.txt")"
@@ -247,5 +248,8 @@ verdict=$(awk -v pb="$(paired b)" -v pc="$(paired c)" -v chance="$chance" -v rou
   else if (pc > 1.05 && chance <= 0.02 && pb <= 1.3 * pc)
     print "floor-bound: a blank window already slows them, and the app takes at most 1.3x its step"
   else print "NOT MET" }')
+echo "# goal: the app's window does not slow the workers, its paired ratio at most 1.05x (met); floor-bound: a"
+echo "#   blank window already slows them (paired above 1.05x, and slower in so many rounds that chance alone is"
+echo "#   below 0.02) and the app's paired ratio is at most 1.3x the blank window's; otherwise NOT MET"
 echo "# verdict: $verdict"
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

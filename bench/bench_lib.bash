@@ -18,9 +18,21 @@ require_world_sizes() {
     [[ "$n" =~ ^[1-9][0-9]*$ && "$n" -le 64 ]] || bench_fail "world size '$n': expected a whole number of ranks from 1 to 64"
   done
 }
+# require_args_at_most N USAGE: the arguments after the binary are at most N (one left over was
+# passed over without a word: "16M 32M" measured 16M alone).
+require_args_at_most() {
+  [[ ${#bench_args[@]} -le $1 ]] ||
+    bench_fail "unexpected argument '${bench_args[$1]}': usage: $2"
+}
 py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Ctrl-C (or a kill) stops the bench with no figures. ringlab catches SIGINT to stop its ranks
+# together, and exits 130 on its own; bash goes on after a child that exited rather than died by
+# the signal, so without these the bench took an interrupted run for a backend this build lacks
+# and printed a table without its rows, exit 0.
+trap 'echo "$bench_name: interrupted (Ctrl-C): stopped, nothing measured is printed" >&2; exit 130' INT
+trap 'echo "$bench_name: terminated: stopped, nothing measured is printed" >&2; exit 143' TERM
 # The seed's job (docs/reference-measurements.md): 4096 samples, batch 32 per rank, 5 epochs.
 job=(--samples 4096 --batch-size 32 --epochs 5)
 

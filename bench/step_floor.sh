@@ -37,7 +37,13 @@ require_world_sizes "${sizes[@]}"
 bucket_bytes=10948
 
 load() { cut -d' ' -f1-3 /proc/loadavg; }
-have_backend() { "$ringlab" run -q --backend "$1" --epochs 0 >/dev/null 2>&1; }
+# Whether this build has the backend: a run of no epochs on it. A run that fails for another reason
+# (its library broken on this machine) stops the bench, saying why, rather than leave its rows out.
+have_backend() {
+  "$ringlab" run -q --backend "$1" --epochs 0 >/dev/null 2>"$work/backend.err" && return 0
+  grep -q "built without" "$work/backend.err" && return 1
+  bench_fail "ringlab run --backend $1 failed: $(tail -3 "$work/backend.err")"
+}
 
 ringlab_us() {  # world backend [VAR=value for the environment]
   for _ in $(seq "$repeat"); do
@@ -129,7 +135,7 @@ for backend in gloo mpi; do
     $backend "${lat[$backend]}" "${bkt[$backend]}" "$bucket_bytes" "${bw[$backend]}"
 done
 
-printf "%-5s %-16s %9s %11s %11s %9s %6s %12s %13s %6s\n" ranks backend "floor µs" "ringlab µs" "PyTorch µs" \
+printf "%-5s %-16s %10s %12s %12s %9s %6s %12s %13s %6s\n" ranks backend "floor µs" "ringlab µs" "PyTorch µs" \
   speed-up goal verdict ringlab/floor load
 row() {  # world label backend ringlab_us torch_us
   local p=$1 label=$2 backend=$3 r=$4 t=$5 floor=0 ratio=-

@@ -121,7 +121,36 @@ fi
 expect_refusal "step_floor.sh, world size 'x'" "world size 'x'" bash "$src/bench/step_floor.sh" "$ringlab" x
 expect_refusal "step_floor.sh, 4 ranks without bare_allreduce" "is not built" \
   env BARE=/nonexistent bash "$src/bench/step_floor.sh" "$ringlab" 4
-expect_refusal "allreduce_vs_bare.sh, size '3K'" "whole number of floats" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 3K
+# Each rule the size breaks is named: one message for all three read as "not a multiple of 4" for 99G.
+expect_refusal "allreduce_vs_bare.sh, size '3K'" "size '3K' (3072 bytes): expected 4K to 1G" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 3K
+expect_refusal "allreduce_vs_bare.sh, size '99G'" "size '99G' (106300440576 bytes): expected 4K to 1G" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 99G
+expect_refusal "allreduce_vs_bare.sh, size '4097'" "not a whole number of floats" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 4097
+# An argument more than a script takes was passed over: "16M 32M" measured 16M alone.
+expect_refusal "allreduce_vs_bare.sh, 16M 32M" "unexpected argument '32M'" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 16M 32M
+expect_refusal "app_window.sh, 4 2" "unexpected argument '2'" bash "$src/bench/app_window.sh" "$ringlab" 4 2
+# Ctrl-C: ringlab catches SIGINT (its ranks stop together) and exits 130 of its own accord, so
+# bash, which stops only for a child that died by the signal, went on: step_floor.sh took the
+# interrupted run that asks whether the build has a backend for a "no", said "not in this build",
+# and printed a table without those rows, exit 0. A stand-in for ringlab that trains as a quick
+# one would (its report's step time) and, asked for a run of no epochs, interrupts its own process
+# group as a Ctrl-C does and exits 130 as ringlab does: the bench must stop there, exit 130.
+cat >"$work/interrupting" <<'STUB'
+#!/usr/bin/env bash
+args=" $* "
+if [[ $args == *" --epochs 0 "* ]]; then
+  trap 'exit 130' INT
+  kill -INT 0
+  sleep 5 & wait
+fi
+while [[ $# -gt 0 && $1 != --report ]]; do shift; done
+echo '{"us_per_step": 20.0}' >"$2"
+STUB
+chmod +x "$work/interrupting"
+setsid bash "$src/bench/step_floor.sh" "$work/interrupting" 1 >"$work/out" 2>&1
+rc=$?
+if [[ $rc -eq 130 ]] && grep -q "interrupted (Ctrl-C)" "$work/out" && ! grep -q "not in this build\|^ranks" "$work/out"; then
+  ok "step_floor.sh, Ctrl-C during a run: stopped, exit 130, no table"
+else fail "step_floor.sh, Ctrl-C during a run: exit $rc: $(tail -3 "$work/out")"; fi
 expect_refusal "allreduce_vs_bare.sh without bare_allreduce" "is not built" \
   env BARE=/nonexistent bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 4K
 expect_refusal "app_window.sh, REPEAT=0" "REPEAT='0'" env REPEAT=0 bash "$src/bench/app_window.sh" "$ringlab" 4
