@@ -160,6 +160,7 @@ wait_for_ranks_to_end() {
 # The window opens idle; F5 starts the run; once its workers have come and gone, SIGTERM closes
 # the window, which writes what the views showed, the step time among it.
 with_window() {
+  rm -f "$work/s.json"  # the round before's: a window that writes none must not report its step
   DISPLAY=$display "$ringlab" gui --scenario "$scenario" --state-json "$work/s.json" >/dev/null 2>&1 &
   local gui=$! win="" i
   child=$gui
@@ -180,6 +181,7 @@ with_window() {
   child=""
   # A window closed before its run ended would report the step time of part of the run.
   local phase
+  [[ -s "$work/s.json" ]] || bench_fail "the app's window ended without writing what it showed ($work/s.json): did it crash, or was it killed?"
   phase=$(field "$work/s.json" run_phase)
   [[ $phase == finished ]] || bench_fail "the app's run had not finished when its window was closed (its phase: $phase)"
   field "$work/s.json" us_per_step
