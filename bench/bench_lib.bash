@@ -4,6 +4,11 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bench_name=$(basename "$0")
 bench_fail() { echo "$bench_name: $*" >&2; exit 2; }
+# -h or --help: the script's own header, what it measures and how it is called.
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"
+  exit 0
+fi
 ringlab=${1:-$here/build/app/ringlab}
 [[ -f "$ringlab" && -x "$ringlab" ]] ||
   bench_fail "the first argument is the ringlab binary (e.g. build/app/ringlab), and '$ringlab' is not an executable file"

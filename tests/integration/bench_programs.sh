@@ -125,6 +125,11 @@ expect_refusal "step_floor.sh, 4 ranks without bare_allreduce" "is not built" \
 expect_refusal "allreduce_vs_bare.sh, size '3K'" "size '3K' (3072 bytes): expected 4K to 1G" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 3K
 expect_refusal "allreduce_vs_bare.sh, size '99G'" "size '99G' (106300440576 bytes): expected 4K to 1G" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 99G
 expect_refusal "allreduce_vs_bare.sh, size '4097'" "not a whole number of floats" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 4097
+for script in step_floor allreduce_vs_bare app_window; do
+  if bash "$src/bench/$script.sh" --help >"$work/out" 2>&1 && grep -q "bench/$script.sh \[path/to/ringlab\]" "$work/out"; then
+    ok "$script.sh --help: its header, how it is called"
+  else fail "$script.sh --help: exit $?: $(head -3 "$work/out")"; fi
+done
 # An argument more than a script takes was passed over: "16M 32M" measured 16M alone.
 expect_refusal "allreduce_vs_bare.sh, 16M 32M" "unexpected argument '32M'" bash "$src/bench/allreduce_vs_bare.sh" "$ringlab" 16M 32M
 expect_refusal "app_window.sh, 4 2" "unexpected argument '2'" bash "$src/bench/app_window.sh" "$ringlab" 4 2
