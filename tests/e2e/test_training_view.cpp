@@ -25,15 +25,7 @@ view_model::RunModel two_epochs(int ranks = 2) {
   view_model::RunModel model;
   for (int r = 0; r < ranks; ++r) model.consume(test::run_begin_event(r, ranks, "gloo"));
   for (int s = 0; s < 8; ++s) {
-    for (int r = 0; r < ranks; ++r) {
-      Event e;
-      e.kind = EventKind::StepEnd;
-      e.rank = r;
-      e.step = s;
-      e.epoch = s / 4;
-      e.value = 2.0 / (1 + s) + 0.1 * r;
-      model.consume(e);
-    }
+    for (int r = 0; r < ranks; ++r) model.consume(test::step_end_event(r, s, s / 4, 2.0 / (1 + s) + 0.1 * r));
     if (s % 4 == 3) {
       Event e;
       e.kind = EventKind::EpochEnd;
@@ -51,15 +43,7 @@ view_model::RunModel two_epochs(int ranks = 2) {
 // (step 8); 0: none.
 void change_after_two_epochs(view_model::RunModel& model, int ranks) {
   for (int r = 0; r < ranks; ++r) model.consume(test::run_begin_event(r, ranks, "gloo"));
-  for (int r = 0; r < ranks; ++r) {
-    Event e;
-    e.kind = EventKind::StepEnd;
-    e.rank = r;
-    e.step = 8;
-    e.epoch = 2;
-    e.value = 0.2;
-    model.consume(e);
-  }
+  for (int r = 0; r < ranks; ++r) model.consume(test::step_end_event(r, 8, 2, 0.2));
 }
 
 // One frame of the Training view alone in a pane of `size` at (10, 10).
@@ -200,15 +184,7 @@ TEST_CASE("a run's first step: each rank's loss is a whole dot on the plot's lef
   ImGui::GetIO().Fonts->Build();
   view_model::RunModel model;
   for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
-  for (int r = 0; r < 2; ++r) {
-    Event e;
-    e.kind = EventKind::StepEnd;
-    e.rank = r;
-    e.step = 0;
-    e.epoch = 0;
-    e.value = 1.0 + r;
-    model.consume(e);
-  }
+  for (int r = 0; r < 2; ++r) model.consume(test::step_end_event(r, 0, 0, 1.0 + r));
   viz::AppState state;
   state.run.phase = viz::RunPhase::Running;
   draw_in_pane(model, state, ImVec2(800, 500));
@@ -267,14 +243,7 @@ TEST_CASE("a one-step run's axis is marked in whole training steps") {
   view_model::RunModel model;
   for (int r = 0; r < 2; ++r) model.consume(test::run_begin_event(r, 2, "gloo"));
   for (int s = 0; s < 2; ++s)
-    for (int r = 0; r < 2; ++r) {
-      Event e;
-      e.kind = EventKind::StepEnd;
-      e.rank = r;
-      e.step = s;
-      e.value = 1.0 - 0.1 * s;
-      model.consume(e);
-    }
+    for (int r = 0; r < 2; ++r) model.consume(test::step_end_event(r, s, 0, 1.0 - 0.1 * s));
   viz::AppState state;
   state.run.phase = viz::RunPhase::Finished;
   draw_in_pane(model, state, ImVec2(800, 500));

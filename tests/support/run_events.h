@@ -28,6 +28,17 @@ inline Event run_begin_event(int rank, int world, std::string backend) {
   return run_begin_event(rank, job);
 }
 
+// Rank `rank`'s end of training step `step` (of epoch `epoch`), its batch's loss `loss`.
+inline Event step_end_event(int rank, int64_t step, int64_t epoch, double loss) {
+  Event e;
+  e.kind = EventKind::StepEnd;
+  e.rank = rank;
+  e.step = step;
+  e.epoch = epoch;
+  e.value = loss;
+  return e;
+}
+
 // Rank `rank`'s CollectiveBegin or CollectiveEnd of ring all-reduce `id` (at training step `id`,
 // bucket 0) of `bytes`, stamped `t_ns`.
 inline Event collective_event(EventKind kind, int rank, int64_t id, int64_t bytes, int64_t t_ns = 0) {
