@@ -99,14 +99,19 @@ beside_blank_window() {
   wait $child || true
   child=""
 }
+# all_ranks_started GUI: waits (10 s at most) until the app has all $world ranks as children.
+all_ranks_started() {
+  local i
+  for i in $(seq 200); do [[ $(pgrep -c -P $1) -ge $world ]] && return 0; sleep 0.05; done
+  return 1
+}
 # APP_SCHED: the app's own threads, not its workers. The app starts its ranks one after another
 # from a thread of its own, and a process started from a lowered thread inherits its policy and
 # nice value: so the threads are lowered only once every rank is there, and the ranks are then
 # checked to be as they were. A thread that has ended in between is passed over.
 lower_app_threads() {
   local gui=$1 task tid i
-  for i in $(seq 200); do [[ $(pgrep -c -P $gui) -ge $world ]] && break; sleep 0.05; done
-  [[ $(pgrep -c -P $gui) -ge $world ]] || bench_fail "APP_SCHED: the app's $world ranks did not all start within 10 s"
+  all_ranks_started $gui || bench_fail "APP_SCHED: the app's $world ranks did not all start within 10 s"
   # A rank's event reader takes its name once the rank has said hello.
   if [[ $app_sched_only == *events* ]]; then
     for i in $(seq 200); do [[ $(cat /proc/$gui/task/*/comm 2>/dev/null | grep -c '^events r') -ge $world ]] && break; sleep 0.05; done
@@ -130,8 +135,7 @@ lower_app_threads() {
 # thread would inherit the pin), and the ranks checked to be free.
 pin_app_threads() {
   local gui=$1 tid i
-  for i in $(seq 200); do [[ $(pgrep -c -P $gui) -ge $world ]] && break; sleep 0.05; done
-  [[ $(pgrep -c -P $gui) -ge $world ]] || bench_fail "APP_CPUS: the app's $world ranks did not all start within 10 s"
+  all_ranks_started $gui || bench_fail "APP_CPUS: the app's $world ranks did not all start within 10 s"
   taskset -a -p -c "$app_cpus" $gui >/dev/null || bench_fail "could not pin the app's threads to CPUs $app_cpus"
   local all
   all=$(taskset -p 1 | awk '{print $NF}')
@@ -147,7 +151,7 @@ pin_app_threads() {
 # nothing writes to.
 wait_for_ranks_to_end() {
   local gui=$1 i ranks=() nap p
-  for i in $(seq 200); do [[ $(pgrep -c -P $gui) -ge $world ]] && break; sleep 0.05; done
+  all_ranks_started $gui || true  # those that did are watched
   mapfile -t ranks < <(pgrep -P $gui)
   [[ ${#ranks[@]} -gt 0 ]] || return 0
   exec {nap}<> <(:)
