@@ -442,23 +442,24 @@ class FrameLoop {
   // commands' clip rectangles as the frame laid them out.
   void draw_whole_offscreen(int fb_w, int fb_h, ImVec4 background) {
     ImDrawData& draw = *ImGui::GetDrawData();
-    viz::clip_draw_data(draw, part_clips_, viz::ScreenRect{draw.DisplayPos.x, draw.DisplayPos.y,
-                                                           draw.DisplayPos.x + draw.DisplaySize.x,
-                                                           draw.DisplayPos.y + draw.DisplaySize.y});
-    glViewport(0, 0, fb_w, fb_h);
-    glClearColor(background.x, background.y, background.z, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    pane_cache_.draw_panes(fb_h);
-    ImGui_ImplOpenGL3_RenderDrawData(&draw);
+    viz::clip_draw_data(draw, clips_, viz::ScreenRect{draw.DisplayPos.x, draw.DisplayPos.y,
+                                                      draw.DisplayPos.x + draw.DisplaySize.x,
+                                                      draw.DisplayPos.y + draw.DisplaySize.y});
+    draw_whole(fb_w, fb_h, background);
   }
 
-  bool render_whole(int fb_w, int fb_h, ImVec4 background) {
-    if (target_) target_->bind();
+  // The frame's every pixel into the bound framebuffer: cleared, the side panes' copies, the rest.
+  void draw_whole(int fb_w, int fb_h, ImVec4 background) {
     glViewport(0, 0, fb_w, fb_h);
     glClearColor(background.x, background.y, background.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     pane_cache_.draw_panes(fb_h);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+
+  bool render_whole(int fb_w, int fb_h, ImVec4 background) {
+    if (target_) target_->bind();
+    draw_whole(fb_w, fb_h, background);
     if (target_) glFinish();  // software GL draws here: count it in the frame's time
     else glfwSwapBuffers(window_);
     state_.pixels_presented += static_cast<int64_t>(fb_w) * fb_h;
@@ -469,13 +470,12 @@ class FrameLoop {
   // (frames are copied out of it, never swapped), and copies them to the window.
   void render_part(const viz::Damage& damage, int fb_w, int fb_h, ImVec4 background) {
     ImDrawData& draw = *ImGui::GetDrawData();
-    const std::vector<viz::ScreenRect> clips = viz::take_clip_rects(draw);
-    if (check_.on()) part_clips_ = clips;
+    clips_ = viz::take_clip_rects(draw);
     glViewport(0, 0, fb_w, fb_h);
     glClearColor(background.x, background.y, background.z, 1.0f);
     std::vector<PixelRect> drawn;
     for (const viz::ScreenRect& r : damage.rects())
-      if (const PixelRect p = render_rect(draw, clips, r, fb_w, fb_h); p.w > 0) drawn.push_back(p);
+      if (const PixelRect p = render_rect(draw, clips_, r, fb_w, fb_h); p.w > 0) drawn.push_back(p);
     // Every rectangle drawn before any is copied: copied as each was drawn, the window showed for
     // the time of the next one's drawing a frame half new, a label torn along a square's edge
     // (what a screenshot taken then keeps).
@@ -559,8 +559,8 @@ class FrameLoop {
   viz::FrameChange frame_change_;
   PaneCache pane_cache_;  // freed with the loop, while the GL context is current
   const PartialPresent partial_{window_, gl_renderer()};
-  PartialCheck check_;                      // RINGLAB_CHECK_PARTIAL_FRAMES
-  std::vector<viz::ScreenRect> part_clips_;  // the frame's own clip rectangles, for check_
+  PartialCheck check_;                 // RINGLAB_CHECK_PARTIAL_FRAMES
+  std::vector<viz::ScreenRect> clips_;  // the frame's own clip rectangles, while render_part cuts them
   int swapped_w_ = 0, swapped_h_ = 0;  // the framebuffer's size when a frame was last swapped whole
   int whole_frames_left_ = 0;
   const int64_t window_opened_ns_ = now_ns();
